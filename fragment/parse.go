@@ -1,0 +1,207 @@
+package fragment
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrInvalidURL is wrapped by every error Parse and Resolve return.
+var ErrInvalidURL = errors.New("invalid application URL")
+
+// Target is a parsed application or hook URL.
+type Target struct {
+	// Raw is the URL as given, fragment included.
+	Raw string
+	// URL is the URL that is requested: the fragment is always removed.
+	URL *url.URL
+	// Policy is the retry policy from the fragment (or inherited, see Resolve).
+	Policy Policy
+	// IgnoredKeys are fragment keys other than rc and rp, sorted.
+	IgnoredKeys []string
+	// hasPolicy records whether the URL's own fragment named rc or rp.
+	hasPolicy bool
+}
+
+// Clean returns the URL without its fragment, as a string.
+func (t Target) Clean() string { return t.URL.String() }
+
+// OwnPolicy reports whether the URL's own fragment set rc or rp (as opposed to
+// defaults, or a policy inherited from an application URL).
+func (t Target) OwnPolicy() bool { return t.hasPolicy }
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidURL, fmt.Sprintf(format, args...))
+}
+
+// TransportOf returns the transport for a URL scheme, or an error for any scheme
+// other than http, https, ws and wss.
+func TransportOf(scheme string) (Transport, error) {
+	switch strings.ToLower(scheme) {
+	case "http", "https":
+		return HTTP, nil
+	case "ws", "wss":
+		return WebSocket, nil
+	case "":
+		return "", invalid("missing scheme (want http, https, ws or wss)")
+	default:
+		return "", invalid("unsupported scheme %q (want http, https, ws or wss)", scheme)
+	}
+}
+
+// Parse parses an absolute application or hook URL. Invalid `rc` values and unknown
+// `rp` classes are not errors: the default applies and Policy.Warnings says why. A
+// malformed URL, an unsupported scheme, a missing host or a fragment that is not
+// valid form encoding is an error wrapping ErrInvalidURL.
+func Parse(raw string) (Target, error) {
+	u, err := parseAbsolute(raw)
+	if err != nil {
+		return Target{}, err
+	}
+	tr, err := TransportOf(u.Scheme)
+	if err != nil {
+		return Target{}, err
+	}
+	return fromURL(raw, u, tr)
+}
+
+func parseAbsolute(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, invalid("empty URL")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, invalid("%v", unwrapURLError(err))
+	}
+	if u.Scheme == "" {
+		return nil, invalid("%q is not absolute (want http, https, ws or wss)", raw)
+	}
+	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
+		return nil, invalid("%q has no host", raw)
+	}
+	return u, nil
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.URL, ue.Err)
+	}
+	return err
+}
+
+// fromURL splits the fragment off u and parses it into a policy for transport tr.
+func fromURL(raw string, u *url.URL, tr Transport) (Target, error) {
+	values, err := url.ParseQuery(u.EscapedFragment())
+	if err != nil {
+		return Target{}, invalid("fragment %q is not form-encoded: %v", u.EscapedFragment(), err)
+	}
+	clean := *u
+	clean.Fragment, clean.RawFragment = "", ""
+	p, hasPolicy := policyFromValues(values, tr)
+	var ignored []string
+	for k := range values {
+		if k != "rc" && k != "rp" {
+			ignored = append(ignored, k)
+		}
+	}
+	slices.Sort(ignored)
+	return Target{Raw: raw, URL: &clean, Policy: p, IgnoredKeys: ignored, hasPolicy: hasPolicy}, nil
+}
+
+func policyFromValues(values url.Values, tr Transport) (Policy, bool) {
+	p := DefaultPolicy(tr)
+	rcValues, hasRC := values["rc"]
+	rpValues, hasRP := values["rp"]
+	if hasRC {
+		p.parseRetryCount(rcValues)
+	}
+	if hasRP {
+		p.parseRetryOn(rpValues)
+	}
+	return p, hasRC || hasRP
+}
+
+func (p *Policy) warn(format string, args ...any) {
+	p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (p *Policy) parseRetryCount(values []string) {
+	if len(values) > 1 {
+		p.warn("rc given %d times: using the last one", len(values))
+	}
+	v := strings.TrimSpace(values[len(values)-1])
+	if v == "" || strings.Trim(v, "0123456789") != "" {
+		p.warn("rc=%q is not a non-negative integer: using the default %d", v, p.RetryCount)
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n > MaxRetryCount {
+		// Only overflow can fail here: a huge number of digits is still "above 5".
+		p.warn("rc=%s is above %d: using %d", v, MaxRetryCount, MaxRetryCount)
+		n = MaxRetryCount
+	}
+	p.RetryCount, p.RetryCountDefault = n, false
+}
+
+func (p *Policy) parseRetryOn(values []string) {
+	var found []Class
+	for _, v := range values {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name == "" {
+				continue
+			}
+			c := Class(name)
+			if !slices.Contains(knownClasses, c) {
+				p.warn("rp class %q is unknown: ignored (known: ct, rt, 4xx, 5xx, all)", name)
+				continue
+			}
+			if !slices.Contains(found, c) {
+				found = append(found, c)
+			}
+		}
+	}
+	if len(found) == 0 {
+		p.warn("rp names no known class: using the default ct")
+		return
+	}
+	// Canonical order keeps output stable whatever order the URL used.
+	slices.SortFunc(found, func(a, b Class) int {
+		return slices.Index(knownClasses, a) - slices.Index(knownClasses, b)
+	})
+	p.RetryOn, p.RetryOnExplicit = found, true
+}
+
+// Resolve resolves a hook (absolute, or relative such as "/gather") against the
+// application URL it belongs to. The hook's own fragment wins when it sets rc or rp;
+// otherwise a relative hook inherits the application's policy and an absolute hook
+// gets the defaults of its own transport. The result never carries a fragment.
+func Resolve(app Target, hook string) (Target, error) {
+	if strings.TrimSpace(hook) == "" {
+		return Target{}, invalid("empty hook URL")
+	}
+	ref, err := url.Parse(hook)
+	if err != nil {
+		return Target{}, invalid("hook %v", unwrapURLError(err))
+	}
+	if ref.IsAbs() {
+		return Parse(hook)
+	}
+	if app.URL == nil {
+		return Target{}, invalid("relative hook %q has no application URL to resolve against", hook)
+	}
+	abs := app.URL.ResolveReference(ref)
+	t, err := fromURL(hook, abs, app.Policy.Transport)
+	if err != nil {
+		return Target{}, err
+	}
+	if !t.hasPolicy {
+		t.Policy = app.Policy
+		t.Policy.Warnings = nil
+	}
+	return t, nil
+}
