@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func newRootCmd(c *cli) *cobra.Command {
+	var logLevel string
+	root := &cobra.Command{
+		Use:           "switchboard",
+		Short:         "Call control and webhook delivery for jambonz-style voice applications",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			level, err := parseLogLevel(logLevel, c.getenv("SWITCHBOARD_LOG_LEVEL"))
+			if err != nil {
+				return usageError("%v", err)
+			}
+			// One logger for the whole process, passed down; logs go to stderr so that
+			// stdout stays machine-readable.
+			c.logger = zerolog.New(zerolog.ConsoleWriter{Out: c.stderr, NoColor: !isTerminal(c.stderr), TimeFormat: "15:04:05.000"}).
+				Level(level).With().Timestamp().Logger()
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "", "log level: trace, debug, info, warn, error (default warn, or SWITCHBOARD_LOG_LEVEL)")
+	root.AddCommand(newVersionCmd(c), newFragmentCmd(c))
+	for _, add := range extraCommands {
+		root.AddCommand(add(c))
+	}
+	return root
+}
+
+// extraCommands lets each command file register itself, so that adding a command
+// does not mean editing this file.
+var extraCommands []func(*cli) *cobra.Command
+
+func parseLogLevel(flagValue, envValue string) (zerolog.Level, error) {
+	v, source := flagValue, "--log-level"
+	if v == "" {
+		v, source = envValue, "SWITCHBOARD_LOG_LEVEL"
+	}
+	if v == "" {
+		return zerolog.WarnLevel, nil
+	}
+	level, err := zerolog.ParseLevel(strings.ToLower(v))
+	if err != nil || level == zerolog.NoLevel {
+		return 0, fmt.Errorf("%s=%q: want trace, debug, info, warn, error or disabled", source, v)
+	}
+	return level, nil
+}
+
+// isTerminal reports whether w is a terminal (colours, progress bars).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,78 @@
+package featureserver
+
+import (
+	"errors"
+	"strings"
+	"time"
+)
+
+// The JAMBONES_* variables of CALL-CONTROL.md §7, with their accepted ranges. The upper
+// bounds reject values that can only be mistakes (a ten-minute handshake timeout).
+var (
+	envHTTPTimeout        = intSetting{"JAMBONES_HTTP_TIMEOUT", 10000, 1, 600_000, "milliseconds"}
+	envWSHandshakeTimeout = intSetting{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS", 1500, 1, 120_000, "milliseconds"}
+	envWSAckTimeout       = intSetting{"JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT", 5000, 1, 600_000, "milliseconds"}
+	envWSMaxPayload       = intSetting{"JAMBONES_WS_MAX_PAYLOAD", 24576, 1024, 16 << 20, "bytes"}
+	envWSPingInterval     = intSetting{"JAMBONES_WS_PING_INTERVAL_MS", 0, 0, 3_600_000, "milliseconds"}
+	envWebhookErrorReturn = intSetting{"JAMBONES_WEBHOOK_ERROR_RETURN", 480, 400, 699, ""}
+)
+
+const envUserAgent = "JAMBONES_HTTP_USER_AGENT_HEADER"
+
+// CallControlConfig is the call-control part of a node's configuration.
+type CallControlConfig struct {
+	// HTTPTimeout bounds connect + response headers of an HTTP hook. Default 10 s.
+	HTTPTimeout time.Duration
+	// UserAgent is sent on hooks and WebSocket upgrades. Default "jambonz".
+	UserAgent string
+	// WSHandshakeTimeout bounds a WebSocket opening handshake. Default 1.5 s.
+	WSHandshakeTimeout time.Duration
+	// WSAckTimeout is how long a message waits for its ack. Default 5 s.
+	WSAckTimeout time.Duration
+	// WSMaxPayload is the largest inbound WebSocket message in bytes. Default 24576.
+	WSMaxPayload int64
+	// WSPingInterval is the keepalive ping interval; 0 (default) turns pings off.
+	WSPingInterval time.Duration
+	// WebhookErrorReturn is the SIP status of a call rejected because its initial
+	// hook failed. Default 480.
+	WebhookErrorReturn int
+}
+
+// LoadCallControlConfig reads the JAMBONES_* variables through getenv. Every bad value
+// is reported (joined), each naming its variable and accepted range.
+func LoadCallControlConfig(getenv func(string) string) (CallControlConfig, error) {
+	var errs []error
+	ms := func(s intSetting) time.Duration {
+		d, err := s.duration(getenv(s.name))
+		errs = append(errs, err)
+		return d
+	}
+	num := func(s intSetting) int64 {
+		n, err := s.parse(getenv(s.name))
+		errs = append(errs, err)
+		return n
+	}
+	c := CallControlConfig{
+		HTTPTimeout:        ms(envHTTPTimeout),
+		UserAgent:          "jambonz",
+		WSHandshakeTimeout: ms(envWSHandshakeTimeout),
+		WSAckTimeout:       ms(envWSAckTimeout),
+		WSMaxPayload:       num(envWSMaxPayload),
+		WSPingInterval:     ms(envWSPingInterval),
+		WebhookErrorReturn: int(num(envWebhookErrorReturn)),
+	}
+	if ua, ok := lookup(getenv, envUserAgent); ok {
+		if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
+			errs = append(errs, &ConfigError{Name: envUserAgent, Value: ua, Accept: "a non-empty header value on one line"})
+		} else {
+			c.UserAgent = ua
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// lookup treats an empty value as unset, as shells commonly export VAR= to clear it.
+func lookup(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}

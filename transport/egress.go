@@ -1,0 +1,204 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// ErrEgressRefused is matched (errors.Is) by every refusal of the egress rules, also
+// through the *url.Error and *net.OpError that wrap it. A refusal is never a network
+// fault: it is never retried as one.
+var ErrEgressRefused = errors.New("egress refused")
+
+// RefusedError is the error returned when the egress rules refuse a destination.
+// It matches ErrEgressRefused.
+type RefusedError struct {
+	// Host is the host name or literal of the URL, when known.
+	Host string
+	// IP is the refused address; invalid when the refusal happened before an
+	// address was known (scheme, user-info, ambiguous host).
+	IP netip.Addr
+	// Reason says why, e.g. "loopback" or "scheme \"ftp\" not allowed".
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	switch {
+	case e.IP.IsValid() && e.Host != "" && e.Host != e.IP.String():
+		return fmt.Sprintf("egress refused: %s (%s): %s", e.Host, e.IP, e.Reason)
+	case e.IP.IsValid():
+		return fmt.Sprintf("egress refused: %s: %s", e.IP, e.Reason)
+	case e.Host != "":
+		return fmt.Sprintf("egress refused: %s: %s", e.Host, e.Reason)
+	default:
+		return "egress refused: " + e.Reason
+	}
+}
+
+// Is makes a *RefusedError match ErrEgressRefused.
+func (e *RefusedError) Is(target error) bool { return target == ErrEgressRefused }
+
+// EgressRules says which destinations outbound connections may reach. The zero value
+// refuses every non-public address and every scheme; use PublicOnly or
+// CallControlRules as a starting point and adjust.
+type EgressRules struct {
+	// Schemes are the URL schemes allowed, lower case (e.g. "https").
+	Schemes []string
+	// AllowLoopback lets 127/8 and ::1 through.
+	AllowLoopback bool
+	// AllowPrivate lets RFC 1918 ranges and IPv6 unique-local (fc00::/7) through.
+	AllowPrivate bool
+	// AllowLinkLocal lets 169.254/16, fe80::/10 and cloud metadata addresses through.
+	AllowLinkLocal bool
+	// AllowPrefixes are always allowed, whatever range they are in.
+	AllowPrefixes []netip.Prefix
+	// AllowHosts are host names (case-insensitive, exact) whose addresses are allowed
+	// whatever they resolve to. The IP check still applies to literal addresses.
+	AllowHosts []string
+	// AllowUserInfo lets URLs carry user:password@ (refused by default: credentials
+	// belong in the request options, and user-info is a classic way to disguise the
+	// real host, as in http://public.example@127.0.0.1/).
+	AllowUserInfo bool
+}
+
+// PublicOnly refuses every range of OUTBOX.md §6 and allows http and https: the
+// outbox default, narrowed further per profile.
+func PublicOnly() EgressRules {
+	return EgressRules{Schemes: []string{"http", "https"}}
+}
+
+// CallControlRules are the call-control rules of CALL-CONTROL.md §5: private (RFC
+// 1918) addresses allowed, loopback only when allowLoopback is true, link-local,
+// metadata and the other special ranges refused; schemes http, https, ws and wss.
+func CallControlRules(allowLoopback bool) EgressRules {
+	return EgressRules{
+		Schemes:       []string{"http", "https", "ws", "wss"},
+		AllowPrivate:  true,
+		AllowLoopback: allowLoopback,
+	}
+}
+
+// CheckIP returns nil when the rules allow connecting to ip, or a *RefusedError.
+// IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry, and zones
+// are ignored.
+func (r EgressRules) CheckIP(ip netip.Addr) error {
+	if !ip.IsValid() {
+		return &RefusedError{Reason: "invalid address"}
+	}
+	ip = ip.Unmap().WithZone("")
+	for _, p := range r.AllowPrefixes {
+		if p.Contains(ip) {
+			return nil
+		}
+	}
+	kind, reason := classifyAddr(ip)
+	allowed := false
+	switch kind {
+	case kindPublic:
+		allowed = true
+	case kindLoopback:
+		allowed = r.AllowLoopback
+	case kindPrivate:
+		allowed = r.AllowPrivate
+	case kindLinkLocal:
+		allowed = r.AllowLinkLocal
+	}
+	if allowed {
+		return nil
+	}
+	return &RefusedError{IP: ip, Reason: reason}
+}
+
+// CheckURL checks what can be checked before dialing: the scheme, user-info, and the
+// host when it is an IP literal (host names are checked on the address actually
+// dialed). It returns nil or a *RefusedError.
+func (r EgressRules) CheckURL(u *url.URL) error {
+	if u == nil {
+		return &RefusedError{Reason: "no URL"}
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if !slices.Contains(r.Schemes, scheme) {
+		return &RefusedError{Host: u.Host, Reason: fmt.Sprintf("scheme %q not allowed", u.Scheme)}
+	}
+	if u.User != nil && !r.AllowUserInfo {
+		return &RefusedError{Host: u.Hostname(), Reason: "URL carries user-info"}
+	}
+	return r.checkHost(u.Hostname())
+}
+
+// checkHost checks a host name or literal taken from a URL or a dial address.
+func (r EgressRules) checkHost(host string) error {
+	if host == "" {
+		return &RefusedError{Reason: "no host"}
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if err := r.CheckIP(ip); err != nil {
+			var re *RefusedError
+			if errors.As(err, &re) {
+				re.Host = host
+			}
+			return err
+		}
+		return nil
+	}
+	if r.hostAllowed(host) {
+		return nil
+	}
+	if looksNumeric(host) {
+		// "127.1", "0x7f000001", "2130706433": not IP literals to Go, but some
+		// resolvers (getaddrinfo) read them as IPv4. Refuse rather than guess.
+		return &RefusedError{Host: host, Reason: "ambiguous numeric host"}
+	}
+	return nil
+}
+
+func (r EgressRules) hostAllowed(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	for _, h := range r.AllowHosts {
+		if strings.TrimSuffix(strings.ToLower(h), ".") == host {
+			return true
+		}
+	}
+	return false
+}
+
+// looksNumeric reports whether every dot-separated label of host is a decimal,
+// octal or hex number, the forms inet_aton accepts for IPv4.
+func looksNumeric(host string) bool {
+	host = strings.TrimSuffix(host, ".")
+	if host == "" {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if !numericLabel(label) {
+			return false
+		}
+	}
+	return true
+}
+
+func numericLabel(s string) bool {
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		s = s[2:]
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
