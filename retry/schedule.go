@@ -39,13 +39,15 @@ func (e Exponential) Delay(k int) (time.Duration, bool) {
 	if k < 1 {
 		return 0, false
 	}
-	d := float64(e.First) * math.Pow(e.Factor, float64(k-1))
-	limit := float64(math.MaxInt64)
+	limit := time.Duration(math.MaxInt64)
 	if e.Cap > 0 {
-		limit = float64(e.Cap)
+		limit = e.Cap
 	}
-	if d >= limit || math.IsInf(d, 0) || math.IsNaN(d) {
-		return time.Duration(limit), true
+	d := float64(e.First) * math.Pow(e.Factor, float64(k-1))
+	// Compare in float64 before converting: float64(MaxInt64) rounds up to 2^63, which
+	// would overflow a Duration.
+	if math.IsNaN(d) || d >= float64(limit) {
+		return limit, true
 	}
 	return time.Duration(d), true
 }

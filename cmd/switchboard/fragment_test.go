@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the real command line with the given environment.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut, getenv)
+	return code, out.String(), errOut.String()
+}
+
+func explainJSONOf(t *testing.T, env map[string]string, args ...string) explainJSON {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, env, append([]string{"fragment", "explain", "--json"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("--json must print one line, got %q", stdout)
+	}
+	var got explainJSON
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("decode %q: %v", stdout, err)
+	}
+	// The keys promised by the contract must be present even when empty.
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(stdout), &raw)
+	for _, k := range []string{"url", "clean_url", "transport", "rc", "rc_default", "rp", "rp_explicit",
+		"handshake_timeout_retried", "max_attempts", "delays_ms", "total_delay_ms", "time_to_failure_ms", "warnings"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("key %q missing from %s", k, stdout)
+		}
+		if v, ok := raw[k]; ok && v == nil {
+			t.Errorf("key %q is null in %s", k, stdout)
+		}
+	}
+	return got
+}
+
+func TestFragmentExplainJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		url       string
+		env       map[string]string
+		flags     []string
+		transport string
+		rc        int
+		rcDefault bool
+		rp        []string
+		explicit  bool
+		hsRetried bool
+		delays    []int64
+		total     int64
+		ttf       int64
+		warnings  int
+	}{
+		{url: "wss://h/p#rc=5&rp=ct", transport: "websocket", rc: 5, rp: []string{"ct"}, explicit: true, hsRetried: true,
+			delays: []int64{500, 1000, 2000, 4000, 6000}, total: 13500, ttf: 22500},
+		{url: "wss://h/p", transport: "websocket", rc: 5, rcDefault: true, rp: []string{"ct"},
+			delays: []int64{500, 1000, 2000, 4000, 6000}, total: 13500, ttf: 1500},
+		{url: "wss://h/p#rc=0", transport: "websocket", rc: 0, rp: []string{"ct"}, delays: []int64{}, ttf: 1500},
+		{url: "https://h/p", transport: "http", rc: 0, rcDefault: true, rp: []string{"ct"}, delays: []int64{}, ttf: 10000},
+		{url: "https://h/p#rc=9&rp=5xx,bogus", transport: "http", rc: 5, rp: []string{"5xx"}, explicit: true,
+			delays: []int64{500, 1000, 2000, 4000, 6000}, total: 13500, ttf: 10000, warnings: 2},
+		{url: "https://h/p#rc=2&rp=ct", env: map[string]string{"JAMBONES_HTTP_TIMEOUT": "3000"}, transport: "http", rc: 2,
+			rp: []string{"ct"}, explicit: true, delays: []int64{500, 1000}, total: 1500, ttf: 3*3000 + 1500},
+		{url: "wss://h/p#rc=1&rp=ct", env: map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "2000"}, transport: "websocket", rc: 1,
+			rp: []string{"ct"}, explicit: true, hsRetried: true, delays: []int64{500}, total: 500, ttf: 4500},
+		{url: "wss://h/p#rc=1&rp=ct", env: map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "2000"}, flags: []string{"--ws-handshake-timeout=100"},
+			transport: "websocket", rc: 1, rp: []string{"ct"}, explicit: true, hsRetried: true, delays: []int64{500}, total: 500, ttf: 700},
+		{url: "https://h/p#rc=1&rp=ct", flags: []string{"--http-timeout", "250"}, transport: "http", rc: 1, rp: []string{"ct"}, explicit: true,
+			delays: []int64{500}, total: 500, ttf: 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url+strings.Join(tt.flags, ""), func(t *testing.T) {
+			t.Parallel()
+			got := explainJSONOf(t, tt.env, append(tt.flags, tt.url)...)
+			if got.URL != tt.url || strings.Contains(got.CleanURL, "#") {
+				t.Errorf("url %q clean %q", got.URL, got.CleanURL)
+			}
+			if got.Transport != tt.transport || got.RC != tt.rc || got.RCDefault != tt.rcDefault {
+				t.Errorf("transport %s rc %d default %v", got.Transport, got.RC, got.RCDefault)
+			}
+			if !slices.Equal(got.RP, tt.rp) || got.RPExplicit != tt.explicit || got.HandshakeTimeoutRetried != tt.hsRetried {
+				t.Errorf("rp %v explicit %v hs %v", got.RP, got.RPExplicit, got.HandshakeTimeoutRetried)
+			}
+			if got.MaxAttempts != tt.rc+1 || !slices.Equal(got.DelaysMS, tt.delays) || got.TotalDelayMS != tt.total {
+				t.Errorf("max %d delays %v total %d", got.MaxAttempts, got.DelaysMS, got.TotalDelayMS)
+			}
+			if got.TimeToFailureMS != tt.ttf {
+				t.Errorf("time to failure %d, want %d", got.TimeToFailureMS, tt.ttf)
+			}
+			if len(got.Warnings) != tt.warnings {
+				t.Errorf("warnings %q, want %d", got.Warnings, tt.warnings)
+			}
+		})
+	}
+}
+
+func TestFragmentExplainHuman(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := runCLI(t, nil, "fragment", "explain", "wss://h/p#rc=5&rp=ct")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"websocket", "handshake timeouts  retried", "500ms, 1s, 2s, 4s, 6s (total 13.5s)", "22.5s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestFragmentExplainRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		mention string
+	}{
+		{"malformed URL", nil, []string{"fragment", "explain", "https://[::1/p"}, "invalid application URL"},
+		{"bad scheme", nil, []string{"fragment", "explain", "ftp://h/p"}, "unsupported scheme"},
+		{"relative URL", nil, []string{"fragment", "explain", "/call#rc=1"}, "not absolute"},
+		{"bad fragment escape", nil, []string{"fragment", "explain", "https://h/p#rc=%zz"}, "invalid URL escape"},
+		{"fragment not form-encoded", nil, []string{"fragment", "explain", "https://h/p#rc=1;rp=ct"}, "form-encoded"},
+		{"no URL", nil, []string{"fragment", "explain"}, "exactly one URL"},
+		{"two URLs", nil, []string{"fragment", "explain", "https://a/", "https://b/"}, "exactly one URL"},
+		{"bad env value", map[string]string{"JAMBONES_HTTP_TIMEOUT": "ten"}, []string{"fragment", "explain", "https://h/p"}, "JAMBONES_HTTP_TIMEOUT"},
+		{"negative env value", map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "-5"}, []string{"fragment", "explain", "wss://h/p"}, "JAMBONES_WS_HANDSHAKE_TIMEOUT_MS"},
+		{"bad flag value", nil, []string{"fragment", "explain", "--http-timeout=0", "https://h/p"}, "--http-timeout"},
+		{"unknown flag", nil, []string{"fragment", "explain", "--bogus", "https://h/p"}, "unknown flag"},
+		{"unknown command", nil, []string{"frobnicate"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, tt.env, tt.args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, exitUsage, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("nothing may be printed on stdout, got %q", stdout)
+			}
+			if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, tt.mention) {
+				t.Errorf("want a one-line error mentioning %q, got %q", tt.mention, stderr)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := runCLI(t, nil, "version")
+	if code != exitOK || !strings.HasPrefix(stdout, "switchboard ") {
+		t.Fatalf("exit %d output %q", code, stdout)
+	}
+}
