@@ -25,32 +25,28 @@ func contentCap(id string, body []byte) int {
 	return len(id) + 2 + maxInt64Digits + len(body)
 }
 
-// hmacContent computes HMAC-SHA256 over the signed content without concatenating it.
+// hmacContent computes HMAC-SHA256 over the signed content without copying the body.
 func hmacContent(key []byte, id string, unix int64, body []byte) []byte {
 	h := hmac.New(sha256.New, key)
-	var ts [20]byte
-	h.Write([]byte(id))
-	h.Write([]byte{'.'})
-	h.Write(strconv.AppendInt(ts[:0], unix, 10))
-	h.Write([]byte{'.'})
+	h.Write(appendContent(make([]byte, 0, len(id)+22), id, unix, nil))
 	h.Write(body)
 	return h.Sum(nil)
 }
 
-// checkID enforces what the spec asks of a webhook id: no "." (so the signed content
-// splits one way only). We also require visible ASCII so the id survives as a header
-// value unchanged.
-func checkID(id string) error {
+// idProblem says what is wrong with a webhook id, or "" when nothing is. The spec asks
+// for no "." (so the signed content splits one way only); we also require visible
+// ASCII so the id survives as a header value unchanged.
+func idProblem(id string) string {
 	if id == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidID)
+		return "empty"
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if c == '.' || c <= ' ' || c > '~' {
-			return fmt.Errorf("%w: byte %d is %q (want visible ASCII other than \".\")", ErrInvalidID, i, c)
+			return fmt.Sprintf("byte %d is %q (want visible ASCII other than \".\")", i, c)
 		}
 	}
-	return nil
+	return ""
 }
 
 // unixSeconds returns ts as the header carries it, refusing times before the epoch.

@@ -52,12 +52,10 @@ func ParseSecret(encoded string) (Secret, error) {
 
 // NewSecret returns a fresh random v1 secret, serialized as "whsec_" + base64 of
 // 32 bytes from crypto/rand.
-func NewSecret() (string, error) {
+func NewSecret() string {
 	key := make([]byte, newSecretBytes)
-	if _, err := rand.Read(key); err != nil {
-		return "", fmt.Errorf("webhooksig: generating secret: %w", err)
-	}
-	return SecretPrefix + canonicalBase64.EncodeToString(key), nil
+	rand.Read(key) // never fails: crypto/rand aborts the program instead
+	return SecretPrefix + canonicalBase64.EncodeToString(key)
 }
 
 // Encode returns the "whsec_" serialization. It is the secret itself: show it once,
@@ -151,13 +149,11 @@ func (k PublicKey) String() string { return k.Encode() }
 
 // NewKeyPair returns a fresh ed25519 key pair from crypto/rand, serialized as
 // "whsk_" (seed) and "whpk_".
-func NewKeyPair() (signingKey, publicKey string, err error) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return "", "", fmt.Errorf("webhooksig: generating key pair: %w", err)
-	}
-	return SigningKeyPrefix + canonicalBase64.EncodeToString(priv.Seed()),
-		PublicKeyPrefix + canonicalBase64.EncodeToString(pub), nil
+func NewKeyPair() (signingKey, publicKey string) {
+	seed := make([]byte, ed25519.SeedSize)
+	rand.Read(seed) // never fails: crypto/rand aborts the program instead
+	key := SigningKey{key: ed25519.NewKeyFromSeed(seed)}
+	return key.Encode(), key.Public().Encode()
 }
 
 // decodePrefixed strips a required prefix and decodes canonical standard base64.

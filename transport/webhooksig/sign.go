@@ -59,8 +59,8 @@ func (s *Signer) Sign(id string, ts time.Time, body []byte) (string, error) {
 	if len(s.Secrets)+len(s.SigningKeys) == 0 {
 		return "", ErrNoKeys
 	}
-	if err := checkID(id); err != nil {
-		return "", err
+	if problem := idProblem(id); problem != "" {
+		return "", fmt.Errorf("%w: %s", ErrInvalidID, problem)
 	}
 	unix, err := unixSeconds(ts)
 	if err != nil {
@@ -80,28 +80,29 @@ func (s *Signer) Sign(id string, ts time.Time, body []byte) (string, error) {
 	// Exact size: each entry is version + "," + base64, entries joined by one space.
 	const v1Entry = len(VersionHMAC) + 1 + 44     // base64 of 32 bytes
 	const v1aEntry = len(VersionEd25519) + 1 + 88 // base64 of 64 bytes
-	n := len(s.Secrets)*(v1Entry+1) + len(s.SigningKeys)*(v1aEntry+1) - 1
-	out := make([]byte, 0, n)
+	var out strings.Builder
+	out.Grow(len(s.Secrets)*(v1Entry+1) + len(s.SigningKeys)*(v1aEntry+1))
 
 	for _, sec := range s.Secrets {
-		out = appendEntry(out, VersionHMAC, hmacContent(sec.key, id, unix, body))
+		writeEntry(&out, VersionHMAC, hmacContent(sec.key, id, unix, body))
 	}
 	if len(s.SigningKeys) > 0 {
 		msg := appendContent(make([]byte, 0, contentCap(id, body)), id, unix, body)
 		for _, key := range s.SigningKeys {
-			out = appendEntry(out, VersionEd25519, ed25519.Sign(key.key, msg))
+			writeEntry(&out, VersionEd25519, ed25519.Sign(key.key, msg))
 		}
 	}
-	return string(out), nil
+	return out.String(), nil
 }
 
-func appendEntry(dst []byte, version string, sig []byte) []byte {
-	if len(dst) > 0 {
-		dst = append(dst, ' ')
+func writeEntry(out *strings.Builder, version string, sig []byte) {
+	if out.Len() > 0 {
+		out.WriteByte(' ')
 	}
-	dst = append(dst, version...)
-	dst = append(dst, ',')
-	return canonicalBase64.AppendEncode(dst, sig)
+	out.WriteString(version)
+	out.WriteByte(',')
+	var buf [88]byte // base64 of the largest signature, 64 bytes
+	out.Write(canonicalBase64.AppendEncode(buf[:0], sig))
 }
 
 // Headers returns the three Standard Webhooks headers for one attempt: webhook-id,

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/hmac"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -70,8 +71,8 @@ func NewVerifier(encoded ...string) (*Verifier, error) {
 // It returns nil when webhook-timestamp is within the tolerance and at least one v1 or
 // v1a signature in webhook-signature matches one of the Verifier's keys. Otherwise it
 // returns, checked in this order: ErrNoKeys, ErrMissingHeaders, ErrMalformedHeader (an
-// id with "." or a non-visible character, a timestamp that is not decimal seconds, a
-// signature header without a well-formed entry), ErrTimestampTooOld or
+// id with "." or a non-visible character, a timestamp that is not canonical decimal
+// seconds, a signature header without a well-formed entry), ErrTimestampTooOld or
 // ErrTimestampTooNew, and ErrInvalidSignature. Signatures of unknown versions are
 // ignored. MAC comparison is constant-time.
 func (v *Verifier) Verify(h http.Header, body []byte) error {
@@ -82,8 +83,8 @@ func (v *Verifier) Verify(h http.Header, body []byte) error {
 	if id == "" || tsText == "" || sigText == "" {
 		return fmt.Errorf("%w: need %s, %s and %s", ErrMissingHeaders, HeaderID, HeaderTimestamp, HeaderSignature)
 	}
-	if err := checkID(id); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrMalformedHeader, HeaderID, err)
+	if problem := idProblem(id); problem != "" {
+		return fmt.Errorf("%w: %s: %s", ErrMalformedHeader, HeaderID, problem)
 	}
 	unix, err := parseTimestamp(tsText)
 	if err != nil {
@@ -131,16 +132,42 @@ func (v *Verifier) checkTimestamp(unix int64) error {
 		clock = v.Clock
 	}
 	now := clock.Now()
-	ts := time.Unix(unix, 0)
-	if age := now.Sub(ts); age > tolerance {
+	// Work in integer seconds: time.Unix overflows for timestamps near the int64 limit
+	// and would turn a far-future header into a past one.
+	behind, ahead := secondsApart(now.Unix(), unix)
+	age := time.Duration(now.Nanosecond()) // the clock's fraction of a second
+	switch {
+	case behind > maxDurationSeconds:
+		age = math.MaxInt64
+	case behind > 0:
+		age += time.Duration(behind) * time.Second
+	case ahead > maxDurationSeconds:
+		age = -math.MaxInt64
+	default:
+		age -= time.Duration(ahead) * time.Second
+	}
+	if age > tolerance {
 		return fmt.Errorf("%w: %s %d is %s behind the clock, tolerance %s",
 			ErrTimestampTooOld, HeaderTimestamp, unix, age.Truncate(time.Second), tolerance)
 	}
-	if ahead := ts.Sub(now); ahead > tolerance {
+	if age < -tolerance {
 		return fmt.Errorf("%w: %s %d is %s ahead of the clock, tolerance %s",
-			ErrTimestampTooNew, HeaderTimestamp, unix, ahead.Truncate(time.Second), tolerance)
+			ErrTimestampTooNew, HeaderTimestamp, unix, (-age).Truncate(time.Second), tolerance)
 	}
 	return nil
+}
+
+// maxDurationSeconds is the most whole seconds a time.Duration holds, less one for the
+// fraction added to it.
+const maxDurationSeconds = uint64(math.MaxInt64/int64(time.Second)) - 1
+
+// secondsApart returns how many seconds now is after ts (behind) or before it (ahead);
+// one of them is zero. Unsigned arithmetic keeps it exact over the whole int64 range.
+func secondsApart(now, ts int64) (behind, ahead uint64) {
+	if now >= ts {
+		return uint64(now) - uint64(ts), 0
+	}
+	return 0, uint64(ts) - uint64(now)
 }
 
 // matches reports whether any known-version signature verifies under any key. Each
@@ -179,8 +206,9 @@ func (v *Verifier) matches(sigs []Signature, id string, unix int64, body []byte)
 	return false
 }
 
-// parseTimestamp reads decimal Unix seconds. Unlike strconv.ParseInt it refuses signs
-// and spaces: the header is produced by a machine, so anything else is tampering.
+// parseTimestamp reads decimal Unix seconds. Unlike strconv.ParseInt it refuses signs,
+// spaces and leading zeros: the header is produced by a machine, so anything else is
+// tampering.
 func parseTimestamp(text string) (int64, error) {
 	if len(text) > maxTimestampDigits {
 		return 0, fmt.Errorf("%w: %s has %d characters, at most %d digits allowed",
@@ -190,6 +218,11 @@ func parseTimestamp(text string) (int64, error) {
 		if text[i] < '0' || text[i] > '9' {
 			return 0, fmt.Errorf("%w: %s %q is not decimal Unix seconds", ErrMalformedHeader, HeaderTimestamp, text)
 		}
+	}
+	if len(text) > 1 && text[0] == '0' {
+		// The signed content carries the number, not the text: a padded variant of a
+		// signed header would otherwise verify too.
+		return 0, fmt.Errorf("%w: %s %q has a leading zero", ErrMalformedHeader, HeaderTimestamp, text)
 	}
 	unix, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
