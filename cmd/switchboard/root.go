@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -22,10 +23,7 @@ func newRootCmd(c *cli) *cobra.Command {
 			if err != nil {
 				return usageError("%v", err)
 			}
-			// One logger for the whole process, passed down; logs go to stderr so that
-			// stdout stays machine-readable.
-			c.logger = zerolog.New(zerolog.ConsoleWriter{Out: c.stderr, NoColor: !isTerminal(c.stderr), TimeFormat: "15:04:05.000"}).
-				Level(level).With().Timestamp().Logger()
+			c.logger = newLogger(c.stderr, level)
 			return nil
 		},
 	}
@@ -40,6 +38,16 @@ func newRootCmd(c *cli) *cobra.Command {
 // extraCommands lets each command file register itself, so that adding a command
 // does not mean editing this file.
 var extraCommands []func(*cli) *cobra.Command
+
+// newLogger is the process's one logger, passed down. Logs go to stderr so that stdout
+// stays machine-readable: human-friendly on a terminal, JSON lines otherwise (what log
+// collectors want from a server).
+func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
+	if isTerminal(w) {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
 
 func parseLogLevel(flagValue, envValue string) (zerolog.Level, error) {
 	v, source := flagValue, "--log-level"

@@ -1,0 +1,105 @@
+package featureserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/rs/zerolog"
+)
+
+// maxRequestBody bounds every API request body: calls, applications and scenarios
+// are small, and a huge body is refused with 413 before it is read.
+const maxRequestBody = 256 << 10
+
+// API serves the node's REST API (JSON, RFC 9457 problem documents, an OpenAPI
+// document at /openapi.json) on a ServeMux.
+type API struct {
+	store *Store
+	calls *CallManager
+	admin string
+	log   zerolog.Logger
+}
+
+// AccountParams are the path and header of every account-scoped operation.
+type AccountParams struct {
+	Account       string `path:"account" doc:"Account sid" maxLength:"64"`
+	Authorization string `header:"Authorization" doc:"Bearer API token of the account"`
+}
+
+// newAPI registers the API's operations on mux.
+func newAPI(mux *http.ServeMux, store *Store, calls *CallManager, adminToken, version string, log zerolog.Logger) *API {
+	a := &API{store: store, calls: calls, admin: adminToken, log: log}
+	config := huma.DefaultConfig("Switchboard feature server", version)
+	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
+	config.CreateHooks = nil
+	config.DocsPath = ""
+	config.RejectUnknownQueryParameters = true
+	api := humago.New(mux, config)
+	a.registerAccounts(api)
+	a.registerApplications(api)
+	a.registerCalls(api)
+	a.registerAlerts(api)
+	return a
+}
+
+func bearer(header string) string {
+	const prefix = "bearer "
+	if len(header) > len(prefix) && strings.EqualFold(header[:len(prefix)], prefix) {
+		return strings.TrimSpace(header[len(prefix):])
+	}
+	return ""
+}
+
+// authorize resolves the bearer token and checks it belongs to the account in the
+// path. A token of another account gets 404, as if the account did not exist: an
+// account can never learn anything about another.
+func (a *API) authorize(ctx context.Context, p AccountParams) (Account, error) {
+	token := bearer(p.Authorization)
+	if token == "" {
+		return Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("missing bearer token"),
+			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard"`}})
+	}
+	acct, err := a.store.AccountByToken(ctx, token)
+	if errors.Is(err, ErrNotFound) {
+		return Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("invalid bearer token"),
+			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard", error="invalid_token"`}})
+	}
+	if err != nil {
+		return Account{}, a.internal(err)
+	}
+	if acct.Sid != p.Account {
+		return Account{}, huma.Error404NotFound("account not found")
+	}
+	return acct, nil
+}
+
+func (a *API) authorizeAdmin(header string) error {
+	token := bearer(header)
+	if a.admin == "" {
+		return huma.Error403Forbidden("account creation through the API is disabled: set SWITCHBOARD_ADMIN_TOKEN or use serve --bootstrap")
+	}
+	if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(a.admin)) != 1 {
+		return huma.ErrorWithHeaders(huma.Error401Unauthorized("invalid admin token"),
+			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard"`}})
+	}
+	return nil
+}
+
+// internal logs an unexpected error and hides its details from the client.
+func (a *API) internal(err error) error {
+	a.log.Error().Err(err).Msg("API request failed")
+	return huma.Error500InternalServerError("internal error")
+}
+
+// notFoundOr maps ErrNotFound to a 404 problem and anything else to a 500.
+func (a *API) notFoundOr(err error, what string) error {
+	if errors.Is(err, ErrNotFound) {
+		return huma.Error404NotFound(what + " not found")
+	}
+	return a.internal(err)
+}

@@ -1,0 +1,37 @@
+package featureserver
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+type listAlertsInput struct {
+	AccountParams
+	Type  string    `query:"type" enum:"webhook-connection-failure,webhook-failure,invalid-app-payload," doc:"Only alerts of this type"`
+	Since time.Time `query:"since" doc:"Only alerts at or after this time (RFC 3339)"`
+	Limit int       `query:"limit" minimum:"1" maximum:"1000" default:"500"`
+}
+
+type listAlertsOutput struct {
+	Body []Alert
+}
+
+func (a *API) registerAlerts(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "list-alerts", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Alerts",
+		Summary: "List the account's alerts, oldest first",
+	}, func(ctx context.Context, in *listAlertsInput) (*listAlertsOutput, error) {
+		acct, err := a.authorize(ctx, in.AccountParams)
+		if err != nil {
+			return nil, err
+		}
+		alerts, err := a.store.Alerts(ctx, acct.Sid, in.Type, in.Since, in.Limit)
+		if err != nil {
+			return nil, a.internal(err)
+		}
+		return &listAlertsOutput{Body: alerts}, nil
+	})
+}

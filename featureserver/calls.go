@@ -1,0 +1,365 @@
+package featureserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/wsclient"
+)
+
+// Errors of the call manager.
+var (
+	// ErrDraining: the node is shutting down and takes no new calls.
+	ErrDraining = errors.New("node is draining: no new calls")
+	// ErrTooManyCalls: MaxCalls calls are already active.
+	ErrTooManyCalls = errors.New("too many active calls")
+	// ErrCallEnded: live control of a call that already ended.
+	ErrCallEnded = errors.New("call has ended")
+)
+
+// ReasonNodeShutdown is the call.end reason of calls still active when the drain
+// timeout passed.
+const ReasonNodeShutdown = "node-shutdown"
+
+// errHungUpByAPI and errShutdown are the cancel causes of calls ended from outside.
+var (
+	errHungUpByAPI = errors.New("hung up through the API")
+	errShutdown    = errors.New(ReasonNodeShutdown)
+)
+
+// CallRequest is a call to start.
+type CallRequest struct {
+	Account        Account
+	ApplicationSid string
+	CallHook       HookSpec
+	CallStatusHook *HookSpec
+	From, To       string
+	Tag            map[string]any
+	Script         callctl.Script
+}
+
+// CallView is a call as the API shows it.
+type CallView struct {
+	CallSid        string     `json:"call_sid"`
+	AccountSid     string     `json:"account_sid"`
+	ApplicationSid string     `json:"application_sid,omitempty"`
+	From           string     `json:"from"`
+	To             string     `json:"to"`
+	Direction      string     `json:"direction"`
+	CallStatus     string     `json:"call_status"`
+	Active         bool       `json:"active"`
+	Reason         string     `json:"reason,omitempty"`
+	SipStatus      int        `json:"sip_status,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	// Timeline holds the call's events in the `simulate --json` format.
+	Timeline []json.RawMessage `json:"timeline,omitempty"`
+}
+
+// liveCall is a call in progress.
+type liveCall struct {
+	appURL string // the call hook, for alerts
+	mu     sync.Mutex
+	view   CallView
+	cancel context.CancelCauseFunc
+}
+
+func (lc *liveCall) snapshot(withTimeline bool) CallView {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	v := lc.view
+	if withTimeline {
+		v.Timeline = append([]json.RawMessage(nil), lc.view.Timeline...)
+	} else {
+		v.Timeline = nil
+	}
+	return v
+}
+
+// CallManager starts, tracks and drains the node's calls.
+type CallManager struct {
+	cfg     Config
+	store   *Store
+	log     zerolog.Logger
+	metrics *Metrics
+	hooks   *transport.HookClient
+	egress  *http.Client
+	status  StatusPublisher
+
+	mu       sync.Mutex
+	calls    map[string]*liveCall
+	draining bool
+	wg       sync.WaitGroup
+}
+
+// StatusPublisher hands call status notifications of HTTP applications to durable
+// delivery (the outbox). A nil StatusPublisher sends them directly as hooks.
+type StatusPublisher interface {
+	PublishCallStatus(ctx context.Context, account Account, hook HookSpec, callSid string, payload map[string]any) error
+}
+
+// NewCallManager returns a manager using the node's egress rules for hooks.
+func NewCallManager(cfg Config, store *Store, metrics *Metrics, status StatusPublisher, log zerolog.Logger) *CallManager {
+	rules := callControlRules(cfg)
+	cc := cfg.CallControl
+	return &CallManager{
+		cfg: cfg, store: store, log: log, metrics: metrics, status: status,
+		hooks: transport.NewHookClient(transport.HookClientOptions{
+			Rules: rules, Timeout: cc.HTTPTimeout, UserAgent: cc.UserAgent, Logger: log,
+			Sleep: callctl.SimulatedSleep,
+		}),
+		egress: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cc.WSHandshakeTimeout}),
+		calls:  map[string]*liveCall{},
+	}
+}
+
+// callControlRules are the call-control egress rules plus the node's allow-list.
+func callControlRules(cfg Config) transport.EgressRules {
+	rules := transport.CallControlRules(false)
+	rules.AllowPrefixes = cfg.EgressAllow.Prefixes
+	rules.AllowHosts = cfg.EgressAllow.Hosts
+	return rules
+}
+
+// Start starts a call and returns its sid at once; the call runs in the background.
+func (m *CallManager) Start(req CallRequest) (string, error) {
+	sid := newSid()
+	opts := m.callOptions(req, sid)
+	m.mu.Lock()
+	switch {
+	case m.draining:
+		m.mu.Unlock()
+		return "", ErrDraining
+	case len(m.calls) >= m.cfg.MaxCalls:
+		m.mu.Unlock()
+		return "", ErrTooManyCalls
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, view: CallView{
+		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
+		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
+		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: time.Now().UTC(),
+	}}
+	m.calls[sid] = lc
+	m.wg.Add(1)
+	m.mu.Unlock()
+
+	opts.OnEvent = func(e callctl.Event) { m.observe(lc, req.Account, e) }
+	m.metrics.callsActive.Inc()
+	go m.run(ctx, lc, req, opts)
+	return sid, nil
+}
+
+func (m *CallManager) callOptions(req CallRequest, sid string) callctl.Options {
+	cc := m.cfg.CallControl
+	opts := callctl.Options{
+		AppURL:   req.CallHook.URL,
+		Method:   req.CallHook.Method,
+		Username: req.CallHook.Username,
+		Password: req.CallHook.Password,
+		Secret:   req.Account.WebhookSecret,
+		Call: callctl.CallInfo{
+			CallSid: sid, From: req.From, To: req.To, AccountSid: req.Account.Sid,
+			ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
+		},
+		Script: req.Script,
+		Hooks:  m.hooks,
+		WebSocket: wsclient.Options{
+			HTTPClient:       m.egress,
+			HandshakeTimeout: cc.WSHandshakeTimeout,
+			MaxPayload:       int(cc.WSMaxPayload),
+			PingInterval:     cc.WSPingInterval,
+			UserAgent:        cc.UserAgent,
+		},
+		AckTimeout:         cc.WSAckTimeout,
+		WebhookErrorReturn: cc.WebhookErrorReturn,
+		IdleLimit:          m.cfg.CallIdleTimeout,
+		Logger:             m.log,
+	}
+	if req.CallStatusHook != nil {
+		opts.StatusHookURL = req.CallStatusHook.URL
+	}
+	return opts
+}
+
+func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, opts callctl.Options) {
+	defer m.wg.Done()
+	log := m.log.With().Str("call_sid", lc.view.CallSid).Logger()
+	res, err := callctl.Run(ctx, opts)
+	now := time.Now().UTC()
+	lc.mu.Lock()
+	lc.view.Active = false
+	lc.view.EndedAt = &now
+	if err != nil {
+		// Options the runtime refused (a bad URL slipped past the API): record it as
+		// a failed call rather than losing it.
+		lc.view.CallStatus, lc.view.Reason = string(callctl.StatusFailed), err.Error()
+	} else {
+		lc.view.CallStatus, lc.view.Reason, lc.view.SipStatus = string(res.Status), res.Reason, res.SIPStatus
+		if res.Reason == callctl.ReasonCanceled {
+			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+				lc.view.Reason = cause.Error()
+			}
+		}
+	}
+	view := lc.view
+	lc.mu.Unlock()
+	m.metrics.callsActive.Dec()
+	m.metrics.callsTotal.WithLabelValues(view.Reason).Inc()
+	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.store.SaveCall(saveCtx, view.AccountSid, view.ApplicationSid, view.CallSid, view.CreatedAt, view); err != nil {
+		log.Error().Err(err).Msg("saving the call record failed")
+	}
+	m.mu.Lock()
+	delete(m.calls, view.CallSid)
+	m.mu.Unlock()
+	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
+}
+
+// observe records a timeline event, counts it and stores alerts.
+func (m *CallManager) observe(lc *liveCall, account Account, e callctl.Event) {
+	line, err := json.Marshal(e)
+	if err != nil { // cannot happen: an Event always marshals
+		m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("encoding a timeline event failed")
+		return
+	}
+	lc.mu.Lock()
+	lc.view.Timeline = append(lc.view.Timeline, line)
+	if e.Kind == callctl.KindCallStatus {
+		lc.view.CallStatus = e.Status
+	}
+	lc.mu.Unlock()
+	m.metrics.observe(e)
+	if e.Kind == callctl.KindAlert {
+		alert := Alert{AccountSid: account.Sid, Type: string(e.AlertType), CallSid: e.CallSid,
+			URL: lc.appURL, Detail: e.Detail, Time: time.Now().UTC()}
+		if err := m.store.AddAlert(context.Background(), alert); err != nil {
+			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("storing an alert failed")
+		}
+	}
+}
+
+// Get returns a call of the account, active or finished.
+func (m *CallManager) Get(ctx context.Context, accountSid, callSid string) (CallView, error) {
+	m.mu.Lock()
+	lc, ok := m.calls[callSid]
+	m.mu.Unlock()
+	if ok {
+		v := lc.snapshot(true)
+		if v.AccountSid != accountSid {
+			return CallView{}, ErrNotFound
+		}
+		return v, nil
+	}
+	raw, err := m.store.CallRecord(ctx, accountSid, callSid)
+	if err != nil {
+		return CallView{}, err
+	}
+	return decodeCallView(raw)
+}
+
+// Hangup ends an active call of the account.
+func (m *CallManager) Hangup(accountSid, callSid string) error {
+	m.mu.Lock()
+	lc, ok := m.calls[callSid]
+	m.mu.Unlock()
+	if !ok || lc.snapshot(false).AccountSid != accountSid {
+		return ErrNotFound
+	}
+	lc.cancel(errHungUpByAPI)
+	return nil
+}
+
+// Active returns the number of active calls.
+func (m *CallManager) Active() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.calls)
+}
+
+// Drain stops taking calls, waits for active calls to end up to timeout, then ends
+// the rest with ReasonNodeShutdown and waits for them to be recorded.
+func (m *CallManager) Drain(timeout time.Duration) {
+	m.mu.Lock()
+	m.draining = true
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	m.mu.Lock()
+	for _, lc := range m.calls {
+		lc.cancel(errShutdown)
+	}
+	n := len(m.calls)
+	m.mu.Unlock()
+	m.log.Warn().Int("calls", n).Dur("drain_timeout", timeout).Msg("drain timeout passed: ending active calls")
+	<-done
+	m.hooks.CloseIdleConnections()
+	m.egress.CloseIdleConnections()
+}
+
+func decodeCallView(raw []byte) (CallView, error) {
+	var v CallView
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return CallView{}, fmt.Errorf("stored call record: %w", err)
+	}
+	return v, nil
+}
+
+// List returns the account's calls, active ones first, then finished ones, newest
+// first, without timelines, at most limit.
+func (m *CallManager) List(ctx context.Context, accountSid string, limit int) ([]CallView, error) {
+	out := []CallView{}
+	m.mu.Lock()
+	live := make([]*liveCall, 0, len(m.calls))
+	for _, lc := range m.calls {
+		live = append(live, lc)
+	}
+	m.mu.Unlock()
+	for _, lc := range live {
+		if v := lc.snapshot(false); v.AccountSid == accountSid {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	if len(out) >= limit {
+		return out[:limit], nil
+	}
+	records, err := m.store.CallRecords(ctx, accountSid, limit-len(out))
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(out))
+	for _, v := range out {
+		seen[v.CallSid] = true
+	}
+	for _, raw := range records {
+		v, err := decodeCallView(raw)
+		if err != nil {
+			return nil, err
+		}
+		if seen[v.CallSid] { // ended between the two reads
+			continue
+		}
+		v.Timeline = nil
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,139 @@
+package featureserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+)
+
+// Node is a running feature server: API, call manager, metrics and health.
+type Node struct {
+	cfg     Config
+	log     zerolog.Logger
+	store   *Store
+	calls   *CallManager
+	metrics *Metrics
+	server  *http.Server
+	ready   atomic.Bool
+	version string
+}
+
+// NodeOptions are what a node needs besides its Config.
+type NodeOptions struct {
+	// Version is reported in the OpenAPI document.
+	Version string
+	// Bootstrap, when set, is applied to the database at start (see Bootstrap).
+	Bootstrap *Bootstrap
+	// Logger is the node's logger; every line about a call carries its call_sid.
+	Logger zerolog.Logger
+}
+
+// NewNode opens the node's database and applies the bootstrap; nothing listens yet.
+func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
+	loc, err := ParseDatabaseURL(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	store, err := OpenStore(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Bootstrap != nil {
+		if err := opts.Bootstrap.Apply(ctx, store); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
+	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: NewMetrics(), version: opts.Version}
+	n.calls = NewCallManager(cfg, store, n.metrics, nil, opts.Logger)
+	mux := http.NewServeMux()
+	newAPI(mux, store, n.calls, cfg.AdminToken, opts.Version, opts.Logger)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !n.ready.Load() {
+			writeHealth(w, false, "draining")
+			return
+		}
+		if err := store.db.PingContext(r.Context()); err != nil {
+			writeHealth(w, false, "database unavailable")
+			return
+		}
+		writeHealth(w, true, "ready")
+	})
+	n.server = &http.Server{
+		Handler:           defaultJSON(mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	return n, nil
+}
+
+func writeHealth(w http.ResponseWriter, ok bool, status string) {
+	w.Header().Set("Content-Type", "application/json")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	fmt.Fprintf(w, "{\"status\":%q}\n", status)
+}
+
+// Run listens on cfg.Listen (or ln when not nil) until ctx ends, then drains: it
+// stops taking calls (readyz answers 503, new calls 503), lets active calls finish
+// up to the drain timeout, ends the rest with ReasonNodeShutdown, and closes.
+// onListening, when set, is called with the bound address once the node listens.
+func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
+	ln, err := net.Listen("tcp", n.cfg.Listen)
+	if err != nil {
+		n.store.Close()
+		return fmt.Errorf("listen on %s (%s): %w", n.cfg.Listen, EnvListen, err)
+	}
+	n.ready.Store(true)
+	n.log.Info().Str("listen", ln.Addr().String()).Str("database", n.cfg.DatabaseURL).Msg("switchboard node listening")
+	if onListening != nil {
+		onListening(ln.Addr())
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- n.server.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		n.store.Close()
+		return err
+	case <-ctx.Done():
+	}
+	n.ready.Store(false)
+	n.log.Info().Int("active_calls", n.calls.Active()).Dur("drain_timeout", n.cfg.DrainTimeout).Msg("shutting down: draining calls")
+	// The API keeps serving while calls drain, so their state stays readable.
+	n.calls.Drain(n.cfg.DrainTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = n.server.Shutdown(shutdownCtx)
+	if e := <-serveErr; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	if cerr := n.store.Close(); err == nil {
+		err = cerr
+	}
+	n.log.Info().Msg("node stopped")
+	return err
+}
+
+// defaultJSON treats a request body without a Content-Type as JSON, as jambonz-style
+// API clients (and curl users) often omit it; any other declared type is still
+// checked and refused with 415 when it is not JSON.
+func defaultJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 && r.Header.Get("Content-Type") == "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
