@@ -1,0 +1,222 @@
+package featureserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// httpApp is a loopback jambonz HTTP application answering the call hook with verbs.
+func httpApp(t *testing.T, verbs string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/status" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		fmt.Fprint(w, verbs)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestAccountsRequireAdmin(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	if code, h, _ := n.do("POST", "/v1/Accounts", "", map[string]any{"name": "a"}, nil); code != http.StatusUnauthorized || h.Get("WWW-Authenticate") == "" {
+		t.Errorf("no token: %d", code)
+	}
+	if code, _, _ := n.do("POST", "/v1/Accounts", "wrong", map[string]any{"name": "a"}, nil); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", code)
+	}
+	off := startNode(t, func(c *Config) { c.AdminToken = "" })
+	if code, _, _ := off.do("POST", "/v1/Accounts", testAdminToken, map[string]any{"name": "a"}, nil); code != http.StatusForbidden {
+		t.Errorf("admin disabled: %d", code)
+	}
+}
+
+func TestCallLifecycleHTTP(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	app := httpApp(t, `[{"verb":"say","text":"hello"},{"verb":"hangup"}]`)
+	acct := n.createAccount("acme")
+	var created Application
+	code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Applications", acct.APIToken, map[string]any{
+		"name": "ivr", "call_hook": map[string]any{"url": app.URL + "/call#rc=1&rp=5xx,ct"},
+		"call_status_hook": map[string]any{"url": app.URL + "/status"},
+	}, &created)
+	if code != http.StatusCreated {
+		t.Fatalf("create application: %d %s", code, raw)
+	}
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	code, _, raw = n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"application_sid": created.Sid, "from": "+15550001", "to": "+15550002", "tag": map[string]any{"k": "v"},
+	}, &call)
+	if code != http.StatusCreated || call.CallSid == "" {
+		t.Fatalf("create call: %d %s", code, raw)
+	}
+	v := n.waitCall(acct, call.CallSid)
+	if v.CallStatus != "completed" || v.Reason != "hangup-verb" || v.From != "+15550001" {
+		t.Errorf("call ended %+v", v)
+	}
+	kinds := timelineKinds(v)
+	for _, k := range []string{"call.start", "hook.attempt", "verb.start", "verb.end", "call.end"} {
+		if !slices.Contains(kinds, k) {
+			t.Errorf("timeline lacks %s: %v", k, kinds)
+		}
+	}
+	var list []CallView
+	if code, _, _ := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, nil, &list); code != http.StatusOK || len(list) != 1 || list[0].CallSid != call.CallSid {
+		t.Errorf("list calls: %d %+v", code, list)
+	}
+	// Ending a finished call is a conflict or not-found, never a success.
+	if code, _, _ := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken,
+		map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound && code != http.StatusConflict {
+		t.Errorf("hang up an ended call: %d", code)
+	}
+}
+
+func TestAlertsRecorded(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	app := httpApp(t, `[{"verb":"say","txt":"typo"}]`)
+	acct := n.createAccount("acme")
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b"}, &call)
+	n.waitCall(acct, call.CallSid)
+	var alerts []Alert
+	code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=invalid-app-payload", acct.APIToken, nil, &alerts)
+	if code != http.StatusOK || len(alerts) != 1 || alerts[0].CallSid != call.CallSid || !strings.Contains(alerts[0].Detail, "say") {
+		t.Fatalf("alerts: %d %s", code, raw)
+	}
+	if code, _, _ := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=webhook-failure", acct.APIToken, nil, &alerts); code != http.StatusOK || len(alerts) != 0 {
+		t.Errorf("type filter: %d %v", code, alerts)
+	}
+	if code, _, _ := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?since=2999-01-01T00:00:00Z", acct.APIToken, nil, &alerts); code != http.StatusOK || len(alerts) != 0 {
+		t.Errorf("since filter: %d %v", code, alerts)
+	}
+}
+
+// Account A's token never reaches account B's resources: 404, as if they did not exist.
+func TestAccountIsolation(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	app := httpApp(t, `[{"verb":"hangup"}]`)
+	a, b := n.createAccount("a"), n.createAccount("b")
+	var appB Application
+	n.do("POST", "/v1/Accounts/"+b.AccountSid+"/Applications", b.APIToken, map[string]any{
+		"name": "b-app", "call_hook": map[string]any{"url": app.URL}}, &appB)
+	var callB struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+b.AccountSid+"/Calls", b.APIToken, map[string]any{
+		"application_sid": appB.Sid, "from": "x", "to": "y"}, &callB)
+	n.waitCall(b, callB.CallSid)
+
+	for _, path := range []string{
+		"/v1/Accounts/" + b.AccountSid + "/Calls/" + callB.CallSid,
+		"/v1/Accounts/" + b.AccountSid + "/Calls",
+		"/v1/Accounts/" + b.AccountSid + "/Alerts",
+		"/v1/Accounts/" + b.AccountSid + "/Applications",
+		"/v1/Accounts/" + b.AccountSid + "/Applications/" + appB.Sid,
+		// A's own path with B's ids.
+		"/v1/Accounts/" + a.AccountSid + "/Calls/" + callB.CallSid,
+		"/v1/Accounts/" + a.AccountSid + "/Applications/" + appB.Sid,
+	} {
+		if code, _, raw := n.do("GET", path, a.APIToken, nil, nil); code != http.StatusNotFound {
+			t.Errorf("GET %s with A's token: %d %s", path, code, raw)
+		}
+	}
+	if code, _, _ := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls", a.APIToken, map[string]any{
+		"application_sid": appB.Sid, "from": "x", "to": "y"}, nil); code != http.StatusUnprocessableEntity {
+		t.Errorf("A starting a call on B's application: %d", code)
+	}
+	if code, _, _ := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls/"+callB.CallSid, a.APIToken,
+		map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound {
+		t.Errorf("A hanging up B's call: %d", code)
+	}
+	if code, _, _ := n.do("DELETE", "/v1/Accounts/"+a.AccountSid+"/Applications/"+appB.Sid, a.APIToken, nil, nil); code != http.StatusNotFound {
+		t.Errorf("A deleting B's application: %d", code)
+	}
+	var apps []Application
+	n.do("GET", "/v1/Accounts/"+b.AccountSid+"/Applications", b.APIToken, nil, &apps)
+	if len(apps) != 1 {
+		t.Errorf("B's application was touched: %v", apps)
+	}
+}
+
+// Bad input gets a 4xx problem document and changes nothing.
+func TestAPIBadInput(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	apps := "/v1/Accounts/" + acct.AccountSid + "/Applications"
+	calls := "/v1/Accounts/" + acct.AccountSid + "/Calls"
+	huge := `{"name":"x","call_hook":{"url":"http://127.0.0.1/` + strings.Repeat("a", 300<<10) + `"}}`
+	tests := []struct {
+		name, method, path string
+		body               any
+		status             int
+	}{
+		{"unknown field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/"},"colour":"blue"}`, 422},
+		{"unknown nested field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","verb":"say"}}`, 422},
+		{"wrong type", "POST", apps, `{"name":5,"call_hook":{"url":"http://127.0.0.1/"}}`, 422},
+		{"missing field", "POST", apps, `{"call_hook":{"url":"http://127.0.0.1/"}}`, 422},
+		{"missing hook", "POST", apps, `{"name":"x"}`, 422},
+		{"bad URL", "POST", apps, `{"name":"x","call_hook":{"url":"ftp://h/"}}`, 422},
+		{"bad method", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","method":"PUT"}}`, 422},
+		{"ws status hook", "POST", apps, `{"name":"x","call_hook":{"url":"ws://h/"},"call_status_hook":{"url":"ws://h/"}}`, 422},
+		{"malformed JSON", "POST", apps, `{"name":`, 400},
+		{"not an object", "POST", apps, `[1,2]`, 422},
+		{"huge body", "POST", apps, huge, 413},
+		{"call without app", "POST", calls, `{"from":"a","to":"b"}`, 422},
+		{"call with both", "POST", calls, `{"from":"a","to":"b","application_sid":"x","call_hook":{"url":"http://h/"}}`, 422},
+		{"call missing from", "POST", calls, `{"to":"b","call_hook":{"url":"http://h/"}}`, 422},
+		{"call unknown app", "POST", calls, `{"from":"a","to":"b","application_sid":"nope"}`, 422},
+		{"call bad scenario", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"scenario":{"bogus":1}}`, 422},
+		{"call tag not object", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"tag":"x"}`, 422},
+		{"update nothing", "POST", calls + "/nope", `{}`, 422},
+		{"update two things", "POST", calls + "/nope", `{"call_status":"completed","mute_status":"mute"}`, 422},
+		{"update bad status", "POST", calls + "/nope", `{"call_status":"ringing"}`, 422},
+		{"unknown query", "GET", calls + "?colour=blue", nil, 422},
+		{"bad since", "GET", "/v1/Accounts/" + acct.AccountSid + "/Alerts?since=yesterday", nil, 422},
+		{"bad alert type", "GET", "/v1/Accounts/" + acct.AccountSid + "/Alerts?type=other", nil, 422},
+		{"bad limit", "GET", calls + "?limit=0", nil, 422},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, h, raw := n.do(tt.method, tt.path, acct.APIToken, tt.body, nil)
+			if code != tt.status {
+				t.Errorf("status %d, want %d: %.300s", code, tt.status, raw)
+			}
+			if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+				t.Errorf("content type %q, want a problem document", ct)
+			}
+			var problem struct {
+				Title  string `json:"title"`
+				Status int    `json:"status"`
+				Detail string `json:"detail"`
+			}
+			if err := json.Unmarshal(raw, &problem); err != nil || problem.Status != code || problem.Title == "" {
+				t.Errorf("not an RFC 9457 document: %.300s", raw)
+			}
+		})
+	}
+	var list []Application
+	n.do("GET", apps, acct.APIToken, nil, &list)
+	var callList []CallView
+	n.do("GET", calls, acct.APIToken, nil, &callList)
+	if len(list) != 0 || len(callList) != 0 {
+		t.Errorf("bad input changed state: %d applications, %d calls", len(list), len(callList))
+	}
+}

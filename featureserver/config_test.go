@@ -1,0 +1,142 @@
+package featureserver
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadConfigDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := LoadConfig(envOf(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := c.CallControl
+	if c.Listen != DefaultListen || c.DatabaseURL != DefaultDatabaseURL || c.DrainTimeout != 30*time.Second || c.MaxCalls != 10000 {
+		t.Errorf("node defaults: %+v", c)
+	}
+	if cc.HTTPTimeout != 10*time.Second || cc.UserAgent != "jambonz" || cc.WSHandshakeTimeout != 1500*time.Millisecond ||
+		cc.WSAckTimeout != 5*time.Second || cc.WSMaxPayload != 24576 || cc.WSPingInterval != 0 || cc.WebhookErrorReturn != 480 {
+		t.Errorf("CALL-CONTROL.md §7 defaults: %+v", cc)
+	}
+}
+
+func TestLoadConfigFlagsWin(t *testing.T) {
+	t.Parallel()
+	env := envOf(map[string]string{"JAMBONES_HTTP_TIMEOUT": "2000", EnvListen: "127.0.0.1:9000", EnvEgressAllow: "127.0.0.0/8, ::1,app.internal"})
+	c, err := LoadConfig(env, map[string]string{"JAMBONES_HTTP_TIMEOUT": "3000", "JAMBONES_WS_PING_INTERVAL_MS": "250"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CallControl.HTTPTimeout != 3*time.Second || c.CallControl.WSPingInterval != 250*time.Millisecond || c.Listen != "127.0.0.1:9000" {
+		t.Errorf("got %+v", c)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	if len(c.EgressAllow.Prefixes) != 2 || c.EgressAllow.Prefixes[0] != want[0] || c.EgressAllow.Prefixes[1] != want[1] ||
+		len(c.EgressAllow.Hosts) != 1 || c.EgressAllow.Hosts[0] != "app.internal" {
+		t.Errorf("egress allow-list %+v", c.EgressAllow)
+	}
+}
+
+func TestLoadConfigRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, value string }{
+		{"JAMBONES_HTTP_TIMEOUT", "abc"},
+		{"JAMBONES_HTTP_TIMEOUT", "-1"},
+		{"JAMBONES_HTTP_TIMEOUT", "0"},
+		{"JAMBONES_HTTP_TIMEOUT", "99999999999"},
+		{"JAMBONES_HTTP_TIMEOUT", "1.5"},
+		{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS", "1e3"},
+		{"JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT", "-5"},
+		{"JAMBONES_WS_MAX_PAYLOAD", "10"},
+		{"JAMBONES_WS_MAX_PAYLOAD", "999999999999"},
+		{"JAMBONES_WS_PING_INTERVAL_MS", "-1"},
+		{"JAMBONES_WEBHOOK_ERROR_RETURN", "200"},
+		{"JAMBONES_WEBHOOK_ERROR_RETURN", "700"},
+		{"JAMBONES_HTTP_USER_AGENT_HEADER", "  "},
+		{"JAMBONES_HTTP_USER_AGENT_HEADER", "a\r\nX-Evil: 1"},
+		{EnvListen, "nonsense"},
+		{EnvDatabaseURL, "mysql://x"},
+		{EnvDatabaseURL, "sqlite:"},
+		{EnvDatabaseURL, "postgres://localhost/test"},
+		{EnvLogLevel, "loud"},
+		{EnvDrainTimeout, "forever"},
+		{EnvEgressAllow, "10.0.0.0/33"},
+		{EnvEgressAllow, "not a host!"},
+		{EnvMaxCalls, "0"},
+		{EnvCallIdle, "5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadConfig(envOf(map[string]string{tt.name: tt.value}), nil)
+			if !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("error %v, want ErrBadConfig", err)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Name != tt.name || !strings.Contains(err.Error(), tt.name) || ce.Accept == "" {
+				t.Errorf("error %q does not name %s and its accepted range", err, tt.name)
+			}
+		})
+	}
+	// Several bad values are all reported.
+	_, err := LoadConfig(envOf(map[string]string{"JAMBONES_HTTP_TIMEOUT": "x", EnvMaxCalls: "y"}), nil)
+	if err == nil || !strings.Contains(err.Error(), "JAMBONES_HTTP_TIMEOUT") || !strings.Contains(err.Error(), EnvMaxCalls) {
+		t.Errorf("joined error %v", err)
+	}
+	// A bad flag is reported like a bad variable.
+	if _, err := LoadConfig(envOf(nil), map[string]string{"JAMBONES_WS_MAX_PAYLOAD": "x"}); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("bad override accepted: %v", err)
+	}
+}
+
+func TestPrintableMasksSecrets(t *testing.T) {
+	t.Parallel()
+	c, err := LoadConfig(envOf(map[string]string{EnvAdminToken: "super-secret-admin-token"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range c.Printable() {
+		if strings.Contains(kv[1], "super-secret") {
+			t.Errorf("%s printed in clear", kv[0])
+		}
+	}
+}
+
+func TestParseBootstrap(t *testing.T) {
+	t.Parallel()
+	good := `accounts:
+  - sid: acct-1
+    name: Acme
+    api_token: 0123456789abcdef0123
+    applications:
+      - sid: app-1
+        name: IVR
+        call_hook: {url: "https://ivr.example.com/call#rc=2&rp=5xx,ct"}
+        call_status_hook: {url: "https://ivr.example.com/status"}
+`
+	b, err := ParseBootstrap("boot.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Accounts) != 1 || b.Accounts[0].Applications[0].CallHook.URL == "" {
+		t.Fatalf("parsed %+v", b)
+	}
+	for _, tt := range []struct{ name, doc, mention string }{
+		{"unknown key", "accounts:\n  - sid: a\n    name: A\n    api_token: 0123456789abcdef0123\n    colour: blue\n", "[5:"},
+		{"short token", "accounts:\n  - sid: a\n    name: A\n    api_token: short\n", "api_token"},
+		{"bad hook", "accounts:\n  - sid: a\n    name: A\n    api_token: 0123456789abcdef0123\n    applications:\n      - {sid: b, name: B, call_hook: {url: 'ftp://x'}}\n", "call_hook"},
+		{"ws status hook", "accounts:\n  - sid: a\n    name: A\n    api_token: 0123456789abcdef0123\n    applications:\n      - {sid: b, name: B, call_hook: {url: 'ws://x'}, call_status_hook: {url: 'ws://x'}}\n", "call_status_hook"},
+		{"duplicate sid", "accounts:\n  - {sid: a, name: A, api_token: 0123456789abcdef0123}\n  - {sid: a, name: B, api_token: 0123456789abcdef0124}\n", "twice"},
+		{"not yaml", "accounts: [\n", "boot.yaml"},
+	} {
+		if _, err := ParseBootstrap("boot.yaml", []byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.mention) {
+			t.Errorf("%s: error %v, want one mentioning %q", tt.name, err, tt.mention)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package featureserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// idleWSApp acks session:new with no verbs, so the call waits for a command.
+func idleWSApp(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var msg struct {
+				Type  string `json:"type"`
+				MsgID string `json:"msgid"`
+			}
+			if json.Unmarshal(data, &msg) == nil && msg.Type == "session:new" {
+				ack := fmt.Sprintf(`{"type":"ack","msgid":%q}`, msg.MsgID)
+				if c.Write(r.Context(), websocket.MessageText, []byte(ack)) != nil {
+					return
+				}
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestDrainEndsCallsAfterTimeout(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, func(c *Config) { c.DrainTimeout = 300 * time.Millisecond })
+	app := idleWSApp(t)
+	acct := n.createAccount("acme")
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	wsURL := "ws" + strings.TrimPrefix(app.URL, "http")
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call); code != http.StatusCreated {
+		t.Fatalf("create call: %d %s", code, raw)
+	}
+	waitFor(t, func() bool {
+		var v CallView
+		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken, nil, &v)
+		return strings.Contains(strings.Join(timelineKinds(v), ","), "msg.recv")
+	})
+	token, sid := acct.APIToken, acct.AccountSid
+	n.stop() // as SIGTERM: drains, then Run returns
+	// The record survives in the database with the shutdown reason.
+	reopened := startNodeOn(t, n)
+	var v CallView
+	if code, _, raw := reopened.do("GET", "/v1/Accounts/"+sid+"/Calls/"+call.CallSid, token, nil, &v); code != http.StatusOK {
+		t.Fatalf("get call after restart: %d %s", code, raw)
+	}
+	if v.Active || v.Reason != ReasonNodeShutdown {
+		t.Errorf("call after drain: active %v reason %q", v.Active, v.Reason)
+	}
+}
+
+func TestDrainLetsActiveCallsFinish(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	release := make(chan struct{})
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		<-release // the call is in progress until the test lets the app answer
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"say","text":"bye"},{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+	n := startNode(t, func(c *Config) { c.DrainTimeout = 20 * time.Second })
+	acct := n.createAccount("acme")
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"}, &call)
+	waitFor(t, func() bool { return requests.Load() == 1 })
+
+	stopped := make(chan struct{})
+	go func() { n.stop(); close(stopped) }()
+	// While draining, the node takes no new calls but still answers reads.
+	waitFor(t, func() bool {
+		code, _, _ := n.do("GET", "/readyz", "", nil, nil)
+		return code == http.StatusServiceUnavailable
+	})
+	if code, _, _ := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"}, nil); code != http.StatusServiceUnavailable {
+		t.Errorf("new call while draining: %d, want 503", code)
+	}
+	close(release)
+	<-stopped
+	reopened := startNodeOn(t, n)
+	var v CallView
+	reopened.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken, nil, &v)
+	if v.Reason != "hangup-verb" || v.CallStatus != "completed" {
+		t.Errorf("drained call ended %q/%q, want completed by its hangup verb", v.CallStatus, v.Reason)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("condition not met in time")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

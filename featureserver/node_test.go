@@ -1,0 +1,164 @@
+package featureserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+const testAdminToken = "admin-token-for-tests-0123456789"
+
+// testNode is a node running on loopback with a temporary SQLite file.
+type testNode struct {
+	t    *testing.T
+	cfg  Config
+	base string
+	stop func() // cancels the node (as SIGTERM does) and waits for Run to return
+	done chan error
+}
+
+func startNode(t *testing.T, mutate func(*Config)) *testNode {
+	t.Helper()
+	cfg, err := LoadConfig(envOf(map[string]string{
+		EnvListen:       "127.0.0.1:0",
+		EnvDatabaseURL:  "sqlite:" + filepath.Join(t.TempDir(), "node.db"),
+		EnvAdminToken:   testAdminToken,
+		EnvEgressAllow:  "127.0.0.0/8",
+		EnvDrainTimeout: "5000",
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	return runNode(t, cfg)
+}
+
+// startNodeOn starts a new node on the database of a stopped one.
+func startNodeOn(t *testing.T, old *testNode) *testNode {
+	t.Helper()
+	return runNode(t, old.cfg)
+}
+
+func runNode(t *testing.T, cfg Config) *testNode {
+	t.Helper()
+	node, err := NewNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	n := &testNode{t: t, cfg: cfg, done: make(chan error, 1)}
+	go func() { n.done <- node.Run(ctx, func(a net.Addr) { addr <- a }) }()
+	select {
+	case a := <-addr:
+		n.base = "http://" + a.String()
+	case err := <-n.done:
+		t.Fatalf("node did not start: %v", err)
+	}
+	stopped := false
+	n.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-n.done; err != nil {
+			t.Errorf("node stopped with %v", err)
+		}
+		http.DefaultClient.CloseIdleConnections()
+	}
+	t.Cleanup(n.stop)
+	return n
+}
+
+// do sends a request and decodes a JSON answer into out (when not nil).
+func (n *testNode) do(method, path, token string, body any, out any) (int, http.Header, []byte) {
+	n.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, n.base+path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		n.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			n.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode, resp.Header, raw
+}
+
+type testAccount struct {
+	AccountSid    string `json:"account_sid"`
+	APIToken      string `json:"api_token"`
+	WebhookSecret string `json:"webhook_secret"`
+}
+
+func (n *testNode) createAccount(name string) testAccount {
+	n.t.Helper()
+	var a testAccount
+	if code, _, raw := n.do("POST", "/v1/Accounts", testAdminToken, map[string]any{"name": name}, &a); code != http.StatusCreated {
+		n.t.Fatalf("create account: %d %s", code, raw)
+	}
+	return a
+}
+
+// waitCall polls a call until it is no longer active.
+func (n *testNode) waitCall(acct testAccount, callSid string) CallView {
+	n.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var v CallView
+		code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+callSid, acct.APIToken, nil, &v)
+		if code != http.StatusOK {
+			n.t.Fatalf("get call: %d %s", code, raw)
+		}
+		if !v.Active {
+			return v
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n.t.Fatalf("call %s still active", callSid)
+	return CallView{}
+}
+
+func timelineKinds(v CallView) []string {
+	kinds := make([]string, len(v.Timeline))
+	for i, raw := range v.Timeline {
+		var e struct {
+			Kind string `json:"kind"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		kinds[i] = e.Kind
+	}
+	return kinds
+}
