@@ -1,0 +1,342 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+const serveAdminToken = "integration-admin-token-0123456789"
+
+// serveProcess is a `switchboard serve` child process on loopback.
+type serveProcess struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	base   string
+	stderr *bytes.Buffer
+	exited chan error
+}
+
+func startServe(t *testing.T, dbPath string, extraEnv ...string) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(switchboardBin, "serve", "--listen", "127.0.0.1:0", "--database-url", "sqlite:"+dbPath,
+		"--admin-token", serveAdminToken, "--egress-allow", "127.0.0.0/8", "--drain-timeout-ms", "15000")
+	cmd.Env = append(cleanEnv(), extraEnv...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{t: t, cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	ready := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if addr, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+				ready <- addr
+			}
+		}
+	}()
+	go func() { p.exited <- cmd.Wait() }()
+	select {
+	case p.base = <-ready:
+	case err := <-p.exited:
+		t.Fatalf("serve exited before listening: %v\n%s", err, p.stderr)
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("serve did not listen in time\n%s", p.stderr)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.exited
+	})
+	return p
+}
+
+// cleanEnv is the environment without any setting that would change the node.
+func cleanEnv() []string {
+	return []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join("/tmp")}
+}
+
+func (p *serveProcess) do(method, path, token string, body any, out any) (int, []byte) {
+	p.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, p.base+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			p.t.Fatalf("decode %s: %v", raw, err)
+		}
+	}
+	return resp.StatusCode, raw
+}
+
+type serveAccount struct {
+	AccountSid string `json:"account_sid"`
+	APIToken   string `json:"api_token"`
+}
+
+type serveCall struct {
+	CallSid    string            `json:"call_sid"`
+	CallStatus string            `json:"call_status"`
+	Active     bool              `json:"active"`
+	Reason     string            `json:"reason"`
+	Timeline   []json.RawMessage `json:"timeline"`
+}
+
+func (c serveCall) kinds() string {
+	var ks []string
+	for _, raw := range c.Timeline {
+		var e struct {
+			Kind string `json:"kind"`
+			Type string `json:"type"`
+			Verb string `json:"verb"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		ks = append(ks, strings.TrimSuffix(e.Kind+":"+e.Type+e.Verb, ":"))
+	}
+	return strings.Join(ks, " ")
+}
+
+func (p *serveProcess) account() serveAccount {
+	p.t.Helper()
+	var a serveAccount
+	if code, raw := p.do("POST", "/v1/Accounts", serveAdminToken, map[string]any{"name": "acme"}, &a); code != http.StatusCreated {
+		p.t.Fatalf("create account: %d %s", code, raw)
+	}
+	return a
+}
+
+func (p *serveProcess) startCall(a serveAccount, body map[string]any) string {
+	p.t.Helper()
+	var c serveCall
+	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls", a.APIToken, body, &c); code != http.StatusCreated {
+		p.t.Fatalf("create call: %d %s", code, raw)
+	}
+	return c.CallSid
+}
+
+func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var c serveCall
+		if code, raw := p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, nil, &c); code != http.StatusOK {
+			p.t.Fatalf("get call: %d %s", code, raw)
+		}
+		if !c.Active {
+			return c
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	p.t.Fatalf("call %s did not end", sid)
+	return serveCall{}
+}
+
+// jambonzWSApp answers session:new with say + gather, the gather's verb:hook with
+// say + hangup: the shape of a real WebSocket application.
+func jambonzWSApp(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var msg struct {
+				Type  string `json:"type"`
+				MsgID string `json:"msgid"`
+			}
+			if json.Unmarshal(data, &msg) != nil {
+				continue
+			}
+			var verbs string
+			switch msg.Type {
+			case "session:new":
+				verbs = `[{"verb":"say","text":"Press a key"},{"verb":"gather","input":["digits"],"numDigits":1,"actionHook":"/digits"}]`
+			case "verb:hook":
+				verbs = `[{"verb":"say","text":"Thanks"},{"verb":"hangup"}]`
+			default:
+				continue
+			}
+			ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, msg.MsgID, verbs)
+			if c.Write(r.Context(), websocket.MessageText, []byte(ack)) != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
+	var statusHooks atomic.Int32
+	httpApp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/call":
+			fmt.Fprint(w, `[{"verb":"say","text":"hi"},{"verb":"gather","input":["digits"],"actionHook":"/digits","timeout":2}]`)
+		case "/digits":
+			fmt.Fprint(w, `[{"verb":"hangup"}]`)
+		case "/status":
+			statusHooks.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+		case "/bad":
+			fmt.Fprint(w, `[{"verb":"dance"}]`)
+		}
+	}))
+	defer httpApp.Close()
+	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
+	a := p.account()
+
+	var app struct {
+		Sid string `json:"application_sid"`
+	}
+	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Applications", a.APIToken, map[string]any{
+		"name": "ivr", "call_hook": map[string]any{"url": httpApp.URL + "/call"},
+		"call_status_hook": map[string]any{"url": httpApp.URL + "/status"}}, &app); code != http.StatusCreated {
+		t.Fatalf("create application: %d %s", code, raw)
+	}
+
+	t.Run("http", func(t *testing.T) {
+		c := p.waitCall(a, p.startCall(a, map[string]any{"application_sid": app.Sid, "from": "+1555", "to": "+1666"}))
+		if c.CallStatus != "completed" || !strings.Contains(c.kinds(), "verb.start:gather") || strings.Count(c.kinds(), "hook.attempt") < 2 {
+			t.Errorf("HTTP call: %s %s\n%s", c.CallStatus, c.Reason, c.kinds())
+		}
+	})
+	t.Run("websocket", func(t *testing.T) {
+		c := p.waitCall(a, p.startCall(a, map[string]any{"call_hook": map[string]any{"url": jambonzWSApp(t)}, "from": "a", "to": "b"}))
+		k := c.kinds()
+		if c.CallStatus != "completed" || !strings.Contains(k, "msg.sent:session:new") || !strings.Contains(k, "msg.sent:verb:hook") || !strings.Contains(k, "verb.start:hangup") {
+			t.Errorf("WebSocket call: %s %s\n%s", c.CallStatus, c.Reason, k)
+		}
+	})
+	t.Run("alerts", func(t *testing.T) {
+		sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": httpApp.URL + "/bad"}, "from": "a", "to": "b"})
+		p.waitCall(a, sid)
+		var alerts []struct {
+			Type    string `json:"type"`
+			CallSid string `json:"call_sid"`
+			Detail  string `json:"detail"`
+		}
+		p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Alerts?type=invalid-app-payload", a.APIToken, nil, &alerts)
+		if len(alerts) != 1 || alerts[0].CallSid != sid || !strings.Contains(alerts[0].Detail, "dance") {
+			t.Errorf("alerts: %+v", alerts)
+		}
+	})
+	code, raw := p.do("GET", "/metrics", "", nil, nil)
+	if code != http.StatusOK || !bytes.Contains(raw, []byte(`switchboard_calls_total{outcome="hangup-verb"}`)) ||
+		!bytes.Contains(raw, []byte(`switchboard_alerts_total{type="invalid-app-payload"} 1`)) {
+		t.Errorf("metrics: %d\n%s", code, raw)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, _ := p.do("GET", path, "", nil, nil); code != http.StatusOK {
+			t.Errorf("%s: %d", path, code)
+		}
+	}
+}
+
+func TestServeRejectsBadEnvironment(t *testing.T) {
+	t.Parallel()
+	for _, kv := range []string{"JAMBONES_WS_MAX_PAYLOAD=lots", "JAMBONES_HTTP_TIMEOUT=-3", "SWITCHBOARD_LISTEN=nowhere", "JAMBONES_WEBHOOK_ERROR_RETURN=200"} {
+		cmd := exec.Command(switchboardBin, "serve", "--database-url", "sqlite:"+filepath.Join(t.TempDir(), "x.db"))
+		cmd.Env = append(cleanEnv(), kv)
+		out, err := cmd.CombinedOutput()
+		name := strings.SplitN(kv, "=", 2)[0]
+		if err == nil || cmd.ProcessState.ExitCode() == 0 || !strings.Contains(string(out), name) {
+			t.Errorf("%s: exit %v, output %q: want a non-zero exit naming %s", kv, err, out, name)
+		}
+	}
+}
+
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	var answered atomic.Int32
+	release := make(chan struct{})
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answered.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"say","text":"goodbye"},{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+	db := filepath.Join(t.TempDir(), "node.db")
+	p := startServe(t, db)
+	a := p.account()
+	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for answered.Load() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the app never saw the call")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		t.Fatalf("serve exited with a call in progress: %v\n%s", err, p.stderr)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-p.exited:
+		p.exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("serve exit: %v\n%s", err, p.stderr)
+		}
+	case <-ctx.Done():
+		t.Fatalf("serve did not exit after its call ended\n%s", p.stderr)
+	}
+	// The drained call is on record with its normal ending.
+	again := startServe(t, db)
+	c := again.waitCall(a, sid)
+	if c.CallStatus != "completed" || c.Reason != "hangup-verb" {
+		t.Errorf("drained call: %s %s", c.CallStatus, c.Reason)
+	}
+	if !strings.Contains(p.stderr.String(), `"call_sid":"`+sid+`"`) {
+		t.Errorf("no log line carries the call sid:\n%s", p.stderr)
+	}
+}
