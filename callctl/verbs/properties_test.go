@@ -1,0 +1,220 @@
+package verbs
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+)
+
+// documented lists, per verb, every property of the jambonz verb specification
+// (@jambonz/verb-specifications specs.json, as installed with @jambonz/node-client-ws
+// 0.2.x) with a valid sample value. Each must be accepted, alone on top of the verb's
+// required properties.
+var documented = map[string]map[string]string{
+	"alert":  {"id": `"a1"`, "message": `"info=alert-internal"`},
+	"answer": {"id": `"a1"`},
+	"conference": {
+		"id": `"c"`, "name": `"room"`, "beep": `true`, "memberTag": `"m"`, "speakOnlyTo": `"x"`,
+		"startConferenceOnEnter": `true`, "endConferenceOnExit": `false`, "endConferenceDuration": `30`,
+		"maxParticipants": `10`, "joinMuted": `true`, "actionHook": `"/a"`, "waitHook": `"/w"`,
+		"statusEvents": `["start","end"]`, "statusHook": `{"url":"/s","method":"GET"}`, "enterHook": `"/e"`,
+		"record": `{"path":"/r"}`, "distributeDtmf": `true`,
+	},
+	"config": {
+		"id": `"c"`, "synthesizer": `{"vendor":"google"}`, "recognizer": `{"vendor":"google"}`,
+		"bargeIn": `{"enable":true}`, "ttsStream": `{"enable":true}`, "record": `{"action":"startCallRecording"}`,
+		"listen": `{"enable":true}`, "stream": `{"enable":false}`, "transcribe": `{"enable":true}`,
+		"amd": `{"actionHook":"/amd"}`, "fillerNoise": `{"enable":true}`, "notifyEvents": `true`,
+		"notifySttLatency": `true`, "reset": `["recognizer"]`, "onHoldMusic": `"http://m"`,
+		"actionHookDelayAction": `{"enabled":true}`, "sipRequestWithinDialogHook": `"/sip"`,
+		"boostAudioSignal": `"-6 dB"`, "vad": `{"enable":true}`, "referHook": `"/refer"`,
+		"earlyMedia": `true`, "autoStreamTts": `false`, "disableTtsCache": `true`,
+	},
+	"dequeue": {"id": `"d"`, "name": `"q"`, "actionHook": `"/a"`, "timeout": `5`, "beep": `true`, "callSid": `"cs"`},
+	"dial": {
+		"id": `"d"`, "actionHook": `"/a"`, "onHoldHook": `"/h"`, "answerOnBridge": `true`, "callerId": `"+1"`,
+		"callerName": `"n"`, "confirmHook": `"/c"`, "referHook": `"/r"`, "dialMusic": `"http://m"`,
+		"dtmfCapture": `["*2"]`, "dtmfHook": `"/d"`, "headers": `{"X-A":"b"}`, "anchorMedia": `true`,
+		"exitMediaPath": `true`, "boostAudioSignal": `3`, "listen": `{"url":"wss://l"}`, "stream": `{"url":"wss://s"}`,
+		"target": `[{"type":"user","name":"bob"}]`, "timeLimit": `60`, "timeout": `20`, "proxy": `"sip:p"`,
+		"transcribe": `{"transcriptionHook":"/t"}`, "amd": `{"actionHook":"/amd"}`,
+		"dub": `[{"action":"addTrack","track":"music"}]`, "tag": `{"k":"v"}`, "forwardPAI": `true`,
+	},
+	"dtmf": {"id": `"d"`, "dtmf": `"123#"`, "duration": `250`},
+	"dub": {
+		"id": `"d"`, "action": `"playOnTrack"`, "track": `"t"`, "play": `"http://a.mp3"`,
+		"say": `{"text":"hi"}`, "loop": `true`, "gain": `"-3 dB"`,
+	},
+	"enqueue": {"id": `"e"`, "name": `"q"`, "actionHook": `"/a"`, "waitHook": `"/w"`, "priority": `2`, "_": `{"x":1}`},
+	"gather": {
+		"id": `"g"`, "actionHook": `"/a"`, "finishOnKey": `"#"`, "input": `["speech"]`, "numDigits": `4`,
+		"minDigits": `1`, "maxDigits": `6`, "interDigitTimeout": `2.5`, "partialResultHook": `"/p"`,
+		"speechTimeout": `3`, "listenDuringPrompt": `true`, "dtmfBargein": `true`, "bargein": `true`,
+		"minBargeinWordCount": `2`, "timeout": `10`, "recognizer": `{"vendor":"google"}`,
+		"play": `{"url":"http://a.mp3"}`, "say": `{"text":"hi"}`, "fillerNoise": `{"enable":true}`,
+		"actionHookDelayAction": `{"enabled":true}`,
+	},
+	"hangup": {"id": `"h"`, "headers": `{"X-Reason":"done"}`},
+	"leave":  {"id": `"l"`},
+	"listen": {
+		"id": `"l"`, "actionHook": `"/a"`, "auth": `{"username":"u","password":"p"}`, "finishOnKey": `"#"`,
+		"maxLength": `60`, "metadata": `{"a":1}`, "mixType": `"stereo"`, "passDtmf": `true`, "playBeep": `true`,
+		"disableBidirectionalAudio": `true`, "bidirectionalAudio": `{"enabled":true}`, "sampleRate": `16000`,
+		"timeout": `5`, "transcribe": `{"transcriptionHook":"/t"}`, "url": `"wss://x"`,
+		"wsAuth": `{"username":"u","password":"p"}`, "earlyMedia": `true`, "channel": `1`,
+	},
+	"llm": {
+		"id": `"l"`, "vendor": `"openai"`, "model": `"gpt"`, "auth": `{"apiKey":"k"}`, "connectOptions": `{"a":1}`,
+		"mcpServers": `[{"url":"http://mcp"}]`, "actionHook": `"/a"`, "eventHook": `"/e"`, "toolHook": `"/t"`,
+		"events": `["all"]`, "llmOptions": `{"messages":[]}`,
+	},
+	"message": {
+		"id": `"m"`, "carrier": `"c"`, "account_sid": `"a"`, "message_sid": `"m"`, "to": `"+1"`, "from": `"+2"`,
+		"text": `"hi"`, "media": `"http://img"`, "actionHook": `"/a"`,
+	},
+	"pause":    {"id": `"p"`, "length": `1.5`},
+	"play":     {"id": `"p"`, "url": `["http://a","http://b"]`, "loop": `"forever"`, "earlyMedia": `true`, "seekOffset": `"8000"`, "timeoutSecs": `10`, "actionHook": `"/a"`},
+	"redirect": {"id": `"r"`, "actionHook": `{"url":"/r","method":"post","username":"u","password":"p"}`},
+	"say": {
+		"id": `"s"`, "text": `"hi"`, "instructions": `"warm"`, "stream": `false`, "loop": `2`,
+		"synthesizer": `{"vendor":"google"}`, "earlyMedia": `true`, "disableTtsCache": `true`, "closeStreamOnEmpty": `true`,
+	},
+	"sip:decline": {"id": `"s"`, "status": `486`, "reason": `"Busy"`, "headers": `{"Retry-After":60}`},
+	"sip:refer":   {"id": `"s"`, "referTo": `"sip:x"`, "referredBy": `"sip:y"`, "referredByDisplayName": `"Y"`, "headers": `{}`, "actionHook": `"/a"`, "eventHook": `"/e"`},
+	"sip:request": {"id": `"s"`, "method": `"INFO"`, "body": `"b"`, "headers": `{"Content-Type":"text/plain"}`, "actionHook": `"/a"`},
+	"stream":      {"id": `"s"`, "url": `"wss://x"`, "mixType": `"mono"`},
+	"tag":         {"id": `"t"`, "data": `{"k":"v"}`},
+	"transcribe":  {"id": `"t"`, "transcriptionHook": `"/t"`, "translationHook": `"/tr"`, "recognizer": `{"vendor":"google"}`, "earlyMedia": `true`, "channel": `2`},
+}
+
+// required lists the required properties of each verb with a valid value; the minimal
+// valid verb is exactly these.
+var required = map[string]map[string]string{
+	"alert":       {"message": `"info=alert-internal"`},
+	"conference":  {"name": `"room"`},
+	"dequeue":     {"name": `"q"`},
+	"dial":        {"target": `[{"type":"phone","number":"+15551234567"}]`},
+	"dtmf":        {"dtmf": `"1"`},
+	"dub":         {"action": `"addTrack"`, "track": `"t"`},
+	"enqueue":     {"name": `"q"`},
+	"listen":      {"url": `"wss://x"`},
+	"stream":      {"url": `"wss://x"`},
+	"llm":         {"vendor": `"openai"`, "llmOptions": `{}`},
+	"message":     {"to": `"+1"`, "from": `"+2"`},
+	"pause":       {"length": `2`},
+	"play":        {"url": `"http://a.mp3"`},
+	"redirect":    {"actionHook": `"/next"`},
+	"say":         {"text": `"hello"`},
+	"sip:decline": {"status": `603`},
+	"sip:refer":   {"referTo": `"sip:x@y"`},
+	"sip:request": {"method": `"INFO"`},
+	"tag":         {"data": `{"a":1}`},
+}
+
+// object renders props (plus extra) as a JSON object with sorted keys.
+func object(t testing.TB, props map[string]string, extra map[string]string) string {
+	t.Helper()
+	m := map[string]json.RawMessage{}
+	for k, v := range props {
+		m[k] = json.RawMessage(v)
+	}
+	for k, v := range extra {
+		m[k] = json.RawMessage(v)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatalf("bad test JSON %v: %v", m, err)
+	}
+	return string(b)
+}
+
+// flat renders the {"verb":name,...} shape, nested the {name:{...}} shape.
+func flat(t testing.TB, name string, props map[string]string) string {
+	return object(t, props, map[string]string{"verb": mustJSON(t, name)})
+}
+
+func nested(t testing.TB, name string, props map[string]string) string {
+	return `{` + mustJSON(t, name) + `:` + object(t, props, nil) + `}`
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestNamesAreSection8 pins the accepted verbs to CALL-CONTROL.md section 8.
+func TestNamesAreSection8(t *testing.T) {
+	want := []string{"alert", "answer", "conference", "config", "dequeue", "dial", "dtmf", "dub", "enqueue",
+		"gather", "hangup", "leave", "listen", "llm", "message", "pause", "play", "redirect", "say",
+		"sip:decline", "sip:refer", "sip:request", "stream", "tag", "transcribe"}
+	got := Names()
+	if len(got) != len(want) {
+		t.Fatalf("Names() = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Names() = %v, want %v", got, want)
+		}
+		if !Known(want[i]) {
+			t.Errorf("Known(%q) = false", want[i])
+		}
+	}
+	for _, name := range []string{"", "Say", "rest:dial", "dialogflow", "lex", "rasa", "pipeline", "verb"} {
+		if Known(name) {
+			t.Errorf("Known(%q) = true", name)
+		}
+	}
+}
+
+func TestEveryVerbHasATableRow(t *testing.T) {
+	for _, name := range Names() {
+		if _, ok := documented[name]; !ok {
+			t.Errorf("verb %q has no row in documented", name)
+		}
+	}
+	if len(documented) != len(Names()) {
+		t.Errorf("documented has %d verbs, package accepts %d", len(documented), len(Names()))
+	}
+}
+
+func TestDecodeAcceptsEveryDocumentedProperty(t *testing.T) {
+	for _, name := range sortedKeys(documented) {
+		for _, prop := range sortedKeys(documented[name]) {
+			t.Run(name+"/"+prop, func(t *testing.T) {
+				props := map[string]string{}
+				for k, v := range required[name] {
+					props[k] = v
+				}
+				props[prop] = documented[name][prop]
+				for _, doc := range []string{flat(t, name, props), nested(t, name, props)} {
+					if _, err := Decode([]byte("[" + doc + "]")); err != nil {
+						t.Errorf("Decode(%s): %v", doc, err)
+					}
+				}
+			})
+		}
+		t.Run(name+"/all", func(t *testing.T) {
+			doc := flat(t, name, documented[name])
+			vs, err := Decode([]byte("[" + doc + "]"))
+			if err != nil {
+				t.Fatalf("Decode(%s): %v", doc, err)
+			}
+			if got := vs[0].ID(); got == "" {
+				t.Errorf("ID() = %q, want the id property", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,191 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// appStartTimeout bounds how long a Node app may take to print its ready line.
+const appStartTimeout = 30 * time.Second
+
+// appEvent is one JSON line an app printed: {"event":"...", ...}.
+type appEvent map[string]any
+
+func (e appEvent) str(key string) string {
+	s, _ := e[key].(string)
+	return s
+}
+
+func (e appEvent) num(key string) float64 {
+	n, _ := e[key].(float64)
+	return n
+}
+
+// nodeApp is a running Node test app.
+type nodeApp struct {
+	port int
+
+	mu     sync.Mutex
+	events []appEvent
+	stderr bytes.Buffer
+	wake   chan struct{} // closed and replaced whenever an event arrives
+	done   chan struct{} // closed when stdout reaches EOF
+}
+
+// startNodeApp runs testdata/node/<script> on a free loopback port with env added to
+// the environment, waits for its ready line and stops it when the test ends.
+func startNodeApp(t *testing.T, script string, env ...string) *nodeApp {
+	t.Helper()
+	node, modules := requireNodeSDKs(t)
+	app := &nodeApp{port: freePort(t), wake: make(chan struct{}), done: make(chan struct{})}
+	cmd := exec.Command(node, filepath.Join(nodeTestdata, script))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PORT="+strconv.Itoa(app.port))
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = lockedWriter{&app.mu, &app.stderr}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", script, err)
+	}
+	go app.read(stdout)
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("%s events: %v\n%s stderr:\n%s", script, app.Events(), script, app.Stderr())
+		}
+	})
+	if _, ok := app.waitEvent("ready", appStartTimeout); !ok {
+		t.Fatalf("%s printed no ready line within %s; stderr:\n%s", script, appStartTimeout, app.Stderr())
+	}
+	return app
+}
+
+// read collects the app's JSON lines; anything else the SDK prints is ignored.
+func (a *nodeApp) read(r interface{ Read([]byte) (int, error) }) {
+	defer close(a.done)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		var ev appEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.str("event") == "" {
+			continue
+		}
+		a.mu.Lock()
+		a.events = append(a.events, ev)
+		close(a.wake)
+		a.wake = make(chan struct{})
+		a.mu.Unlock()
+	}
+}
+
+// Events returns a copy of the events so far.
+func (a *nodeApp) Events() []appEvent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]appEvent(nil), a.events...)
+}
+
+// Stderr returns what the app wrote to stderr so far.
+func (a *nodeApp) Stderr() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stderr.String()
+}
+
+// Named returns the events called name.
+func (a *nodeApp) Named(name string) []appEvent {
+	var out []appEvent
+	for _, e := range a.Events() {
+		if e.str("event") == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// waitEvent waits until an event called name has arrived (returning the first one),
+// the app's stdout closed or timeout passed.
+func (a *nodeApp) waitEvent(name string, timeout time.Duration) (appEvent, bool) {
+	evs, ok := a.waitEvents(name, 1, timeout)
+	if !ok {
+		return nil, false
+	}
+	return evs[0], true
+}
+
+// waitEvents waits until n events called name have arrived and returns them all.
+func (a *nodeApp) waitEvents(name string, n int, timeout time.Duration) ([]appEvent, bool) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		a.mu.Lock()
+		wake := a.wake
+		var found []appEvent
+		for _, e := range a.events {
+			if e.str("event") == name {
+				found = append(found, e)
+			}
+		}
+		a.mu.Unlock()
+		if len(found) >= n {
+			return found, true
+		}
+		select {
+		case <-wake:
+		case <-a.done:
+			return found, false
+		case <-deadline.C:
+			return found, false
+		}
+	}
+}
+
+// URL is the app's address with scheme (http or ws) and path.
+func (a *nodeApp) URL(scheme, path string) string {
+	return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, a.port, path)
+}
+
+// freePort returns a loopback port that was free a moment ago, for an app to listen
+// on (the apps take their port from the test, as a developer's app takes it from
+// configuration).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
