@@ -1,0 +1,89 @@
+package transport
+
+import (
+	"crypto/tls"
+	"net/http"
+	"time"
+)
+
+// ClientOptions configure NewHTTPClient. Zero values take the defaults below.
+type ClientOptions struct {
+	// ConnectTimeout bounds one connection: name lookup, TCP connect and TLS
+	// handshake together. Default 10 s.
+	ConnectTimeout time.Duration
+	// TLSHandshakeTimeout, when > 0, bounds the TLS handshake on its own, started
+	// once TCP is connected. 0: the handshake shares ConnectTimeout's budget.
+	TLSHandshakeTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for response headers once the request is
+	// written. 0 means no limit (WebSocket dials bound the handshake by context).
+	ResponseHeaderTimeout time.Duration
+	// Resolver resolves host names. Default net.DefaultResolver.
+	Resolver Resolver
+	// TLSConfig is cloned for each TLS connection (tests set RootCAs). NextProtos is
+	// always HTTP/1.1.
+	TLSConfig *tls.Config
+	// MaxIdleConnsPerHost keeps that many idle connections per host. Default 4.
+	MaxIdleConnsPerHost int
+}
+
+// DefaultConnectTimeout is JAMBONES_HTTP_TIMEOUT's default.
+const DefaultConnectTimeout = 10 * time.Second
+
+func (o ClientOptions) withDefaults() ClientOptions {
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.MaxIdleConnsPerHost <= 0 {
+		o.MaxIdleConnsPerHost = 4
+	}
+	return o
+}
+
+// NewHTTPClient returns the HTTP client every outbound request goes through: URLs
+// are checked with rules.CheckURL before anything is sent, every socket's IP is
+// checked by the dialer's Control hook, environment proxies are ignored, redirects
+// are never followed (the 3xx response is returned as is), and connect and
+// response-header waits are bounded by opts. Connection failures are *ConnectError
+// (inside the *url.Error the client returns); refusals match ErrEgressRefused.
+//
+// It also serves WebSocket dials: coder/websocket accepts it as DialOptions.HTTPClient.
+func NewHTTPClient(rules EgressRules, opts ClientOptions) *http.Client {
+	opts = opts.withDefaults()
+	d := newEgressDialer(rules, opts)
+	base := &http.Transport{
+		Proxy:                 nil, // environment proxies ignored on purpose
+		DialContext:           d.DialContext,
+		DialTLSContext:        d.DialTLSContext,
+		ResponseHeaderTimeout: opts.ResponseHeaderTimeout,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   opts.MaxIdleConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{
+		Transport: &egressTransport{rules: rules, base: base},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// egressTransport refuses a request whose URL the rules refuse before the base
+// transport sees it.
+type egressTransport struct {
+	rules EgressRules
+	base  *http.Transport
+}
+
+func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.rules.CheckURL(req.URL); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
+	return t.base.RoundTrip(req)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
+func (t *egressTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }

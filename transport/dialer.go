@@ -1,0 +1,204 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Resolver looks up the addresses of a host name. *net.Resolver implements it; tests
+// inject their own to control what a name resolves to.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// ResolverFunc adapts a function to Resolver.
+type ResolverFunc func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
+// LookupNetIP implements Resolver.
+func (f ResolverFunc) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	return f(ctx, network, host)
+}
+
+// ConnectError wraps every failure to establish a connection: name lookup, TCP
+// connect, TLS handshake. Errors outside a *ConnectError happened after the
+// connection was up, which is how Classify tells a connect timeout (ct) from a
+// response-header timeout (rt).
+type ConnectError struct {
+	// Op is "lookup", "dial" or "tls".
+	Op string
+	// Addr is the host:port being connected.
+	Addr string
+	Err  error
+}
+
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("connect (%s %s): %v", e.Op, e.Addr, e.Err)
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// NewDialer returns a dialer whose Control hook checks, with rules, the exact IP of
+// every socket before it connects (IPv4-mapped addresses unmapped first), so a
+// refused address never sees a SYN. connectTimeout bounds each dial (0: none).
+func NewDialer(rules EgressRules, connectTimeout time.Duration) *net.Dialer {
+	return &net.Dialer{
+		Timeout: connectTimeout,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			return rules.checkDialAddress(address)
+		},
+	}
+}
+
+func (r EgressRules) checkDialAddress(address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return &RefusedError{Host: address, Reason: "unparseable dial address"}
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return &RefusedError{Host: host, Reason: "dial address is not an IP"}
+	}
+	return r.CheckIP(ip)
+}
+
+// egressDialer resolves names itself (through an injectable Resolver) and dials the
+// resulting addresses one by one through the checking dialer, so that the address
+// checked is the address connected.
+type egressDialer struct {
+	rules      EgressRules
+	checked    *net.Dialer // Control hook enforces rules
+	trusted    *net.Dialer // for AllowHosts names: no IP check
+	resolver   Resolver
+	timeout    time.Duration // whole connect: lookup + TCP (+ TLS unless tlsTimeout)
+	tlsTimeout time.Duration
+	tls        *tls.Config
+}
+
+func newEgressDialer(rules EgressRules, opts ClientOptions) *egressDialer {
+	res := opts.Resolver
+	if res == nil {
+		res = net.DefaultResolver
+	}
+	cfg := opts.TLSConfig
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	return &egressDialer{
+		rules:      rules,
+		checked:    NewDialer(rules, 0),
+		trusted:    &net.Dialer{},
+		resolver:   res,
+		timeout:    opts.ConnectTimeout,
+		tlsTimeout: opts.TLSHandshakeTimeout,
+		tls:        cfg,
+	}
+}
+
+// DialContext dials addr ("host:port"); errors are *ConnectError.
+func (d *egressDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.timeout)
+		defer cancel()
+	}
+	return d.dial(ctx, network, addr)
+}
+
+func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &ConnectError{Op: "dial", Addr: addr, Err: err}
+	}
+	if err := d.rules.checkHost(host); err != nil {
+		return nil, &ConnectError{Op: "dial", Addr: addr, Err: err}
+	}
+	dialer := d.checked
+	if d.rules.hostAllowed(host) {
+		dialer = d.trusted
+	}
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = []netip.Addr{ip}
+	} else {
+		ips, err = d.resolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, &ConnectError{Op: "lookup", Addr: addr, Err: err}
+		}
+		if len(ips) == 0 {
+			return nil, &ConnectError{Op: "lookup", Addr: addr, Err: &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}}
+		}
+	}
+	portNum, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil, &ConnectError{Op: "dial", Addr: addr, Err: fmt.Errorf("invalid port %q", port)}
+	}
+	var first error
+	for _, ip := range ips {
+		conn, err := dialer.DialContext(ctx, network, netip.AddrPortFrom(ip.Unmap(), uint16(portNum)).String())
+		if err == nil {
+			return conn, nil
+		}
+		var re *RefusedError
+		if errors.As(err, &re) && re.Host == "" {
+			re.Host = host
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, &ConnectError{Op: "dial", Addr: addr, Err: first}
+}
+
+// DialTLSContext dials addr and completes the TLS handshake, within the connect
+// deadline or, when set, its own TLS handshake deadline; handshake failures are
+// *ConnectError with Op "tls".
+func (d *egressDialer) DialTLSContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	var raw net.Conn
+	var err error
+	if d.tlsTimeout > 0 {
+		raw, err = d.DialContext(ctx, network, addr)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.tlsTimeout)
+		defer cancel()
+	} else {
+		if d.timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d.timeout)
+			defer cancel()
+		}
+		raw, err = d.dial(ctx, network, addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := d.tls.Clone()
+	if cfg.ServerName == "" {
+		host, _, _ := net.SplitHostPort(addr)
+		cfg.ServerName = host
+	}
+	// HTTP/1.1 only: WebSocket upgrades need it, and hooks gain nothing from h2.
+	cfg.NextProtos = []string{"http/1.1"}
+	conn := tls.Client(raw, cfg)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		_ = raw.Close()
+		return nil, &ConnectError{Op: "tls", Addr: addr, Err: err}
+	}
+	return conn, nil
+}
+
+// Timeout reports whether the connection attempt timed out, so that *url.Error's
+// Timeout (and net.Error checks) see through a *ConnectError.
+func (e *ConnectError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.Err, &ne) && ne.Timeout() || errors.Is(e.Err, context.DeadlineExceeded)
+}

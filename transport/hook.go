@@ -1,0 +1,239 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/retry"
+)
+
+// HookClientOptions configure a HookClient. Zero values take the defaults stated.
+type HookClientOptions struct {
+	// Rules are the egress rules. Default (no Schemes): CallControlRules(false).
+	Rules EgressRules
+	// Timeout bounds the connection (lookup, TCP, TLS) and, separately, the wait for
+	// response headers. Default 10 s (JAMBONES_HTTP_TIMEOUT).
+	Timeout time.Duration
+	// UserAgent is sent on every request. Default "jambonz".
+	UserAgent string
+	// MaxBody caps the response body read. Default 1 MiB.
+	MaxBody int64
+	// Clock timestamps attempts and signatures. Default retry.SystemClock.
+	Clock retry.Clock
+	// Sleep waits between attempts and returns early with ctx's error. Default: a
+	// real timer. Tests inject one that records the delays.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Logger receives a debug line per attempt. Default: disabled.
+	Logger zerolog.Logger
+	// Resolver and TLSConfig are passed to NewHTTPClient (tests inject them).
+	Resolver  Resolver
+	TLSConfig *tls.Config
+}
+
+// Defaults of HookClientOptions.
+const (
+	DefaultHookTimeout = 10 * time.Second
+	DefaultUserAgent   = "jambonz"
+	DefaultMaxBody     = 1 << 20
+)
+
+func (o HookClientOptions) withDefaults() HookClientOptions {
+	if len(o.Rules.Schemes) == 0 {
+		o.Rules = CallControlRules(false)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultHookTimeout
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.Clock == nil {
+		o.Clock = retry.SystemClock{}
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepContext
+	}
+	return o
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// HookClient sends call-control webhooks (CALL-CONTROL.md §3) with the retries of
+// the target URL's policy (§1–2). It is safe for concurrent use.
+type HookClient struct {
+	opts HookClientOptions
+	pool *http.Client // owns the connections
+	http *http.Client // what retryablehttp uses (see keepIdle)
+}
+
+// NewHookClient returns a HookClient over NewHTTPClient(opts.Rules, ...).
+func NewHookClient(opts HookClientOptions) *HookClient {
+	opts = opts.withDefaults()
+	pool := NewHTTPClient(opts.Rules, ClientOptions{
+		ConnectTimeout:        opts.Timeout,
+		ResponseHeaderTimeout: opts.Timeout,
+		Resolver:              opts.Resolver,
+		TLSConfig:             opts.TLSConfig,
+	})
+	// retryablehttp closes the client's idle connections whenever a request gives
+	// up; through this view that is a no-op, so one failing app does not empty the
+	// pool that every other request shares.
+	view := &http.Client{Transport: keepIdle{pool.Transport}, CheckRedirect: pool.CheckRedirect}
+	return &HookClient{opts: opts, pool: pool, http: view}
+}
+
+// keepIdle hides the transport's CloseIdleConnections from http.Client.
+type keepIdle struct{ http.RoundTripper }
+
+// CloseIdleConnections closes pooled connections (call it when done with the client).
+func (c *HookClient) CloseIdleConnections() { c.pool.CloseIdleConnections() }
+
+// HookRequest is one webhook to send.
+type HookRequest struct {
+	// Target is the hook URL with its retry policy; its fragment is never sent.
+	Target fragment.Target
+	// Method is POST (default; JSON body) or GET (the payload's fields as query
+	// parameters).
+	Method string
+	// Payload is the JSON body: a value that encodes as JSON (map[string]any, a
+	// struct), or json.RawMessage / []byte taken as is. nil sends "{}".
+	Payload any
+	// Username and Password, when Username is set, are sent as HTTP Basic auth.
+	Username, Password string
+	// Secret, when set, adds a Jambonz-Signature header (GET signs the empty body).
+	Secret string
+	// Header holds extra headers; the client's own headers win over them.
+	Header http.Header
+	// Observer, when set, is called after every attempt, in order.
+	Observer func(Attempt)
+}
+
+// Attempt describes one try of a hook request.
+type Attempt struct {
+	// Number counts from 1.
+	Number   int
+	Start    time.Time
+	Duration time.Duration
+	// Status is the HTTP status, 0 if no response arrived.
+	Status int
+	// Class is retry.Success or the failure class.
+	Class retry.Class
+	Err   error
+	// DelayBefore is the backoff waited before this attempt (0 for the first).
+	DelayBefore time.Duration
+}
+
+// HookResponse is the final response of a hook request.
+type HookResponse struct {
+	Status int
+	Header http.Header
+	// Body is the response body, at most MaxBody bytes.
+	Body     []byte
+	Attempts []Attempt
+}
+
+// HookError is returned when a hook request did not succeed: retries ran out, the
+// failure class is not retried, or the context ended. Class, Status and Err are
+// those of the last attempt.
+type HookError struct {
+	Method, URL string
+	Class       retry.Class
+	Status      int
+	Attempts    []Attempt
+	// Reason says why no further attempt was made.
+	Reason string
+	Err    error
+}
+
+func (e *HookError) Error() string {
+	what := string(e.Class)
+	if e.Status != 0 {
+		what = fmt.Sprintf("status %d (%s)", e.Status, e.Class)
+	}
+	msg := fmt.Sprintf("hook %s %s failed after %d attempt(s): %s", e.Method, e.URL, len(e.Attempts), what)
+	if e.Reason != "" {
+		msg += "; " + e.Reason
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *HookError) Unwrap() error { return e.Err }
+
+// Do sends the hook, retrying per hr.Target.Policy, and returns the response on 200,
+// 202 or 204. Otherwise it returns a *HookError and, when the last attempt got an
+// answer, that response too. A request that cannot be built (bad payload, method)
+// returns an error wrapping ErrInvalidRequest and sends nothing. When ctx ends, the
+// current attempt or wait stops and the error's Class is retry.Canceled.
+func (c *HookClient) Do(ctx context.Context, hr HookRequest) (*HookResponse, error) {
+	shape, err := shapeRequest(hr)
+	if err != nil {
+		return nil, err
+	}
+	var body any
+	if shape.body != nil {
+		body = shape.body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, shape.method, shape.url, body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	for k, vs := range hr.Header {
+		req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	req.Header.Set("User-Agent", c.opts.UserAgent)
+	if shape.method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if hr.Username != "" {
+		req.SetBasicAuth(hr.Username, hr.Password)
+	}
+
+	run := &hookRun{
+		client: c,
+		ctx:    ctx,
+		req:    hr,
+		shape:  shape,
+		policy: retry.CallControl(hr.Target.Policy),
+	}
+	run.sign(req.Request)
+	req.SetResponseHandler(run.readBody)
+
+	rc := &retryablehttp.Client{
+		HTTPClient:     c.http,
+		Logger:         nil, // we log through zerolog in record
+		RetryMax:       run.policy.MaxAttempts - 1,
+		RequestLogHook: run.beforeAttempt,
+		CheckRetry:     run.checkRetry,
+		Backoff:        run.backoff,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
+		PrepareRetry:   run.prepareRetry,
+	}
+	resp, doErr := rc.Do(req)
+	return run.finish(resp, doErr)
+}
