@@ -1,0 +1,177 @@
+package wsclient
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/retry"
+)
+
+// Attempt is one opening handshake, as reported to Options.Observer and kept in
+// DialError.Attempts.
+type Attempt struct {
+	// Number counts from 1 within one Dial or one reconnect episode.
+	Number int
+	// Start and Duration come from Options.Clock.
+	Start    time.Time
+	Duration time.Duration
+	// Status is the HTTP status of the upgrade answer (101 on success), 0 if none.
+	Status int
+	// Class is retry.Success or the failure class.
+	Class retry.Class
+	// Err is the attempt's error, nil on success.
+	Err error
+	// DelayBefore is the wait that preceded this attempt.
+	DelayBefore time.Duration
+}
+
+// DialError is returned by Dial and Reconnector.Next when no connection could be
+// opened. It wraps the last attempt's error.
+type DialError struct {
+	// Class is the class of the last attempt (retry.Canceled when ctx ended first).
+	Class retry.Class
+	// Status is the HTTP status of the last upgrade answer, 0 if none.
+	Status int
+	// Attempts lists every attempt made, in order.
+	Attempts []Attempt
+	// Err is the cause.
+	Err error
+}
+
+// Error names the attempts, the class, the status and the cause.
+func (e *DialError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "wsclient: dial failed after %d attempt(s)", len(e.Attempts))
+	if e.Class != "" {
+		fmt.Fprintf(&b, " (%s", e.Class)
+		if e.Status != 0 {
+			fmt.Fprintf(&b, ", status %d", e.Status)
+		}
+		b.WriteString(")")
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause, for errors.Is and errors.As.
+func (e *DialError) Unwrap() error { return e.Err }
+
+// Dial opens the WebSocket of an application (a ws or wss Target from
+// fragment.Parse or fragment.Resolve) with the subprotocol ws.jambonz.org, retrying
+// per the target's policy (CALL-CONTROL.md §1–2): rc+1 attempts at most, the ramp
+// 0.5, 1, 2, 4, 6 s between them, only the classes rp covers. A handshake timeout is
+// retried only when rp is explicit and has ct or all; an egress refusal never.
+//
+// On failure it returns a *DialError listing the attempts. When ctx ends, Dial stops
+// at once and the DialError wraps ctx.Err(). Options out of range give an error
+// wrapping ErrInvalidOptions and no attempt is made.
+func Dial(ctx context.Context, target fragment.Target, opts Options) (*Conn, error) {
+	o, own, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if own {
+		defer o.HTTPClient.CloseIdleConnections()
+	}
+	return dialWithRetries(ctx, target, o, retry.CallControl(target.Policy), 0)
+}
+
+// dialWithRetries runs attempts under policy p; the first waits firstDelay. o has its
+// defaults.
+func dialWithRetries(ctx context.Context, target fragment.Target, o Options, p retry.Policy, firstDelay time.Duration) (*Conn, error) {
+	if err := checkTarget(target); err != nil {
+		return nil, &DialError{Class: retry.Permanent, Err: err}
+	}
+	var attempts []Attempt
+	delay := firstDelay
+	for n := 1; ; n++ {
+		if delay > 0 {
+			if err := o.Sleep(ctx, delay); err != nil {
+				return nil, giveUp(o, target, attempts, retry.Canceled, 0, fmt.Errorf("waiting to retry: %w", err))
+			}
+		}
+		start := o.Clock.Now()
+		conn, status, err := dialOnce(ctx, target, o)
+		a := Attempt{Number: n, Start: start, Duration: o.Clock.Now().Sub(start), Status: status, Err: err, DelayBefore: delay}
+		a.Class = classifyAttempt(ctx, o, status, err)
+		attempts = append(attempts, a)
+		if o.Observer != nil {
+			o.Observer(a)
+		}
+		if err == nil {
+			o.Logger.Debug().Str("url", target.Clean()).Int("attempt", n).Msg("websocket connected")
+			return conn, nil
+		}
+		o.Logger.Debug().Str("url", target.Clean()).Int("attempt", n).Str("class", string(a.Class)).
+			Int("status", status).Err(err).Msg("websocket attempt failed")
+		if a.Class == retry.Canceled {
+			return nil, giveUp(o, target, attempts, a.Class, status, err)
+		}
+		d := retry.NextAttempt(p, retry.Outcome{Class: a.Class}, n)
+		if !d.Retry {
+			return nil, giveUp(o, target, attempts, a.Class, status, fmt.Errorf("%s: %w", d.Reason, err))
+		}
+		delay = d.Delay
+	}
+}
+
+func giveUp(o Options, target fragment.Target, attempts []Attempt, c retry.Class, status int, err error) *DialError {
+	o.Logger.Warn().Str("url", target.Clean()).Int("attempts", len(attempts)).Str("class", string(c)).
+		Err(err).Msg("websocket connection failed")
+	return &DialError{Class: c, Status: status, Attempts: attempts, Err: err}
+}
+
+func checkTarget(t fragment.Target) error {
+	if t.URL == nil {
+		return fmt.Errorf("%w: target has no URL", fragment.ErrInvalidURL)
+	}
+	if tr, err := fragment.TransportOf(t.URL.Scheme); err != nil || tr != fragment.WebSocket {
+		return fmt.Errorf("%w: %q is not a ws or wss URL", fragment.ErrInvalidURL, t.Clean())
+	}
+	return nil
+}
+
+// dialOnce makes one opening handshake bounded by o.HandshakeTimeout. status is the
+// HTTP status of the answer, 0 if none came.
+func dialOnce(ctx context.Context, target fragment.Target, o Options) (*Conn, int, error) {
+	hctx, cancel := context.WithTimeout(ctx, o.HandshakeTimeout)
+	defer cancel()
+	header := o.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Set("User-Agent", o.UserAgent)
+	pongs := new(atomic.Int64)
+	ws, resp, err := websocket.Dial(hctx, target.Clean(), &websocket.DialOptions{
+		HTTPClient:     o.HTTPClient,
+		HTTPHeader:     header,
+		Subprotocols:   []string{Subprotocol},
+		OnPongReceived: func(context.Context, []byte) { pongs.Add(1) },
+	})
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	if err != nil {
+		if hctx.Err() != nil && ctx.Err() == nil {
+			// Name the real cause: coder/websocket reports only "context deadline exceeded".
+			err = fmt.Errorf("opening handshake not completed within %v: %w", o.HandshakeTimeout, err)
+		}
+		return nil, status, err
+	}
+	if ws.Subprotocol() != Subprotocol {
+		_ = ws.CloseNow()
+		return nil, status, fmt.Errorf("%w (got %q)", ErrSubprotocol, ws.Subprotocol())
+	}
+	return newConn(ws, o, pongs), status, nil
+}

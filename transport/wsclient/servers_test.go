@@ -1,0 +1,340 @@
+package wsclient
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// Loopback test servers. Every one counts the connections or requests it saw, so a
+// test can check the number of attempts from the server's side too.
+
+// wsServer accepts WebSocket upgrades with coder/websocket (subprotocol
+// ws.jambonz.org unless noSubprotocol) and runs handle on each connection.
+type wsServer struct {
+	*httptest.Server
+	requests atomic.Int64
+	mu       sync.Mutex
+	headers  []http.Header
+}
+
+func newWSServer(t testing.TB, noSubprotocol bool, handle func(ctx context.Context, c *websocket.Conn)) *wsServer {
+	t.Helper()
+	return newWSServerOpts(t, opts(noSubprotocol), handle)
+}
+
+func opts(noSubprotocol bool) *websocket.AcceptOptions {
+	if noSubprotocol {
+		return nil
+	}
+	return &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}}
+}
+
+// newAcceptingServer accepts with opts and reads, answering pings and discarding
+// messages, until the connection ends. (Not CloseRead: coder/websocket's CloseRead
+// goroutine waits 15 s for itself when a data message arrives.)
+func newAcceptingServer(t *testing.T, opts *websocket.AcceptOptions) *wsServer {
+	return newWSServerOpts(t, opts, func(ctx context.Context, c *websocket.Conn) {
+		for {
+			if _, _, err := c.Read(ctx); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func newWSServerOpts(t testing.TB, opts *websocket.AcceptOptions, handle func(ctx context.Context, c *websocket.Conn)) *wsServer {
+	t.Helper()
+	s := &wsServer{}
+	var handlers sync.WaitGroup
+	// Hijacked connections outlive r.Context(): handlers get one ended at cleanup.
+	life, endLife := context.WithCancel(context.Background())
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		s.mu.Lock()
+		s.headers = append(s.headers, r.Header.Clone())
+		s.mu.Unlock()
+		c, err := websocket.Accept(w, r, opts)
+		if err != nil {
+			return
+		}
+		handlers.Add(1)
+		defer handlers.Done()
+		defer c.CloseNow()
+		handle(life, c)
+	}))
+	t.Cleanup(func() {
+		endLife()
+		s.CloseClientConnections()
+		s.Close()
+		handlers.Wait()
+	})
+	return s
+}
+
+func (s *wsServer) header(i int) http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.headers[i]
+}
+
+// statusServer answers the first failures upgrade requests with status (all of them
+// when failures < 0) and upgrades the later ones. location, if set, is sent as the
+// Location header (for 3xx).
+type statusServer struct {
+	*httptest.Server
+	requests atomic.Int64
+}
+
+func newStatusServer(t *testing.T, status int, failures int64, location string) *statusServer {
+	t.Helper()
+	s := &statusServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := s.requests.Add(1); failures >= 0 && n > failures {
+			c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+			if err != nil {
+				return
+			}
+			defer c.CloseNow()
+			for {
+				if _, _, err := c.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}
+		if location != "" {
+			w.Header().Set("Location", location)
+		}
+		http.Error(w, "no", status)
+	}))
+	t.Cleanup(func() {
+		s.CloseClientConnections()
+		s.Close()
+	})
+	return s
+}
+
+// silentListener accepts TCP connections and never answers: every opening
+// handshake against it times out.
+type silentListener struct {
+	ln      net.Listener
+	accepts atomic.Int64
+}
+
+func newSilentListener(t *testing.T) *silentListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &silentListener{ln: ln}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.accepts.Add(1)
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return s
+}
+
+func (s *silentListener) url() string { return "ws://" + s.ln.Addr().String() + "/ws" }
+
+// closedPortURL is a loopback address nothing listens on: connects are refused.
+func closedPortURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "ws://" + addr + "/ws"
+}
+
+// rawServer completes the opening handshake by hand (selecting ws.jambonz.org) and
+// hands the hijacked socket to script, which writes frames byte by byte. It never
+// reads after the handshake unless script does.
+func newRawServer(t testing.TB, script func(r *http.Request, conn net.Conn, rw *bufio.ReadWriter)) *httptest.Server {
+	t.Helper()
+	var scripts sync.WaitGroup
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Sec-WebSocket-Key")
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || key == "" {
+			http.Error(w, "not an upgrade", http.StatusBadRequest)
+			return
+		}
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		scripts.Add(1)
+		defer scripts.Done()
+		defer conn.Close()
+		sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Protocol: " + Subprotocol + "\r\n" +
+			"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+		if rw.Flush() != nil {
+			return
+		}
+		script(r, conn, rw)
+	}))
+	t.Cleanup(func() {
+		s.CloseClientConnections()
+		s.Close()
+		scripts.Wait()
+	})
+	return s
+}
+
+// newBogusUpgradeServer answers every request with a 101 whose Sec-WebSocket-Accept
+// is wrong: an upgrade the client must refuse.
+func newBogusUpgradeServer(t testing.TB) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var requests atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Protocol: " + Subprotocol + "\r\nSec-WebSocket-Accept: bogus\r\n\r\n")
+		rw.Flush()
+	}))
+	t.Cleanup(func() {
+		s.CloseClientConnections()
+		s.Close()
+	})
+	return s, &requests
+}
+
+// WebSocket opcodes for raw frames.
+const (
+	opContinuation = 0x0
+	opText         = 0x1
+	opBinary       = 0x2
+	opClose        = 0x8
+	opPing         = 0x9
+)
+
+// writeFrame writes one unmasked (server to client) frame.
+func writeFrame(w *bufio.ReadWriter, fin bool, opcode byte, payload []byte) error {
+	b0 := opcode
+	if fin {
+		b0 |= 0x80
+	}
+	hdr := []byte{b0}
+	switch n := len(payload); {
+	case n < 126:
+		hdr = append(hdr, byte(n))
+	case n <= 0xFFFF:
+		hdr = append(hdr, 126)
+		hdr = binary.BigEndian.AppendUint16(hdr, uint16(n))
+	default:
+		hdr = append(hdr, 127)
+		hdr = binary.BigEndian.AppendUint64(hdr, uint64(n))
+	}
+	if _, err := w.Write(hdr); err != nil {
+		return err
+	}
+	if _, err := w.Write(payload); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// loopbackClient is the egress client with loopback allowed, as a node configured
+// for local applications uses.
+func loopbackClient(t testing.TB) *http.Client {
+	t.Helper()
+	c := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{})
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// sleepRecorder records the waits between attempts instead of sleeping.
+type sleepRecorder struct {
+	mu     sync.Mutex
+	delays []time.Duration
+}
+
+func (s *sleepRecorder) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.delays = append(s.delays, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func (s *sleepRecorder) recorded() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.delays...)
+}
+
+// testOptions: loopback allowed, waits recorded, a handshake timeout generous
+// enough for a loaded machine. Tests of handshake timeouts shorten it.
+func testOptions(t testing.TB, rec *sleepRecorder) Options {
+	return Options{
+		HTTPClient:       loopbackClient(t),
+		HandshakeTimeout: 5 * time.Second,
+		Sleep:            rec.sleep,
+	}
+}
+
+// shortHandshake is the handshake timeout of tests that expect it to expire.
+const shortHandshake = 100 * time.Millisecond
+
+func mustTarget(t testing.TB, raw string) fragment.Target {
+	t.Helper()
+	tg, err := fragment.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func seconds(s ...float64) []time.Duration {
+	out := make([]time.Duration, len(s))
+	for i, v := range s {
+		out[i] = time.Duration(v * float64(time.Second))
+	}
+	return out
+}
