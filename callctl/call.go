@@ -1,0 +1,323 @@
+package callctl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/callctl/verbs"
+	"github.com/switchboard-voice/switchboard/fragment"
+)
+
+// application is the transport side of a call: an HTTP webhook app or a WebSocket
+// session. All methods run on the call's goroutine.
+type application interface {
+	// start asks the application for the call's first verbs. ok false means the
+	// call already ended (start called c.end).
+	start(ctx context.Context) (vs []verbs.Verb, ok bool)
+	// hook requests a hook of a verb. replace reports verbs that replace the
+	// remaining ones; ok false means the request failed (already alerted).
+	// typ is the WebSocket message type: verb:hook, or dial:confirm for a dial's
+	// confirm hook.
+	hook(ctx context.Context, typ string, h *verbs.Hook, payload map[string]any) (vs []verbs.Verb, replace bool, ok bool)
+	// notify sends a fire-and-forget notification (call:status), best effort.
+	notify(ctx context.Context, payload map[string]any)
+	// between runs between verbs: a WebSocket app's commands are applied here.
+	between(ctx context.Context)
+	// exhausted is called when the verbs ran out. more false ends the call with
+	// reason (a WebSocket app may send a command meanwhile, which queues verbs).
+	exhausted(ctx context.Context) (more bool, reason string)
+	// verbStatus reports a verb starting or finishing (config notifyEvents).
+	verbStatus(ctx context.Context, data map[string]any)
+	// finish releases the application at the end of the call.
+	finish(ctx context.Context)
+}
+
+// callRun is one call in progress. It is driven by Run and is not safe for concurrent
+// use.
+type callRun struct {
+	opts  *prepared
+	clock *simClock
+	info  CallInfo
+	app   application
+
+	queue    []verbs.Verb // the verbs still to run
+	answered bool
+	ended    bool
+	result   Result
+
+	gatherNext   int
+	dialNext     int
+	notifyEvents bool // config notifyEvents: verb:status messages to a WebSocket app
+}
+
+// Run runs one call to its end and returns what happened. The error is non-nil only
+// for Options that cannot run a call (wrapping ErrInvalidOptions): failures of the
+// call itself (a rejected call, a dropped socket) are in the Result. When ctx ends,
+// the call ends with ReasonCanceled.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	p, err := o.prepare()
+	if err != nil {
+		return nil, err
+	}
+	c := newCall(p)
+	c.run(ctx)
+	return &c.result, nil
+}
+
+func newCall(p *prepared) *callRun {
+	info := p.Call
+	info.Direction = "inbound"
+	fill := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	fill(&info.CallSid, newUUID())
+	fill(&info.CallID, newUUID())
+	fill(&info.SbcCallID, newUUID())
+	fill(&info.TraceID, randomHex(16))
+	fill(&info.AccountSid, "9351f46a-678c-43f5-b8a6-d4eb58d131af")
+	fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
+	fill(&info.From, defaultFrom)
+	fill(&info.To, defaultTo)
+	fill(&info.CallerID, info.From)
+	fill(&info.FsSipAddress, "127.0.0.1:5070")
+	info.CallStatus = StatusTrying
+	info.SipStatus = 100
+	info.SipReason = "Trying"
+	c := &callRun{
+		opts:  p,
+		clock: newSimClock(p.Now),
+		info:  info,
+	}
+	c.result.CallSid = info.CallSid
+	return c
+}
+
+func (c *callRun) run(ctx context.Context) {
+	ctx = withCall(ctx, c)
+	c.recordStart()
+	c.recordStatus(StatusTrying)
+	if c.opts.app.Policy.Transport == fragment.WebSocket {
+		c.app = newWSApp(c)
+	} else {
+		c.app = newHTTPApp(c)
+	}
+	vs, ok := c.app.start(ctx)
+	if ok {
+		c.queue = vs
+		c.execute(ctx)
+	}
+	c.app.finish(ctx)
+	c.result.Duration = c.clock.Elapsed()
+	// call.end is the call's last event, after the final notification and close.
+	c.recordEnd()
+}
+
+// execute runs verbs until the call ends.
+func (c *callRun) execute(ctx context.Context) {
+	for !c.ended {
+		if ctx.Err() != nil {
+			c.end(c.canceledStatus(), ReasonCanceled, 487)
+			return
+		}
+		c.app.between(ctx)
+		if c.ended {
+			return
+		}
+		if len(c.queue) == 0 {
+			more, reason := c.app.exhausted(ctx)
+			if c.ended {
+				return
+			}
+			if !more {
+				c.hangup(reason)
+				return
+			}
+			continue
+		}
+		v := c.queue[0]
+		c.queue = c.queue[1:]
+		c.result.Verbs = append(c.result.Verbs, v.Name())
+		c.recordVerb(KindVerbStart, v.Name())
+		c.reportVerb(ctx, v, "starting")
+		c.runVerb(ctx, v)
+		c.recordVerb(KindVerbEnd, v.Name())
+		c.reportVerb(ctx, v, "finished")
+	}
+}
+
+func (c *callRun) reportVerb(ctx context.Context, v verbs.Verb, event string) {
+	if !c.notifyEvents {
+		return
+	}
+	data := map[string]any{"verb": v.Name(), "event": event}
+	if id := v.ID(); id != "" {
+		data["id"] = id
+	}
+	c.app.verbStatus(ctx, data)
+}
+
+// log starts a log event of the call. (A logger with the call_sid in its context
+// would cost every live call half a kilobyte.)
+func (c *callRun) log(level zerolog.Level) *zerolog.Event {
+	return c.opts.Logger.WithLevel(level).Str("call_sid", c.info.CallSid)
+}
+
+// The record helpers build an Event in their own short-lived frame: a live call
+// sits waiting deep in these functions for minutes, and Event literals in every
+// frame on that path would keep its goroutine stack from shrinking.
+
+//go:noinline
+func (c *callRun) recordStart() {
+	c.record(Event{Kind: KindCallStart, From: c.info.From, To: c.info.To, Direction: c.info.Direction})
+}
+
+//go:noinline
+func (c *callRun) recordEnd() {
+	r := &c.result
+	c.record(Event{Kind: KindCallEnd, Status: string(r.Status), Reason: r.Reason, SIPStatus: r.SIPStatus})
+}
+
+//go:noinline
+func (c *callRun) recordVerb(k Kind, verb string) { c.record(Event{Kind: k, Verb: verb}) }
+
+//go:noinline
+func (c *callRun) recordMsg(k Kind, typ, id string) { c.record(Event{Kind: k, Type: typ, MsgID: id}) }
+
+//go:noinline
+func (c *callRun) recordStatus(s Status) { c.record(Event{Kind: KindCallStatus, Status: string(s)}) }
+
+//go:noinline
+func (c *callRun) recordClose(code int) { c.record(Event{Kind: KindWSClose, Code: code}) }
+
+// record appends an event stamped with the simulated clock.
+func (c *callRun) record(e Event) {
+	e.At = c.clock.Elapsed()
+	e.CallSid = c.info.CallSid
+	c.result.Timeline = append(c.result.Timeline, e)
+	if c.opts.OnEvent != nil {
+		c.opts.OnEvent(e)
+	}
+}
+
+// alert raises an alert on the account and records it.
+func (c *callRun) alert(t AlertType, detail string) {
+	c.result.Alerts = append(c.result.Alerts, Alert{Type: t, Detail: detail})
+	c.record(Event{Kind: KindAlert, AlertType: t, Detail: detail})
+	c.log(zerolog.InfoLevel).Str("alert", string(t)).Msg(detail)
+}
+
+// setStatus changes the call status, records it and notifies the application.
+func (c *callRun) setStatus(ctx context.Context, s Status, sip int, reason string) {
+	c.info.CallStatus, c.info.SipStatus, c.info.SipReason = s, sip, reason
+	c.recordStatus(s)
+	if c.app != nil {
+		c.app.notify(ctx, c.info.fields())
+	}
+}
+
+// answer answers the call (the first verb that needs media does).
+func (c *callRun) answer(ctx context.Context) {
+	if c.answered || c.ended {
+		return
+	}
+	c.answered = true
+	c.result.Answered = true
+	c.setStatus(ctx, StatusInProgress, 200, "OK")
+}
+
+// hangup ends a call the normal way: completed if answered.
+func (c *callRun) hangup(reason string) {
+	if c.answered {
+		c.end(StatusCompleted, reason, 200)
+		return
+	}
+	c.end(StatusFailed, reason, 603)
+}
+
+func (c *callRun) canceledStatus() Status {
+	if c.answered {
+		return StatusCompleted
+	}
+	return StatusFailed
+}
+
+// end ends the call once. The application gets the final status in finish; the
+// call.end event is recorded last, by run.
+func (c *callRun) end(s Status, reason string, sip int) {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	c.queue = nil
+	if s == StatusCompleted {
+		d := int(c.clock.Elapsed().Round(time.Second) / time.Second)
+		c.info.Duration = &d
+	}
+	c.info.CallStatus, c.info.SipStatus = s, sip
+	c.recordStatus(s)
+	c.result.Status, c.result.Reason, c.result.SIPStatus = s, reason, sip
+}
+
+// spend lets d of simulated time pass on media. It returns false when the caller
+// hung up (or the call hit its maximum length) meanwhile: the call has then ended.
+func (c *callRun) spend(d time.Duration) bool {
+	if c.ended {
+		return false
+	}
+	now := c.clock.Elapsed()
+	if limit, reason := c.deadline(); limit > 0 && now+d >= limit {
+		c.clock.Advance(limit - now)
+		c.hangup(reason)
+		return false
+	}
+	c.clock.Advance(d)
+	return true
+}
+
+// deadline is the simulated time at which the call ends on its own: the caller's
+// hangup or the maximum length, whichever comes first.
+func (c *callRun) deadline() (time.Duration, string) {
+	limit, reason := c.opts.MaxDuration, ReasonMaxDuration
+	if h := c.opts.Script.HangupAfter; h > 0 && h <= limit {
+		limit, reason = h, ReasonCallerHangup
+	}
+	return limit, reason
+}
+
+// checkDeadline ends the call if real time spent on the network passed the deadline.
+func (c *callRun) checkDeadline() bool {
+	if limit, reason := c.deadline(); c.clock.Elapsed() >= limit && !c.ended {
+		c.hangup(reason)
+	}
+	return !c.ended
+}
+
+// payload is the call info plus extra keys for a hook.
+func (c *callRun) payload(extra map[string]any) map[string]any {
+	m := c.info.fields()
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

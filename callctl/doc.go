@@ -1,0 +1,38 @@
+// Package callctl runs one call against a jambonz-style application, over HTTP
+// webhooks or a WebSocket, per CALL-CONTROL.md. Run asks the application for the
+// call's verbs, runs them with simulated media, calls action hooks, sends status
+// notifications, speaks the WebSocket session protocol and applies the "retries ran
+// out" outcomes of section 6. Every call records a timeline of Events (the
+// `simulate --json` contract) and ends with a Result.
+//
+// Time. A call runs on a simulated clock: real elapsed time (network I/O is real)
+// plus simulated time that media (say, play, pause, gather timeouts, dial
+// durations) and retry delays add at once. A 30-minute call runs in milliseconds;
+// ack timeouts and the idle limit stay real waits.
+//
+// WebSocket sessions. session:new waits for its ack; verb:hook and dial:confirm
+// too; call:status and verb:status (after config notifyEvents) are fire and
+// forget. Commands are applied between verbs or while the call waits: redirect
+// replaces the remaining verbs (appends with queueCommand), call:status completed
+// hangs up, tag replaces customerData, the other known commands are validated and
+// logged. Invalid input (invalid JSON, unknown types, binary or oversized frames,
+// invalid verbs) raises invalid-app-payload and is answered with jambonz:error; the
+// session goes on. A close with 1000 from the app ends the session gracefully; any
+// other end of the connection starts a reconnect episode (transport/wsclient), then
+// session:reconnect carrying the original session:new data, and nothing else is
+// sent until it is acked. An ack for a request sent before the drop still counts
+// when it arrives on the new connection. When the verbs run out the call waits for
+// a command until the caller hangs up, the app closes with 1000 or Options.IdleLimit
+// passes; the node closes with 1000 at the end, 1001 when session:new failed.
+//
+// Hooks. Verbs an action hook returns replace the remaining ones; a hook that
+// returns none leaves them. A failed action, status or verb hook is alerted and
+// the call goes on; a dial whose confirm hook fails ends that dial as failed; a
+// failed call hook rejects the call with Options.WebhookErrorReturn.
+//
+// The verb model and its validation live in callctl/verbs; the network (egress
+// HTTP client, hook retries, WebSocket dialing and reconnect episodes) in package
+// transport. callctl knows no HTTP server, no storage and no environment variable:
+// everything comes in through Options. Package exampleapp holds two small
+// applications (HTTP and WebSocket) used by `switchboard demo`, tests and benchmarks.
+package callctl

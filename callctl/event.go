@@ -1,0 +1,162 @@
+package callctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Kind names a timeline event. The kinds and their keys are the stable `--json`
+// contract of `switchboard simulate`.
+type Kind string
+
+// The timeline event kinds.
+const (
+	KindCallStart   Kind = "call.start"   // From, To, Direction
+	KindHookAttempt Kind = "hook.attempt" // URL, Transport, Attempt, HTTPStatus, Class, Duration
+	KindHookRetry   Kind = "hook.retry"   // Delay (plus URL, Attempt of the next attempt)
+	KindWSOpen      Kind = "ws.open"      // URL
+	KindWSClose     Kind = "ws.close"     // Code (1006 when the connection ended without a close frame)
+	KindWSReconnect Kind = "ws.reconnect" // Attempt
+	KindMsgSent     Kind = "msg.sent"     // Type, MsgID
+	KindMsgRecv     Kind = "msg.recv"     // Type, MsgID
+	KindVerbStart   Kind = "verb.start"   // Verb
+	KindVerbEnd     Kind = "verb.end"     // Verb
+	KindCallStatus  Kind = "call.status"  // Status
+	KindAlert       Kind = "alert"        // AlertType, Detail
+	KindCallEnd     Kind = "call.end"     // Status, Reason, SIPStatus
+)
+
+// Event is one line of a call's timeline. Which fields are meaningful depends on Kind
+// (see the Kind constants); MarshalJSON writes exactly the keys of the kind.
+type Event struct {
+	// At is the simulated time since the call started.
+	At      time.Duration
+	CallSid string
+	Kind    Kind
+
+	From, To, Direction string // call.start
+
+	URL        string        // hook.attempt, hook.retry, ws.open
+	Transport  string        // hook.attempt: "http" or "ws"
+	Attempt    int           // hook.attempt, hook.retry, ws.reconnect
+	HTTPStatus int           // hook.attempt: the HTTP (or upgrade) status, 0 when none
+	Class      string        // hook.attempt: "success" or the failure class
+	Duration   time.Duration // hook.attempt: real time the attempt took
+	Delay      time.Duration // hook.retry
+
+	Code int // ws.close
+
+	Type  string // msg.sent, msg.recv
+	MsgID string // msg.sent, msg.recv
+
+	Verb string // verb.start, verb.end
+
+	Status    string // call.status, call.end
+	Reason    string // call.end
+	SIPStatus int    // call.end
+
+	AlertType AlertType // alert
+	Detail    string    // alert
+}
+
+// MarshalJSON writes t_ms, call_sid, kind and the keys of the kind, in that order.
+func (e Event) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"t_ms":`)
+	b.WriteString(strconv.FormatInt(e.At.Milliseconds(), 10))
+	str := func(k, v string) {
+		b.WriteString(`,"` + k + `":`)
+		q, _ := json.Marshal(v) // a string always marshals
+		b.Write(q)
+	}
+	num := func(k string, v int64) {
+		b.WriteString(`,"` + k + `":` + strconv.FormatInt(v, 10))
+	}
+	str("call_sid", e.CallSid)
+	str("kind", string(e.Kind))
+	switch e.Kind {
+	case KindCallStart:
+		str("from", e.From)
+		str("to", e.To)
+		str("direction", e.Direction)
+	case KindHookAttempt:
+		str("url", e.URL)
+		str("transport", e.Transport)
+		num("attempt", int64(e.Attempt))
+		num("status", int64(e.HTTPStatus))
+		str("class", e.Class)
+		num("duration_ms", e.Duration.Milliseconds())
+	case KindHookRetry:
+		str("url", e.URL)
+		num("attempt", int64(e.Attempt))
+		num("delay_ms", e.Delay.Milliseconds())
+	case KindWSOpen:
+		str("url", e.URL)
+	case KindWSClose:
+		num("code", int64(e.Code))
+	case KindWSReconnect:
+		num("attempt", int64(e.Attempt))
+	case KindMsgSent, KindMsgRecv:
+		str("type", e.Type)
+		str("msgid", e.MsgID)
+	case KindVerbStart, KindVerbEnd:
+		str("verb", e.Verb)
+	case KindCallStatus:
+		str("status", e.Status)
+	case KindAlert:
+		str("type", string(e.AlertType))
+		str("detail", e.Detail)
+	case KindCallEnd:
+		str("status", e.Status)
+		str("reason", e.Reason)
+		num("sip_status", int64(e.SIPStatus))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// String renders the event for people: "  1.234s  verb.start  say".
+func (e Event) String() string {
+	var what string
+	switch e.Kind {
+	case KindCallStart:
+		what = fmt.Sprintf("%s call from %s to %s", e.Direction, e.From, e.To)
+	case KindHookAttempt:
+		status := "no response"
+		if e.HTTPStatus != 0 {
+			status = strconv.Itoa(e.HTTPStatus)
+		}
+		what = fmt.Sprintf("%s %s attempt %d: %s (%s) in %dms", e.Transport, e.URL, e.Attempt, status, e.Class, e.Duration.Milliseconds())
+	case KindHookRetry:
+		what = fmt.Sprintf("retry %s in %s (attempt %d)", e.URL, e.Delay, e.Attempt)
+	case KindWSOpen:
+		what = "connected to " + e.URL
+	case KindWSClose:
+		what = fmt.Sprintf("closed with code %d", e.Code)
+	case KindWSReconnect:
+		what = fmt.Sprintf("reconnect attempt %d", e.Attempt)
+	case KindMsgSent:
+		what = "→ " + e.Type + msgIDSuffix(e.MsgID)
+	case KindMsgRecv:
+		what = "← " + e.Type + msgIDSuffix(e.MsgID)
+	case KindVerbStart, KindVerbEnd:
+		what = e.Verb
+	case KindCallStatus:
+		what = e.Status
+	case KindAlert:
+		what = string(e.AlertType) + ": " + e.Detail
+	case KindCallEnd:
+		what = fmt.Sprintf("%s (%s), SIP %d", e.Status, e.Reason, e.SIPStatus)
+	}
+	return fmt.Sprintf("%9.3fs  %-12s  %s", e.At.Seconds(), e.Kind, what)
+}
+
+func msgIDSuffix(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (" + id + ")"
+}

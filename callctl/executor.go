@@ -1,0 +1,332 @@
+package callctl
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/callctl/verbs"
+)
+
+// runVerb executes one verb with simulated media.
+func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
+	switch v := v.(type) {
+	case *verbs.Say:
+		c.answer(ctx)
+		c.spend(sayDuration(v))
+	case *verbs.Play:
+		c.answer(ctx)
+		d := playDuration(v)
+		if c.spend(d) {
+			c.actionHook(ctx, v.ActionHook, map[string]any{
+				"reason": "playCompleted", "playback_seconds": int(d / time.Second),
+				"playback_milliseconds": d.Milliseconds(),
+			})
+		}
+	case *verbs.Pause:
+		c.spend(seconds(v.Length))
+	case *verbs.Gather:
+		c.gather(ctx, v)
+	case *verbs.Dial:
+		c.dial(ctx, v)
+	case *verbs.Redirect:
+		c.actionHook(ctx, v.ActionHook, nil)
+	case *verbs.Hangup:
+		c.hangup(ReasonAppHangup)
+	case *verbs.Answer:
+		c.answer(ctx)
+	case *verbs.Alert:
+		if !c.answered {
+			c.info.SipStatus, c.info.SipReason = 180, "Ringing"
+			c.record(Event{Kind: KindCallStatus, Status: string(StatusRinging)})
+		}
+	case *verbs.SipDecline:
+		c.decline(v)
+	case *verbs.Tag:
+		// jambonz replaces customerData with the tag's data; later hooks carry it.
+		c.info.CustomerData = v.Data
+	case *verbs.Config:
+		c.notifyEvents = c.notifyEvents || v.NotifyEvents
+		for _, r := range v.Reset {
+			if r == "notifyEvents" {
+				c.notifyEvents = false
+			}
+		}
+	case *verbs.Dtmf:
+		per := 500 * time.Millisecond
+		if v.Duration > 0 {
+			per = time.Duration(v.Duration) * time.Millisecond
+		}
+		c.spend(time.Duration(len(v.Dtmf)) * per)
+	case *verbs.Conference:
+		c.conference(ctx, v)
+	case *verbs.Enqueue:
+		c.answer(ctx)
+		if v.WaitHook != nil {
+			c.sideHook(ctx, v.WaitHook, map[string]any{"queue_position": 0, "queue_size": 1, "queue_time": 0})
+		}
+		if c.spend(DefaultDialDuration) {
+			c.actionHook(ctx, v.ActionHook, map[string]any{
+				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(DefaultDialDuration / time.Second),
+			})
+		}
+	case *verbs.Dequeue:
+		wait := seconds(v.Timeout)
+		if c.spend(wait) {
+			c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "timeout"})
+		}
+	case *verbs.Listen:
+		c.answer(ctx)
+		d := DefaultDialDuration
+		if v.MaxLength > 0 {
+			d = seconds(v.MaxLength)
+		}
+		if c.spend(d) {
+			c.actionHook(ctx, v.ActionHook, nil)
+		}
+	case *verbs.Llm:
+		c.answer(ctx)
+		if c.spend(DefaultDialDuration) {
+			c.actionHook(ctx, v.ActionHook, map[string]any{"completion_reason": "normal conversation end"})
+		}
+	case *verbs.Message:
+		c.actionHook(ctx, v.ActionHook, map[string]any{"message_sid": newUUID(), "message_status": "success"})
+	case *verbs.SipRefer:
+		c.actionHook(ctx, v.ActionHook, map[string]any{"refer_status": 202, "final_referred_call_status": 200})
+	case *verbs.SipRequest:
+		c.actionHook(ctx, v.ActionHook, map[string]any{"result": "success", "sip_status": 200, "sip_reason": "OK"})
+	case *verbs.Transcribe:
+		// Transcription runs in the background of later verbs: with no audio there
+		// is nothing to report, so nothing happens.
+		c.answer(ctx)
+	case *verbs.Dub, *verbs.Leave:
+		// No audio, no queue or conference to leave: nothing to simulate.
+	default:
+		c.log(zerolog.WarnLevel).Str("verb", v.Name()).Msg("verb not simulated")
+	}
+}
+
+// actionHook requests a verb's action hook; verbs it returns replace the remaining
+// ones. A failed hook was alerted by the app: the call goes on with what it has.
+func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[string]any) (ok bool) {
+	if h == nil || c.ended {
+		return true
+	}
+	vs, replace, ok := c.app.hook(ctx, msgVerbHook, h, c.payload(extra))
+	if ok && replace {
+		c.queue = vs
+	}
+	c.checkDeadline()
+	return ok
+}
+
+// sideHook requests a hook whose verbs do not change the call's course (wait,
+// enter, partial result, status hooks): their verbs would play to the waiting
+// caller, which has no effect without audio.
+func (c *callRun) sideHook(ctx context.Context, h *verbs.Hook, extra map[string]any) bool {
+	return c.sideHookAs(ctx, msgVerbHook, h, extra)
+}
+
+func (c *callRun) sideHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) bool {
+	if h == nil || c.ended {
+		return true
+	}
+	_, _, ok := c.app.hook(ctx, typ, h, c.payload(extra))
+	c.checkDeadline()
+	return ok
+}
+
+func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
+	c.answer(ctx)
+	prompt := time.Duration(0)
+	if g.Say != nil {
+		prompt += sayDuration(g.Say)
+	}
+	if g.Play != nil {
+		prompt += playDuration(g.Play)
+	}
+	var in GatherInput
+	if c.gatherNext < len(c.opts.Script.Gathers) {
+		in = c.opts.Script.Gathers[c.gatherNext]
+	}
+	c.gatherNext++
+	wantsSpeech := contains(g.Input, "speech")
+	wantsDigits := len(g.Input) == 0 || contains(g.Input, "digits")
+	var result map[string]any
+	switch {
+	case in.Digits != "" && wantsDigits:
+		result = map[string]any{"reason": "dtmfDetected", "digits": in.Digits}
+	case in.Speech != "" && wantsSpeech:
+		result = map[string]any{"reason": "speechDetected", "speech": map[string]any{
+			"language_code": "en-US", "is_final": true,
+			"alternatives": []any{map[string]any{"transcript": in.Speech, "confidence": 0.92}},
+		}}
+	}
+	if result == nil {
+		wait := DefaultGatherWait
+		if g.Timeout > 0 {
+			wait = seconds(g.Timeout)
+		}
+		if !c.spend(prompt + wait) {
+			return
+		}
+		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
+		return
+	}
+	after := in.After
+	if after == 0 {
+		after = DefaultInputDelay
+	}
+	if !c.spend(prompt + after) {
+		return
+	}
+	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
+		partial := strings.Fields(in.Speech)
+		if len(partial) > 1 {
+			c.sideHook(ctx, g.PartialResultHook, map[string]any{"speech": map[string]any{
+				"language_code": "en-US", "is_final": false,
+				"alternatives": []any{map[string]any{"transcript": partial[0], "confidence": 0.5}},
+			}})
+		}
+	}
+	c.actionHook(ctx, g.ActionHook, result)
+}
+
+func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
+	var out DialOutcome
+	if c.dialNext < len(c.opts.Script.Dials) {
+		out = c.opts.Script.Dials[c.dialNext]
+	}
+	c.dialNext++
+	out = out.withDefaults()
+	if !d.AnswerOnBridge {
+		c.answer(ctx)
+	}
+	ring := DefaultDialRing
+	if d.Timeout > 0 && seconds(d.Timeout) < ring {
+		ring = seconds(d.Timeout)
+	}
+	if !c.spend(ring) {
+		return
+	}
+	dialSid := newUUID()
+	if out.Status == StatusCompleted {
+		if h := dialConfirmHook(d); h != nil {
+			// The called party hears the confirm hook's verbs before the bridge;
+			// a failed hook ends the dial (CALL-CONTROL.md §6).
+			if !c.sideHookAs(ctx, msgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
+				out = DialOutcome{Status: StatusFailed, SIPStatus: 500}
+			}
+		}
+	}
+	duration := time.Duration(0)
+	if out.Status == StatusCompleted && !c.ended {
+		c.answer(ctx)
+		duration = out.Duration
+		if d.TimeLimit > 0 && seconds(d.TimeLimit) < duration {
+			duration = seconds(d.TimeLimit)
+		}
+		if !c.spend(duration) {
+			return
+		}
+	}
+	if c.ended {
+		return
+	}
+	c.actionHook(ctx, d.ActionHook, map[string]any{
+		"dial_call_sid": dialSid, "dial_call_status": string(out.Status), "dial_sip_status": out.SIPStatus,
+		"duration": int(duration / time.Second), "dial_sbc_callid": newUUID(),
+	})
+}
+
+func dialConfirmHook(d *verbs.Dial) *verbs.Hook {
+	if d.ConfirmHook != nil {
+		return d.ConfirmHook
+	}
+	for _, t := range d.Target {
+		if t.ConfirmHook != nil {
+			return t.ConfirmHook
+		}
+	}
+	return nil
+}
+
+func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
+	c.answer(ctx)
+	c.sideHook(ctx, v.EnterHook, nil)
+	if !v.StartConferenceOnEnter {
+		c.sideHook(ctx, v.WaitHook, nil)
+	}
+	event := func(name string) {
+		if contains(v.StatusEvents, name) {
+			c.sideHook(ctx, v.StatusHook, map[string]any{"event": name, "conference_sid": v.ConferenceName, "friendly_name": v.ConferenceName})
+		}
+	}
+	event("join")
+	if !c.spend(DefaultDialDuration) {
+		return
+	}
+	event("leave")
+	c.actionHook(ctx, v.ActionHook, map[string]any{"conference_sid": v.ConferenceName, "friendly_name": v.ConferenceName})
+}
+
+func (c *callRun) decline(v *verbs.SipDecline) {
+	if c.answered {
+		// An answered call cannot be rejected any more: jambonz ignores the verb.
+		c.log(zerolog.WarnLevel).Int("status", v.Status).Msg("sip:decline on an answered call ignored")
+		return
+	}
+	c.end(statusOfSIP(v.Status), ReasonDeclined, v.Status)
+}
+
+// statusOfSIP maps the SIP status of a rejected call to the call status.
+func statusOfSIP(sip int) Status {
+	switch sip {
+	case 486, 600:
+		return StatusBusy
+	case 408, 480, 487:
+		return StatusNoAnswer
+	}
+	return StatusFailed
+}
+
+func sayDuration(s *verbs.Say) time.Duration {
+	chars := 0
+	for _, t := range s.Text {
+		chars += len(t)
+	}
+	d := max(time.Duration(chars)*speechPerCharacter, minimumSayDuration)
+	return loops(d, s.Loop)
+}
+
+func playDuration(p *verbs.Play) time.Duration {
+	per := DefaultPlayDuration
+	if p.TimeoutSecs > 0 {
+		per = seconds(p.TimeoutSecs)
+	}
+	return loops(time.Duration(max(len(p.URL), 1))*per, p.Loop)
+}
+
+// loops multiplies one pass by the loop count; "forever" lasts until the call ends.
+func loops(d time.Duration, n int) time.Duration {
+	switch {
+	case n == verbs.LoopForever:
+		return DefaultMaxDuration * 2
+	case n > 1:
+		return d * time.Duration(n)
+	}
+	return d
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,190 @@
+package callctl_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+)
+
+// gather: digits, speech and timeout give jambonz's actionHook payloads.
+func TestGatherPayloads(t *testing.T) {
+	doc := verbsReply(
+		map[string]any{"verb": "gather", "input": []string{"digits", "speech"}, "actionHook": "/g1", "timeout": 8},
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/g2"},
+		map[string]any{"verb": "gather", "actionHook": "/g3", "timeout": 8})
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": doc})
+	o := baseOptions(t, url+"/call")
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "12#"}, {Speech: "talk to sales"}}
+	r := run(t, o)
+	if g := srv.last("/g1").payload; g["reason"] != "dtmfDetected" || g["digits"] != "12#" {
+		t.Fatalf("g1 %v", g)
+	}
+	g2 := srv.last("/g2").payload
+	sp, _ := g2["speech"].(map[string]any)
+	alts, _ := sp["alternatives"].([]any)
+	if g2["reason"] != "speechDetected" || len(alts) != 1 || alts[0].(map[string]any)["transcript"] != "talk to sales" {
+		t.Fatalf("g2 %v", g2)
+	}
+	if g := srv.last("/g3").payload; g["reason"] != "timeout" {
+		t.Fatalf("g3 %v", g)
+	}
+	// 2 s input, 2 s input, then the 8 s timeout.
+	if r.Duration < 12*time.Second {
+		t.Fatalf("duration %v", r.Duration)
+	}
+}
+
+// dial: each outcome of the script reaches the actionHook.
+func TestDialOutcomes(t *testing.T) {
+	dial := func(hook string) map[string]any {
+		return map[string]any{"verb": "dial", "actionHook": hook, "timeLimit": 60,
+			"target": []any{map[string]any{"type": "sip", "sipUri": "sip:bob@example.com"}}}
+	}
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(dial("/d1"), dial("/d2"), dial("/d3"))})
+	o := baseOptions(t, url+"/call")
+	o.Script.Dials = []callctl.DialOutcome{{Status: callctl.StatusBusy}, {Duration: 10 * time.Minute}}
+	run(t, o)
+	if d := srv.last("/d1").payload; d["dial_call_status"] != "busy" || d["dial_sip_status"] != float64(486) {
+		t.Fatalf("d1 %v", d)
+	}
+	if d := srv.last("/d2").payload; d["dial_call_status"] != "completed" || d["duration"] != float64(60) {
+		t.Fatalf("d2 (timeLimit 60 caps 10 min) %v", d)
+	}
+	if d := srv.last("/d3").payload; d["dial_call_status"] != "completed" || d["dial_sip_status"] != float64(200) || d["dial_call_sid"] == "" {
+		t.Fatalf("d3 %v", d)
+	}
+}
+
+// tag: customerData rides on later hooks.
+func TestTagCustomerData(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
+		map[string]any{"verb": "tag", "data": map[string]any{"order": 42}},
+		map[string]any{"verb": "redirect", "actionHook": "/next"})})
+	run(t, baseOptions(t, url+"/call"))
+	cd, _ := srv.last("/next").payload["customerData"].(map[string]any)
+	if cd["order"] != float64(42) {
+		t.Fatalf("customerData %v", srv.last("/next").payload)
+	}
+}
+
+// sip:decline rejects an unanswered call with its status.
+func TestSipDecline(t *testing.T) {
+	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(map[string]any{"verb": "sip:decline", "status": 486})})
+	r := run(t, baseOptions(t, url+"/call"))
+	wantEnd(t, r, callctl.StatusBusy, callctl.ReasonDeclined, 486)
+}
+
+// A 30-minute call simulates in milliseconds; the caller's hangup interrupts it.
+func TestLongCallSimulatedAndCallerHangup(t *testing.T) {
+	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
+		say("hi"), map[string]any{"verb": "pause", "length": 1800}, say("bye"), hangupVerb)})
+	start := time.Now()
+	r := run(t, baseOptions(t, url+"/call"))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if r.Duration < 30*time.Minute || time.Since(start) > 2*time.Second {
+		t.Fatalf("simulated %v in %v", r.Duration, time.Since(start))
+	}
+	o := baseOptions(t, url+"/call")
+	o.Script.HangupAfter = 10 * time.Minute
+	r = run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonCallerHangup, 200)
+	if r.Duration < 10*time.Minute || r.Duration > 10*time.Minute+time.Second || !slices.Equal(r.Verbs, []string{"say", "pause"}) {
+		t.Fatalf("duration %v verbs %v", r.Duration, r.Verbs)
+	}
+}
+
+// Every verb of the set runs (media simulated) without failing the call.
+func TestEveryVerbRuns(t *testing.T) {
+	hook := "/h"
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
+		map[string]any{"verb": "config", "notifyEvents": true},
+		map[string]any{"verb": "alert", "message": "info=alert-internal"},
+		map[string]any{"verb": "answer"},
+		map[string]any{"verb": "play", "url": "https://example.com/a.mp3", "actionHook": hook},
+		map[string]any{"verb": "dtmf", "dtmf": "123"},
+		map[string]any{"verb": "dub", "action": "addTrack", "track": "music"},
+		map[string]any{"verb": "conference", "name": "room", "statusHook": hook, "statusEvents": []string{"join", "leave"}, "actionHook": hook},
+		map[string]any{"verb": "enqueue", "name": "q", "waitHook": hook, "actionHook": hook},
+		map[string]any{"verb": "dequeue", "name": "q", "actionHook": hook, "timeout": 3},
+		map[string]any{"verb": "leave"},
+		map[string]any{"verb": "stream", "url": "wss://example.com/audio", "actionHook": hook, "maxLength": 5},
+		map[string]any{"verb": "llm", "vendor": "openai", "llmOptions": map[string]any{}, "actionHook": hook},
+		map[string]any{"verb": "message", "to": "+1555", "from": "+1666", "text": "hi", "actionHook": hook},
+		map[string]any{"verb": "sip:request", "method": "INFO", "actionHook": hook},
+		map[string]any{"verb": "sip:refer", "referTo": "sip:x@example.com", "actionHook": hook},
+		map[string]any{"verb": "transcribe", "transcriptionHook": hook},
+		map[string]any{"verb": "tag", "data": map[string]any{"a": 1}},
+		hangupVerb)})
+	r := run(t, baseOptions(t, url+"/call"))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if len(r.Verbs) != 18 || len(r.Alerts) != 0 {
+		t.Fatalf("verbs %v alerts %v", r.Verbs, r.Alerts)
+	}
+	hooks := 0
+	for _, p := range srv.paths() {
+		if p == hook {
+			hooks++
+		}
+	}
+	if hooks != 12 { // play, conference (join, leave, action), enqueue (wait, action), dequeue, listen, llm, message, sip:request, sip:refer
+		t.Fatalf("%d hooks to %s", hooks, hook)
+	}
+}
+
+// config notifyEvents: a WebSocket app gets verb:status for each verb.
+func TestNotifyEventsVerbStatus(t *testing.T) {
+	srv, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "config", "notifyEvents": true},
+			map[string]any{"verb": "say", "text": "x", "id": "greeting"}, hangupVerb)
+		s.drain()
+	})
+	run(t, baseOptions(t, url))
+	vs := srv.find("verb:status")
+	if len(vs) != 5 { // config finished, say starting/finished, hangup starting/finished... (hangup ends the call)
+		var got []any
+		for _, m := range vs {
+			got = append(got, m["data"])
+		}
+		t.Fatalf("verb:status %v", got)
+	}
+	if d := vs[1]["data"].(map[string]any); d["id"] != "greeting" || d["event"] != "starting" || d["verb"] != "say" {
+		t.Fatalf("verb:status %v", d)
+	}
+}
+
+// A canceled context ends the call (canceled) without leaving goroutines; a say
+// looping forever ends at the maximum length.
+func TestCanceledAndMaxDuration(t *testing.T) {
+	_, url := newWS(t, func(s *wsSession) {
+		s.next("session:new") // never acked
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.AckTimeout = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	before := goleak.IgnoreCurrent()
+	r, err := callctl.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonCanceled, 480)
+	if err := goleak.Find(before, goleak.IgnoreAnyFunction("net/http.(*conn).serve")); err != nil {
+		t.Fatal(err)
+	}
+
+	_, hurl := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(map[string]any{"verb": "say", "text": "x", "loop": "forever"})})
+	o = baseOptions(t, hurl+"/call")
+	o.MaxDuration = 2 * time.Hour
+	r = run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonMaxDuration, 200)
+	if r.Duration < 2*time.Hour {
+		t.Fatalf("duration %v", r.Duration)
+	}
+}

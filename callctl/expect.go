@@ -1,0 +1,55 @@
+package callctl
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Expectations are assertions about a finished call (a scenario's `expect`).
+type Expectations struct {
+	// Verbs, when set, must equal the names of the verbs executed, in order.
+	Verbs []string
+	// Hooks must all have been requested, in this order (other hooks may come
+	// between them). HTTP hooks are named by URL path, WebSocket hooks by name.
+	Hooks []string
+	// Status, when set, is the call's expected final status.
+	Status Status
+	// Alerts, when set, must each have been raised at least once.
+	Alerts []AlertType
+}
+
+// Set reports whether any expectation is given.
+func (e Expectations) Set() bool {
+	return e.Verbs != nil || e.Hooks != nil || e.Status != "" || e.Alerts != nil
+}
+
+// Check returns one message per expectation that does not hold for r.
+func (e Expectations) Check(r *Result) []string {
+	var failed []string
+	if e.Verbs != nil && !slices.Equal(e.Verbs, r.Verbs) {
+		failed = append(failed, fmt.Sprintf("verbs: got [%s], want [%s]", strings.Join(r.Verbs, " "), strings.Join(e.Verbs, " ")))
+	}
+	if e.Hooks != nil && !isSubsequence(e.Hooks, r.Hooks) {
+		failed = append(failed, fmt.Sprintf("hooks: got [%s], want [%s] in this order", strings.Join(r.Hooks, " "), strings.Join(e.Hooks, " ")))
+	}
+	if e.Status != "" && e.Status != r.Status {
+		failed = append(failed, fmt.Sprintf("status: got %s (%s), want %s", r.Status, r.Reason, e.Status))
+	}
+	for _, a := range e.Alerts {
+		if !slices.ContainsFunc(r.Alerts, func(x Alert) bool { return x.Type == a }) {
+			failed = append(failed, fmt.Sprintf("alerts: %s was not raised", a))
+		}
+	}
+	return failed
+}
+
+func isSubsequence(want, got []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}

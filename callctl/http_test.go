@@ -1,0 +1,338 @@
+package callctl_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// httpServer is a scriptable webhook application: routes map a path to a handler;
+// every request is recorded.
+type httpServer struct {
+	mu       sync.Mutex
+	routes   map[string]http.HandlerFunc
+	requests []recorded
+}
+
+type recorded struct {
+	method, path string
+	header       http.Header
+	body         []byte
+	payload      map[string]any
+}
+
+func (h *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rec := recorded{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: body}
+	_ = json.Unmarshal(body, &rec.payload)
+	if r.Method == http.MethodGet {
+		rec.payload = map[string]any{}
+		for k, v := range r.URL.Query() {
+			rec.payload[k] = v[0]
+		}
+	}
+	h.mu.Lock()
+	h.requests = append(h.requests, rec)
+	route := h.routes[r.URL.Path]
+	h.mu.Unlock()
+	if route == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	route(w, r)
+}
+
+func (h *httpServer) paths() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.requests {
+		out = append(out, r.path)
+	}
+	return out
+}
+
+func (h *httpServer) last(path string) recorded {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.requests) - 1; i >= 0; i-- {
+		if h.requests[i].path == path {
+			return h.requests[i]
+		}
+	}
+	return recorded{}
+}
+
+func verbsReply(vs ...map[string]any) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(vs)
+	}
+}
+
+func statusReply(code int) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }
+}
+
+func newHTTP(t *testing.T, routes map[string]http.HandlerFunc) (*httpServer, string) {
+	h := &httpServer{routes: routes}
+	return h, serve(t, h, false)
+}
+
+// §6 row 1: the initial webhook failing rejects the call with
+// WebhookErrorReturn (480 by default, or as configured) and raises an alert.
+func TestHTTPCallHookFailureRejects(t *testing.T) {
+	for _, sip := range []int{0, 503} {
+		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": statusReply(500)})
+		o := baseOptions(t, url+"/call")
+		o.WebhookErrorReturn = sip
+		r := run(t, o)
+		want := sip
+		if want == 0 {
+			want = 480
+		}
+		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonCallHookFailed, want)
+		if !hasAlert(r, callctl.AlertWebhookFailure) || len(r.Verbs) != 0 {
+			t.Fatalf("alerts %v verbs %v", r.Alerts, r.Verbs)
+		}
+	}
+}
+
+// §1–2: an HTTP hook's own fragment: rc=2&rp=5xx retries a 500 twice with the ramp,
+// on the simulated clock; success only for 200, 202 or 204.
+func TestHTTPRetriesOnSimulatedClock(t *testing.T) {
+	n := 0
+	var mu sync.Mutex
+	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		if k < 3 {
+			w.WriteHeader(500)
+			return
+		}
+		verbsReply(hangupVerb)(w, r)
+	}})
+	start := time.Now()
+	r := run(t, baseOptions(t, url+"/call#rc=2&rp=5xx"))
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonAppHangup, 603)
+	if got := retryDelays(r); !slices.Equal(got, []time.Duration{500 * time.Millisecond, time.Second}) {
+		t.Fatalf("delays %v", got)
+	}
+	if time.Since(start) > time.Second || r.Duration < 1500*time.Millisecond {
+		t.Fatalf("real %v, simulated %v: delays should be simulated", time.Since(start), r.Duration)
+	}
+	var statuses []int
+	for _, e := range r.Timeline {
+		if e.Kind == callctl.KindHookAttempt {
+			statuses = append(statuses, e.HTTPStatus)
+		}
+	}
+	if !slices.Equal(statuses, []int{500, 500, 200}) {
+		t.Fatalf("attempt statuses %v", statuses)
+	}
+}
+
+// §3: 201 and 3xx are failures; a 3xx is not followed.
+func TestHTTPOnlyAccepted200202204(t *testing.T) {
+	for _, code := range []int{201, 302} {
+		srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "/elsewhere")
+			w.WriteHeader(code)
+		}})
+		r := run(t, baseOptions(t, url+"/call"))
+		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonCallHookFailed, 480)
+		if slices.Contains(srv.paths(), "/elsewhere") {
+			t.Fatal("redirect followed")
+		}
+	}
+	for _, code := range []int{200, 202, 204} {
+		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": statusReply(code)})
+		r := run(t, baseOptions(t, url+"/call"))
+		// No verbs: the HTTP call hangs up at once.
+		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonVerbsExhausted, 603)
+	}
+}
+
+// §3: the response: JSON verbs; another content type means no verbs; invalid JSON
+// or invalid verbs are invalid-app-payload (the call is rejected at the call hook).
+func TestHTTPResponseBodies(t *testing.T) {
+	text := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, `[{"verb":"say","text":"x"}]`)
+	}
+	badJSON := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `[{"verb":"say",`)
+	}
+	unknownProp := verbsReply(map[string]any{"verb": "say", "text": "x", "colour": "blue"})
+	for name, tc := range map[string]struct {
+		h      http.HandlerFunc
+		reason string
+		alert  bool
+	}{
+		"text/plain":       {text, callctl.ReasonVerbsExhausted, false},
+		"invalid JSON":     {badJSON, callctl.ReasonInvalidPayload, true},
+		"unknown property": {unknownProp, callctl.ReasonInvalidPayload, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": tc.h})
+			r := run(t, baseOptions(t, url+"/call"))
+			if r.Reason != tc.reason || hasAlert(r, callctl.AlertInvalidAppPayload) != tc.alert {
+				t.Fatalf("reason %s alerts %v", r.Reason, r.Alerts)
+			}
+			if tc.alert && !strings.Contains(r.Alerts[0].Detail, "colour") && name == "unknown property" {
+				t.Fatalf("alert does not name the field: %s", r.Alerts[0].Detail)
+			}
+		})
+	}
+}
+
+// §3: headers (User-Agent jambonz, Basic auth, Jambonz-Signature) and GET hooks
+// carrying the call's fields as query parameters; the fragment is never sent.
+func TestHTTPHeadersAndGET(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{
+		"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
+	})
+	o := baseOptions(t, url+"/call#rc=1")
+	o.Username, o.Password, o.Secret = "user", "pw", "sekrit"
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "7"}}
+	run(t, o)
+	call := srv.last("/call")
+	if ua := call.header.Get("User-Agent"); ua != "jambonz" {
+		t.Fatalf("User-Agent %q", ua)
+	}
+	if u, p, ok := (&http.Request{Header: call.header}).BasicAuth(); !ok || u != "user" || p != "pw" {
+		t.Fatal("no basic auth")
+	}
+	if err := transport.VerifyJambonz("sekrit", call.header.Get("Jambonz-Signature"), call.body, time.Now(), time.Minute); err != nil {
+		t.Fatalf("signature: %v", err)
+	}
+	g := srv.last("/g")
+	if g.method != "GET" || g.payload["digits"] != "7" || g.payload["call_sid"] == "" {
+		t.Fatalf("GET hook %+v", g)
+	}
+}
+
+// §6 row 2: an action hook failing mid-call is alerted and the call continues with
+// the verbs it has; a failing status hook changes nothing but an alert.
+func TestHTTPActionHookFailureContinues(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{
+		"/call":   verbsReply(map[string]any{"verb": "gather", "actionHook": "/g"}, say("still here"), hangupVerb),
+		"/g":      statusReply(503),
+		"/status": statusReply(500),
+	})
+	o := baseOptions(t, url+"/call")
+	o.StatusHookURL = "/status"
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
+		t.Fatalf("verbs %v", r.Verbs)
+	}
+	if n := len(r.Alerts); n != 3 { // /g, and /status twice (in-progress, completed)
+		t.Fatalf("alerts %v", r.Alerts)
+	}
+	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/g", "/status"}) {
+		t.Fatalf("requests %v", got)
+	}
+}
+
+// §6 row 2: a dial whose hook fails ends that dial (reported to its actionHook as
+// failed); the call continues.
+func TestHTTPDialHookFailureEndsDial(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{
+		"/call": verbsReply(map[string]any{"verb": "dial", "target": []any{map[string]any{"type": "phone", "number": "+15550001111"}},
+			"confirmHook": "/confirm", "actionHook": "/dialed"}, hangupVerb),
+		"/confirm": statusReply(500),
+	})
+	r := run(t, baseOptions(t, url+"/call"))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	d := srv.last("/dialed").payload
+	if d["dial_call_status"] != "failed" || d["duration"] != float64(0) {
+		t.Fatalf("dial action payload %v", d)
+	}
+	if !hasAlert(r, callctl.AlertWebhookFailure) {
+		t.Fatal("no alert for the confirm hook")
+	}
+}
+
+// §4: an HTTP application's call ends when its verbs run out.
+func TestHTTPVerbsRunOut(t *testing.T) {
+	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(say("only this"))})
+	r := run(t, baseOptions(t, url+"/call"))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonVerbsExhausted, 200)
+}
+
+// §1: a relative hook without a fragment inherits the application URL's policy; a
+// hook's own fragment wins (here rc=0: no retry).
+func TestHTTPHookPolicyInheritance(t *testing.T) {
+	var mu sync.Mutex
+	count := map[string]int{}
+	flaky := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		count[r.URL.Path]++
+		n := count[r.URL.Path]
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(204)
+	}
+	_, url := newHTTP(t, map[string]http.HandlerFunc{
+		"/call": verbsReply(map[string]any{"verb": "redirect", "actionHook": "/inherits"},
+			map[string]any{"verb": "redirect", "actionHook": "/own#rc=0"}, hangupVerb),
+		"/inherits": flaky, "/own": flaky,
+	})
+	r := run(t, baseOptions(t, url+"/call#rc=2&rp=5xx"))
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonAppHangup, 603)
+	mu.Lock()
+	defer mu.Unlock()
+	if count["/inherits"] != 2 || count["/own"] != 1 {
+		t.Fatalf("attempts %v: /inherits should retry (rc=2&rp=5xx inherited), /own not (rc=0)", count)
+	}
+	if len(r.Alerts) != 1 {
+		t.Fatalf("alerts %v", r.Alerts)
+	}
+}
+
+type collectStatus struct {
+	mu       sync.Mutex
+	statuses []any
+	hook     string
+}
+
+func (c *collectStatus) NotifyStatus(_ context.Context, hook fragment.Target, p map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hook = hook.Clean()
+	c.statuses = append(c.statuses, p["call_status"])
+}
+
+// §8: with a StatusNotifier, status notifications are handed over (to an outbox)
+// instead of being sent by the call.
+func TestHTTPStatusNotifier(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(say("hi"))})
+	o := baseOptions(t, url+"/call")
+	o.StatusHookURL = "/status#rc=4"
+	n := &collectStatus{}
+	o.StatusNotifier = n
+	run(t, o)
+	if !slices.Equal(n.statuses, []any{"in-progress", "completed"}) || n.hook != url+"/status" {
+		t.Fatalf("notified %v to %s", n.statuses, n.hook)
+	}
+	if slices.Contains(srv.paths(), "/status") {
+		t.Fatal("the call sent the status hook itself")
+	}
+}

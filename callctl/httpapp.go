@@ -1,0 +1,146 @@
+package callctl
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/callctl/verbs"
+	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// httpApp is an application reached by HTTP webhooks (CALL-CONTROL.md §3).
+type httpApp struct {
+	c *callRun
+}
+
+func newHTTPApp(c *callRun) *httpApp { return &httpApp{c: c} }
+
+// start requests the call hook. When it fails the call is rejected with
+// WebhookErrorReturn (§6); when its verbs are invalid, too.
+func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
+	c := a.c
+	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.info.fields())
+	if err != nil {
+		c.alert(AlertWebhookFailure, fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
+		c.end(StatusFailed, reasonOfStartFailure(ctx), c.opts.WebhookErrorReturn)
+		return nil, false
+	}
+	vs, err := responseVerbs(resp)
+	if err != nil {
+		c.alert(AlertInvalidAppPayload, fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
+		c.end(StatusFailed, ReasonInvalidPayload, c.opts.WebhookErrorReturn)
+		return nil, false
+	}
+	return vs, true
+}
+
+func reasonOfStartFailure(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return ReasonCanceled
+	}
+	return ReasonCallHookFailed
+}
+
+func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map[string]any) ([]verbs.Verb, bool, bool) {
+	c := a.c
+	t, err := fragment.Resolve(c.opts.app, h.URL)
+	if err != nil {
+		c.alert(AlertInvalidAppPayload, fmt.Sprintf("hook %q: %v", h.URL, err))
+		return nil, false, false
+	}
+	user, pass := h.Username, h.Password
+	if user == "" {
+		user, pass = c.opts.Username, c.opts.Password
+	}
+	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, payload)
+	if err != nil {
+		// §6: logged and alerted; the call continues with the verbs it has.
+		c.alert(AlertWebhookFailure, fmt.Sprintf("hook %s: %v", t.Clean(), err))
+		return nil, false, false
+	}
+	vs, err := responseVerbs(resp)
+	if err != nil {
+		c.alert(AlertInvalidAppPayload, fmt.Sprintf("hook %s: %v", t.Clean(), err))
+		return nil, false, false
+	}
+	return vs, len(vs) > 0, true
+}
+
+// request sends one hook with its retries, recording every attempt.
+func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, pass string, payload map[string]any) (*transport.HookResponse, error) {
+	c := a.c
+	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
+	rctx, scope := withRequest(ctx, c, t.Clean())
+	return c.opts.Hooks.Do(rctx, transport.HookRequest{
+		Target:   t,
+		Method:   method,
+		Payload:  payload,
+		Username: user,
+		Password: pass,
+		Secret:   c.opts.Secret,
+		Observer: func(at transport.Attempt) {
+			scope.attempts = at.Number
+			c.result.HookLatencies = append(c.result.HookLatencies, at.Duration)
+			c.record(Event{Kind: KindHookAttempt, URL: t.Clean(), Transport: "http", Attempt: at.Number,
+				HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
+		},
+	})
+}
+
+// responseVerbs decodes the verbs of a hook response: a JSON array when the
+// Content-Type is JSON; an empty body or another type means no verbs.
+func responseVerbs(resp *transport.HookResponse) ([]verbs.Verb, error) {
+	if len(resp.Body) == 0 || resp.Status == 204 {
+		return nil, nil
+	}
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || !isJSONType(mt) {
+		return nil, nil
+	}
+	vs, err := verbs.Decode(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+func isJSONType(mt string) bool {
+	return mt == "application/json" || len(mt) > 5 && mt[len(mt)-5:] == "+json"
+}
+
+// notify sends a status notification to the status hook, if there is one. Its
+// failure is alerted and changes nothing else.
+func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
+	c := a.c
+	if c.opts.statusURL == nil {
+		return
+	}
+	if c.opts.StatusNotifier != nil {
+		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
+		return
+	}
+	if _, err := a.request(ctx, *c.opts.statusURL, "POST", c.opts.Username, c.opts.Password, payload); err != nil {
+		c.alert(AlertWebhookFailure, fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
+	}
+}
+
+func (a *httpApp) between(context.Context) {}
+
+func (a *httpApp) verbStatus(context.Context, map[string]any) {}
+
+// exhausted: an HTTP application's call hangs up when its verbs run out.
+func (a *httpApp) exhausted(context.Context) (bool, string) { return false, ReasonVerbsExhausted }
+
+// finish sends the final status to the status hook. A canceled call's context is
+// over, so the notification gets a short context of its own.
+func (a *httpApp) finish(ctx context.Context) {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+	}
+	a.notify(ctx, a.c.info.fields())
+}

@@ -1,0 +1,125 @@
+package callctl
+
+import (
+	"fmt"
+	"time"
+)
+
+// Script is what the caller and the network do during a simulated call: the input
+// the caller gives at each gather, the outcome of each dial, when the caller hangs
+// up, and faults injected from the node's side. The zero Script is a caller who
+// never keys anything (every gather times out), dials that are answered, and no
+// faults.
+type Script struct {
+	// Gathers are consumed in order, one per gather verb. A gather beyond the list
+	// times out.
+	Gathers []GatherInput
+	// Dials are consumed in order, one per dial verb. A dial beyond the list is
+	// answered and lasts DefaultDialDuration.
+	Dials []DialOutcome
+	// HangupAfter, when positive, is the simulated time since the call started at
+	// which the caller hangs up.
+	HangupAfter time.Duration
+	// Faults are node-side network faults on a WebSocket application's connection.
+	Faults []Fault
+}
+
+// GatherInput is the caller's answer to one gather.
+type GatherInput struct {
+	// Digits keyed by the caller (DTMF), or Speech said by the caller; neither
+	// means the gather times out.
+	Digits string
+	Speech string
+	// After is how long the caller takes to answer once the prompt ended
+	// (default DefaultInputDelay).
+	After time.Duration
+}
+
+// DialOutcome is how one dial ends.
+type DialOutcome struct {
+	// Status is the dialed leg's final status: completed (answered, default),
+	// busy, no-answer or failed.
+	Status Status
+	// SIPStatus is the final SIP status of the dialed leg (default from Status:
+	// 200, 486, 487, 503).
+	SIPStatus int
+	// Duration is how long an answered leg stays up (default DefaultDialDuration).
+	Duration time.Duration
+}
+
+// Fault is a node-side fault on the WebSocket: once the N-th message of the call
+// (sent or received, counted over the whole call, as numbered by the timeline's
+// msg.sent and msg.recv events) has gone through, the node drops the connection.
+type Fault struct {
+	AfterMessage int
+	// CloseCode is the close status sent; 0 closes the TCP connection abruptly,
+	// without a close frame.
+	CloseCode int
+}
+
+// Defaults of simulated media.
+const (
+	DefaultInputDelay   = 2 * time.Second
+	DefaultGatherWait   = 5 * time.Second // gather timeout when the verb sets none
+	DefaultDialDuration = 30 * time.Second
+	DefaultPlayDuration = 5 * time.Second // per URL, when play sets no timeoutSecs
+	DefaultDialRing     = 5 * time.Second // ringing before an answer or a give-up
+	speechPerCharacter  = 60 * time.Millisecond
+	minimumSayDuration  = 500 * time.Millisecond
+)
+
+// validate checks the script's own consistency.
+func (s Script) validate() error {
+	for i, g := range s.Gathers {
+		if g.Digits != "" && g.Speech != "" {
+			return fmt.Errorf("%w: gather input %d has both digits and speech", ErrInvalidOptions, i+1)
+		}
+		if g.After < 0 {
+			return fmt.Errorf("%w: gather input %d: negative delay", ErrInvalidOptions, i+1)
+		}
+	}
+	for i, d := range s.Dials {
+		switch d.Status {
+		case "", StatusCompleted, StatusBusy, StatusNoAnswer, StatusFailed:
+		default:
+			return fmt.Errorf("%w: dial outcome %d: status %q (want completed, busy, no-answer or failed)", ErrInvalidOptions, i+1, d.Status)
+		}
+		if d.Duration < 0 || d.SIPStatus < 0 || d.SIPStatus > 699 {
+			return fmt.Errorf("%w: dial outcome %d: negative duration or bad SIP status", ErrInvalidOptions, i+1)
+		}
+	}
+	if s.HangupAfter < 0 {
+		return fmt.Errorf("%w: negative hangup time", ErrInvalidOptions)
+	}
+	for i, f := range s.Faults {
+		if f.AfterMessage < 1 {
+			return fmt.Errorf("%w: fault %d: after_message must be at least 1", ErrInvalidOptions, i+1)
+		}
+		if f.CloseCode != 0 && (f.CloseCode < 1000 || f.CloseCode > 4999) {
+			return fmt.Errorf("%w: fault %d: close code %d is outside 1000..4999", ErrInvalidOptions, i+1, f.CloseCode)
+		}
+	}
+	return nil
+}
+
+func (d DialOutcome) withDefaults() DialOutcome {
+	if d.Status == "" {
+		d.Status = StatusCompleted
+	}
+	if d.SIPStatus == 0 {
+		switch d.Status {
+		case StatusBusy:
+			d.SIPStatus = 486
+		case StatusNoAnswer:
+			d.SIPStatus = 487
+		case StatusFailed:
+			d.SIPStatus = 503
+		default:
+			d.SIPStatus = 200
+		}
+	}
+	if d.Duration == 0 && d.Status == StatusCompleted {
+		d.Duration = DefaultDialDuration
+	}
+	return d
+}

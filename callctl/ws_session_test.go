@@ -1,0 +1,334 @@
+package callctl_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+)
+
+// §4: one connection per call, subprotocol ws.jambonz.org, the envelope keys, and
+// verb:hook carrying its hook; call:status is fire and forget (never acked here).
+func TestWSEnvelopeAndSubprotocol(t *testing.T) {
+	var proto string
+	srv, url := newWS(t, func(s *wsSession) {
+		proto = s.conn.Subprotocol()
+		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits", "input": []string{"digits"}}, hangupVerb)
+		s.ack(s.next("verb:hook"))
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "42"}}
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if proto != "ws.jambonz.org" {
+		t.Fatalf("subprotocol %q", proto)
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Fatalf("%d connections, want 1", n)
+	}
+	sn := srv.find("session:new")[0]
+	if sn["call_sid"] != r.CallSid || sn["msgid"] == "" || sn["hook"] != nil {
+		t.Fatalf("session:new envelope %v", sn)
+	}
+	data := sn["data"].(map[string]any)
+	for _, k := range []string{"call_sid", "direction", "from", "to", "call_id", "sbc_callid", "sip_status", "sip_reason",
+		"call_status", "caller_id", "account_sid", "trace_id", "application_sid", "fs_sip_address"} {
+		if _, ok := data[k]; !ok {
+			t.Errorf("session:new data lacks %s", k)
+		}
+	}
+	vh := srv.find("verb:hook")[0]
+	if vh["hook"] != "/digits" || vh["data"].(map[string]any)["digits"] != "42" || vh["data"].(map[string]any)["reason"] != "dtmfDetected" {
+		t.Fatalf("verb:hook %v", vh)
+	}
+	if got := srv.messages(); !slices.Equal(got, []string{"session:new", "call:status", "verb:hook", "call:status"}) {
+		t.Fatalf("messages %v", got)
+	}
+	if last := srv.find("call:status")[1]["data"].(map[string]any); last["call_status"] != "completed" {
+		t.Fatalf("final call:status %v", last)
+	}
+}
+
+// §4, §6: session:new never acked: the call fails after the ack timeout and the
+// node closes with 1001.
+func TestWSSessionNewNeverAcked(t *testing.T) {
+	closeCode := make(chan websocket.StatusCode, 1)
+	_, url := newWS(t, func(s *wsSession) {
+		s.next("session:new")
+		_, _, err := s.conn.Read(s.ctx)
+		closeCode <- websocket.CloseStatus(err)
+	})
+	o := baseOptions(t, url)
+	o.AckTimeout = 100 * time.Millisecond
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonSessionFailed, 480)
+	if !hasAlert(r, callctl.AlertWebhookFailure) {
+		t.Fatal("no webhook-failure alert")
+	}
+	if code := <-closeCode; code != 1001 {
+		t.Fatalf("node closed with %d, want 1001", code)
+	}
+	if got := kinds(r, callctl.KindWSClose); !slices.Equal(got, []string{"ws.close 1001"}) {
+		t.Fatalf("closes %v", got)
+	}
+}
+
+// §4: a verb:hook never acked times out; it is not re-sent; the call goes on with
+// the verbs it has.
+func TestWSVerbHookNeverAcked(t *testing.T) {
+	srv, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, say("still here"), hangupVerb)
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.AckTimeout = 100 * time.Millisecond
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
+		t.Fatalf("verbs %v", r.Verbs)
+	}
+	if len(srv.find("verb:hook")) != 1 {
+		t.Fatalf("verb:hook sent %d times, want once", len(srv.find("verb:hook")))
+	}
+	if !hasAlert(r, callctl.AlertWebhookFailure) {
+		t.Fatal("no webhook-failure alert for the timeout")
+	}
+}
+
+// §4: invalid input from the app raises invalid-app-payload and is answered with
+// jambonz:error {"msg":"InvalidMessage"}; the session goes on.
+func TestWSInvalidInputSessionGoesOn(t *testing.T) {
+	cases := map[string]func(s *wsSession){
+		"invalid JSON":         func(s *wsSession) { s.raw(`{"type":"ack",`) },
+		"not an object":        func(s *wsSession) { s.raw(`[1,2]`) },
+		"unknown type":         func(s *wsSession) { s.send(map[string]any{"type": "hello"}) },
+		"ack without msgid":    func(s *wsSession) { s.send(map[string]any{"type": "ack"}) },
+		"command without name": func(s *wsSession) { s.send(map[string]any{"type": "command", "data": map[string]any{}}) },
+		"command without data": func(s *wsSession) { s.send(map[string]any{"type": "command", "command": "redirect"}) },
+		"unknown command":      func(s *wsSession) { s.send(map[string]any{"type": "command", "command": "launch", "data": 1}) },
+		"invalid verbs": func(s *wsSession) {
+			s.send(map[string]any{"type": "command", "command": "redirect", "data": []any{map[string]any{"verb": "fly"}}})
+		},
+		"binary frame": func(s *wsSession) { _ = s.conn.Write(s.ctx, websocket.MessageBinary, []byte("{}")) },
+		"oversized frame": func(s *wsSession) {
+			s.raw(`{"type":"command","command":"dub","data":"` + strings.Repeat("x", 30000) + `"}`)
+		},
+	}
+	for name, bad := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv, url := newWS(t, func(s *wsSession) {
+				m := s.next("session:new")
+				bad(s)
+				if e := s.next("jambonz:error"); e == nil || e["data"].(map[string]any)["msg"] != "InvalidMessage" {
+					t.Errorf("jambonz:error %v", e)
+				}
+				s.ack(m, say("fine"), hangupVerb)
+				s.drain()
+			})
+			o := baseOptions(t, url)
+			r := run(t, o)
+			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			if !hasAlert(r, callctl.AlertInvalidAppPayload) {
+				t.Fatal("no invalid-app-payload alert")
+			}
+			if srv.conns.Load() != 1 {
+				t.Fatal("the session did not go on over the same connection")
+			}
+		})
+	}
+}
+
+// §4: the redirect command replaces the remaining verbs, or appends them with
+// queueCommand; it may come while the call waits after its verbs ran out.
+func TestWSRedirectCommand(t *testing.T) {
+	for _, queue := range []bool{false, true} {
+		t.Run(map[bool]string{false: "replace", true: "queueCommand"}[queue], func(t *testing.T) {
+			_, url := newWS(t, func(s *wsSession) {
+				s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, say("original"))
+				h := s.next("verb:hook")
+				// The command arrives while the call waits for this ack.
+				s.send(map[string]any{"type": "command", "command": "redirect", "queueCommand": queue,
+					"data": []any{say("from the command"), hangupVerb}})
+				s.ack(h)
+				s.drain()
+			})
+			r := run(t, baseOptions(t, url))
+			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			want := []string{"gather", "say", "hangup"}
+			if queue {
+				want = []string{"gather", "say", "say", "hangup"}
+			}
+			if !slices.Equal(r.Verbs, want) {
+				t.Fatalf("verbs %v, want %v", r.Verbs, want)
+			}
+		})
+	}
+}
+
+// §4: a WebSocket call whose verbs ran out waits for a command.
+func TestWSWaitsForCommandWhenVerbsRunOut(t *testing.T) {
+	_, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hello"))
+		s.next("call:status")
+		time.Sleep(50 * time.Millisecond) // the call is waiting now
+		s.send(map[string]any{"type": "command", "command": "redirect", "data": []any{say("later"), hangupVerb}})
+		s.drain()
+	})
+	r := run(t, baseOptions(t, url))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !slices.Equal(r.Verbs, []string{"say", "say", "hangup"}) {
+		t.Fatalf("verbs %v", r.Verbs)
+	}
+}
+
+// §4: the wait ends at the node's idle limit, or when the caller hangs up.
+func TestWSWaitEndsAtIdleLimitOrCallerHangup(t *testing.T) {
+	_, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hello"))
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.IdleLimit = 100 * time.Millisecond
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonIdle, 200)
+
+	o = baseOptions(t, url)
+	o.Script.HangupAfter = 1500 * time.Millisecond // say "hello" lasts 0.5 s simulated
+	r = run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonCallerHangup, 200)
+}
+
+// §4: close 1000 from the app is a graceful end: no reconnect, later
+// notifications dropped, the call finishes the verbs it has. 1011 is a drop: the
+// node reconnects, and an ack of the pending verb:hook on the new connection
+// still counts.
+func TestWSAppCloses1000vs1011(t *testing.T) {
+	for _, code := range []websocket.StatusCode{1000, 1011} {
+		t.Run(itoa(int(code)), func(t *testing.T) {
+			var pending map[string]any
+			srv, url := newWS(t, func(s *wsSession) {
+				if s.n == 1 {
+					s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, say("after the close"), hangupVerb)
+					pending = s.next("verb:hook")
+					_ = s.conn.Close(code, "bye")
+					return
+				}
+				r := s.next("session:reconnect")
+				// The pending verb:hook is acked on the new connection, even
+				// before session:reconnect: both count.
+				s.ack(pending, map[string]any{"verb": "pause", "length": 1}, hangupVerb)
+				s.ack(r)
+				s.drain()
+			})
+			o := baseOptions(t, url)
+			r := run(t, o)
+			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			reconnects := len(kinds(r, callctl.KindWSReconnect))
+			if code == 1000 {
+				if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
+					t.Fatalf("verbs %v", r.Verbs)
+				}
+				if reconnects != 0 || srv.conns.Load() != 1 {
+					t.Fatalf("graceful close reconnected (%d)", reconnects)
+				}
+				if n := len(srv.find("call:status")); n != 1 {
+					t.Fatalf("%d call:status sent, want only the one before the close", n)
+				}
+				if got := kinds(r, callctl.KindWSClose); !slices.Equal(got, []string{"ws.close 1000"}) {
+					t.Fatalf("closes %v", got)
+				}
+				return
+			}
+			if reconnects != 1 || srv.conns.Load() != 2 {
+				t.Fatalf("1011 gave %d reconnects over %d connections", reconnects, srv.conns.Load())
+			}
+			if !slices.Equal(r.Verbs, []string{"gather", "pause", "hangup"}) || !slices.Contains(kinds(r), "ws.close 1011") {
+				t.Fatalf("verbs %v, timeline %v", r.Verbs, kinds(r))
+			}
+			if got := srv.messages(); !slices.Equal(got[:4], []string{"session:new", "call:status", "verb:hook", "session:reconnect"}) {
+				t.Fatalf("messages %v", got)
+			}
+		})
+	}
+}
+
+// §4: call:status "completed" from the app hangs up (as an object, or as the bare
+// string the Node SDK sends); tag replaces customerData on later messages.
+func TestWSCallStatusAndTagCommands(t *testing.T) {
+	for _, data := range []any{"completed", map[string]any{"call_status": "completed"}} {
+		srv, url := newWS(t, func(s *wsSession) {
+			m := s.next("session:new")
+			s.send(map[string]any{"type": "command", "command": "tag", "data": map[string]any{"crm": "77"}})
+			// Known commands with nothing to simulate are accepted (logged), no alert.
+			s.send(map[string]any{"type": "command", "command": "mute:status", "data": "mute"})
+			s.send(map[string]any{"type": "command", "command": "tts:flush"})
+			s.ack(m, map[string]any{"verb": "gather", "actionHook": "/g"}, say("more"))
+			s.ack(s.next("verb:hook"))
+			s.send(map[string]any{"type": "command", "command": "call:status", "data": data})
+			s.drain()
+		})
+		r := run(t, baseOptions(t, url))
+		wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+		if len(r.Alerts) != 0 {
+			t.Fatalf("alerts %v", r.Alerts)
+		}
+		hook := srv.find("verb:hook")[0]["data"].(map[string]any)
+		if cd, _ := hook["customerData"].(map[string]any); cd["crm"] != "77" {
+			t.Fatalf("verb:hook data %v", hook)
+		}
+	}
+}
+
+// §4: a dial's confirm hook is a dial:confirm message that waits for its ack, with
+// hook set; a binary frame while verbs run is still answered with jambonz:error.
+func TestWSDialConfirm(t *testing.T) {
+	srv, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "dial", "confirmHook": "/confirm", "actionHook": "/dialed",
+			"target": []any{map[string]any{"type": "user", "name": "bob"}}})
+		c := s.next("dial:confirm")
+		if c == nil || c["hook"] != "/confirm" {
+			t.Errorf("dial:confirm %v", c)
+		}
+		s.ack(c)
+		s.ack(s.next("verb:hook"), hangupVerb)
+		s.drain()
+	})
+	r := run(t, baseOptions(t, url))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if got := srv.find("verb:hook"); len(got) != 1 || got[0]["data"].(map[string]any)["dial_call_status"] != "completed" {
+		t.Fatalf("dial actionHook %v", got)
+	}
+}
+
+// §4: while a call waits after its verbs ran out, the app closing with 1000 ends
+// it (app-closed); a call that ends normally is closed by the node with 1000.
+func TestWSCloseCodesAtTheEnd(t *testing.T) {
+	_, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hello"))
+		s.next("call:status")
+		_ = s.conn.Close(websocket.StatusNormalClosure, "done")
+	})
+	r := run(t, baseOptions(t, url))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppClosed, 200)
+
+	codes := make(chan websocket.StatusCode, 1)
+	_, url = newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hello"), hangupVerb)
+		for {
+			if _, _, err := s.conn.Read(s.ctx); err != nil {
+				codes <- websocket.CloseStatus(err)
+				return
+			}
+		}
+	})
+	r = run(t, baseOptions(t, url))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if code := <-codes; code != websocket.StatusNormalClosure {
+		t.Fatalf("node closed with %d, want 1000", code)
+	}
+}

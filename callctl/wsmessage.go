@@ -1,0 +1,140 @@
+package callctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidMessage is wrapped by every error DecodeAppMessage returns. Such a
+// message raises invalid-app-payload and is answered with jambonz:error; the
+// session goes on (CALL-CONTROL.md §4).
+var ErrInvalidMessage = errors.New("invalid application message")
+
+// Message types an application may send.
+const (
+	MsgAck     = "ack"
+	MsgCommand = "command"
+)
+
+// AppMessage is one decoded message from a WebSocket application.
+type AppMessage struct {
+	// Type is "ack" or "command".
+	Type string
+	// MsgID is the msgid an ack answers.
+	MsgID string
+	// Command names a command ("redirect", "call:status", ...).
+	Command string
+	// QueueCommand asks a redirect to append its verbs instead of replacing.
+	QueueCommand bool
+	// Data is the raw data: an ack's verbs, a command's argument. nil when absent.
+	Data json.RawMessage
+}
+
+// commandsWithoutData may be sent with no data; every other known command needs it.
+var commandsWithoutData = map[string]bool{
+	"tts:flush": true, "tts:clear": true,
+}
+
+// knownCommands are the commands jambonz accepts from an application.
+var knownCommands = map[string]bool{
+	"redirect": true, "call:status": true, "mute:status": true, "conf:mute-status": true,
+	"conf:hold-status": true, "listen:status": true, "record": true, "whisper": true,
+	"sip:request": true, "dub": true, "dtmf": true, "tts:tokens": true, "tts:flush": true,
+	"tts:clear": true, "llm:tool-output": true, "llm:update": true, "transcribe:status": true,
+	"boostAudioSignal": true, "media:path": true, "tag": true, "conf:participant-action": true,
+}
+
+// DecodeAppMessage decodes and checks one text message from an application: a JSON
+// object whose "type" is "ack" (with a non-empty string "msgid"; "data", when
+// present, an array of verbs) or "command" (with a known "command", and "data"
+// unless the command takes none; redirect's data is an array of verbs). The verbs
+// themselves are validated by the caller. Anything else is an error wrapping
+// ErrInvalidMessage.
+func DecodeAppMessage(raw []byte) (AppMessage, error) {
+	var env struct {
+		Type         *string         `json:"type"`
+		MsgID        json.RawMessage `json:"msgid"`
+		Command      *string         `json:"command"`
+		QueueCommand json.RawMessage `json:"queueCommand"`
+		Data         json.RawMessage `json:"data"`
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return AppMessage{}, invalidMessage("not a JSON object")
+	}
+	if err := json.Unmarshal(trimmed, &env); err != nil {
+		return AppMessage{}, invalidMessage("invalid JSON: %v", err)
+	}
+	if env.Type == nil {
+		return AppMessage{}, invalidMessage(`missing "type"`)
+	}
+	m := AppMessage{Type: *env.Type}
+	if len(env.Data) > 0 && !bytes.Equal(env.Data, []byte("null")) {
+		m.Data = env.Data
+	}
+	switch m.Type {
+	case MsgAck:
+		if err := json.Unmarshal(env.MsgID, &m.MsgID); err != nil || m.MsgID == "" {
+			return AppMessage{}, invalidMessage(`ack without a "msgid" string`)
+		}
+		if m.Data != nil && m.Data[0] != '[' {
+			return AppMessage{}, invalidMessage(`ack "data" must be an array of verbs`)
+		}
+	case MsgCommand:
+		if env.Command == nil || *env.Command == "" {
+			return AppMessage{}, invalidMessage(`command without a "command" name`)
+		}
+		m.Command = *env.Command
+		if !knownCommands[m.Command] {
+			return AppMessage{}, invalidMessage("unknown command %q", m.Command)
+		}
+		if m.Data == nil && !commandsWithoutData[m.Command] {
+			return AppMessage{}, invalidMessage(`command %q without "data"`, m.Command)
+		}
+		if len(env.QueueCommand) > 0 {
+			if err := json.Unmarshal(env.QueueCommand, &m.QueueCommand); err != nil {
+				return AppMessage{}, invalidMessage(`"queueCommand" must be a boolean`)
+			}
+		}
+		if m.Command == "redirect" && m.Data[0] != '[' {
+			return AppMessage{}, invalidMessage(`redirect "data" must be an array of verbs`)
+		}
+		// The Node SDK sends call:status data as the bare status string.
+		if m.Command == "call:status" && m.Data[0] != '{' && m.Data[0] != '"' {
+			return AppMessage{}, invalidMessage(`call:status "data" must be an object or a string`)
+		}
+		if m.Command == "tag" && m.Data[0] != '{' {
+			return AppMessage{}, invalidMessage(`tag "data" must be an object`)
+		}
+	default:
+		return AppMessage{}, invalidMessage("unknown message type %q", m.Type)
+	}
+	return m, nil
+}
+
+func invalidMessage(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidMessage, fmt.Sprintf(format, args...))
+}
+
+// envelope is a message sent to the application (CALL-CONTROL.md §4).
+type envelope struct {
+	Type    string `json:"type"`
+	MsgID   string `json:"msgid"`
+	CallSid string `json:"call_sid"`
+	Hook    string `json:"hook,omitempty"`
+	Data    any    `json:"data"`
+	B3      string `json:"b3,omitempty"`
+}
+
+// Message types sent to the application that wait for an ack.
+const (
+	msgSessionNew       = "session:new"
+	msgSessionReconnect = "session:reconnect"
+	msgVerbHook         = "verb:hook"
+	msgCallStatus       = "call:status"
+	msgVerbStatus       = "verb:status"
+	msgJambonzError     = "jambonz:error"
+	msgDialConfirm      = "dial:confirm"
+)

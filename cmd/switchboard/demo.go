@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/featureserver"
+)
+
+func init() { extraCommands = append(extraCommands, newDemoCmd) }
+
+func newDemoCmd(c *cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "Run the built-in example apps (HTTP and WebSocket) on loopback and simulate a call against each",
+		Long: `Demo starts two small jambonz-style example applications on 127.0.0.1, one answering
+HTTP webhooks and one speaking the WebSocket protocol, and simulates a call against
+each: a greeting (say), a gather answered by the caller, the gather's action hook,
+and a hangup. On the WebSocket call the node drops the connection mid-call, then
+reconnects and resumes the session with session:reconnect. Both timelines are
+printed. Nothing but this binary is needed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), c) },
+	}
+}
+
+// demoCall is one call of the demo and what makes it a success.
+type demoCall struct {
+	title, story string
+	url          string
+	flags        simulateFlags
+	scenario     scenario
+	check        func(*callctl.Result) error
+}
+
+func runDemo(ctx context.Context, c *cli) error {
+	cfg, err := featureserver.LoadCallControlConfig(c.getenv)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	const secret = "demo-secret"
+	httpURL, stopHTTP, err := serveLoopback(&exampleapp.HTTPApp{Secret: secret})
+	if err != nil {
+		return failure(err)
+	}
+	defer stopHTTP()
+	wsApp := &exampleapp.WSApp{}
+	wsURL, stopWS, err := serveLoopback(wsApp)
+	if err != nil {
+		return failure(err)
+	}
+	defer stopWS()
+
+	calls := []demoCall{{
+		title: "HTTP webhook app", url: httpURL + "/call",
+		story: "The caller presses 1 at the gather. Hooks are signed (Jambonz-Signature) and status\nnotifications go to /status.",
+		flags: simulateFlags{secret: secret, statusHook: "/status"},
+		scenario: scenario{Caller: scenarioCaller{Gathers: []scenarioGather{{Digits: "1"}}},
+			Expect: scenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/call", "/gather"}, Status: "completed"}},
+	}, {
+		title: "WebSocket app", url: "ws" + httpURLTail(wsURL) + "/ws#rc=3",
+		story: "The caller says \"support please\". After the 5th message the node drops the socket\n(close 1011): it reconnects and resumes the session with session:reconnect.",
+		scenario: scenario{
+			Caller: scenarioCaller{Gathers: []scenarioGather{{Speech: "support please"}}},
+			Faults: []scenarioFault{{AfterMessage: 5, CloseCode: 1011}},
+			Expect: scenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/ws", "/gather"}, Status: "completed"},
+		},
+		check: func(r *callctl.Result) error {
+			if !slices.ContainsFunc(r.Timeline, func(e callctl.Event) bool { return e.Kind == callctl.KindWSReconnect }) {
+				return errors.New("no reconnect happened")
+			}
+			return nil
+		},
+	}}
+	fmt.Fprintln(c.stdout, "Switchboard demo: two example apps on loopback, one simulated call each.")
+	var failed []string
+	for _, dc := range calls {
+		if err := runDemoCall(ctx, c, cfg, dc); err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", dc.title, err))
+		}
+	}
+	if len(failed) > 0 {
+		return failure(errors.New(joinLines(failed)))
+	}
+	fmt.Fprintln(c.stdout, "\nNext: point `switchboard simulate` at your own app, e.g.\n  switchboard simulate http://127.0.0.1:3000/call --scenario examples/ivr.yaml")
+	return nil
+}
+
+func runDemoCall(ctx context.Context, c *cli, cfg featureserver.CallControlConfig, dc demoCall) error {
+	fmt.Fprintf(c.stdout, "\n── %s  %s\n%s\n\n", dc.title, dc.url, dc.story)
+	dc.flags.calls, dc.flags.concurrency, dc.flags.timeout, dc.flags.idleLimit = 1, 1, 20*time.Second, 5*time.Second
+	s, cleanup := newSimulation(c, dc.flags, cfg, dc.url, &dc.scenario)
+	defer cleanup()
+	o := s.base
+	o.OnEvent = func(e callctl.Event) { fmt.Fprintln(c.stdout, e.String()) }
+	ctx, cancel := context.WithTimeout(ctx, dc.flags.timeout)
+	defer cancel()
+	start := time.Now()
+	r, err := callctl.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	failures, ok := s.check(r)
+	if ok && dc.check != nil {
+		if err := dc.check(r); err != nil {
+			failures, ok = append(failures, err.Error()), false
+		}
+	}
+	mark := "✓"
+	if !ok {
+		mark = "✗"
+	}
+	fmt.Fprintf(c.stdout, "%s call %s (%s): %.1f s of simulated call in %d ms\n", mark, r.Status, r.Reason, r.Duration.Seconds(), time.Since(start).Milliseconds())
+	for _, f := range failures {
+		fmt.Fprintf(c.stdout, "  ✗ %s\n", f)
+	}
+	if !ok {
+		return fmt.Errorf("call did not go as expected (%s)", r.Reason)
+	}
+	return nil
+}
+
+// serveLoopback serves h on 127.0.0.1 on a free port and returns its http:// URL.
+func serveLoopback(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listening on loopback: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	return "http://" + ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close()
+		}
+		<-done
+	}, nil
+}
+
+func httpURLTail(u string) string { return u[len("http"):] }
+
+func joinLines(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += "\n"
+		}
+		out += x
+	}
+	return out
+}

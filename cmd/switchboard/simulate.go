@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/featureserver"
+	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/wsclient"
+)
+
+func init() { extraCommands = append(extraCommands, newSimulateCmd) }
+
+type simulateFlags struct {
+	scenario    string
+	asJSON      bool
+	from, to    string
+	secret      string
+	statusHook  string
+	user, pass  string
+	calls       int
+	concurrency int
+	timeout     time.Duration
+	idleLimit   time.Duration
+}
+
+func newSimulateCmd(c *cli) *cobra.Command {
+	var f simulateFlags
+	cmd := &cobra.Command{
+		Use:   "simulate APP_URL",
+		Short: "Simulate inbound calls against a live jambonz-style application and print their timelines",
+		Long: `Simulate places one inbound call (or --calls N) against the application at APP_URL
+(http(s):// for webhooks, ws(s):// for a WebSocket, with an optional #rc=..&rp=.. retry
+fragment) and prints what happened: hook attempts and retries, WebSocket messages,
+verbs, status changes, alerts and how the call ended. Media is simulated on a
+simulated clock, so a long call takes milliseconds; the network is real, and apps
+on loopback and private addresses are allowed.
+
+A --scenario file scripts the caller (input at each gather, dial outcomes, when to
+hang up), injects faults (drop the WebSocket after the N-th message) and states
+expectations. JAMBONES_* environment variables configure timeouts and limits.
+
+Exit status: 0 when every call ended as expected, 1 when a call failed or an
+expectation did not hold, 2 for bad usage or a bad scenario file.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSimulate(cmd.Context(), c, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "scenario file (YAML): caller input, dial outcomes, faults, expectations")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per line (timeline events, then a summary)")
+	fl.StringVar(&f.from, "from", "", "caller number (default from the scenario, else +15551230000)")
+	fl.StringVar(&f.to, "to", "", "called number (default from the scenario, else +15559870000)")
+	fl.StringVar(&f.secret, "secret", "", "webhook secret: sign HTTP hooks with Jambonz-Signature")
+	fl.StringVar(&f.statusHook, "status-hook", "", "status hook URL of an HTTP app (absolute or relative to APP_URL)")
+	fl.StringVar(&f.user, "username", "", "HTTP Basic auth username for the app's hooks")
+	fl.StringVar(&f.pass, "password", "", "HTTP Basic auth password for the app's hooks")
+	fl.IntVar(&f.calls, "calls", 1, "number of calls to simulate")
+	fl.IntVar(&f.concurrency, "concurrency", 1, "calls in progress at once")
+	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
+	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
+	return cmd
+}
+
+// simulation is everything the calls of one `simulate` share.
+type simulation struct {
+	c      *cli
+	flags  simulateFlags
+	base   callctl.Options
+	expect callctl.Expectations
+	out    *timelineWriter
+}
+
+func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) error {
+	if f.calls < 1 || f.concurrency < 1 {
+		return usageError("--calls and --concurrency must be at least 1")
+	}
+	if f.timeout <= 0 || f.idleLimit <= 0 {
+		return usageError("--timeout and --idle-limit must be positive")
+	}
+	target, err := fragment.Parse(appURL)
+	if err != nil {
+		return usageError("APP_URL: %v", err)
+	}
+	for _, w := range target.Policy.Warnings {
+		c.logger.Warn().Str("url", appURL).Msg(w)
+	}
+	cfg, err := featureserver.LoadCallControlConfig(c.getenv)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	sc := &scenario{}
+	if f.scenario != "" {
+		src, err := os.ReadFile(f.scenario)
+		if err != nil {
+			return usageError("scenario: %v", err)
+		}
+		if sc, err = parseScenario(src); err != nil {
+			return usageError("scenario %s: %v", f.scenario, err)
+		}
+	}
+	s, cleanup := newSimulation(c, f, cfg, appURL, sc)
+	defer cleanup()
+	if err := s.base.Validate(); err != nil {
+		return usageError("%v", err)
+	}
+	return s.run(ctx)
+}
+
+func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *scenario) (*simulation, func()) {
+	rules := transport.CallControlRules(true) // a developer's app runs on loopback or a private network
+	hooks := transport.NewHookClient(transport.HookClientOptions{
+		Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent,
+		Sleep: callctl.SimulatedSleep, Logger: c.logger,
+	})
+	wsHTTP := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout})
+	call := callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
+	s := &simulation{
+		c: c, flags: f, expect: sc.expectations(),
+		base: callctl.Options{
+			AppURL: appURL, StatusHookURL: f.statusHook, Username: f.user, Password: f.pass, Secret: f.secret,
+			Call: call, Script: sc.script(), Hooks: hooks,
+			WebSocket: wsclient.Options{
+				HTTPClient: wsHTTP, HandshakeTimeout: cfg.WSHandshakeTimeout, MaxPayload: int(cfg.WSMaxPayload),
+				PingInterval: cfg.WSPingInterval, UserAgent: cfg.UserAgent,
+			},
+			EgressRules:        rules,
+			AckTimeout:         cfg.WSAckTimeout,
+			WebhookErrorReturn: cfg.WebhookErrorReturn,
+			IdleLimit:          f.idleLimit,
+			Logger:             c.logger,
+		},
+		out: &timelineWriter{w: c.stdout, json: f.asJSON, live: f.calls == 1},
+	}
+	return s, func() {
+		hooks.CloseIdleConnections()
+		wsHTTP.CloseIdleConnections()
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// run places the calls, prints their timelines and the summary, and decides the
+// exit status.
+func (s *simulation) run(ctx context.Context) error {
+	bar := newProgress(s.c, s.flags.calls)
+	sum := newSummary()
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(s.flags.concurrency, s.flags.calls) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range jobs {
+				r := s.one(ctx)
+				failures, asExpected := s.check(r)
+				s.out.finished(r, failures, asExpected)
+				sum.add(r, failures, asExpected)
+				bar.add()
+			}
+		}()
+	}
+feed:
+	for i := 0; i < s.flags.calls; i++ {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	bar.finish()
+	s.out.summary(sum)
+	if ctx.Err() != nil {
+		return failure(fmt.Errorf("interrupted: %w", ctx.Err()))
+	}
+	if sum.unexpected > 0 {
+		return failure(fmt.Errorf("%d of %d call(s) did not end as expected", sum.unexpected, sum.calls))
+	}
+	return nil
+}
+
+// one runs one call under the real-time limit.
+func (s *simulation) one(ctx context.Context) *callctl.Result {
+	ctx, cancel := context.WithTimeout(ctx, s.flags.timeout)
+	defer cancel()
+	o := s.base
+	o.OnEvent = s.out.event
+	r, err := callctl.Run(ctx, o)
+	if err != nil { // validated before the first call: cannot happen
+		panic(err)
+	}
+	return r
+}
+
+// check applies the expectations. A call ended as expected when every expectation
+// holds and, unless the scenario expects a final status, the call did not fail.
+func (s *simulation) check(r *callctl.Result) (failures []string, asExpected bool) {
+	failures = s.expect.Check(r)
+	return failures, len(failures) == 0 && (s.expect.Status != "" || !r.Failed())
+}

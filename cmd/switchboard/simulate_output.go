@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+)
+
+// timelineWriter prints events: as JSON lines, or readably. With one call the
+// readable timeline is printed live; with many, only calls that did not end as
+// expected are described (JSON lines are always printed in full).
+type timelineWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	json bool
+	live bool
+}
+
+func (t *timelineWriter) event(e callctl.Event) {
+	if !t.json && !t.live {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.json {
+		b, _ := json.Marshal(e) // Event.MarshalJSON cannot fail
+		fmt.Fprintf(t.w, "%s\n", b)
+		return
+	}
+	fmt.Fprintln(t.w, e.String())
+}
+
+func (t *timelineWriter) finished(r *callctl.Result, failures []string, asExpected bool) {
+	if t.json {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.live && !asExpected {
+		fmt.Fprintf(t.w, "call %s: %s (%s, SIP %d)\n", r.CallSid, r.Status, r.Reason, r.SIPStatus)
+	}
+	for _, f := range failures {
+		fmt.Fprintf(t.w, "  ✗ %s\n", f)
+	}
+}
+
+// summary aggregates the calls of a simulation.
+type summary struct {
+	mu                 sync.Mutex
+	calls              int
+	completed          int
+	failed             int
+	alerts             int
+	expectationsFailed int
+	unexpected         int
+	latencies          []time.Duration
+}
+
+func newSummary() *summary { return &summary{} }
+
+func (s *summary) add(r *callctl.Result, failures []string, asExpected bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if r.Failed() {
+		s.failed++
+	} else {
+		s.completed++
+	}
+	s.alerts += len(r.Alerts)
+	s.expectationsFailed += len(failures)
+	if !asExpected {
+		s.unexpected++
+	}
+	s.latencies = append(s.latencies, r.HookLatencies...)
+}
+
+// summaryJSON is the last line of `simulate --json`.
+type summaryJSON struct {
+	Kind               string         `json:"kind"`
+	Calls              int            `json:"calls"`
+	Completed          int            `json:"completed"`
+	Failed             int            `json:"failed"`
+	Alerts             int            `json:"alerts"`
+	HookLatencyMS      latencySummary `json:"hook_latency_ms"`
+	ExpectationsFailed int            `json:"expectations_failed"`
+}
+
+type latencySummary struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// percentile is the nearest-rank percentile of sorted, in milliseconds (0 when empty).
+func percentile(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	rank = min(max(rank, 0), len(sorted)-1)
+	return math.Round(float64(sorted[rank])/float64(time.Millisecond)*1000) / 1000
+}
+
+func (t *timelineWriter) summary(s *summary) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lat := slices.Clone(s.latencies)
+	slices.Sort(lat)
+	j := summaryJSON{
+		Kind: "summary", Calls: s.calls, Completed: s.completed, Failed: s.failed, Alerts: s.alerts,
+		HookLatencyMS:      latencySummary{P50: percentile(lat, 50), P95: percentile(lat, 95), P99: percentile(lat, 99)},
+		ExpectationsFailed: s.expectationsFailed,
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.json {
+		b, _ := json.Marshal(j)
+		fmt.Fprintf(t.w, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(t.w, "\n%d call(s): %d completed, %d failed, %d alert(s), %d expectation(s) failed; hook latency p50 %.1fms p95 %.1fms p99 %.1fms\n",
+		j.Calls, j.Completed, j.Failed, j.Alerts, j.ExpectationsFailed, j.HookLatencyMS.P50, j.HookLatencyMS.P95, j.HookLatencyMS.P99)
+}
+
+// progress is a progress bar on a terminal's stderr, and nothing elsewhere.
+type progress struct{ bar *progressbar.ProgressBar }
+
+func newProgress(c *cli, calls int) *progress {
+	if calls < 2 || !isTerminal(c.stderr) {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions(calls,
+		progressbar.OptionSetWriter(c.stderr), progressbar.OptionSetDescription("calls"),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())}
+}
+
+func (p *progress) add() {
+	if p.bar != nil {
+		_ = p.bar.Add(1)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/verbs"
+)
+
+// scenario is the YAML file of `simulate --scenario`: what the caller and the network
+// do during each simulated call, and what is expected of the call. Unknown keys are
+// errors.
+type scenario struct {
+	From   string          `yaml:"from"`
+	To     string          `yaml:"to"`
+	Caller scenarioCaller  `yaml:"caller"`
+	Faults []scenarioFault `yaml:"faults"`
+	Expect scenarioExpect  `yaml:"expect"`
+}
+
+type scenarioCaller struct {
+	Gathers     []scenarioGather `yaml:"gathers"`
+	Dials       []scenarioDial   `yaml:"dials"`
+	HangupAfter yamlDuration     `yaml:"hangup_after"`
+}
+
+type scenarioGather struct {
+	Digits  yamlText     `yaml:"digits"`
+	Speech  string       `yaml:"speech"`
+	After   yamlDuration `yaml:"after"`
+	Timeout bool         `yaml:"timeout"`
+}
+
+type scenarioDial struct {
+	Status    string       `yaml:"status"`
+	SIPStatus int          `yaml:"sip_status"`
+	Duration  yamlDuration `yaml:"duration"`
+}
+
+type scenarioFault struct {
+	AfterMessage int `yaml:"after_message"`
+	CloseCode    int `yaml:"close_code"`
+}
+
+type scenarioExpect struct {
+	Verbs  []string `yaml:"verbs"`
+	Hooks  []string `yaml:"hooks"`
+	Status string   `yaml:"status"`
+	Alerts []string `yaml:"alerts"`
+}
+
+// scenarioError is a scenario problem located at a line of the file.
+type scenarioError struct {
+	Line int
+	Msg  string
+}
+
+func (e *scenarioError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+// yamlDuration is a Go duration string ("1.5s", "2m").
+type yamlDuration time.Duration
+
+func (d *yamlDuration) UnmarshalYAML(n ast.Node) error {
+	s := strings.Trim(n.String(), `"'`)
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return &scenarioError{Line: n.GetToken().Position.Line, Msg: fmt.Sprintf("%q is not a duration (write e.g. 1.5s or 2m)", s)}
+	}
+	*d = yamlDuration(v)
+	return nil
+}
+
+// yamlText accepts a string or a number written bare (digits: 1234).
+type yamlText string
+
+func (t *yamlText) UnmarshalYAML(n ast.Node) error {
+	switch n.Type() {
+	case ast.StringType, ast.IntegerType:
+		*t = yamlText(strings.Trim(n.String(), `"'`))
+		return nil
+	}
+	return &scenarioError{Line: n.GetToken().Position.Line, Msg: "want a string of digits"}
+}
+
+// parseScenario decodes and checks a scenario. Every error names the line at fault.
+func parseScenario(src []byte) (*scenario, error) {
+	var s scenario
+	if err := yaml.UnmarshalWithOptions(src, &s, yaml.Strict(), yaml.DisallowUnknownField()); err != nil {
+		var se *scenarioError
+		if errors.As(err, &se) {
+			return nil, se
+		}
+		var ye yaml.Error
+		if errors.As(err, &ye) && ye.GetToken() != nil {
+			// FormatError adds the source lines around the fault.
+			return nil, &scenarioError{Line: ye.GetToken().Position.Line, Msg: yaml.FormatError(err, false, true)}
+		}
+		return nil, err
+	}
+	if err := s.check(); err != nil {
+		var pe *pathError
+		if errors.As(err, &pe) {
+			return nil, &scenarioError{Line: lineOf(src, pe.path), Msg: pe.path[2:] + ": " + pe.msg}
+		}
+		return nil, err
+	}
+	return &s, nil
+}
+
+// pathError is a check failure at a YAML path ("$.faults[0].close_code").
+type pathError struct{ path, msg string }
+
+func (e *pathError) Error() string { return e.path + ": " + e.msg }
+
+func scenarioAt(path, format string, args ...any) error {
+	return &pathError{path: path, msg: fmt.Sprintf(format, args...)}
+}
+
+// lineOf finds the line of a YAML path in src, 0 when it cannot be found.
+func lineOf(src []byte, path string) int {
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return 0
+	}
+	f, err := parser.ParseBytes(src, 0)
+	if err != nil {
+		return 0
+	}
+	n, err := p.FilterFile(f)
+	if err != nil || n == nil {
+		return 0
+	}
+	return n.GetToken().Position.Line
+}
+
+var validDialStatuses = []string{"completed", "busy", "no-answer", "failed"}
+var validStatuses = []string{"trying", "ringing", "early-media", "in-progress", "queued", "failed", "busy", "no-answer", "completed"}
+var validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure), string(callctl.AlertWebhookConnectionFailure)}
+
+func (s *scenario) check() error {
+	for i, g := range s.Caller.Gathers {
+		p := fmt.Sprintf("$.caller.gathers[%d]", i)
+		n := 0
+		for _, set := range []bool{g.Digits != "", g.Speech != "", g.Timeout} {
+			if set {
+				n++
+			}
+		}
+		if n > 1 {
+			return scenarioAt(p, "give one of digits, speech or timeout")
+		}
+		if strings.Trim(string(g.Digits), "0123456789*#ABCD") != "" {
+			return scenarioAt(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", g.Digits)
+		}
+	}
+	for i, d := range s.Caller.Dials {
+		p := fmt.Sprintf("$.caller.dials[%d]", i)
+		if d.Status != "" && !scenarioHas(validDialStatuses, d.Status) {
+			return scenarioAt(p+".status", "%q: want one of %s", d.Status, strings.Join(validDialStatuses, ", "))
+		}
+		if d.SIPStatus != 0 && (d.SIPStatus < 100 || d.SIPStatus > 699) {
+			return scenarioAt(p+".sip_status", "%d is not a SIP status (100..699)", d.SIPStatus)
+		}
+	}
+	for i, f := range s.Faults {
+		p := fmt.Sprintf("$.faults[%d]", i)
+		if f.AfterMessage < 1 {
+			return scenarioAt(p+".after_message", "must be at least 1 (the message count starts at 1)")
+		}
+		if f.CloseCode != 0 && (f.CloseCode < 1000 || f.CloseCode > 4999) {
+			return scenarioAt(p+".close_code", "%d is outside 1000..4999 (leave it out for an abrupt TCP close)", f.CloseCode)
+		}
+	}
+	for i, v := range s.Expect.Verbs {
+		if !verbs.Known(v) {
+			return scenarioAt(fmt.Sprintf("$.expect.verbs[%d]", i), "%q is not a verb", v)
+		}
+	}
+	if s.Expect.Status != "" && !scenarioHas(validStatuses, s.Expect.Status) {
+		return scenarioAt("$.expect.status", "%q: want one of %s", s.Expect.Status, strings.Join(validStatuses, ", "))
+	}
+	for i, a := range s.Expect.Alerts {
+		if !scenarioHas(validAlerts, a) {
+			return scenarioAt(fmt.Sprintf("$.expect.alerts[%d]", i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
+		}
+	}
+	return nil
+}
+
+func scenarioHas(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// script converts the caller and fault parts into a callctl.Script.
+func (s *scenario) script() callctl.Script {
+	var sc callctl.Script
+	for _, g := range s.Caller.Gathers {
+		sc.Gathers = append(sc.Gathers, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
+	}
+	for _, d := range s.Caller.Dials {
+		sc.Dials = append(sc.Dials, callctl.DialOutcome{Status: callctl.Status(d.Status), SIPStatus: d.SIPStatus, Duration: time.Duration(d.Duration)})
+	}
+	sc.HangupAfter = time.Duration(s.Caller.HangupAfter)
+	for _, f := range s.Faults {
+		sc.Faults = append(sc.Faults, callctl.Fault{AfterMessage: f.AfterMessage, CloseCode: f.CloseCode})
+	}
+	return sc
+}
+
+// expectations converts the expect part.
+func (s *scenario) expectations() callctl.Expectations {
+	e := callctl.Expectations{Verbs: s.Expect.Verbs, Hooks: s.Expect.Hooks, Status: callctl.Status(s.Expect.Status)}
+	for _, a := range s.Expect.Alerts {
+		e.Alerts = append(e.Alerts, callctl.AlertType(a))
+	}
+	return e
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+)
+
+func exampleServers(t *testing.T) (httpURL, wsURL string) {
+	t.Helper()
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	h := httptest.NewServer(&exampleapp.HTTPApp{})
+	w := httptest.NewServer(&exampleapp.WSApp{})
+	t.Cleanup(func() {
+		h.CloseClientConnections()
+		h.Close()
+		w.CloseClientConnections()
+		w.Close()
+	})
+	return h.URL, "ws" + strings.TrimPrefix(w.URL, "http")
+}
+
+// jsonLines decodes every stdout line; the last must be the summary.
+func jsonLines(t *testing.T, stdout string) (events []map[string]any, summary map[string]any) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %q", i+1, l)
+		}
+		if i == len(lines)-1 {
+			return events, m
+		}
+		events = append(events, m)
+	}
+	return nil, nil
+}
+
+// The --json contract: keys of every kind, and the summary.
+var kindKeys = map[string][]string{
+	"call.start": {"from", "to", "direction"}, "hook.attempt": {"url", "transport", "attempt", "status", "class", "duration_ms"},
+	"hook.retry": {"delay_ms"}, "ws.open": {}, "ws.close": {"code"}, "ws.reconnect": {"attempt"},
+	"msg.sent": {"type", "msgid"}, "msg.recv": {"type", "msgid"}, "verb.start": {"verb"}, "verb.end": {"verb"},
+	"call.status": {"status"}, "alert": {"type", "detail"}, "call.end": {"status", "reason", "sip_status"},
+}
+
+func checkContract(t *testing.T, events []map[string]any, summary map[string]any) {
+	t.Helper()
+	for _, e := range events {
+		keys, ok := kindKeys[e["kind"].(string)]
+		if !ok {
+			t.Fatalf("unknown kind in %v", e)
+		}
+		for _, k := range append([]string{"t_ms", "call_sid", "kind"}, keys...) {
+			if _, ok := e[k]; !ok {
+				t.Fatalf("%s lacks %q: %v", e["kind"], k, e)
+			}
+		}
+	}
+	if summary["kind"] != "summary" {
+		t.Fatalf("last line %v", summary)
+	}
+	for _, k := range []string{"calls", "completed", "failed", "alerts", "hook_latency_ms", "expectations_failed"} {
+		if _, ok := summary[k]; !ok {
+			t.Fatalf("summary lacks %s", k)
+		}
+	}
+	lat := summary["hook_latency_ms"].(map[string]any)
+	for _, k := range []string{"p50", "p95", "p99"} {
+		if _, ok := lat[k]; !ok {
+			t.Fatalf("hook_latency_ms lacks %s", k)
+		}
+	}
+}
+
+func eventKinds(events []map[string]any) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e["kind"].(string))
+	}
+	return out
+}
+
+func TestSimulateJSONHTTP(t *testing.T) {
+	httpURL, _ := exampleServers(t)
+	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", "--from", "+1999", httpURL+"/call",
+		"--scenario", filepath.Join("..", "..", "examples", "ivr.yaml"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	events, summary := jsonLines(t, stdout)
+	checkContract(t, events, summary)
+	if events[0]["kind"] != "call.start" || events[0]["from"] != "+1999" || events[0]["direction"] != "inbound" {
+		t.Fatalf("first line %v", events[0])
+	}
+	if last := events[len(events)-1]; last["kind"] != "call.end" || last["status"] != "completed" || last["sip_status"] != float64(200) {
+		t.Fatalf("last event %v", last)
+	}
+	if summary["calls"] != float64(1) || summary["completed"] != float64(1) || summary["expectations_failed"] != float64(0) {
+		t.Fatalf("summary %v", summary)
+	}
+}
+
+func TestSimulateWSScenarioWithDrop(t *testing.T) {
+	_, wsURL := exampleServers(t)
+	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", wsURL+"/ws#rc=3",
+		"--scenario", filepath.Join("..", "..", "examples", "ws-reconnect.yaml"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	events, summary := jsonLines(t, stdout)
+	checkContract(t, events, summary)
+	k := eventKinds(events)
+	for _, want := range []string{"ws.open", "ws.close", "hook.retry", "ws.reconnect", "msg.sent", "msg.recv"} {
+		if !slices.Contains(k, want) {
+			t.Fatalf("no %s in %v", want, k)
+		}
+	}
+	var sent []string
+	for _, e := range events {
+		if e["kind"] == "msg.sent" {
+			sent = append(sent, e["type"].(string))
+		}
+	}
+	if !slices.Contains(sent, "session:reconnect") {
+		t.Fatalf("sent %v", sent)
+	}
+}
+
+func TestSimulateManyCalls(t *testing.T) {
+	_, wsURL := exampleServers(t)
+	code, stdout, stderr := runCLI(t, nil, "simulate", "--calls", "6", "--concurrency", "3", wsURL+"/ws")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if !strings.Contains(stdout, "6 call(s): 6 completed, 0 failed") || strings.Contains(stderr, "calls") {
+		t.Fatalf("stdout %q stderr %q (no progress bar off a terminal)", stdout, stderr)
+	}
+	code, stdout, _ = runCLI(t, nil, "simulate", "--json", "--calls", "4", "--concurrency", "2", wsURL+"/ws")
+	events, summary := jsonLines(t, stdout)
+	checkContract(t, events, summary)
+	sids := map[any]bool{}
+	for _, e := range events {
+		sids[e["call_sid"]] = true
+	}
+	if code != exitOK || len(sids) != 4 || summary["calls"] != float64(4) {
+		t.Fatalf("exit %d, %d call_sids, summary %v", code, len(sids), summary)
+	}
+}
+
+func TestSimulateExit1(t *testing.T) {
+	httpURL, _ := exampleServers(t)
+	// The app is unreachable: the call is rejected.
+	code, stdout, _ := runCLI(t, nil, "simulate", "--json", "http://127.0.0.1:1/call")
+	_, summary := jsonLines(t, stdout)
+	if code != exitFailure || summary["failed"] != float64(1) || summary["alerts"] != float64(1) {
+		t.Fatalf("exit %d summary %v", code, summary)
+	}
+	// An expectation that does not hold.
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.yaml")
+	os.WriteFile(sc, []byte("expect:\n  verbs: [say, hangup]\n  hooks: [/nope]\n"), 0o600)
+	code, stdout, _ = runCLI(t, nil, "simulate", "--json", "--scenario", sc, httpURL+"/call")
+	_, summary = jsonLines(t, stdout)
+	if code != exitFailure || summary["expectations_failed"] != float64(2) || summary["failed"] != float64(0) {
+		t.Fatalf("exit %d summary %v", code, summary)
+	}
+	// A failure the scenario expects is success.
+	os.WriteFile(sc, []byte("expect:\n  status: failed\n  alerts: [webhook-failure]\n"), 0o600)
+	if code, stdout, _ = runCLI(t, nil, "simulate", "--scenario", sc, "http://127.0.0.1:1/call"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stdout)
+	}
+}
+
+func TestSimulateExit2(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o600)
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"ftp://x/call"}, nil, "APP_URL"},
+		{[]string{}, nil, "arg"},
+		{[]string{"--calls", "0", "http://127.0.0.1:1/"}, nil, "--calls"},
+		{[]string{"http://127.0.0.1:1/"}, map[string]string{"JAMBONES_WS_MAX_PAYLOAD": "lots"}, "JAMBONES_WS_MAX_PAYLOAD"},
+		{[]string{"--scenario", filepath.Join(dir, "missing.yaml"), "http://127.0.0.1:1/"}, nil, "missing.yaml"},
+		{[]string{"--scenario", write("a.yaml", "caller:\n  gathers:\n    - digits: 1\n      colour: red\n"), "http://127.0.0.1:1/"}, nil, "line 4: [4:7] unknown field"},
+		{[]string{"--scenario", write("b.yaml", "caller:\n  hangup_after: soon\n"), "http://127.0.0.1:1/"}, nil, "line 2"},
+		{[]string{"--scenario", write("c.yaml", "faults:\n  - after_message: 2\n  - after_message: 3\n    close_code: 99\n"), "http://127.0.0.1:1/"}, nil, "line 4"},
+		{[]string{"--scenario", write("d.yaml", "expect:\n  verbs: [say, shout]\n"), "http://127.0.0.1:1/"}, nil, "line 2"},
+		{[]string{"--scenario", write("e.yaml", "caller:\n  gathers:\n    - digits: \"1\"\n      speech: hi\n"), "http://127.0.0.1:1/"}, nil, "line 3"},
+		{[]string{"--scenario", write("f.yaml", "caller: [\n"), "http://127.0.0.1:1/"}, nil, "line 1"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.env, append([]string{"simulate"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want 2 naming %q", tc.args, code, stderr, stdout, tc.want)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	code, stdout, stderr := runCLI(t, nil, "demo")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"HTTP webhook app", "WebSocket app", "gather", "/gather", "session:reconnect", "ws.reconnect", "hangup", "✓ call completed"} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
