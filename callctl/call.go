@@ -52,6 +52,9 @@ type callRun struct {
 	gatherNext   int
 	dialNext     int
 	notifyEvents bool // config notifyEvents: verb:status messages to a WebSocket app
+
+	controls controlInbox // live-call commands received while the call waited
+	muted    bool         // set by a Control (media is simulated)
 }
 
 // Run runs one call to its end and returns what happened. The error is non-nil only
@@ -126,6 +129,7 @@ func (c *callRun) execute(ctx context.Context) {
 			return
 		}
 		c.app.between(ctx)
+		c.applyControls(ctx)
 		if c.ended {
 			return
 		}

@@ -87,6 +87,10 @@ type Options struct {
 	// OnEvent, when set, receives each timeline event as it is recorded, from the
 	// call's goroutine.
 	OnEvent func(Event)
+	// Control, when set, carries live-call commands from outside the call (a node's
+	// REST API). They are applied between verbs and while the call waits for a
+	// WebSocket application's command.
+	Control <-chan Control
 }
 
 // Defaults of Options.

@@ -263,11 +263,17 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 		wait, reason = max(limit-c.clock.Elapsed(), 0), why
 	}
 	deadline := c.clock.base().Add(wait)
+	// A live-call command (a node's API) interrupts the wait: execute applies it.
+	wctx, stop := c.controls.waitContext(ctx, c.opts.Control)
+	defer stop()
 	for len(c.queue) == 0 && !c.ended {
 		if a.graceful || a.gone {
 			return false, ReasonAppClosed
 		}
-		if _, err := a.receive(ctx, deadline); err != nil {
+		if _, err := a.receive(wctx, deadline); err != nil {
+			if c.controls.pending() {
+				return true, ""
+			}
 			if ctx.Err() != nil {
 				c.end(c.canceledStatus(), ReasonCanceled, 487)
 				return false, ReasonCanceled

@@ -161,11 +161,11 @@ func (a *API) callRequest(ctx context.Context, acct Account, in *createCallInput
 		req.CallStatusHook = &status
 	}
 	if b.Scenario != nil {
-		script, err := scriptFromScenario(b.Scenario)
+		script, expect, err := parseScenario(b.Scenario)
 		if err != nil {
 			return req, huma.Error422UnprocessableEntity("invalid scenario", &huma.ErrorDetail{Location: "body.scenario", Message: err.Error()})
 		}
-		req.Script = script
+		req.Script, req.Expect = script, expect
 	}
 	return req, nil
 }
@@ -187,7 +187,7 @@ func (a *API) updateCall(ctx context.Context, acct Account, in *updateCallInput)
 	case b.CallStatus == "completed":
 		err, status = a.calls.Hangup(acct.Sid, in.CallSid), "hanging up"
 	case b.CallHook != nil:
-		hook, herr := b.CallHook.spec("call_hook", true)
+		hook, herr := b.CallHook.spec("call_hook", false)
 		if herr != nil {
 			return nil, herr
 		}
@@ -200,6 +200,8 @@ func (a *API) updateCall(ctx context.Context, acct Account, in *updateCallInput)
 		return nil, huma.Error404NotFound("call not found or no longer active")
 	case errors.Is(err, ErrCallEnded):
 		return nil, huma.Error409Conflict("the call has ended")
+	case errors.Is(err, ErrControlBacklog):
+		return nil, huma.Error429TooManyRequests("the call has not applied earlier commands yet")
 	case err != nil:
 		return nil, a.internal(err)
 	}

@@ -25,17 +25,16 @@ var (
 	ErrTooManyCalls = errors.New("too many active calls")
 	// ErrCallEnded: live control of a call that already ended.
 	ErrCallEnded = errors.New("call has ended")
+	// ErrControlBacklog: the call has not yet applied earlier commands.
+	ErrControlBacklog = errors.New("too many pending commands for the call")
 )
 
 // ReasonNodeShutdown is the call.end reason of calls still active when the drain
 // timeout passed.
 const ReasonNodeShutdown = "node-shutdown"
 
-// errHungUpByAPI and errShutdown are the cancel causes of calls ended from outside.
-var (
-	errHungUpByAPI = errors.New("hung up through the API")
-	errShutdown    = errors.New(ReasonNodeShutdown)
-)
+// errShutdown is the cancel cause of calls ended by a drain that timed out.
+var errShutdown = errors.New(ReasonNodeShutdown)
 
 // CallRequest is a call to start.
 type CallRequest struct {
@@ -46,6 +45,7 @@ type CallRequest struct {
 	From, To       string
 	Tag            map[string]any
 	Script         callctl.Script
+	Expect         callctl.Expectations
 }
 
 // CallView is a call as the API shows it.
@@ -62,16 +62,19 @@ type CallView struct {
 	SipStatus      int        `json:"sip_status,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
 	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	// ExpectationsFailed lists the scenario's expectations the call did not meet.
+	ExpectationsFailed []string `json:"expectations_failed,omitempty"`
 	// Timeline holds the call's events in the `simulate --json` format.
 	Timeline []json.RawMessage `json:"timeline,omitempty"`
 }
 
 // liveCall is a call in progress.
 type liveCall struct {
-	appURL string // the call hook, for alerts
-	mu     sync.Mutex
-	view   CallView
-	cancel context.CancelCauseFunc
+	appURL  string // the call hook, for alerts
+	control chan callctl.Control
+	mu      sync.Mutex
+	view    CallView
+	cancel  context.CancelCauseFunc
 }
 
 func (lc *liveCall) snapshot(withTimeline bool) CallView {
@@ -145,7 +148,7 @@ func (m *CallManager) Start(req CallRequest) (string, error) {
 		return "", ErrTooManyCalls
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, view: CallView{
+	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), view: CallView{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
 		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: time.Now().UTC(),
@@ -155,6 +158,7 @@ func (m *CallManager) Start(req CallRequest) (string, error) {
 	m.mu.Unlock()
 
 	opts.OnEvent = func(e callctl.Event) { m.observe(lc, req.Account, e) }
+	opts.Control = lc.control
 	m.metrics.callsActive.Inc()
 	go m.run(ctx, lc, req, opts)
 	return sid, nil
@@ -206,6 +210,7 @@ func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, op
 		lc.view.CallStatus, lc.view.Reason = string(callctl.StatusFailed), err.Error()
 	} else {
 		lc.view.CallStatus, lc.view.Reason, lc.view.SipStatus = string(res.Status), res.Reason, res.SIPStatus
+		lc.view.ExpectationsFailed = req.Expect.Check(res)
 		if res.Reason == callctl.ReasonCanceled {
 			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 				lc.view.Reason = cause.Error()
@@ -269,16 +274,42 @@ func (m *CallManager) Get(ctx context.Context, accountSid, callSid string) (Call
 	return decodeCallView(raw)
 }
 
+// controlBacklog bounds live-call commands waiting for a call to apply them.
+const controlBacklog = 8
+
 // Hangup ends an active call of the account.
 func (m *CallManager) Hangup(accountSid, callSid string) error {
+	return m.send(accountSid, callSid, callctl.Control{Hangup: true})
+}
+
+// Redirect points an active call at a new http(s) application URL: its verbs replace
+// the call's remaining verbs.
+func (m *CallManager) Redirect(accountSid, callSid string, hook HookSpec) error {
+	return m.send(accountSid, callSid, callctl.Control{Redirect: hook.URL})
+}
+
+// Mute mutes or unmutes an active call.
+func (m *CallManager) Mute(accountSid, callSid string, mute bool) error {
+	return m.send(accountSid, callSid, callctl.Control{Mute: &mute})
+}
+
+// send hands a live-call command to an active call of the account.
+func (m *CallManager) send(accountSid, callSid string, ctl callctl.Control) error {
 	m.mu.Lock()
 	lc, ok := m.calls[callSid]
 	m.mu.Unlock()
 	if !ok || lc.snapshot(false).AccountSid != accountSid {
 		return ErrNotFound
 	}
-	lc.cancel(errHungUpByAPI)
-	return nil
+	if !lc.snapshot(false).Active {
+		return ErrCallEnded
+	}
+	select {
+	case lc.control <- ctl:
+		return nil
+	default:
+		return ErrControlBacklog
+	}
 }
 
 // Active returns the number of active calls.

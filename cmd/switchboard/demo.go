@@ -38,7 +38,7 @@ type demoCall struct {
 	title, story string
 	url          string
 	flags        simulateFlags
-	scenario     scenario
+	scenario     callctl.Scenario
 	check        func(*callctl.Result) error
 }
 
@@ -64,15 +64,15 @@ func runDemo(ctx context.Context, c *cli) error {
 		title: "HTTP webhook app", url: httpURL + "/call",
 		story: "The caller presses 1 at the gather. Hooks are signed (Jambonz-Signature) and status\nnotifications go to /status.",
 		flags: simulateFlags{secret: secret, statusHook: "/status"},
-		scenario: scenario{Caller: scenarioCaller{Gathers: []scenarioGather{{Digits: "1"}}},
-			Expect: scenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/call", "/gather"}, Status: "completed"}},
+		scenario: callctl.Scenario{Caller: callctl.ScenarioCaller{Gathers: []callctl.ScenarioGather{{Digits: "1"}}},
+			Expect: callctl.ScenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/call", "/gather"}, Status: "completed"}},
 	}, {
 		title: "WebSocket app", url: "ws" + httpURLTail(wsURL) + "/ws#rc=3",
 		story: "The caller says \"support please\". After the 5th message the node drops the socket\n(close 1011): it reconnects and resumes the session with session:reconnect.",
-		scenario: scenario{
-			Caller: scenarioCaller{Gathers: []scenarioGather{{Speech: "support please"}}},
-			Faults: []scenarioFault{{AfterMessage: 5, CloseCode: 1011}},
-			Expect: scenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/ws", "/gather"}, Status: "completed"},
+		scenario: callctl.Scenario{
+			Caller: callctl.ScenarioCaller{Gathers: []callctl.ScenarioGather{{Speech: "support please"}}},
+			Faults: []callctl.ScenarioFault{{AfterMessage: 5, CloseCode: 1011}},
+			Expect: callctl.ScenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/ws", "/gather"}, Status: "completed"},
 		},
 		check: func(r *callctl.Result) error {
 			if !slices.ContainsFunc(r.Timeline, func(e callctl.Event) bool { return e.Kind == callctl.KindWSReconnect }) {

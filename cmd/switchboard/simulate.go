@@ -97,13 +97,13 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	if err != nil {
 		return usageError("%v", err)
 	}
-	sc := &scenario{}
+	sc := &callctl.Scenario{}
 	if f.scenario != "" {
 		src, err := os.ReadFile(f.scenario)
 		if err != nil {
 			return usageError("scenario: %v", err)
 		}
-		if sc, err = parseScenario(src); err != nil {
+		if sc, err = callctl.ParseScenario(src); err != nil {
 			return usageError("scenario %s: %v", f.scenario, err)
 		}
 	}
@@ -115,7 +115,7 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	return s.run(ctx)
 }
 
-func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *scenario) (*simulation, func()) {
+func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *callctl.Scenario) (*simulation, func()) {
 	rules := transport.CallControlRules(true) // a developer's app runs on loopback or a private network
 	hooks := transport.NewHookClient(transport.HookClientOptions{
 		Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent,
@@ -124,10 +124,10 @@ func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig,
 	wsHTTP := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout})
 	call := callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
 	s := &simulation{
-		c: c, flags: f, expect: sc.expectations(),
+		c: c, flags: f, expect: sc.Expectations(),
 		base: callctl.Options{
 			AppURL: appURL, StatusHookURL: f.statusHook, Username: f.user, Password: f.pass, Secret: f.secret,
-			Call: call, Script: sc.script(), Hooks: hooks,
+			Call: call, Script: sc.Script(), Hooks: hooks,
 			WebSocket: wsclient.Options{
 				HTTPClient: wsHTTP, HandshakeTimeout: cfg.WSHandshakeTimeout, MaxPayload: int(cfg.WSMaxPayload),
 				PingInterval: cfg.WSPingInterval, UserAgent: cfg.UserAgent,

@@ -1,4 +1,4 @@
-package main
+package callctl
 
 import (
 	"errors"
@@ -10,59 +10,64 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
-	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 )
 
-// scenario is the YAML file of `simulate --scenario`: what the caller and the network
+// Scenario is the YAML file of `simulate --scenario` (and the scenario of a call
+// started through a node's API): what the caller and the network
 // do during each simulated call, and what is expected of the call. Unknown keys are
 // errors.
-type scenario struct {
+type Scenario struct {
 	From   string          `yaml:"from"`
 	To     string          `yaml:"to"`
-	Caller scenarioCaller  `yaml:"caller"`
-	Faults []scenarioFault `yaml:"faults"`
-	Expect scenarioExpect  `yaml:"expect"`
+	Caller ScenarioCaller  `yaml:"caller"`
+	Faults []ScenarioFault `yaml:"faults"`
+	Expect ScenarioExpect  `yaml:"expect"`
 }
 
-type scenarioCaller struct {
-	Gathers     []scenarioGather `yaml:"gathers"`
-	Dials       []scenarioDial   `yaml:"dials"`
+// ScenarioCaller is what the caller does.
+type ScenarioCaller struct {
+	Gathers     []ScenarioGather `yaml:"gathers"`
+	Dials       []ScenarioDial   `yaml:"dials"`
 	HangupAfter yamlDuration     `yaml:"hangup_after"`
 }
 
-type scenarioGather struct {
+// ScenarioGather is the caller's answer to one gather.
+type ScenarioGather struct {
 	Digits  yamlText     `yaml:"digits"`
 	Speech  string       `yaml:"speech"`
 	After   yamlDuration `yaml:"after"`
 	Timeout bool         `yaml:"timeout"`
 }
 
-type scenarioDial struct {
+// ScenarioDial is the outcome of one dial.
+type ScenarioDial struct {
 	Status    string       `yaml:"status"`
 	SIPStatus int          `yaml:"sip_status"`
 	Duration  yamlDuration `yaml:"duration"`
 }
 
-type scenarioFault struct {
+// ScenarioFault is a node-side drop of the WebSocket.
+type ScenarioFault struct {
 	AfterMessage int `yaml:"after_message"`
 	CloseCode    int `yaml:"close_code"`
 }
 
-type scenarioExpect struct {
+// ScenarioExpect is what must have happened by the end of the call.
+type ScenarioExpect struct {
 	Verbs  []string `yaml:"verbs"`
 	Hooks  []string `yaml:"hooks"`
 	Status string   `yaml:"status"`
 	Alerts []string `yaml:"alerts"`
 }
 
-// scenarioError is a scenario problem located at a line of the file.
-type scenarioError struct {
+// ScenarioError is a scenario problem located at a line of the file (0 when unknown).
+type ScenarioError struct {
 	Line int
 	Msg  string
 }
 
-func (e *scenarioError) Error() string {
+func (e *ScenarioError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 	}
@@ -76,7 +81,7 @@ func (d *yamlDuration) UnmarshalYAML(n ast.Node) error {
 	s := strings.Trim(n.String(), `"'`)
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
-		return &scenarioError{Line: n.GetToken().Position.Line, Msg: fmt.Sprintf("%q is not a duration (write e.g. 1.5s or 2m)", s)}
+		return &ScenarioError{Line: n.GetToken().Position.Line, Msg: fmt.Sprintf("%q is not a duration (write e.g. 1.5s or 2m)", s)}
 	}
 	*d = yamlDuration(v)
 	return nil
@@ -91,28 +96,28 @@ func (t *yamlText) UnmarshalYAML(n ast.Node) error {
 		*t = yamlText(strings.Trim(n.String(), `"'`))
 		return nil
 	}
-	return &scenarioError{Line: n.GetToken().Position.Line, Msg: "want a string of digits"}
+	return &ScenarioError{Line: n.GetToken().Position.Line, Msg: "want a string of digits"}
 }
 
-// parseScenario decodes and checks a scenario. Every error names the line at fault.
-func parseScenario(src []byte) (*scenario, error) {
-	var s scenario
+// ParseScenario decodes and checks a scenario (YAML, or JSON which is YAML too). Every error names the line at fault.
+func ParseScenario(src []byte) (*Scenario, error) {
+	var s Scenario
 	if err := yaml.UnmarshalWithOptions(src, &s, yaml.Strict(), yaml.DisallowUnknownField()); err != nil {
-		var se *scenarioError
+		var se *ScenarioError
 		if errors.As(err, &se) {
 			return nil, se
 		}
 		var ye yaml.Error
 		if errors.As(err, &ye) && ye.GetToken() != nil {
 			// FormatError adds the source lines around the fault.
-			return nil, &scenarioError{Line: ye.GetToken().Position.Line, Msg: yaml.FormatError(err, false, true)}
+			return nil, &ScenarioError{Line: ye.GetToken().Position.Line, Msg: yaml.FormatError(err, false, true)}
 		}
 		return nil, err
 	}
 	if err := s.check(); err != nil {
 		var pe *pathError
 		if errors.As(err, &pe) {
-			return nil, &scenarioError{Line: lineOf(src, pe.path), Msg: pe.path[2:] + ": " + pe.msg}
+			return nil, &ScenarioError{Line: lineOf(src, pe.path), Msg: pe.path[2:] + ": " + pe.msg}
 		}
 		return nil, err
 	}
@@ -147,9 +152,9 @@ func lineOf(src []byte, path string) int {
 
 var validDialStatuses = []string{"completed", "busy", "no-answer", "failed"}
 var validStatuses = []string{"trying", "ringing", "early-media", "in-progress", "queued", "failed", "busy", "no-answer", "completed"}
-var validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure), string(callctl.AlertWebhookConnectionFailure)}
+var validAlerts = []string{string(AlertInvalidAppPayload), string(AlertWebhookFailure), string(AlertWebhookConnectionFailure)}
 
-func (s *scenario) check() error {
+func (s *Scenario) check() error {
 	for i, g := range s.Caller.Gathers {
 		p := fmt.Sprintf("$.caller.gathers[%d]", i)
 		n := 0
@@ -208,27 +213,27 @@ func scenarioHas(list []string, s string) bool {
 	return false
 }
 
-// script converts the caller and fault parts into a callctl.Script.
-func (s *scenario) script() callctl.Script {
-	var sc callctl.Script
+// Script converts the caller and fault parts into a Script.
+func (s *Scenario) Script() Script {
+	var sc Script
 	for _, g := range s.Caller.Gathers {
-		sc.Gathers = append(sc.Gathers, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
+		sc.Gathers = append(sc.Gathers, GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
 	}
 	for _, d := range s.Caller.Dials {
-		sc.Dials = append(sc.Dials, callctl.DialOutcome{Status: callctl.Status(d.Status), SIPStatus: d.SIPStatus, Duration: time.Duration(d.Duration)})
+		sc.Dials = append(sc.Dials, DialOutcome{Status: Status(d.Status), SIPStatus: d.SIPStatus, Duration: time.Duration(d.Duration)})
 	}
 	sc.HangupAfter = time.Duration(s.Caller.HangupAfter)
 	for _, f := range s.Faults {
-		sc.Faults = append(sc.Faults, callctl.Fault{AfterMessage: f.AfterMessage, CloseCode: f.CloseCode})
+		sc.Faults = append(sc.Faults, Fault{AfterMessage: f.AfterMessage, CloseCode: f.CloseCode})
 	}
 	return sc
 }
 
-// expectations converts the expect part.
-func (s *scenario) expectations() callctl.Expectations {
-	e := callctl.Expectations{Verbs: s.Expect.Verbs, Hooks: s.Expect.Hooks, Status: callctl.Status(s.Expect.Status)}
+// Expectations converts the expect part.
+func (s *Scenario) Expectations() Expectations {
+	e := Expectations{Verbs: s.Expect.Verbs, Hooks: s.Expect.Hooks, Status: Status(s.Expect.Status)}
 	for _, a := range s.Expect.Alerts {
-		e.Alerts = append(e.Alerts, callctl.AlertType(a))
+		e.Alerts = append(e.Alerts, AlertType(a))
 	}
 	return e
 }

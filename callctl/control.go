@@ -1,0 +1,142 @@
+package callctl
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/callctl/verbs"
+	"github.com/switchboard-voice/switchboard/fragment"
+)
+
+// ReasonAPIHangup is the call.end reason of a call hung up by a Control.
+const ReasonAPIHangup = "api-hangup"
+
+// Control is a command to a live call from outside it (a node's REST API, modelled on
+// jambonz's live call control). Exactly one field is set.
+type Control struct {
+	// Redirect is an http(s) application URL (absolute, or relative to an HTTP
+	// application's URL, with an optional retry fragment). It is requested like an
+	// action hook and its verbs replace the call's remaining verbs.
+	Redirect string
+	// Hangup ends the call with ReasonAPIHangup.
+	Hangup bool
+	// Mute mutes (true) or unmutes (false) the caller. Media is simulated, so this
+	// only changes the call's muted state, which is logged.
+	Mute *bool
+}
+
+// Validate checks a Control before it is sent to a call.
+func (ctl Control) Validate() error {
+	set := 0
+	for _, given := range []bool{ctl.Redirect != "", ctl.Hangup, ctl.Mute != nil} {
+		if given {
+			set++
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// controlInbox holds controls taken off the channel while the call waited.
+type controlInbox struct {
+	mu    sync.Mutex
+	queue []Control
+}
+
+func (in *controlInbox) pending() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.queue) > 0
+}
+
+func (in *controlInbox) take() []Control {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	q := in.queue
+	in.queue = nil
+	return q
+}
+
+// waitContext returns a context canceled when a control arrives on ch (which is then
+// kept in the inbox), so that a wait for the application ends early. stop releases
+// the watcher; with a nil ch it does nothing.
+func (in *controlInbox) waitContext(ctx context.Context, ch <-chan Control) (context.Context, func()) {
+	if ch == nil {
+		return ctx, func() {}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case ctl := <-ch:
+			in.mu.Lock()
+			in.queue = append(in.queue, ctl)
+			in.mu.Unlock()
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return wctx, func() { cancel(); <-done }
+}
+
+// applyControls applies the controls that arrived, in order.
+func (c *callRun) applyControls(ctx context.Context) {
+	if c.opts.Control == nil {
+		return
+	}
+	pending := c.controls.take()
+	for {
+		select {
+		case ctl := <-c.opts.Control:
+			pending = append(pending, ctl)
+			continue
+		default:
+		}
+		break
+	}
+	for _, ctl := range pending {
+		if c.ended {
+			return
+		}
+		c.applyControl(ctx, ctl)
+	}
+}
+
+func (c *callRun) applyControl(ctx context.Context, ctl Control) {
+	switch {
+	case ctl.Hangup:
+		c.log(zerolog.InfoLevel).Msg("hung up by live call control")
+		c.hangup(ReasonAPIHangup)
+	case ctl.Mute != nil:
+		c.muted = *ctl.Mute
+		c.log(zerolog.InfoLevel).Bool("muted", c.muted).Msg("mute changed by live call control")
+	case ctl.Redirect != "":
+		c.redirect(ctx, ctl.Redirect)
+	}
+}
+
+// redirect requests an http(s) application URL and replaces the remaining verbs with
+// its answer. A failure is alerted like any failed hook; the call goes on.
+func (c *callRun) redirect(ctx context.Context, url string) {
+	t, err := fragment.Resolve(c.opts.app, url)
+	if err == nil && t.Policy.Transport != fragment.HTTP {
+		err = fmt.Errorf("%q: live redirect needs an http or https URL", url)
+	}
+	if err == nil && c.opts.Hooks == nil {
+		err = fmt.Errorf("%q: no HTTP hook client (Options.Hooks) to request it", url)
+	}
+	if err != nil {
+		c.alert(AlertWebhookFailure, fmt.Sprintf("redirect: %v", err))
+		return
+	}
+	vs, _, ok := (&httpApp{c: c}).hook(ctx, "redirect", &verbs.Hook{URL: url}, c.info.fields())
+	if ok {
+		c.queue = vs
+	}
+}

@@ -1,0 +1,118 @@
+package featureserver
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// waitingCall starts a call on an idle WebSocket app and waits until the app acked.
+func waitingCall(t *testing.T, n *testNode, acct testAccount) string {
+	t.Helper()
+	app := idleWSApp(t)
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http")}, "from": "a", "to": "b"}, &call)
+	waitFor(t, func() bool {
+		var v CallView
+		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken, nil, &v)
+		return slices.Contains(timelineKinds(v), "msg.recv")
+	})
+	return call.CallSid
+}
+
+func TestLiveCallControl(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	path := func(sid string) string { return "/v1/Accounts/" + acct.AccountSid + "/Calls/" + sid }
+
+	t.Run("hangup", func(t *testing.T) {
+		sid := waitingCall(t, n, acct)
+		if code, _, raw := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil); code != http.StatusAccepted {
+			t.Fatalf("hang up: %d %s", code, raw)
+		}
+		if v := n.waitCall(acct, sid); v.Reason != "api-hangup" {
+			t.Errorf("ended with %q, want api-hangup", v.Reason)
+		}
+		if code, _, _ := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound && code != http.StatusConflict {
+			t.Errorf("hanging up an ended call: %d", code)
+		}
+	})
+	t.Run("redirect", func(t *testing.T) {
+		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `[{"verb":"say","text":"moved"},{"verb":"hangup"}]`)
+		}))
+		defer app.Close()
+		sid := waitingCall(t, n, acct)
+		if code, _, raw := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_hook": map[string]any{"url": app.URL + "/moved"}}, nil); code != http.StatusAccepted {
+			t.Fatalf("redirect: %d %s", code, raw)
+		}
+		v := n.waitCall(acct, sid)
+		if v.Reason != "hangup-verb" || strings.Count(strings.Join(timelineKinds(v), ","), "verb.start") != 2 {
+			t.Errorf("after redirect: %s, %v", v.Reason, timelineKinds(v))
+		}
+	})
+	t.Run("mute", func(t *testing.T) {
+		sid := waitingCall(t, n, acct)
+		for _, m := range []string{"mute", "unmute"} {
+			if code, _, raw := n.do("POST", path(sid), acct.APIToken, map[string]any{"mute_status": m}, nil); code != http.StatusAccepted {
+				t.Fatalf("%s: %d %s", m, code, raw)
+			}
+		}
+		n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil)
+		n.waitCall(acct, sid)
+	})
+	t.Run("redirect to websocket refused", func(t *testing.T) {
+		sid := waitingCall(t, n, acct)
+		if code, _, _ := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_hook": map[string]any{"url": "ws://127.0.0.1:1/x"}}, nil); code != http.StatusUnprocessableEntity {
+			t.Errorf("redirect to ws: %d, want 422", code)
+		}
+		n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil)
+		n.waitCall(acct, sid)
+	})
+}
+
+func TestScenarioThroughAPI(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/call" {
+			fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"numDigits":1,"actionHook":"/digits"}]`)
+			return
+		}
+		fmt.Fprint(w, `[{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+	acct := n.createAccount("acme")
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b",
+		"scenario": map[string]any{
+			"caller": map[string]any{"gathers": []any{map[string]any{"digits": "7"}}},
+			"expect": map[string]any{"verbs": []string{"gather", "say"}},
+		}}, &call)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	v := n.waitCall(acct, call.CallSid)
+	if len(v.ExpectationsFailed) != 1 || !strings.Contains(v.ExpectationsFailed[0], "verbs") {
+		t.Errorf("expectations failed %q, want the verbs expectation", v.ExpectationsFailed)
+	}
+	found := false
+	for _, raw := range v.Timeline {
+		found = found || strings.Contains(string(raw), `"/digits"`) || strings.Contains(string(raw), `/digits"`)
+	}
+	if !found {
+		t.Errorf("the gather's action hook was not called with the scripted digits: %v", timelineKinds(v))
+	}
+}
