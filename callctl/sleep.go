@@ -3,6 +3,8 @@ package callctl
 import (
 	"context"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 type callKey struct{}
@@ -33,14 +35,7 @@ func SimulatedSleep(ctx context.Context, d time.Duration) error {
 	}
 	s, ok := ctx.Value(callKey{}).(*requestScope)
 	if !ok {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return transport.Sleep(ctx, d)
 	}
 	s.call.record(Event{Kind: KindHookRetry, URL: s.url, Attempt: s.attempts + 1, Delay: d})
 	s.call.clock.Advance(d)

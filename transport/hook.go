@@ -61,12 +61,14 @@ func (o HookClientOptions) withDefaults() HookClientOptions {
 		o.Clock = retry.SystemClock{}
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepContext
+		o.Sleep = Sleep
 	}
 	return o
 }
 
-func sleepContext(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends, whichever comes first, and returns ctx's error in
+// the second case. It is the default Sleep of the clients in this package and below.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

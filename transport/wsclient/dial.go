@@ -12,25 +12,13 @@ import (
 
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // Attempt is one opening handshake, as reported to Options.Observer and kept in
-// DialError.Attempts.
-type Attempt struct {
-	// Number counts from 1 within one Dial or one reconnect episode.
-	Number int
-	// Start and Duration come from Options.Clock.
-	Start    time.Time
-	Duration time.Duration
-	// Status is the HTTP status of the upgrade answer (101 on success), 0 if none.
-	Status int
-	// Class is retry.Success or the failure class.
-	Class retry.Class
-	// Err is the attempt's error, nil on success.
-	Err error
-	// DelayBefore is the wait that preceded this attempt.
-	DelayBefore time.Duration
-}
+// DialError.Attempts: Status is the HTTP status of the upgrade answer (101 on
+// success), 0 if none; Number counts from 1 within one Dial or one reconnect episode.
+type Attempt = transport.Attempt
 
 // DialError is returned by Dial and Reconnector.Next when no connection could be
 // opened. It wraps the last attempt's error.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // TestDialPolicyRows: every WebSocket row of CALL-CONTROL.md §1–2, against real
@@ -312,7 +313,7 @@ func TestDialCanceled(t *testing.T) {
 	t.Run("while waiting", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		opts := testOptions(t, nil)
-		opts.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); return sleepContext(ctx, d) }
+		opts.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); return transport.Sleep(ctx, d) }
 		_, err := Dial(ctx, mustTarget(t, url), opts)
 		var de *DialError
 		if !errors.As(err, &de) || de.Class != retry.Canceled || !errors.Is(err, context.Canceled) || len(de.Attempts) != 1 {

@@ -89,7 +89,7 @@ func (o Options) withDefaults() (_ Options, ownClient bool, _ error) {
 		o.UserAgent = DefaultUserAgent
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepContext
+		o.Sleep = transport.Sleep
 	}
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
@@ -107,18 +107,4 @@ func (o Options) withDefaults() (_ Options, ownClient bool, _ error) {
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	o.HTTPClient = &c
 	return o, ownClient, nil
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
