@@ -52,10 +52,10 @@ func TransportOf(scheme string) (Transport, error) {
 	}
 }
 
-// Parse parses an absolute application or hook URL. Invalid `rc` values and unknown
-// `rp` classes are not errors: the default applies and Policy.Warnings says why. A
-// malformed URL, an unsupported scheme, a missing host or a fragment that is not
-// valid form encoding is an error wrapping ErrInvalidURL.
+// Parse parses an absolute application or hook URL. Invalid `rc` values, unknown
+// `rp` classes and undecodable fragment parts are not errors: the default applies and
+// Policy.Warnings says why. A malformed URL, an unsupported scheme or a missing host
+// is an error wrapping ErrInvalidURL.
 func Parse(raw string) (Target, error) {
 	u, err := parseAbsolute(raw)
 	if err != nil {
@@ -95,13 +95,11 @@ func unwrapURLError(err error) error {
 
 // fromURL splits the fragment off u and parses it into a policy for transport tr.
 func fromURL(raw string, u *url.URL, tr Transport) (Target, error) {
-	values, err := url.ParseQuery(u.EscapedFragment())
-	if err != nil {
-		return Target{}, invalid("fragment %q is not form-encoded: %v", u.EscapedFragment(), err)
-	}
+	values, problems := parseFragment(u.EscapedFragment())
 	clean := *u
 	clean.Fragment, clean.RawFragment = "", ""
 	p, hasPolicy := policyFromValues(values, tr)
+	p.Warnings = append(problems, p.Warnings...)
 	var ignored []string
 	for k := range values {
 		if k != "rc" && k != "rp" {
@@ -110,6 +108,30 @@ func fromURL(raw string, u *url.URL, tr Transport) (Target, error) {
 	}
 	slices.Sort(ignored)
 	return Target{Raw: raw, URL: &clean, Policy: p, IgnoredKeys: ignored, hasPolicy: hasPolicy}, nil
+}
+
+// parseFragment decodes the fragment as application/x-www-form-urlencoded pairs
+// separated by "&". Unlike url.ParseQuery it never fails: a pair that cannot be
+// decoded is skipped with a warning, and a ";" is an ordinary character (so
+// "rp=ct;5xx" names the unknown class "ct;5xx"), because an odd fragment must never
+// make the application URL itself unusable.
+func parseFragment(raw string) (url.Values, []string) {
+	values := url.Values{}
+	var problems []string
+	for _, pair := range strings.Split(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err1 := url.QueryUnescape(k)
+		value, err2 := url.QueryUnescape(v)
+		if err := errors.Join(err1, err2); err != nil {
+			problems = append(problems, fmt.Sprintf("fragment part %q ignored: %v", pair, err))
+			continue
+		}
+		values[key] = append(values[key], value)
+	}
+	return values, problems
 }
 
 func policyFromValues(values url.Values, tr Transport) (Policy, bool) {
@@ -133,7 +155,9 @@ func (p *Policy) parseRetryCount(values []string) {
 	if len(values) > 1 {
 		p.warn("rc given %d times: using the last one", len(values))
 	}
-	v := strings.TrimSpace(values[len(values)-1])
+	// Only plain digits: "+3" (which form decoding turns into " 3"), "-1" or "2.5"
+	// are not non-negative integers.
+	v := values[len(values)-1]
 	if v == "" || strings.Trim(v, "0123456789") != "" {
 		p.warn("rc=%q is not a non-negative integer: using the default %d", v, p.RetryCount)
 		return

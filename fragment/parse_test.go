@@ -58,6 +58,11 @@ func TestParse(t *testing.T) {
 		{name: "rc decimal is invalid", url: "https://h/p#rc=2.5", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true, rp: []Class{Connect}, warnings: 1},
 		{name: "rc empty is invalid", url: "wss://h/p#rc=", clean: "wss://h/p", transport: WebSocket, rc: 5, rcDefault: true, rp: []Class{Connect}, warnings: 1},
 		{name: "rc with plus sign is invalid", url: "https://h/p#rc=%2B3", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true, rp: []Class{Connect}, warnings: 1},
+		{name: "rc with a form-encoded plus (space) is invalid", url: "https://h/p#rc=+3", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true, rp: []Class{Connect}, warnings: 1},
+		{name: "rc padded with an encoded space is invalid", url: "wss://h/p#rc=%203", clean: "wss://h/p", transport: WebSocket, rc: 5, rcDefault: true, rp: []Class{Connect}, warnings: 1},
+		{name: "rc with a leading zero is an integer", url: "https://h/p#rc=03", clean: "https://h/p", transport: HTTP, rc: 3, rp: []Class{Connect}},
+		{name: "semicolon is not a separator: unknown class", url: "wss://h/p#rp=ct;5xx", clean: "wss://h/p", transport: WebSocket, rc: 5, rcDefault: true, rp: []Class{Connect}, warnings: 2, warningMatch: "ct;5xx"},
+		{name: "semicolon inside rc: invalid rc", url: "https://h/p#rc=1;rp=ct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true, rp: []Class{Connect}, warnings: 1},
 		{name: "rc repeated: last wins, warned", url: "https://h/p#rc=1&rc=2", clean: "https://h/p", transport: HTTP, rc: 2, rp: []Class{Connect}, warnings: 1},
 		// rp rules.
 		{name: "rp classes in canonical order", url: "https://h/p#rp=all,5xx,4xx,rt,ct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true,
@@ -122,7 +127,7 @@ func TestParseRejects(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{
 		"", "   ", "ftp://h/p", "file:///etc/passwd", "mailto:a@b", "h/p", "/relative#rc=1", "//h/p",
-		"https://", "https:///path", "http:opaque", "https://h/p#rc=%zz", "https://h/p#rc=1;rp=ct",
+		"https://", "https:///path", "http:opaque", "https://h/p#rc=%zz",
 		"https://[::1/p", "ht tp://h/p", "javascript:alert(1)",
 	} {
 		t.Run(raw, func(t *testing.T) {
