@@ -1,5 +1,12 @@
 package callctl
 
+import (
+	"errors"
+
+	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
 // AlertType names an alert raised on the account (CALL-CONTROL.md §3, §4, §6).
 type AlertType string
 
@@ -18,6 +25,23 @@ const (
 
 // Alert is one alert raised during a call.
 type Alert struct {
-	Type   AlertType
+	Type AlertType
+	// URL is the request at fault (a hook, the WebSocket), without its fragment.
+	URL    string
 	Detail string
+}
+
+// hookAlertType tells a hook that could not reach the application (no connection, no
+// answer in time, refused by egress rules, a name that does not resolve, a bad
+// certificate) from one the application answered badly, as jambonz does:
+// webhook-connection-failure for the first, webhook-failure for the second.
+func hookAlertType(err error) AlertType {
+	var he *transport.HookError
+	if errors.As(err, &he) {
+		switch he.Class {
+		case retry.Connect, retry.ResponseTimeout, retry.HandshakeTimeout, retry.EgressRefused, retry.Permanent:
+			return AlertWebhookConnectionFailure
+		}
+	}
+	return AlertWebhookFailure
 }

@@ -210,10 +210,12 @@ func (c *callRun) record(e Event) {
 }
 
 // alert raises an alert on the account and records it.
-func (c *callRun) alert(t AlertType, detail string) {
-	c.result.Alerts = append(c.result.Alerts, Alert{Type: t, Detail: detail})
-	c.record(Event{Kind: KindAlert, AlertType: t, Detail: detail})
-	c.log(zerolog.InfoLevel).Str("alert", string(t)).Msg(detail)
+func (c *callRun) alert(t AlertType, url, detail string) {
+	c.result.Alerts = append(c.result.Alerts, Alert{Type: t, URL: url, Detail: detail})
+	// The URL rides on the event for embedders (a node's alert records); the alert
+	// line of the --json contract has only type and detail.
+	c.record(Event{Kind: KindAlert, AlertType: t, URL: url, Detail: detail})
+	c.log(zerolog.InfoLevel).Str("alert", string(t)).Str("url", url).Msg(detail)
 }
 
 // setStatus changes the call status, records it and notifies the application.

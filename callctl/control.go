@@ -132,7 +132,7 @@ func (c *callRun) redirect(ctx context.Context, url string) {
 		err = fmt.Errorf("%q: no HTTP hook client (Options.Hooks) to request it", url)
 	}
 	if err != nil {
-		c.alert(AlertWebhookFailure, fmt.Sprintf("redirect: %v", err))
+		c.alert(AlertWebhookFailure, url, fmt.Sprintf("redirect: %v", err))
 		return
 	}
 	vs, _, ok := (&httpApp{c: c}).hook(ctx, "redirect", &verbs.Hook{URL: url}, c.info.fields())

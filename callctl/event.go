@@ -40,7 +40,7 @@ type Event struct {
 	From, To, Direction string // call.start
 
 	URL        string        // hook.attempt, hook.retry, ws.open
-	Transport  string        // hook.attempt: "http" or "ws"
+	Transport  string        // hook.attempt: "http" or "websocket", as fragment.Transport
 	Attempt    int           // hook.attempt, hook.retry, ws.reconnect
 	HTTPStatus int           // hook.attempt: the HTTP (or upgrade) status, 0 when none
 	Class      string        // hook.attempt: "success" or the failure class

@@ -24,13 +24,13 @@ func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	c := a.c
 	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.info.fields())
 	if err != nil {
-		c.alert(AlertWebhookFailure, fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
+		c.alert(hookAlertType(err), c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
 		c.end(StatusFailed, reasonOfStartFailure(ctx), c.opts.WebhookErrorReturn)
 		return nil, false
 	}
 	vs, err := responseVerbs(resp)
 	if err != nil {
-		c.alert(AlertInvalidAppPayload, fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
+		c.alert(AlertInvalidAppPayload, c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonInvalidPayload, c.opts.WebhookErrorReturn)
 		return nil, false
 	}
@@ -48,7 +48,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	c := a.c
 	t, err := fragment.Resolve(c.opts.app, h.URL)
 	if err != nil {
-		c.alert(AlertInvalidAppPayload, fmt.Sprintf("hook %q: %v", h.URL, err))
+		c.alert(AlertInvalidAppPayload, h.URL, fmt.Sprintf("hook %q: %v", h.URL, err))
 		return nil, false, false
 	}
 	user, pass := h.Username, h.Password
@@ -58,12 +58,12 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, payload)
 	if err != nil {
 		// §6: logged and alerted; the call continues with the verbs it has.
-		c.alert(AlertWebhookFailure, fmt.Sprintf("hook %s: %v", t.Clean(), err))
+		c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
 		return nil, false, false
 	}
 	vs, err := responseVerbs(resp)
 	if err != nil {
-		c.alert(AlertInvalidAppPayload, fmt.Sprintf("hook %s: %v", t.Clean(), err))
+		c.alert(AlertInvalidAppPayload, t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
 		return nil, false, false
 	}
 	return vs, len(vs) > 0, true
@@ -122,8 +122,12 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return
 	}
-	if _, err := a.request(ctx, *c.opts.statusURL, "POST", c.opts.Username, c.opts.Password, payload); err != nil {
-		c.alert(AlertWebhookFailure, fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
+	method := c.opts.StatusHookMethod
+	if method == "" {
+		method = "POST"
+	}
+	if _, err := a.request(ctx, *c.opts.statusURL, method, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload); err != nil {
+		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
 	}
 }
 

@@ -41,7 +41,12 @@ type Options struct {
 	StatusHookURL string
 	// StatusNotifier, when set, receives the status notifications for
 	// StatusHookURL instead of the call sending them itself.
-	StatusNotifier StatusNotifier
+	// StatusHookMethod is POST (default) or GET; StatusHookUsername and
+	// StatusHookPassword authenticate the status hook (its own credentials: the call
+	// hook's are never sent to it).
+	StatusHookMethod                       string
+	StatusHookUsername, StatusHookPassword string
+	StatusNotifier                         StatusNotifier
 	// Method of the call hook: POST (default) or GET.
 	Method string
 	// Username and Password, when set, authenticate hooks (HTTP Basic auth).
@@ -156,8 +161,10 @@ func (o *Options) prepare() (*prepared, error) {
 			p.statusURL = &t
 		}
 	}
-	if o.Method != "" && o.Method != "POST" && o.Method != "GET" {
-		return nil, fmt.Errorf("%w: method %q (want POST or GET)", ErrInvalidOptions, o.Method)
+	for _, m := range []string{o.Method, o.StatusHookMethod} {
+		if m != "" && m != "POST" && m != "GET" {
+			return nil, fmt.Errorf("%w: method %q (want POST or GET)", ErrInvalidOptions, m)
+		}
 	}
 	return p, nil
 }

@@ -44,9 +44,14 @@ type Result struct {
 	HookLatencies []time.Duration
 }
 
-// Failed reports whether the call failed: rejected, never connected, ended by a
-// connection failure, or canceled.
+// Failed reports whether the call failed: its final status is failed (rejected, or
+// hung up before it was answered), it never connected, it ended by a connection
+// failure, or it was canceled. A call the application declined as busy or no-answer
+// did not fail.
 func (r *Result) Failed() bool {
+	if r.Status == StatusFailed {
+		return true
+	}
 	switch r.Reason {
 	case ReasonCallHookFailed, ReasonInvalidPayload, ReasonConnectFailed, ReasonSessionFailed,
 		ReasonReconnectFailed, ReasonCanceled:

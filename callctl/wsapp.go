@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
@@ -70,7 +71,7 @@ func newWSApp(c *callRun) *wsApp {
 		if a.reconnecting {
 			c.record(Event{Kind: KindWSReconnect, Attempt: at.Number})
 		}
-		c.record(Event{Kind: KindHookAttempt, URL: c.opts.app.Clean(), Transport: "ws", Attempt: at.Number,
+		c.record(Event{Kind: KindHookAttempt, URL: c.opts.app.Clean(), Transport: string(fragment.WebSocket), Attempt: at.Number,
 			HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
 	}
 	o.Logger = c.opts.Logger
@@ -91,7 +92,7 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 			return nil, false
 		}
 		// §6: the call fails; nothing more is sent for it.
-		c.alert(AlertWebhookConnectionFailure, fmt.Sprintf("connect %s: %v", c.opts.app.Clean(), err))
+		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), fmt.Sprintf("connect %s: %v", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonConnectFailed, c.opts.WebhookErrorReturn)
 		return nil, false
 	}
@@ -113,7 +114,7 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 			c.end(StatusFailed, ReasonCanceled, c.opts.WebhookErrorReturn)
 			a.closeWith(ctx, 1001, "call canceled")
 		default:
-			c.alert(AlertWebhookFailure, fmt.Sprintf("session:new: %v", err))
+			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("session:new: %v", err))
 			c.end(StatusFailed, ReasonSessionFailed, c.opts.WebhookErrorReturn)
 			a.closeWith(ctx, 1001, "session:new failed")
 		}
@@ -211,7 +212,7 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 	data, err := a.request(ctx, typ, h.URL, payload)
 	if err != nil {
 		if !c.ended && !errors.Is(err, ErrSessionClosed) && ctx.Err() == nil {
-			c.alert(AlertWebhookFailure, fmt.Sprintf("%s %s: %v", typ, h.URL, err))
+			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("%s %s: %v", typ, h.URL, err))
 		}
 		return nil, false, false
 	}
@@ -316,7 +317,7 @@ func (a *wsApp) closeWith(_ context.Context, code int, reason string) {
 
 // invalid raises invalid-app-payload and answers with jambonz:error.
 func (a *wsApp) invalid(ctx context.Context, err error) {
-	a.c.alert(AlertInvalidAppPayload, err.Error())
+	a.c.alert(AlertInvalidAppPayload, a.c.opts.app.Clean(), err.Error())
 	if a.graceful || a.gone {
 		return
 	}

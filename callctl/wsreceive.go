@@ -216,7 +216,7 @@ func (a *wsApp) reconnected(ctx context.Context, data json.RawMessage) {
 func (a *wsApp) lost(detail string) bool {
 	c := a.c
 	a.gone = true
-	c.alert(AlertWebhookConnectionFailure, detail)
+	c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), detail)
 	if c.answered {
 		c.end(StatusCompleted, ReasonReconnectFailed, 200)
 	} else {

@@ -191,7 +191,9 @@ func (m *CallManager) callOptions(req CallRequest, sid string) callctl.Options {
 		Logger:             m.log,
 	}
 	if req.CallStatusHook != nil {
-		opts.StatusHookURL = req.CallStatusHook.URL
+		h := req.CallStatusHook
+		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
+		opts.StatusHookUsername, opts.StatusHookPassword = h.Username, h.Password
 	}
 	return opts
 }
@@ -247,8 +249,12 @@ func (m *CallManager) observe(lc *liveCall, account Account, e callctl.Event) {
 	lc.mu.Unlock()
 	m.metrics.observe(e)
 	if e.Kind == callctl.KindAlert {
+		url := e.URL // the request at fault
+		if url == "" {
+			url = lc.appURL
+		}
 		alert := Alert{AccountSid: account.Sid, Type: string(e.AlertType), CallSid: e.CallSid,
-			URL: lc.appURL, Detail: e.Detail, Time: time.Now().UTC()}
+			URL: url, Detail: e.Detail, Time: time.Now().UTC()}
 		if err := m.store.AddAlert(context.Background(), alert); err != nil {
 			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("storing an alert failed")
 		}

@@ -70,9 +70,12 @@ func (s *summary) add(r *callctl.Result, failures []string, asExpected bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
-	if r.Failed() {
+	// completed and failed need not add up to calls: a call declined as busy or
+	// no-answer is neither.
+	switch {
+	case r.Failed():
 		s.failed++
-	} else {
+	case r.Status == callctl.StatusCompleted:
 		s.completed++
 	}
 	s.alerts += len(r.Alerts)

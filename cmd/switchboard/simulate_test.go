@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -64,6 +65,10 @@ func checkContract(t *testing.T, events []map[string]any, summary map[string]any
 			if _, ok := e[k]; !ok {
 				t.Fatalf("%s lacks %q: %v", e["kind"], k, e)
 			}
+		}
+		// The same spelling as fragment explain's transport.
+		if tr, ok := e["transport"]; ok && tr != "http" && tr != "websocket" {
+			t.Fatalf("transport %v: want http or websocket", tr)
 		}
 	}
 	if summary["kind"] != "summary" {
@@ -174,8 +179,21 @@ func TestSimulateExit1(t *testing.T) {
 	if code != exitFailure || summary["expectations_failed"] != float64(2) || summary["failed"] != float64(0) {
 		t.Fatalf("exit %d summary %v", code, summary)
 	}
+	// An app that hangs up before answering: the call's final status is failed, so
+	// the run fails and the summary agrees with the call.end line.
+	hangupOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"hangup"}]`))
+	}))
+	defer hangupOnly.Close()
+	code, stdout, _ = runCLI(t, nil, "simulate", "--json", hangupOnly.URL)
+	events, summary := jsonLines(t, stdout)
+	last := events[len(events)-1]
+	if code != exitFailure || last["status"] != "failed" || summary["failed"] != float64(1) || summary["completed"] != float64(0) {
+		t.Fatalf("unanswered hangup: exit %d, call.end %v, summary %v", code, last, summary)
+	}
 	// A failure the scenario expects is success.
-	os.WriteFile(sc, []byte("expect:\n  status: failed\n  alerts: [webhook-failure]\n"), 0o600)
+	os.WriteFile(sc, []byte("expect:\n  status: failed\n  alerts: [webhook-connection-failure]\n"), 0o600)
 	if code, stdout, _ = runCLI(t, nil, "simulate", "--scenario", sc, "http://127.0.0.1:1/call"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stdout)
 	}

@@ -1,0 +1,87 @@
+package callctl_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+)
+
+// A hook that cannot reach the app raises webhook-connection-failure; one the app
+// answers badly raises webhook-failure. Either way the alert names the failed URL.
+func TestHookAlertTypes(t *testing.T) {
+	t.Parallel()
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/call":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`[{"verb":"say","text":"hi"}]`))
+		case "/status":
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}), false)
+	tests := []struct {
+		name, appURL, statusURL string
+		alert                   callctl.AlertType
+		url                     string
+	}{
+		{"refused call hook", "http://127.0.0.1:1/call", "", callctl.AlertWebhookConnectionFailure, "http://127.0.0.1:1/call"},
+		{"status hook answering 500", app + "/call", app + "/status", callctl.AlertWebhookFailure, app + "/status"},
+		{"status hook refusing", app + "/call", "http://127.0.0.1:1/status", callctl.AlertWebhookConnectionFailure, "http://127.0.0.1:1/status"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := baseOptions(t, tt.appURL)
+			o.StatusHookURL = tt.statusURL
+			r := run(t, o)
+			if len(r.Alerts) == 0 {
+				t.Fatal("no alert")
+			}
+			a := r.Alerts[0]
+			if a.Type != tt.alert || a.URL != tt.url {
+				t.Errorf("alert %s at %q, want %s at %q (%s)", a.Type, a.URL, tt.alert, tt.url, a.Detail)
+			}
+		})
+	}
+}
+
+// The status hook uses its own method and credentials, never the call hook's.
+func TestStatusHookOwnMethodAndCredentials(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		method string
+		user   string
+		query  string
+	}
+	got := make(chan seen, 16)
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/status" {
+			u, _, _ := r.BasicAuth()
+			got <- seen{r.Method, u, r.URL.Query().Get("call_status")}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"say","text":"hi"},{"verb":"hangup"}]`))
+	}), false)
+	o := baseOptions(t, app+"/call")
+	o.Username, o.Password = "call-user", "call-secret"
+	o.StatusHookURL, o.StatusHookMethod = app+"/status", "GET"
+	run(t, o)
+	close(got)
+	n := 0
+	for s := range got {
+		n++
+		if s.method != "GET" || s.user != "" || s.query == "" {
+			t.Errorf("status hook request %+v: want GET with fields in the query and no credentials", s)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no status notification")
+	}
+	o = baseOptions(t, app+"/call")
+	o.StatusHookURL, o.StatusHookMethod = app+"/status", "PUT"
+	if _, err := callctl.Run(t.Context(), o); err == nil {
+		t.Error("a PUT status hook must be refused")
+	}
+}
