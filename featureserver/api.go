@@ -40,6 +40,7 @@ func newAPI(mux *http.ServeMux, store *Store, calls *CallManager, adminToken, ve
 	config.DocsPath = ""
 	config.RejectUnknownQueryParameters = true
 	api := humago.New(mux, config)
+	api.UseMiddleware(a.authenticateFirst(api))
 	a.registerAccounts(api)
 	a.registerApplications(api)
 	a.registerCalls(api)
@@ -55,10 +56,59 @@ func bearer(header string) string {
 	return ""
 }
 
+// accountKey holds the Account that authenticateFirst resolved for a request.
+type accountKey struct{}
+
+// authenticateFirst checks the bearer token before the request is decoded, so an
+// anonymous or foreign caller learns nothing about the API's validation rules.
+func (a *API) authenticateFirst(api huma.API) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		op := ctx.Operation()
+		var err error
+		switch {
+		case op.OperationID == "create-account":
+			err = a.authorizeAdmin(ctx.Header("Authorization"))
+		case strings.HasPrefix(op.Path, "/v1/Accounts/{account}"):
+			var acct Account
+			acct, err = a.authorize(ctx.Context(), AccountParams{Account: ctx.Param("account"), Authorization: ctx.Header("Authorization")})
+			if err == nil {
+				ctx = huma.WithValue(ctx, accountKey{}, acct)
+			}
+		}
+		if err != nil {
+			writeError(api, ctx, err)
+			return
+		}
+		next(ctx)
+	}
+}
+
+// writeError writes a handler-style error (a huma.StatusError, possibly with headers)
+// from a middleware.
+func writeError(api huma.API, ctx huma.Context, err error) {
+	var withHeaders huma.HeadersError
+	if errors.As(err, &withHeaders) {
+		for k, vs := range withHeaders.GetHeaders() {
+			for _, v := range vs {
+				ctx.AppendHeader(k, v)
+			}
+		}
+	}
+	status, msg := http.StatusInternalServerError, "internal error"
+	var se huma.StatusError
+	if errors.As(err, &se) {
+		status, msg = se.GetStatus(), se.Error()
+	}
+	_ = huma.WriteErr(api, ctx, status, msg)
+}
+
 // authorize resolves the bearer token and checks it belongs to the account in the
 // path. A token of another account gets 404, as if the account did not exist: an
 // account can never learn anything about another.
 func (a *API) authorize(ctx context.Context, p AccountParams) (Account, error) {
+	if acct, ok := ctx.Value(accountKey{}).(Account); ok && acct.Sid == p.Account {
+		return acct, nil // already checked by authenticateFirst
+	}
 	token := bearer(p.Authorization)
 	if token == "" {
 		return Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("missing bearer token"),

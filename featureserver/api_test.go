@@ -220,3 +220,30 @@ func TestAPIBadInput(t *testing.T) {
 		t.Errorf("bad input changed state: %d applications, %d calls", len(list), len(callList))
 	}
 }
+
+// Anonymous callers get 401 before any validation; unknown routes and methods get
+// problem documents too.
+func TestAuthenticationBeforeValidation(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	for _, tt := range []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+	}{
+		{"anonymous, bad body", "POST", "/v1/Accounts/" + acct.AccountSid + "/Calls", "", `{"nonsense":1}`, 401},
+		{"bad token, bad body", "POST", "/v1/Accounts/" + acct.AccountSid + "/Applications", "nope", `{}`, 401},
+		{"anonymous admin, bad body", "POST", "/v1/Accounts", "", `{}`, 401},
+		{"foreign token, bad query", "GET", "/v1/Accounts/someone-else/Alerts?since=garbage", acct.APIToken, nil, 404},
+		{"unknown route", "GET", "/v1/nope", acct.APIToken, nil, 404},
+		{"wrong method", "PUT", "/v1/Accounts/" + acct.AccountSid + "/Calls", acct.APIToken, nil, 405},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, h, raw := n.do(tt.method, tt.path, tt.token, tt.body, nil)
+			if code != tt.status || !strings.HasPrefix(h.Get("Content-Type"), "application/problem+json") {
+				t.Errorf("%d %s %s, want %d problem", code, h.Get("Content-Type"), raw, tt.status)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package featureserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -69,7 +70,7 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 		writeHealth(w, true, "ready")
 	})
 	n.server = &http.Server{
-		Handler:           defaultJSON(mux),
+		Handler:           defaultJSON(problemFallback(mux)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -136,4 +137,47 @@ func defaultJSON(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// problemFallback answers requests that match no route (404) or no method of a route
+// (405) with an RFC 9457 problem document instead of ServeMux's plain text.
+func problemFallback(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// Let ServeMux decide between 404 and 405 (and the Allow header), then
+		// replace its body.
+		rec := &statusOnly{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		if allow := rec.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		detail := "no such resource: " + r.URL.Path
+		if rec.status == http.StatusMethodNotAllowed {
+			detail = r.Method + " is not allowed on " + r.URL.Path
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(rec.status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"title": http.StatusText(rec.status), "status": rec.status, "detail": detail})
+	})
+}
+
+// statusOnly records the status and headers a handler writes, and drops its body.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (s *statusOnly) Header() http.Header { return s.header }
+func (s *statusOnly) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *statusOnly) Write(b []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	return len(b), nil
 }
