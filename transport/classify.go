@@ -17,6 +17,10 @@ import (
 // ErrBodyTooLarge is returned when a response body exceeds the configured cap.
 var ErrBodyTooLarge = errors.New("response body exceeds the size limit")
 
+// ErrBodyTimeout: the response headers arrived but the body did not within the hook
+// timeout. It is class rt, like headers that never come.
+var ErrBodyTimeout = errors.New("response body not received in time")
+
 // Classify maps the error of one attempt to its retry class, by type (errors.Is/As),
 // never by message:
 //

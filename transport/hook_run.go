@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -56,7 +57,19 @@ func (r *hookRun) readBody(resp *http.Response) error {
 		resp.Body = http.NoBody
 	}()
 	limit := r.client.opts.MaxBody
+	// The body gets the same bound as the headers: a peer that sends headers and
+	// then stalls must not hold the call (closing the body ends the read).
+	var stalled atomic.Bool
+	timer := time.AfterFunc(r.client.opts.Timeout, func() {
+		stalled.Store(true)
+		_ = resp.Body.Close()
+	})
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	timer.Stop()
+	if stalled.Load() {
+		r.body = b
+		return fmt.Errorf("%w after %s", ErrBodyTimeout, r.client.opts.Timeout)
+	}
 	if int64(len(b)) > limit {
 		r.body = b[:limit]
 		return fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, limit)
@@ -85,6 +98,8 @@ func (r *hookRun) checkRetry(ctx context.Context, resp *http.Response, err error
 		r.record(status, retry.Canceled, err)
 		r.decision = retry.Decision{Reason: "context ended"}
 		return false, ctx.Err()
+	case err != nil && resp != nil && errors.Is(err, ErrBodyTimeout):
+		o.Class = retry.ResponseTimeout
 	case err != nil && resp != nil:
 		// The answer arrived but its body did not (reset, or over the cap).
 		o.Class = retry.Unparseable

@@ -38,6 +38,9 @@ type Step struct {
 	// ResetAfter, when > 0, sends the headers announcing Body (or BodySize) in full,
 	// then only ResetAfter bytes of it, then resets the connection.
 	ResetAfter int
+	// StallAfter, when > 0, sends the headers announcing Body (or BodySize) in full,
+	// then only StallAfter bytes of it, then waits until the client goes away.
+	StallAfter int
 }
 
 // Status is a Step answering code with an empty body.
@@ -220,6 +223,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(body[:step.ResetAfter])
 		w.(http.Flusher).Flush()
 		abort(w, true)
+		return
+	}
+	if step.StallAfter > 0 && step.StallAfter < len(body) {
+		w.WriteHeader(status)
+		_, _ = w.Write(body[:step.StallAfter])
+		w.(http.Flusher).Flush()
+		s.wait(r, -1)
+		abort(w, false)
 		return
 	}
 	w.WriteHeader(status)
