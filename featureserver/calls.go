@@ -33,8 +33,11 @@ var (
 // timeout passed.
 const ReasonNodeShutdown = "node-shutdown"
 
-// errShutdown is the cancel cause of calls ended by a drain that timed out.
-var errShutdown = errors.New(ReasonNodeShutdown)
+// The cancel causes of calls ended from outside; their text is the recorded reason.
+var (
+	errShutdown  = errors.New(ReasonNodeShutdown)
+	errAPIHangup = errors.New(callctl.ReasonAPIHangup)
+)
 
 // CallRequest is a call to start.
 type CallRequest struct {
@@ -283,9 +286,15 @@ func (m *CallManager) Get(ctx context.Context, accountSid, callSid string) (Call
 // controlBacklog bounds live-call commands waiting for a call to apply them.
 const controlBacklog = 8
 
-// Hangup ends an active call of the account.
+// Hangup ends an active call of the account at once, even while it waits for a hook
+// or an ack: the call is canceled with the cause api-hangup, its recorded reason.
 func (m *CallManager) Hangup(accountSid, callSid string) error {
-	return m.send(accountSid, callSid, callctl.Control{Hangup: true})
+	lc, err := m.active(accountSid, callSid)
+	if err != nil {
+		return err
+	}
+	lc.cancel(errAPIHangup)
+	return nil
 }
 
 // Redirect points an active call at a new http(s) application URL: its verbs replace
@@ -299,16 +308,25 @@ func (m *CallManager) Mute(accountSid, callSid string, mute bool) error {
 	return m.send(accountSid, callSid, callctl.Control{Mute: &mute})
 }
 
-// send hands a live-call command to an active call of the account.
-func (m *CallManager) send(accountSid, callSid string, ctl callctl.Control) error {
+// active returns an active call of the account.
+func (m *CallManager) active(accountSid, callSid string) (*liveCall, error) {
 	m.mu.Lock()
 	lc, ok := m.calls[callSid]
 	m.mu.Unlock()
 	if !ok || lc.snapshot(false).AccountSid != accountSid {
-		return ErrNotFound
+		return nil, ErrNotFound
 	}
 	if !lc.snapshot(false).Active {
-		return ErrCallEnded
+		return nil, ErrCallEnded
+	}
+	return lc, nil
+}
+
+// send hands a live-call command to an active call of the account.
+func (m *CallManager) send(accountSid, callSid string, ctl callctl.Control) error {
+	lc, err := m.active(accountSid, callSid)
+	if err != nil {
+		return err
 	}
 	select {
 	case lc.control <- ctl:

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // waitingCall starts a call on an idle WebSocket app and waits until the app acked.
@@ -114,5 +117,40 @@ func TestScenarioThroughAPI(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the gather's action hook was not called with the scripted digits: %v", timelineKinds(v))
+	}
+}
+
+// A hang-up ends the call at once even while session:new waits for an ack that
+// never comes.
+func TestHangupWhileWaitingForAck(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, func(c *Config) { c.CallControl.WSAckTimeout = 30 * time.Second })
+	acct := n.createAccount("acme")
+	got := make(chan struct{}, 1)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		_, _, _ = c.Read(r.Context()) // session:new, never acked
+		got <- struct{}{}
+		_, _, _ = c.Read(r.Context())
+	}))
+	defer app.Close()
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http")}, "from": "a", "to": "b"}, &call)
+	<-got
+	start := time.Now()
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken,
+		map[string]any{"call_status": "completed"}, nil); code != http.StatusAccepted {
+		t.Fatalf("hang up: %d %s", code, raw)
+	}
+	v := n.waitCall(acct, call.CallSid)
+	if v.Reason != "api-hangup" || time.Since(start) > 20*time.Second {
+		t.Errorf("ended %q after %v, want api-hangup well before the 30 s ack timeout", v.Reason, time.Since(start))
 	}
 }
