@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
+
 	"github.com/switchboard-voice/switchboard/fragment"
 )
 
@@ -121,22 +122,48 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 	}
 }
 
-// redirect requests an http(s) application URL and replaces the remaining verbs with
-// its answer. A failure is alerted like any failed hook; the call goes on.
-func (c *callRun) redirect(ctx context.Context, url string) {
-	t, err := fragment.Resolve(c.opts.app, url)
-	if err == nil && t.Policy.Transport != fragment.HTTP {
-		err = fmt.Errorf("%q: live redirect needs an http or https URL", url)
-	}
-	if err == nil && c.opts.Hooks == nil {
-		err = fmt.Errorf("%q: no HTTP hook client (Options.Hooks) to request it", url)
+// redirect moves the call to another application, as jambonz's live call control
+// does: an http(s) URL is requested like a call hook and its verbs replace the
+// remaining ones; a ws(s) URL opens a new WebSocket session (session:new) whose verbs
+// replace them. Either way later relative hooks resolve against the new application
+// and use its transport; a WebSocket session being left is closed with 1000. When
+// a new http(s) application cannot be reached, the failure is alerted and the call
+// goes on with the application it had; a WebSocket that cannot be opened fails the
+// call, as an initial connection would (CALL-CONTROL.md §6).
+func (c *callRun) redirect(ctx context.Context, raw string) {
+	t, err := fragment.Resolve(c.opts.app, raw)
+	if err == nil && t.Policy.Transport == fragment.HTTP && c.opts.Hooks == nil {
+		err = fmt.Errorf("%q: no HTTP hook client (Options.Hooks) to request it", raw)
 	}
 	if err != nil {
-		c.alert(AlertWebhookFailure, url, fmt.Sprintf("redirect: %v", err))
+		c.alert(AlertWebhookFailure, raw, fmt.Sprintf("redirect: %v", err))
 		return
 	}
-	vs, _, ok := (&httpApp{c: c}).hook(ctx, "redirect", &verbs.Hook{URL: url}, c.info.fields())
-	if ok {
-		c.queue = vs
+	old := c.app
+	var vs []verbs.Verb
+	if t.Policy.Transport == fragment.HTTP {
+		var ok bool
+		if vs, _, ok = (&httpApp{c: c}).hook(ctx, "redirect", &verbs.Hook{URL: raw}, c.info.fields()); !ok {
+			return // alerted; the call goes on with the application it had
+		}
+		c.opts.app, c.app = t, newHTTPApp(c)
+	} else {
+		oldTarget := c.opts.app
+		c.opts.app = t
+		next := newWSApp(c)
+		var ok bool
+		if vs, ok = next.start(ctx); !ok {
+			// start alerted and ended the call: jambonz fails a call whose
+			// WebSocket cannot be opened.
+			if !c.ended {
+				c.opts.app = oldTarget
+			}
+			return
+		}
+		c.app = next
 	}
+	if ws, isWS := old.(*wsApp); isWS && ws != c.app {
+		ws.closeWith(ctx, 1000, "call redirected")
+	}
+	c.queue = vs
 }

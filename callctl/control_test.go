@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,9 +90,9 @@ func TestControlRedirectFailureAlertsAndContinues(t *testing.T) {
 	t.Parallel()
 	o := baseOptions(t, idleWSApp(t))
 	o.IdleLimit = 20 * time.Second
-	r := controlled(t, o, callctl.Control{Redirect: "wss://example.invalid/ws"}, callctl.Control{Hangup: true})
-	if !hasAlert(r, callctl.AlertWebhookFailure) {
-		t.Error("a redirect that cannot run must raise webhook-failure")
+	r := controlled(t, o, callctl.Control{Redirect: "http://127.0.0.1:1/unreachable"}, callctl.Control{Hangup: true})
+	if !hasAlert(r, callctl.AlertWebhookConnectionFailure) {
+		t.Error("a redirect whose app cannot be reached must raise webhook-connection-failure")
 	}
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAPIHangup, 200)
 }
@@ -105,5 +107,115 @@ func TestControlValidate(t *testing.T) {
 	}
 	if err := (callctl.Control{Hangup: true}).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// After a redirect to an HTTP app, relative hooks go to that app over HTTP, and the
+// WebSocket session that was left is closed with 1000.
+func TestControlRedirectSwitchesTransport(t *testing.T) {
+	t.Parallel()
+	var gathered atomic.Bool
+	httpApp := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/gather" {
+			gathered.Store(true)
+			fmt.Fprint(w, `[{"verb":"hangup"}]`)
+			return
+		}
+		fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"actionHook":"/gather"}]`)
+	}), false)
+	o := baseOptions(t, idleWSApp(t))
+	o.IdleLimit = 20 * time.Second
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "5"}}
+	r := controlled(t, o, callctl.Control{Redirect: httpApp + "/app"})
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !gathered.Load() {
+		t.Errorf("the gather's relative hook did not reach the new HTTP app; hooks %v", r.Hooks)
+	}
+	if !slices.Contains(kinds(r), "ws.close 1000") {
+		t.Errorf("the old WebSocket was not closed with 1000: %v", kinds(r))
+	}
+}
+
+// A redirect to a WebSocket URL opens a new session there.
+func TestControlRedirectToWebSocket(t *testing.T) {
+	t.Parallel()
+	next := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var m struct{ Type, Msgid string }
+			if json.Unmarshal(data, &m) == nil && m.Type == "session:new" {
+				ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"new app"},{"verb":"hangup"}]}`, m.Msgid)
+				_ = c.Write(r.Context(), websocket.MessageText, []byte(ack))
+			}
+		}
+	}), true)
+	o := baseOptions(t, idleWSApp(t))
+	o.IdleLimit = 20 * time.Second
+	r := controlled(t, o, callctl.Control{Redirect: next + "/other"})
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !slices.Equal(r.Verbs, []string{"say", "say", "hangup"}) || strings.Count(strings.Join(kinds(r), ","), "session:new") != 2 {
+		t.Errorf("verbs %v timeline %v", r.Verbs, kinds(r))
+	}
+}
+
+// An absolute http(s) action hook of a WebSocket app is a webhook, not a verb:hook.
+func TestWSAppAbsoluteHTTPHook(t *testing.T) {
+	t.Parallel()
+	var hit atomic.Bool
+	web := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hit.Store(r.URL.Path == "/abs")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"hangup"}]`)
+	}), false)
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var m struct{ Type, Msgid string }
+			if json.Unmarshal(data, &m) == nil && m.Type == "session:new" {
+				ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"gather","input":["digits"],"actionHook":%q}]}`, m.Msgid, web+"/abs")
+				_ = c.Write(r.Context(), websocket.MessageText, []byte(ack))
+			}
+		}
+	}), true)
+	o := baseOptions(t, app)
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !hit.Load() || slices.Contains(kinds(r), "msg.sent verb:hook") {
+		t.Errorf("absolute hook: HTTP hit %v, timeline %v", hit.Load(), kinds(r))
+	}
+}
+
+// A WebSocket application's credentials go on the upgrade as Basic auth.
+func TestWSUpgradeBasicAuth(t *testing.T) {
+	t.Parallel()
+	auth := make(chan string, 1)
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		auth <- u + ":" + p
+		http.Error(w, "no", http.StatusForbidden)
+	}), true)
+	o := baseOptions(t, app+"#rc=0")
+	o.Username, o.Password = "alice", "s3cret"
+	run(t, o)
+	if got := <-auth; got != "alice:s3cret" {
+		t.Errorf("upgrade credentials %q", got)
 	}
 }

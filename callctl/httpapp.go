@@ -52,7 +52,8 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 		return nil, false, false
 	}
 	user, pass := h.Username, h.Password
-	if user == "" {
+	if user == "" && t.URL.Host == c.opts.app.URL.Host {
+		// The application's credentials, but only toward the application's own host.
 		user, pass = c.opts.Username, c.opts.Password
 	}
 	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, payload)

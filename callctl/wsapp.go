@@ -2,10 +2,14 @@ package callctl
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
@@ -75,6 +79,15 @@ func newWSApp(c *callRun) *wsApp {
 			HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
 	}
 	o.Logger = c.opts.Logger
+	if c.opts.Username != "" || c.opts.Password != "" {
+		// The application's credentials go on the upgrade, as Basic auth (jambonz
+		// passes them to its WebSocket client the same way).
+		o.Header = o.Header.Clone()
+		if o.Header == nil {
+			o.Header = http.Header{}
+		}
+		o.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.opts.Username+":"+c.opts.Password)))
+	}
 	a.faults = newFaultInjector(c.opts.Script.Faults, &o, c.opts.EgressRules)
 	a.wsOpts = o
 	return a
@@ -203,6 +216,11 @@ func (a *wsApp) fireAndForget(ctx context.Context, typ string, data any) {
 // an ack's verbs replace the remaining ones.
 func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map[string]any) ([]verbs.Verb, bool, bool) {
 	c := a.c
+	if isAbsoluteHTTP(h.URL) {
+		// An absolute http(s) hook is a webhook even in a WebSocket application (as
+		// in jambonz): its scheme chooses the transport, with its own retry policy.
+		return (&httpApp{c: c}).hook(ctx, typ, h, payload)
+	}
 	if a.graceful || a.gone {
 		// §4: after a graceful close nothing more is sent; the call finishes the
 		// verbs it has.
@@ -325,4 +343,10 @@ func (a *wsApp) invalid(ctx context.Context, err error) {
 	_ = a.deliver(ctx, msgJambonzError, strconv.Itoa(a.nextID), "", map[string]any{
 		"msg": "InvalidMessage", "details": err.Error(),
 	})
+}
+
+// isAbsoluteHTTP reports whether a hook URL is an absolute http(s) URL.
+func isAbsoluteHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
 }

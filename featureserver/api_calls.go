@@ -187,7 +187,7 @@ func (a *API) updateCall(ctx context.Context, acct Account, in *updateCallInput)
 	case b.CallStatus == "completed":
 		err, status = a.calls.Hangup(acct.Sid, in.CallSid), "hanging up"
 	case b.CallHook != nil:
-		hook, herr := b.CallHook.spec("call_hook", false)
+		hook, herr := b.CallHook.spec("call_hook", true)
 		if herr != nil {
 			return nil, herr
 		}

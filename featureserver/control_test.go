@@ -72,10 +72,19 @@ func TestLiveCallControl(t *testing.T) {
 		n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil)
 		n.waitCall(acct, sid)
 	})
-	t.Run("redirect to websocket refused", func(t *testing.T) {
+	t.Run("redirect to an unreachable websocket fails the call", func(t *testing.T) {
 		sid := waitingCall(t, n, acct)
-		if code, _, _ := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_hook": map[string]any{"url": "ws://127.0.0.1:1/x"}}, nil); code != http.StatusUnprocessableEntity {
-			t.Errorf("redirect to ws: %d, want 422", code)
+		if code, _, raw := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_hook": map[string]any{"url": "ws://127.0.0.1:1/x#rc=0"}}, nil); code != http.StatusAccepted {
+			t.Fatalf("redirect to ws: %d %s", code, raw)
+		}
+		if v := n.waitCall(acct, sid); v.Reason != "ws-connect-failed" {
+			t.Errorf("ended %q, want ws-connect-failed", v.Reason)
+		}
+	})
+	t.Run("redirect to a bad URL", func(t *testing.T) {
+		sid := waitingCall(t, n, acct)
+		if code, _, _ := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_hook": map[string]any{"url": "ftp://x/"}}, nil); code != http.StatusUnprocessableEntity {
+			t.Errorf("redirect to ftp: %d, want 422", code)
 		}
 		n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil)
 		n.waitCall(acct, sid)

@@ -86,6 +86,9 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	if f.timeout <= 0 || f.idleLimit <= 0 {
 		return usageError("--timeout and --idle-limit must be positive")
 	}
+	if (f.user == "") != (f.pass == "") {
+		return usageError("--username and --password go together")
+	}
 	target, err := fragment.Parse(appURL)
 	if err != nil {
 		return usageError("APP_URL: %v", err)

@@ -214,6 +214,7 @@ func TestSimulateExit2(t *testing.T) {
 		{[]string{"ftp://x/call"}, nil, "APP_URL"},
 		{[]string{}, nil, "arg"},
 		{[]string{"--calls", "0", "http://127.0.0.1:1/"}, nil, "--calls"},
+		{[]string{"--username", "u", "http://127.0.0.1:1/"}, nil, "--password"},
 		{[]string{"http://127.0.0.1:1/"}, map[string]string{"JAMBONES_WS_MAX_PAYLOAD": "lots"}, "JAMBONES_WS_MAX_PAYLOAD"},
 		{[]string{"--scenario", filepath.Join(dir, "missing.yaml"), "http://127.0.0.1:1/"}, nil, "missing.yaml"},
 		{[]string{"--scenario", write("a.yaml", "caller:\n  gathers:\n    - digits: 1\n      colour: red\n"), "http://127.0.0.1:1/"}, nil, "line 4: [4:7] unknown field"},
