@@ -193,10 +193,7 @@ func (p *Policy) parseRetryOn(values []string) {
 		p.warn("rp names no known class: using the default ct")
 		return
 	}
-	// Canonical order keeps output stable whatever order the URL used.
-	slices.SortFunc(found, func(a, b Class) int {
-		return slices.Index(knownClasses, a) - slices.Index(knownClasses, b)
-	})
+	// Kept in the order the URL gives them, so an explanation reads like the URL.
 	p.RetryOn, p.RetryOnExplicit = found, true
 }
 

@@ -38,13 +38,13 @@ func TestParse(t *testing.T) {
 			transport: HTTP, rc: 1, rp: []Class{Connect}},
 		// Reference examples.
 		{name: "reference: http rc=3 rp=5xx,ct", url: "https://example.com/jambonz/call#rc=3&rp=5xx,ct", clean: "https://example.com/jambonz/call",
-			transport: HTTP, rc: 3, rp: []Class{Connect, Status5xx}, rpExplicit: true},
+			transport: HTTP, rc: 3, rp: []Class{Status5xx, Connect}, rpExplicit: true},
 		{name: "reference: ws rc=2 rp=ct", url: "wss://example.com/jambonz/ws#rc=2&rp=ct", clean: "wss://example.com/jambonz/ws",
 			transport: WebSocket, rc: 2, rp: []Class{Connect}, rpExplicit: true, hsRetried: true},
 		{name: "reference: ws connection failures, three retries", url: "wss://app.example.com/jambonz#rc=3&rp=ct", clean: "wss://app.example.com/jambonz",
 			transport: WebSocket, rc: 3, rp: []Class{Connect}, rpExplicit: true, hsRetried: true},
 		{name: "reference: http server errors and connection failures twice", url: "https://app.example.com/jambonz/call#rc=2&rp=5xx,ct", clean: "https://app.example.com/jambonz/call",
-			transport: HTTP, rc: 2, rp: []Class{Connect, Status5xx}, rpExplicit: true},
+			transport: HTTP, rc: 2, rp: []Class{Status5xx, Connect}, rpExplicit: true},
 		{name: "reference: ws retries off", url: "wss://app.example.com/jambonz#rc=0", clean: "wss://app.example.com/jambonz",
 			transport: WebSocket, rc: 0, rp: []Class{Connect}},
 		// rc rules.
@@ -65,14 +65,14 @@ func TestParse(t *testing.T) {
 		{name: "semicolon inside rc: invalid rc", url: "https://h/p#rc=1;rp=ct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true, rp: []Class{Connect}, warnings: 1},
 		{name: "rc repeated: last wins, warned", url: "https://h/p#rc=1&rc=2", clean: "https://h/p", transport: HTTP, rc: 2, rp: []Class{Connect}, warnings: 1},
 		// rp rules.
-		{name: "rp classes in canonical order", url: "https://h/p#rp=all,5xx,4xx,rt,ct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true,
-			rp: []Class{Connect, ResponseTimeout, Status4xx, Status5xx, All}, rpExplicit: true},
+		{name: "rp classes in the order given", url: "https://h/p#rp=all,5xx,4xx,rt,ct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true,
+			rp: []Class{All, Status5xx, Status4xx, ResponseTimeout, Connect}, rpExplicit: true},
 		{name: "rp unknown class ignored with warning", url: "https://h/p#rc=9&rp=5xx,bogus", clean: "https://h/p", transport: HTTP, rc: 5,
 			rp: []Class{Status5xx}, rpExplicit: true, warnings: 2, warningMatch: "bogus"},
 		{name: "rp only unknown classes: default ct", url: "https://h/p#rp=bogus", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true,
 			rp: []Class{Connect}, warnings: 2},
 		{name: "rp duplicates and case folded", url: "https://h/p#rp=5XX,5xx,%20ct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true,
-			rp: []Class{Connect, Status5xx}, rpExplicit: true},
+			rp: []Class{Status5xx, Connect}, rpExplicit: true},
 		{name: "ws explicit rp without ct: handshake timeouts not retried", url: "wss://h/p#rp=5xx", clean: "wss://h/p", transport: WebSocket, rc: 5, rcDefault: true,
 			rp: []Class{Status5xx}, rpExplicit: true},
 		{name: "ws explicit rp=all retries handshake timeouts", url: "wss://h/p#rc=1&rp=all", clean: "wss://h/p", transport: WebSocket, rc: 1,
@@ -84,7 +84,7 @@ func TestParse(t *testing.T) {
 			rp: []Class{Connect}, ignoredKeys: []string{"foo"}},
 		{name: "empty fragment", url: "https://h/p#", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true, rp: []Class{Connect}},
 		{name: "encoded comma in rp", url: "https://h/p#rp=5xx%2Cct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true,
-			rp: []Class{Connect, Status5xx}, rpExplicit: true},
+			rp: []Class{Status5xx, Connect}, rpExplicit: true},
 		{name: "user info and port kept", url: "https://u:p@h:8443/p#rc=1", clean: "https://u:p@h:8443/p", transport: HTTP, rc: 1, rp: []Class{Connect}},
 	}
 	for _, tt := range tests {
@@ -162,10 +162,10 @@ func TestResolve(t *testing.T) {
 		rp    []Class
 		own   bool // the hook's own fragment set the policy
 	}{
-		{"relative hook inherits the app policy", app, "/gather", "https://app.example.com/gather", 3, []Class{Connect, Status5xx}, false},
-		{"path-relative hook", app, "action", "https://app.example.com/jambonz/action", 3, []Class{Connect, Status5xx}, false},
+		{"relative hook inherits the app policy", app, "/gather", "https://app.example.com/gather", 3, []Class{Status5xx, Connect}, false},
+		{"path-relative hook", app, "action", "https://app.example.com/jambonz/action", 3, []Class{Status5xx, Connect}, false},
 		{"relative hook with its own fragment wins", app, "/gather#rc=1&rp=rt", "https://app.example.com/gather", 1, []Class{ResponseTimeout}, true},
-		{"relative hook with an unrelated fragment still inherits", app, "/gather#x=1", "https://app.example.com/gather", 3, []Class{Connect, Status5xx}, false},
+		{"relative hook with an unrelated fragment still inherits", app, "/gather#x=1", "https://app.example.com/gather", 3, []Class{Status5xx, Connect}, false},
 		{"absolute hook without fragment gets its own defaults", app, "https://other.example.com/status", "https://other.example.com/status", 0, []Class{Connect}, false},
 		{"absolute hook with fragment", app, "https://other.example.com/s#rc=2", "https://other.example.com/s", 2, []Class{Connect}, true},
 		{"relative hook on a websocket app", wsApp, "/hook", "wss://app.example.com/hook", 2, []Class{Connect}, false},

@@ -17,7 +17,7 @@ const (
 // Class is a failure class that may appear in the `rp` parameter.
 type Class string
 
-// The classes accepted in `rp`, in the order they are reported.
+// The classes accepted in `rp`.
 const (
 	Connect         Class = "ct"  // connection could not be established
 	ResponseTimeout Class = "rt"  // no response headers in time (HTTP only)
@@ -46,7 +46,8 @@ type Policy struct {
 	RetryCount int
 	// RetryCountDefault is true when RetryCount came from the transport's default.
 	RetryCountDefault bool
-	// RetryOn lists the classes worth retrying, in canonical order, without duplicates.
+	// RetryOn lists the classes worth retrying, in the order the URL gives them,
+	// without duplicates.
 	RetryOn []Class
 	// RetryOnExplicit is true when the URL named at least one valid class in `rp`.
 	RetryOnExplicit bool
