@@ -3,6 +3,7 @@ package callctl_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 )
@@ -84,4 +85,17 @@ func TestStatusHookOwnMethodAndCredentials(t *testing.T) {
 	if _, err := callctl.Run(t.Context(), o); err == nil {
 		t.Error("a PUT status hook must be refused")
 	}
+}
+
+// A caller who hangs up before the call was answered cancels it: no-answer, 487.
+func TestCallerHangupBeforeAnswer(t *testing.T) {
+	t.Parallel()
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"pause","length":60},{"verb":"say","text":"too late"}]`))
+	}), false)
+	o := baseOptions(t, app)
+	o.Script.HangupAfter = 2 * time.Second
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusNoAnswer, callctl.ReasonCallerHangup, 487)
 }

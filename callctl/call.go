@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
@@ -239,11 +240,15 @@ func (c *callRun) answer(ctx context.Context) {
 
 // hangup ends a call the normal way: completed if answered.
 func (c *callRun) hangup(reason string) {
-	if c.answered {
+	switch {
+	case c.answered:
 		c.end(StatusCompleted, reason, 200)
-		return
+	case reason == ReasonCallerHangup:
+		// The caller gave up before the call was answered: a CANCEL, 487.
+		c.end(StatusNoAnswer, reason, 487)
+	default:
+		c.end(StatusFailed, reason, 603)
 	}
-	c.end(StatusFailed, reason, 603)
 }
 
 func (c *callRun) canceledStatus() Status {
@@ -313,14 +318,7 @@ func (c *callRun) payload(extra map[string]any) map[string]any {
 	return m
 }
 
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
+func newUUID() string { return uuid.NewString() }
 
 func randomHex(n int) string {
 	b := make([]byte, n)
