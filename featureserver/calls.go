@@ -29,9 +29,14 @@ var (
 	ErrControlBacklog = errors.New("too many pending commands for the call")
 )
 
-// ReasonNodeShutdown is the call.end reason of calls still active when the drain
-// timeout passed.
-const ReasonNodeShutdown = "node-shutdown"
+// Reasons the node records for calls it ended itself.
+const (
+	// ReasonNodeShutdown: still active when the drain timeout passed.
+	ReasonNodeShutdown = "node-shutdown"
+	// ReasonNodeRestart: active when a previous run of the node stopped without
+	// draining (a crash, SIGKILL); recorded at the next start.
+	ReasonNodeRestart = "node-restart"
+)
 
 // The cancel causes of calls ended from outside; their text is the recorded reason.
 var (
@@ -160,6 +165,16 @@ func (m *CallManager) Start(req CallRequest) (string, error) {
 	m.wg.Add(1)
 	m.mu.Unlock()
 
+	// The call is on record from its start, so a crash of the node cannot make it
+	// vanish (InterruptActiveCalls ends such records at the next start).
+	if err := m.store.SaveCall(context.Background(), req.Account.Sid, req.ApplicationSid, sid, lc.view.CreatedAt, true, lc.view); err != nil {
+		m.mu.Lock()
+		delete(m.calls, sid)
+		m.mu.Unlock()
+		m.wg.Done()
+		cancel(err)
+		return "", err
+	}
 	opts.OnEvent = func(e callctl.Event) { m.observe(lc, req.Account, e) }
 	opts.Control = lc.control
 	m.metrics.callsActive.Inc()
@@ -228,7 +243,7 @@ func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, op
 	m.metrics.callsTotal.WithLabelValues(view.Reason).Inc()
 	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := m.store.SaveCall(saveCtx, view.AccountSid, view.ApplicationSid, view.CallSid, view.CreatedAt, view); err != nil {
+	if err := m.store.SaveCall(saveCtx, view.AccountSid, view.ApplicationSid, view.CallSid, view.CreatedAt, false, view); err != nil {
 		log.Error().Err(err).Msg("saving the call record failed")
 	}
 	m.mu.Lock()
@@ -417,4 +432,20 @@ func (m *CallManager) List(ctx context.Context, accountSid string, limit int) ([
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// endInterrupted ends the stored record of a call that a previous run left active.
+func endInterrupted(raw json.RawMessage) (any, error) {
+	v, err := decodeCallView(raw)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	v.Active, v.EndedAt, v.Reason = false, &now, ReasonNodeRestart
+	if v.CallStatus != string(callctl.StatusInProgress) {
+		v.CallStatus = string(callctl.StatusFailed)
+	} else {
+		v.CallStatus = string(callctl.StatusCompleted)
+	}
+	return v, nil
 }

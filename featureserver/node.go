@@ -52,6 +52,12 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 			return nil, err
 		}
 	}
+	if n, err := store.InterruptActiveCalls(ctx, endInterrupted); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("recording calls interrupted by the previous run: %w", err)
+	} else if n > 0 {
+		opts.Logger.Warn().Int("calls", n).Msg("calls left active by the previous run recorded as ended (node-restart)")
+	}
 	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: NewMetrics(), version: opts.Version}
 	n.calls = NewCallManager(cfg, store, n.metrics, nil, opts.Logger)
 	mux := http.NewServeMux()

@@ -282,15 +282,60 @@ func (s *Store) Alerts(ctx context.Context, accountSid, alertType string, since 
 	return alerts, rows.Err()
 }
 
-// SaveCall stores a finished call's record (state and timeline) as JSON.
-func (s *Store) SaveCall(ctx context.Context, accountSid, applicationSid, callSid string, createdAt time.Time, record any) error {
+// SaveCall stores a call's record (state and timeline) as JSON; active says whether
+// the call is still in progress (see InterruptActiveCalls).
+func (s *Store) SaveCall(ctx context.Context, accountSid, applicationSid, callSid string, createdAt time.Time, active bool, record any) error {
 	b, err := json.Marshal(record)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, created_at_ms) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT(sid) DO UPDATE SET record = excluded.record`, callSid, accountSid, applicationSid, string(b), createdAt.UnixMilli())
+	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active`,
+		callSid, accountSid, applicationSid, string(b), active, createdAt.UnixMilli())
 	return err
+}
+
+// InterruptActiveCalls marks the calls a previous run of the node left active (it
+// crashed or was killed) as ended, through end, which rewrites a record. It returns
+// how many there were.
+func (s *Store) InterruptActiveCalls(ctx context.Context, end func(json.RawMessage) (any, error)) (int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT sid, record FROM fs_calls WHERE active = 1`)
+	if err != nil {
+		return 0, err
+	}
+	type pending struct {
+		sid    string
+		record json.RawMessage
+	}
+	var calls []pending
+	for rows.Next() {
+		var p pending
+		var rec string
+		if err := rows.Scan(&p.sid, &rec); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		p.record = json.RawMessage(rec)
+		calls = append(calls, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, p := range calls {
+		updated, err := end(p.record)
+		if err != nil {
+			return 0, fmt.Errorf("call %s: %w", p.sid, err)
+		}
+		b, err := json.Marshal(updated)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := s.db.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0 WHERE sid = ?`, string(b), p.sid); err != nil {
+			return 0, err
+		}
+	}
+	return len(calls), nil
 }
 
 // CallRecord returns a stored call's JSON record.

@@ -340,3 +340,53 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		t.Errorf("no log line carries the call sid:\n%s", p.stderr)
 	}
 }
+
+// A call in progress when the node is killed is on record after the restart, ended
+// with reason node-restart.
+func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
+	t.Parallel()
+	wsApp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var msg struct{ Type, Msgid string }
+			if json.Unmarshal(data, &msg) == nil && msg.Type == "session:new" {
+				_ = c.Write(r.Context(), websocket.MessageText, []byte(fmt.Sprintf(`{"type":"ack","msgid":%q}`, msg.Msgid)))
+			}
+		}
+	}))
+	defer wsApp.Close()
+	db := filepath.Join(t.TempDir(), "node.db")
+	p := startServe(t, db)
+	a := p.account()
+	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(wsApp.URL, "http")}, "from": "a", "to": "b"})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var c serveCall
+		p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, nil, &c)
+		if strings.Contains(c.kinds(), "msg.recv") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call never got its ack")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-p.exited
+	p.exited <- err
+	again := startServe(t, db)
+	c := again.waitCall(a, sid)
+	if c.Reason != "node-restart" || c.Active {
+		t.Errorf("interrupted call after restart: %+v", c)
+	}
+}
