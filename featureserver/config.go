@@ -98,8 +98,8 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 		CallControl: cc,
 	}
 	if v := get(EnvListen); v != "" {
-		if _, _, err := net.SplitHostPort(v); err != nil {
-			errs = append(errs, &ConfigError{Name: EnvListen, Value: v, Accept: "host:port, e.g. 127.0.0.1:8080 or :8080"})
+		if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
+			errs = append(errs, &ConfigError{Name: EnvListen, Value: v, Accept: "host:port with a port in [0, 65535], e.g. 127.0.0.1:8080 or :8080"})
 		} else {
 			c.Listen = v
 		}
@@ -154,6 +154,11 @@ func parseEgressAllow(v string) (EgressAllowList, error) {
 		l.Hosts = append(l.Hosts, strings.ToLower(item))
 	}
 	return l, nil
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 func validHostName(h string) bool {

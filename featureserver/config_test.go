@@ -61,6 +61,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"JAMBONES_HTTP_USER_AGENT_HEADER", "  "},
 		{"JAMBONES_HTTP_USER_AGENT_HEADER", "a\r\nX-Evil: 1"},
 		{EnvListen, "nonsense"},
+		{EnvListen, "127.0.0.1:99999"},
+		{EnvListen, "127.0.0.1:http"},
 		{EnvDatabaseURL, "mysql://x"},
 		{EnvDatabaseURL, "sqlite:"},
 		{EnvDatabaseURL, "postgres://localhost/test"},
