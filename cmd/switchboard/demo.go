@@ -19,7 +19,8 @@ import (
 func init() { extraCommands = append(extraCommands, newDemoCmd) }
 
 func newDemoCmd(c *cli) *cobra.Command {
-	return &cobra.Command{
+	var serveAddr string
+	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in example apps (HTTP and WebSocket) on loopback and simulate a call against each",
 		Long: `Demo starts two small jambonz-style example applications on 127.0.0.1, one answering
@@ -27,10 +28,52 @@ HTTP webhooks and one speaking the WebSocket protocol, and simulates a call agai
 each: a greeting (say), a gather answered by the caller, the gather's action hook,
 and a hangup. On the WebSocket call the node drops the connection mid-call, then
 reconnects and resumes the session with session:reconnect. Both timelines are
-printed. Nothing but this binary is needed.`,
+printed. Nothing but this binary is needed.
+
+With --serve ADDR it only runs the two example apps on ADDR, until interrupted, so
+that you can point switchboard simulate at them (the examples/ scenarios expect
+them): http://ADDR/call for HTTP webhooks, ws://ADDR/ws for the WebSocket app.`,
+		Example: "  switchboard demo\n" +
+			"  switchboard demo --serve 127.0.0.1:3000 &\n" +
+			"  switchboard simulate http://127.0.0.1:3000/call --scenario examples/ivr.yaml",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), c) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if serveAddr != "" {
+				return serveExampleApps(cmd.Context(), c, serveAddr)
+			}
+			return runDemo(cmd.Context(), c)
+		},
 	}
+	cmd.Flags().StringVar(&serveAddr, "serve", "", "only serve the example apps on this address (e.g. 127.0.0.1:3000) until interrupted")
+	return cmd
+}
+
+// serveExampleApps runs the example HTTP app (/call, /gather, /status) and WebSocket
+// app (/ws) on addr until ctx ends.
+func serveExampleApps(ctx context.Context, c *cli, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usageError("--serve %s: %v", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/ws", &exampleapp.WSApp{})
+	mux.Handle("/", &exampleapp.HTTPApp{})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	fmt.Fprintf(c.stdout, "example apps listening (Ctrl-C to stop):\n  HTTP webhooks  http://%[1]s/call\n  WebSocket      ws://%[1]s/ws\n", ln.Addr())
+	select {
+	case err := <-done:
+		return failure(err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if srv.Shutdown(shutdown) != nil {
+		_ = srv.Close()
+	}
+	<-done
+	return nil
 }
 
 // demoCall is one call of the demo and what makes it a success.
@@ -91,7 +134,7 @@ func runDemo(ctx context.Context, c *cli) error {
 	if len(failed) > 0 {
 		return failure(errors.New(joinLines(failed)))
 	}
-	fmt.Fprintln(c.stdout, "\nNext: point `switchboard simulate` at your own app, e.g.\n  switchboard simulate http://127.0.0.1:3000/call --scenario examples/ivr.yaml")
+	fmt.Fprintln(c.stdout, "\nNext: run the example apps with `switchboard demo --serve 127.0.0.1:3000` and simulate calls\nagainst them (or your own app), e.g.\n  switchboard simulate http://127.0.0.1:3000/call --scenario examples/ivr.yaml")
 	return nil
 }
 

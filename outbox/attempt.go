@@ -1,0 +1,149 @@
+package outbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
+)
+
+// Response storage limits (OUTBOX.md §2 step 5).
+const (
+	// MaxStoredResponse caps the stored response body.
+	MaxStoredResponse = 64 << 10
+	// MaxStoredNonJSON is how many characters of a body that is not JSON are kept.
+	MaxStoredNonJSON = 1000
+)
+
+// errSchemeRefused is the refusal of a URL scheme the endpoint's policy does not allow.
+var errSchemeRefused = errors.New("scheme not allowed by the endpoint's profile")
+
+// attempt makes one HTTP attempt of a claimed delivery (OUTBOX.md §2). ctx is the
+// dispatcher's: when it is canceled (shutdown) the result is released, not counted.
+func (o *Outbox) attempt(ctx context.Context, job Job, p Policy) result {
+	now := o.cfg.Clock.Now()
+	a := Attempt{At: now, ScheduledAt: job.Delivery.NextAttemptAt}
+	body, err := o.cfg.Renderer(ctx, job.Event, job.Endpoint)
+	if err != nil {
+		return result{fault: fmt.Errorf("rendering the payload: %w", err)}
+	}
+	signer, err := webhooksig.NewSigner(liveKeys(job.Endpoint.Secrets, now)...)
+	if err != nil {
+		return result{fault: fmt.Errorf("signing key: %w", err)}
+	}
+	headers, err := signer.Headers(job.Event.ID, now, body)
+	if err != nil {
+		return result{fault: fmt.Errorf("signing: %w", err)}
+	}
+	u, err := url.Parse(job.Endpoint.URL)
+	if err != nil {
+		a.Class, a.Error = retry.Permanent, err.Error()
+		return result{attempt: a}
+	}
+	if u.Scheme != "https" && !(u.Scheme == "http" && p.AllowHTTP) {
+		a.Class = retry.EgressRefused
+		a.Error = fmt.Sprintf("%v: %s (%s profile)", errSchemeRefused, u.Scheme, p.Profile)
+		return result{attempt: a}
+	}
+
+	reqCtx, cancel := context.WithTimeout(ctx, min(p.Timeout, o.cfg.LeaseDuration/2))
+	defer cancel()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		a.Class, a.Error = retry.Permanent, err.Error()
+		return result{attempt: a}
+	}
+	for k, v := range headers {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", o.cfg.UserAgent)
+	if p.DeliveryHeader != "" {
+		req.Header.Set(p.DeliveryHeader, job.Delivery.ID)
+	}
+
+	start := time.Now()
+	resp, err := o.cfg.HTTPClient.Do(req)
+	if err != nil {
+		a.Duration = time.Since(start)
+		if ctx.Err() != nil {
+			return result{released: true}
+		}
+		a.Class = transport.Classify(err)
+		if reqCtx.Err() != nil {
+			// The policy's timeout covers connect and response together.
+			a.Class = retry.ResponseTimeout
+		}
+		a.Error = err.Error()
+		return result{attempt: a}
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, MaxStoredResponse+1))
+	_ = resp.Body.Close()
+	a.Duration = time.Since(start)
+	a.Status = resp.StatusCode
+	a.Response = storedResponse(raw, resp.Header.Get("Content-Type"))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		a.Class = retry.Success
+		return result{attempt: a}
+	}
+	a.Class = retry.ClassifyStatus(resp.StatusCode)
+	r := result{attempt: a}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		r.retryAfter, r.hasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	}
+	return r
+}
+
+// storedResponse applies the storage limits to a response body: at most
+// MaxStoredResponse bytes, and a body that is not JSON cut to MaxStoredNonJSON
+// characters. A body cut by the byte cap counts as JSON when its Content-Type says so.
+func storedResponse(raw []byte, contentType string) string {
+	truncated := len(raw) > MaxStoredResponse
+	if truncated {
+		raw = raw[:MaxStoredResponse]
+	}
+	isJSON := json.Valid(raw)
+	if truncated {
+		isJSON = strings.Contains(strings.ToLower(contentType), "json")
+	}
+	s := strings.ToValidUTF8(string(raw), "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD") // PostgreSQL text cannot hold NUL
+	if isJSON {
+		return cutAt(s, MaxStoredResponse, utf8.RuneLen)
+	}
+	return cutAt(s, MaxStoredNonJSON, func(rune) int { return 1 })
+}
+
+// cutAt returns the longest prefix of s, on a character boundary, whose size (the sum
+// of size over its characters) is at most limit.
+func cutAt(s string, limit int, size func(rune) int) string {
+	n := 0
+	for i, r := range s {
+		if n += size(r); n > limit {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// liveKeys returns the endpoint's keys that have not expired at now.
+func liveKeys(secrets []Secret, now time.Time) []string {
+	keys := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		if s.ExpiresAt == nil || now.Before(*s.ExpiresAt) {
+			keys = append(keys, s.Key)
+		}
+	}
+	return keys
+}

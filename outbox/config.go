@@ -1,0 +1,156 @@
+package outbox
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// Config configures an Outbox. Zero values take the defaults documented per field.
+type Config struct {
+	// Store keeps everything. Required.
+	Store Store
+	// HTTPClient makes the attempts, one request per claim; it must not follow
+	// redirects. Default: transport.NewHTTPClient(Egress, ...), which checks every
+	// destination IP at dial time.
+	HTTPClient *http.Client
+	// Egress are the egress rules of the default HTTPClient. Default
+	// transport.PublicOnly(): loopback, private and special ranges are refused.
+	Egress *transport.EgressRules
+	// Clock tells the time of claims, attempts and decisions. Default the wall clock.
+	Clock retry.Clock
+	// Rand spreads jittered schedules. Default a math/rand/v2 source.
+	Rand retry.Rand
+	// Renderer builds each attempt's body. Default DefaultRenderer.
+	Renderer Renderer
+	// Notify receives pause, disable and removal notices after they are stored. It is
+	// called from the dispatcher's completer: hand the notice off, do not block.
+	// Default: none (they are still in the audit log).
+	Notify func(Notice)
+	// Observe, when set, sees every attempt once it is recorded (metrics: outcome,
+	// lateness At minus ScheduledAt). It must not block.
+	Observe func(d Delivery, a Attempt)
+	// Logger receives structured logs. Default zerolog.Nop().
+	Logger *zerolog.Logger
+	// UserAgent is sent with every attempt. Default "Switchboard-Outbox/1".
+	UserAgent string
+
+	// Workers bounds concurrent attempts across all endpoints. Default 64.
+	Workers int
+	// BatchSize bounds the deliveries claimed by one statement. Default 100.
+	BatchSize int
+	// LeaseDuration is how long a claim holds a delivery before the reaper may take it
+	// back. An attempt is cut at half the lease (whatever its policy's timeout), so a
+	// live attempt is never reaped; keep it above twice the largest timeout in use
+	// (60 s at most). At least 2 s. Default 2 min.
+	LeaseDuration time.Duration
+	// PollInterval is the longest the dispatcher waits before looking for due
+	// deliveries again (it is woken earlier by publishes, completions and the earliest
+	// due time). Default 1 s.
+	PollInterval time.Duration
+	// ReapInterval is how often expired leases are looked for. Default 15 s.
+	ReapInterval time.Duration
+	// Retention is how long events, deliveries and attempts are kept. Default 7 days.
+	Retention time.Duration
+	// PurgeInterval is how often the retention purge runs. Default 1 h.
+	PurgeInterval time.Duration
+	// PurgeBatch bounds the rows deleted by one purge statement. Default 1000.
+	PurgeBatch int
+	// ShutdownTimeout bounds how long Close waits for attempts in flight before it
+	// cancels them and releases their deliveries. Default 10 s.
+	ShutdownTimeout time.Duration
+}
+
+// WithDefaults returns c with every zero value replaced by its default.
+func (c Config) WithDefaults() Config {
+	if c.Egress == nil {
+		r := transport.PublicOnly()
+		c.Egress = &r
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = transport.NewHTTPClient(*c.Egress, transport.ClientOptions{MaxIdleConnsPerHost: 16})
+	}
+	if c.Clock == nil {
+		c.Clock = retry.SystemClock{}
+	}
+	if c.Rand == nil {
+		c.Rand = &lockedRand{r: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	}
+	if c.Renderer == nil {
+		c.Renderer = DefaultRenderer
+	}
+	if c.Notify == nil {
+		c.Notify = func(Notice) {}
+	}
+	if c.Logger == nil {
+		l := zerolog.Nop()
+		c.Logger = &l
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = "Switchboard-Outbox/1"
+	}
+	setDefault(&c.Workers, 64)
+	setDefault(&c.BatchSize, 100)
+	setDefault(&c.PurgeBatch, 1000)
+	setDefault(&c.LeaseDuration, 2*time.Minute)
+	setDefault(&c.PollInterval, time.Second)
+	setDefault(&c.ReapInterval, 15*time.Second)
+	setDefault(&c.Retention, 7*24*time.Hour)
+	setDefault(&c.PurgeInterval, time.Hour)
+	setDefault(&c.ShutdownTimeout, 10*time.Second)
+	return c
+}
+
+// lockedRand makes a math/rand/v2 source safe for the completer and tests alike.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) Float64() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Float64()
+}
+
+func setDefault[T int | time.Duration](v *T, d T) {
+	if *v == 0 {
+		*v = d
+	}
+}
+
+// validate reports the first value out of range, as a *ValidationError.
+func (c Config) validate() error {
+	if c.Store == nil {
+		return invalid("Config.Store", "required")
+	}
+	checks := []struct {
+		ok    bool
+		field string
+		why   string
+	}{
+		{c.Workers >= 1 && c.Workers <= 10000, "Config.Workers", "must be in [1, 10000]"},
+		{c.BatchSize >= 1 && c.BatchSize <= 10000, "Config.BatchSize", "must be in [1, 10000]"},
+		{c.PurgeBatch >= 1, "Config.PurgeBatch", "must be at least 1"},
+		{c.LeaseDuration >= 2*time.Second, "Config.LeaseDuration", "must be at least 2 s"},
+		{c.PollInterval > 0, "Config.PollInterval", "must be positive"},
+		{c.ReapInterval > 0, "Config.ReapInterval", "must be positive"},
+		{c.Retention >= time.Hour, "Config.Retention", "must be at least 1 h"},
+		{c.PurgeInterval > 0, "Config.PurgeInterval", "must be positive"},
+		{c.ShutdownTimeout > 0, "Config.ShutdownTimeout", "must be positive"},
+	}
+	var errs []error
+	for _, ch := range checks {
+		if !ch.ok {
+			errs = append(errs, invalid(ch.field, "%s", ch.why))
+		}
+	}
+	return errors.Join(errs...)
+}

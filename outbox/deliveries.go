@@ -1,0 +1,103 @@
+package outbox
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultListLimit and MaxListLimit bound listings.
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 500
+)
+
+// GetEvent returns one event of the account.
+func (o *Outbox) GetEvent(ctx context.Context, account, id string) (Event, error) {
+	return o.store.GetEvent(ctx, account, id)
+}
+
+// ListEvents returns the account's events, oldest first (q.Limit defaults to 50, at
+// most 500).
+func (o *Outbox) ListEvents(ctx context.Context, q EventQuery) ([]Event, error) {
+	q.Limit = listLimit(q.Limit)
+	return o.store.ListEvents(ctx, q)
+}
+
+// GetDelivery returns one delivery of the account with all its attempts.
+func (o *Outbox) GetDelivery(ctx context.Context, account, id string) (Delivery, []Attempt, error) {
+	return o.store.GetDelivery(ctx, account, id)
+}
+
+// ListDeliveries returns deliveries, newest first (q.Limit defaults to 50, at most
+// 500).
+func (o *Outbox) ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error) {
+	q.Limit = listLimit(q.Limit)
+	return o.store.ListDeliveries(ctx, q)
+}
+
+// ListAudit returns the account's audit log, newest first.
+func (o *Outbox) ListAudit(ctx context.Context, account string, limit int) ([]AuditEntry, error) {
+	return o.store.ListAudit(ctx, account, listLimit(limit))
+}
+
+// Retry sends a finished delivery again, with a fresh attempt budget, as soon as the
+// dispatcher gets to it. It fails with ErrDeliveryNotFinished for a PENDING delivery,
+// ErrEndpointNotActive when its endpoint is paused or disabled (resume first), and
+// ErrNotFound when the delivery, or its endpoint, is gone.
+func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Delivery, error) {
+	now := o.now()
+	d, err := o.store.UpdateDelivery(ctx, account, deliveryID, func(d Delivery, ep Endpoint) (Change, error) {
+		switch {
+		case ep.RemovedAt != nil:
+			return Change{}, ErrNotFound
+		case ep.Status != EndpointActive:
+			return Change{}, ErrEndpointNotActive
+		case !d.Status.Finished():
+			return Change{}, ErrDeliveryNotFinished
+		}
+		nd := requeue(d, now)
+		return Change{At: now, Delivery: &nd}, nil
+	})
+	if err == nil {
+		o.nudge()
+	}
+	return d, err
+}
+
+// Recover retries every FAILED delivery of an active endpoint created at or after
+// since, and returns how many it queued.
+func (o *Outbox) Recover(ctx context.Context, account, endpointID string, since time.Time) (int, error) {
+	ep, err := o.store.GetEndpoint(ctx, account, endpointID)
+	if err != nil {
+		return 0, err
+	}
+	if ep.Status != EndpointActive {
+		return 0, ErrEndpointNotActive
+	}
+	n, err := o.store.Recover(ctx, account, endpointID, since, o.now())
+	if n > 0 {
+		o.nudge()
+	}
+	return n, err
+}
+
+// requeue starts a new run of d: PENDING, due at now, budget counted from here.
+func requeue(d Delivery, now time.Time) Delivery {
+	d.Status = DeliveryPending
+	d.RunStart = d.Attempts
+	d.NextAttemptAt = now
+	d.FaultSince = nil
+	d.LastError = ""
+	d.UpdatedAt = now
+	return d
+}
+
+func listLimit(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultListLimit
+	case n > MaxListLimit:
+		return MaxListLimit
+	}
+	return n
+}

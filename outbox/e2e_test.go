@@ -1,0 +1,309 @@
+package outbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
+)
+
+func startLive(t *testing.T, rc *receiver, cfg outbox.Config) *outbox.Outbox {
+	t.Helper()
+	st := openStore(t)
+	cfg.Store = st
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = loopbackClient(rc)
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 50 * time.Millisecond
+	}
+	ob, err := outbox.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ob.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return ob
+}
+
+// waitFor polls cond until it holds or the generous deadline passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestEndToEnd500500200: a real receiver answers 500, 500, then 200; the schedule is
+// overridden to seconds. One SUCCEEDED delivery with three attempts whose signatures
+// all verify, with the same webhook-id and different timestamps.
+func TestEndToEnd500500200(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, true, func(n int, _ *http.Request) reply {
+		if n < 2 {
+			return reply{status: 500, body: `{"error":"busy"}`}
+		}
+		return reply{status: 200, body: `{"ok":true}`}
+	})
+	ob := startLive(t, rc, outbox.Config{})
+	ctx := context.Background()
+	ep, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "acct", URL: rc.srv.URL + "/hook",
+		Events: []string{"call.status"}, APIVersion: "v1", Overrides: outbox.Overrides{ScheduleSeconds: []float64{1.2, 1.2}}}) // ≥ 1 s apart even with ±10 % jitter: timestamps are whole seconds
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ob.Publish(ctx, outbox.Event{Account: "acct", Type: "call.status", Data: json.RawMessage(`{"callSid":"CA1"}`)})
+	if err != nil || len(pub.Deliveries) != 1 {
+		t.Fatalf("publish: %v %+v", err, pub)
+	}
+	id := pub.Deliveries[0].ID
+	var d outbox.Delivery
+	var attempts []outbox.Attempt
+	waitFor(t, 20*time.Second, "the delivery to succeed", func() bool {
+		d, attempts, err = ob.GetDelivery(ctx, "acct", id)
+		return err == nil && d.Status.Finished()
+	})
+	if d.Status != outbox.DeliverySucceeded || len(attempts) != 3 {
+		t.Fatalf("delivery %s with %d attempts", d.Status, len(attempts))
+	}
+	for i, want := range []int{500, 500, 200} {
+		if attempts[i].Number != i+1 || attempts[i].Status != want {
+			t.Fatalf("attempt %d: %+v", i, attempts[i])
+		}
+	}
+	if attempts[2].Response != `{"ok":true}` || attempts[0].Class != retry.Status5xx {
+		t.Fatalf("stored attempt %+v", attempts[2])
+	}
+	verifier, err := webhooksig.NewVerifier(ep.Secrets[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := rc.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("receiver got %d requests", len(reqs))
+	}
+	stamps := map[string]bool{}
+	for i, r := range reqs {
+		if err := verifier.Verify(r.header, r.body); err != nil {
+			t.Fatalf("request %d: signature: %v", i, err)
+		}
+		if r.header.Get("webhook-id") != pub.Event.ID {
+			t.Fatalf("request %d: webhook-id %q, want %q", i, r.header.Get("webhook-id"), pub.Event.ID)
+		}
+		stamps[r.header.Get("webhook-timestamp")] = true
+		var body struct{ ID, Type, APIVersion string }
+		if err := json.Unmarshal(r.body, &body); err != nil || body.ID != pub.Event.ID || body.APIVersion != "v1" {
+			t.Fatalf("request %d: body %s", i, r.body)
+		}
+	}
+	if len(stamps) != 3 {
+		t.Fatalf("timestamps %v are not all different", stamps)
+	}
+	if got, _ := ob.GetEndpoint(ctx, "acct", ep.ID); got.Failures != 0 || got.LastDeliveryAt == nil {
+		t.Fatalf("endpoint health after success: %+v", got)
+	}
+}
+
+// TestSlowEndpointDoesNotDelayAnother: one endpoint hangs until its timeout; the other
+// answers at once and all its deliveries succeed long before the slow ones time out.
+func TestSlowEndpointDoesNotDelayAnother(t *testing.T) {
+	t.Parallel()
+	slow := newReceiver(t, false, func(int, *http.Request) reply { return reply{hang: true} })
+	fast := newReceiver(t, false, status(204))
+	ob := startLive(t, fast, outbox.Config{Workers: 16, ShutdownTimeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	o := outbox.Overrides{AllowHTTP: ptr(true), TimeoutSeconds: ptr(10.0)}
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: slow.srv.URL, Events: []string{"slow"}, Overrides: o}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: fast.srv.URL, Events: []string{"fast"}, Overrides: o}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// The slow endpoint's backlog is published first, so it is due first.
+	for range 40 {
+		if _, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "slow"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for range 20 {
+		pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "fast"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, pub.Deliveries[0].ID)
+	}
+	waitFor(t, 8*time.Second, "the fast endpoint's deliveries", func() bool {
+		for _, id := range ids {
+			if d, _, _ := ob.GetDelivery(ctx, "a", id); d.Status != outbox.DeliverySucceeded {
+				return false
+			}
+		}
+		return true
+	})
+	if elapsed := time.Since(start); elapsed > 8*time.Second {
+		t.Fatalf("fast deliveries took %v", elapsed)
+	}
+	if n := len(slow.requests()); n == 0 || n > 10 {
+		t.Fatalf("slow endpoint got %d concurrent requests, want 1..10 (its in-flight cap)", n)
+	}
+}
+
+// TestCloseReleasesInFlight: Close gives in-flight attempts the shutdown timeout, then
+// cancels them and releases their deliveries without using an attempt. Close is safe
+// before Start and twice.
+func TestCloseReleasesInFlight(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, false, func(int, *http.Request) reply { return reply{hang: true} })
+	st := openStore(t)
+	ctx := context.Background()
+	ob, err := outbox.Open(ctx, outbox.Config{Store: st, HTTPClient: loopbackClient(rc), ShutdownTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Close(ctx); err != nil { // before Start
+		t.Fatal(err)
+	}
+	if err := ob.Start(ctx); err == nil {
+		t.Fatal("Start after Close succeeded")
+	}
+	ob, err = outbox.Open(ctx, outbox.Config{Store: st, HTTPClient: loopbackClient(rc), ShutdownTimeout: 200 * time.Millisecond,
+		PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL,
+		Overrides: outbox.Overrides{AllowHTTP: ptr(true), TimeoutSeconds: ptr(30.0)}}); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the attempt to start", func() bool { return len(rc.requests()) == 1 })
+	start := time.Now()
+	if err := ob.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Close took %v", took)
+	}
+	if err := ob.Close(ctx); err != nil { // twice
+		t.Fatal(err)
+	}
+	d, as, err := st.GetDelivery(ctx, "a", pub.Deliveries[0].ID)
+	if err != nil || d.Status != outbox.DeliveryPending || d.Attempts != 0 || d.LeaseUntil != nil || len(as) != 0 {
+		t.Fatalf("after Close: %+v %v %v", d, as, err)
+	}
+}
+
+// TestRotateAndAPIVersionAtAttemptTime: each attempt uses the endpoint's values at
+// attempt time: after a rotation both the old and the new secret verify, and a
+// changed apiVersion shapes the next attempt.
+func TestRotateAndAPIVersionAtAttemptTime(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{ScheduleSeconds: []float64{1}, Jitter: ptr(0.0)}, status(500))
+	d := h.publish()
+	h.run()
+	old := h.ep.Secrets[0].Key
+	_, fresh, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{APIVersion: ptr("2027-01-01")}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Second)
+	h.run()
+	reqs := h.recv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for _, key := range []string{old, fresh} {
+		v, _ := webhooksig.NewVerifier(key)
+		v.Clock = h.clock
+		if err := v.Verify(reqs[1].header, reqs[1].body); err != nil {
+			t.Fatalf("after rotation, key %d: %v", len(key), err)
+		}
+	}
+	var body struct{ APIVersion string }
+	_ = json.Unmarshal(reqs[1].body, &body)
+	if body.APIVersion != "2027-01-01" {
+		t.Fatalf("second attempt rendered apiVersion %q", body.APIVersion)
+	}
+	// Past the grace period only the new secret signs.
+	h.clock.Advance(2 * time.Hour)
+	if d, _ = h.delivery(d.ID); d.Status != outbox.DeliveryFailed {
+		t.Fatalf("delivery %s after its one-retry schedule", d.Status)
+	}
+	h.publish()
+	h.run()
+	last := h.recv.requests()[len(h.recv.requests())-1]
+	v, _ := webhooksig.NewVerifier(old)
+	v.Clock = h.clock
+	if err := v.Verify(last.header, last.body); err == nil {
+		t.Fatal("the expired secret still signs")
+	}
+}
+
+// TestSigningV1AndV1a: an endpoint holding a whsec_ secret and a whsk_ key gets both
+// signatures on each attempt; a receiver with either the secret or the public key
+// verifies it.
+func TestSigningV1AndV1a(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	secret := webhooksig.NewSecret()
+	signing, public := webhooksig.NewKeyPair()
+	ep, err := h.ob.CreateEndpoint(h.ctx, outbox.EndpointSpec{Account: "acct", URL: h.recv.srv.URL + "/both",
+		Events: []string{"ping.both"}, Secrets: []string{secret, signing}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ob.Publish(h.ctx, outbox.Event{Account: "acct", Type: "ping.both"}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	var reqs []received // the harness's own endpoint takes every type: keep this one's
+	for _, r := range h.recv.requests() {
+		if strings.Contains(r.header.Get("webhook-signature"), "v1a,") {
+			reqs = append(reqs, r)
+		}
+	}
+	if len(reqs) != 1 || ep.ID == "" {
+		t.Fatalf("%d requests signed with v1a, want 1", len(reqs))
+	}
+	sig := reqs[0].header.Get("webhook-signature")
+	if !strings.Contains(sig, "v1,") || !strings.Contains(sig, "v1a,") {
+		t.Fatalf("webhook-signature %q lacks v1 or v1a", sig)
+	}
+	for _, key := range []string{secret, public} {
+		v, err := webhooksig.NewVerifier(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Clock = h.clock
+		if err := v.Verify(reqs[0].header, reqs[0].body); err != nil {
+			t.Fatalf("verify with %.5s…: %v", key, err)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package outbox
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
+)
+
+// EndpointSpec is what CreateEndpoint needs.
+type EndpointSpec struct {
+	Account string
+	URL     string
+	// Events filters event types; empty means "*".
+	Events     []string
+	APIVersion string
+	// Secrets are "whsec_"/"whsk_" keys; empty generates one whsec_ secret.
+	Secrets   []string
+	Profile   string
+	Overrides Overrides
+	Managed   bool
+}
+
+// EndpointUpdate changes an endpoint; nil fields stay as they are.
+type EndpointUpdate struct {
+	URL        *string
+	Events     *[]string
+	APIVersion *string
+	Profile    *string
+	Overrides  *Overrides
+	Managed    *bool
+}
+
+// DefaultRotationGrace is how long an old secret keeps signing after RotateSecret.
+const DefaultRotationGrace = 24 * time.Hour
+
+// CreateEndpoint validates spec and stores an ACTIVE endpoint. The returned Endpoint's
+// Secrets hold the keys: show them once. A bad spec is a *ValidationError.
+func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoint, error) {
+	now := o.now()
+	ep := Endpoint{
+		ID: newID("ep"), Account: spec.Account, URL: spec.URL, Events: spec.Events,
+		APIVersion: spec.APIVersion, Profile: spec.Profile, Overrides: spec.Overrides,
+		Managed: spec.Managed, Status: EndpointActive, CreatedAt: now,
+	}
+	if ep.Account == "" {
+		return Endpoint{}, invalid("account", "required")
+	}
+	if ep.Profile == "" {
+		ep.Profile = ProfileStandard
+	}
+	if len(ep.Events) == 0 {
+		ep.Events = []string{"*"}
+	}
+	keys := spec.Secrets
+	if len(keys) == 0 {
+		keys = []string{webhooksig.NewSecret()}
+	}
+	if _, err := webhooksig.NewSigner(keys...); err != nil {
+		return Endpoint{}, invalid("secrets", "%v", err)
+	}
+	for _, k := range keys {
+		ep.Secrets = append(ep.Secrets, Secret{Key: k})
+	}
+	if err := o.checkEndpoint(&ep); err != nil {
+		return Endpoint{}, err
+	}
+	if err := o.store.CreateEndpoint(ctx, ep, audit(ep, AuditCreated, "", now)); err != nil {
+		return Endpoint{}, err
+	}
+	return ep, nil
+}
+
+// checkEndpoint validates the writable fields of ep and sets its InFlightCap.
+func (o *Outbox) checkEndpoint(ep *Endpoint) error {
+	p, err := ResolvePolicy(ep.Profile, ep.Overrides)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(ep.URL)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return invalid("url", "must be an absolute http(s) URL")
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && p.AllowHTTP:
+	case u.Scheme == "http":
+		return invalid("url", "the %s profile allows https only (override allowHttp to permit http)", p.Profile)
+	default:
+		return invalid("url", "scheme %q not allowed", u.Scheme)
+	}
+	if u.User != nil {
+		return invalid("url", "must not carry user-info")
+	}
+	if len(ep.Events) > 100 {
+		return invalid("events", "at most 100 types")
+	}
+	for _, t := range ep.Events {
+		if t == "" || len(t) > maxTypeLen || !printable(t) {
+			return invalid("events", "type %q must be 1 to %d visible ASCII characters", t, maxTypeLen)
+		}
+	}
+	if len(ep.APIVersion) > 64 || !printable(ep.APIVersion) && ep.APIVersion != "" {
+		return invalid("apiVersion", "at most 64 visible ASCII characters")
+	}
+	ep.InFlightCap = p.MaxInFlight
+	return nil
+}
+
+// GetEndpoint returns one endpoint of the account.
+func (o *Outbox) GetEndpoint(ctx context.Context, account, id string) (Endpoint, error) {
+	return o.store.GetEndpoint(ctx, account, id)
+}
+
+// ListEndpoints returns the account's endpoints with their health.
+func (o *Outbox) ListEndpoints(ctx context.Context, account string) ([]Endpoint, error) {
+	return o.store.ListEndpoints(ctx, account)
+}
+
+// UpdateEndpoint changes an endpoint's URL, filter, API version or policy. The next
+// attempt of every delivery uses the new values. Bad input is a *ValidationError and
+// changes nothing.
+func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u EndpointUpdate) (Endpoint, error) {
+	return o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+		if u.URL != nil {
+			ep.URL = *u.URL
+		}
+		if u.Events != nil {
+			ep.Events = slices.Clone(*u.Events)
+			if len(ep.Events) == 0 {
+				ep.Events = []string{"*"}
+			}
+		}
+		if u.APIVersion != nil {
+			ep.APIVersion = *u.APIVersion
+		}
+		if u.Profile != nil {
+			ep.Profile = *u.Profile
+		}
+		if u.Overrides != nil {
+			ep.Overrides = *u.Overrides
+		}
+		if u.Managed != nil {
+			ep.Managed = *u.Managed
+		}
+		if err := o.checkEndpoint(&ep); err != nil {
+			return Change{}, err
+		}
+		return Change{Endpoint: &ep}, nil
+	})
+}
+
+// RemoveEndpoint removes an endpoint: its waiting deliveries are DROPPED and an audit
+// entry is written. Its delivery log stays readable until retention removes it.
+func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string) error {
+	now := o.now()
+	_, err := o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+		ep.RemovedAt = &now
+		return Change{At: now, Endpoint: &ep, Waiting: DeliveryDropped, WaitingReason: "endpoint removed",
+			Audit: []AuditEntry{audit(ep, AuditRemoved, ReasonManual, now)}}, nil
+	})
+	return err
+}
+
+// Pause pauses an endpoint by operator request; its deliveries follow the policy's
+// WhilePaused. Pausing a paused endpoint changes nothing; a disabled one is
+// ErrEndpointDisabled.
+func (o *Outbox) Pause(ctx context.Context, account, id string) (Endpoint, error) {
+	now := o.now()
+	return o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+		switch ep.Status {
+		case EndpointDisabled:
+			return Change{}, ErrEndpointDisabled
+		case EndpointPaused:
+			return Change{}, nil
+		}
+		ch := Change{At: now}
+		pauseEndpoint(o.policyOf(ep), &ch, &ep, nil, ReasonManual, now)
+		ch.Endpoint = &ep
+		return ch, nil
+	})
+}
+
+// Resume reactivates a paused endpoint: its failure streak and hold are cleared, and
+// deliveries held while it was paused are released. Deliveries that ended FAILED
+// while it was paused are not resent (use Retry or Recover). A disabled endpoint
+// cannot be resumed (ErrEndpointDisabled): add it again.
+func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, error) {
+	now := o.now()
+	ep, err := o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+		switch ep.Status {
+		case EndpointDisabled:
+			return Change{}, ErrEndpointDisabled
+		case EndpointActive:
+			return Change{}, nil
+		}
+		ep.Status = EndpointActive
+		ep.PausedAt, ep.PauseReason, ep.HoldUntil = nil, "", nil
+		ep.Failures, ep.FailingSince = 0, nil
+		return Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditResumed, "", now)}}, nil
+	})
+	if err == nil {
+		o.nudge()
+	}
+	return ep, err
+}
+
+// RotateSecret puts a new whsec_ secret first and lets the current ones sign beside it
+// for grace (DefaultRotationGrace when 0), so every attempt in that period carries
+// both signatures. It returns the endpoint and the new secret (show it once).
+func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace time.Duration) (Endpoint, string, error) {
+	if grace <= 0 {
+		grace = DefaultRotationGrace
+	}
+	now := o.now()
+	key := webhooksig.NewSecret()
+	ep, err := o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+		until := now.Add(grace)
+		kept := []Secret{{Key: key}}
+		for _, s := range ep.Secrets {
+			if s.ExpiresAt != nil && !now.Before(*s.ExpiresAt) {
+				continue
+			}
+			if s.ExpiresAt == nil || s.ExpiresAt.After(until) {
+				s.ExpiresAt = &until
+			}
+			kept = append(kept, s)
+		}
+		ep.Secrets = kept
+		return Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditRotated, "", now)}}, nil
+	})
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	return ep, key, nil
+}

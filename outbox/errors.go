@@ -1,0 +1,42 @@
+package outbox
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors; every error of this package and its stores wraps one of them.
+var (
+	// ErrNotFound: no event, endpoint or delivery with that id in that account.
+	ErrNotFound = errors.New("outbox: not found")
+	// ErrInvalid: the input was rejected; nothing changed. A *ValidationError says why.
+	ErrInvalid = errors.New("outbox: invalid input")
+	// ErrConflict: the id exists with other content or in another account.
+	ErrConflict = errors.New("outbox: conflict")
+	// ErrEndpointNotActive: the endpoint is paused or disabled, so the operation (a
+	// manual retry or recover) would send nothing; resume it first.
+	ErrEndpointNotActive = errors.New("outbox: endpoint not active")
+	// ErrEndpointDisabled: a disabled endpoint cannot be resumed; add it again.
+	ErrEndpointDisabled = errors.New("outbox: endpoint disabled")
+	// ErrDeliveryNotFinished: a delivery that is still pending cannot be retried.
+	ErrDeliveryNotFinished = errors.New("outbox: delivery still pending")
+	// ErrClosed: the outbox was closed.
+	ErrClosed = errors.New("outbox: closed")
+)
+
+// ValidationError names the field that was rejected and why. It wraps ErrInvalid.
+type ValidationError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("outbox: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}

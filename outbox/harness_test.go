@@ -1,0 +1,260 @@
+package outbox_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// fakeClock is an injected clock that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// reply is what the receiver answers to one request.
+type reply struct {
+	status  int
+	headers map[string]string
+	body    string
+	// hang keeps the request open until the client gives up.
+	hang bool
+}
+
+// received is one request the receiver got.
+type received struct {
+	header http.Header
+	body   []byte
+	at     time.Time
+}
+
+// receiver is a real HTTP(S) server on loopback that answers from a script.
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	got    []received
+	script func(n int, r *http.Request) reply
+}
+
+func newReceiver(t *testing.T, tlsOn bool, script func(n int, r *http.Request) reply) *receiver {
+	t.Helper()
+	rc := &receiver{script: script}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		n := len(rc.got)
+		rc.got = append(rc.got, received{header: r.Header.Clone(), body: body, at: time.Now()})
+		script := rc.script
+		rc.mu.Unlock()
+		rep := reply{status: http.StatusNoContent}
+		if script != nil {
+			rep = script(n, r)
+		}
+		if rep.hang {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Second):
+			}
+			return
+		}
+		for k, v := range rep.headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(rep.status)
+		_, _ = io.WriteString(w, rep.body)
+	})
+	rc.srv = httptest.NewUnstartedServer(h)
+	rc.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // clients that give up are expected
+	if tlsOn {
+		rc.srv.StartTLS()
+	} else {
+		rc.srv.Start()
+	}
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+func (rc *receiver) setScript(s func(n int, r *http.Request) reply) {
+	rc.mu.Lock()
+	rc.script = s
+	rc.mu.Unlock()
+}
+
+// loopbackRules allow loopback, which the outbox's default rules refuse.
+func loopbackRules() *transport.EgressRules {
+	r := transport.PublicOnly()
+	r.AllowLoopback = true
+	return &r
+}
+
+// loopbackClient trusts the receiver's test certificate and allows loopback.
+func loopbackClient(rc *receiver) *http.Client {
+	var tlsConf *tls.Config
+	if tc, ok := rc.srv.Client().Transport.(*http.Transport); ok && tc.TLSClientConfig != nil {
+		tlsConf = tc.TLSClientConfig.Clone()
+	}
+	return transport.NewHTTPClient(*loopbackRules(), transport.ClientOptions{TLSConfig: tlsConf})
+}
+
+func openStore(t testing.TB) *sqlitestore.Store {
+	t.Helper()
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "outbox.db"), sqlitestore.Options{Synchronous: os.Getenv("OUTBOX_SYNC")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// harness is one outbox on a fresh database, an injected clock and one receiver,
+// driven step by step with RunDue.
+type harness struct {
+	t       *testing.T
+	ctx     context.Context
+	clock   *fakeClock
+	store   *sqlitestore.Store
+	ob      *outbox.Outbox
+	recv    *receiver
+	ep      outbox.Endpoint
+	notices []outbox.Notice
+	mu      sync.Mutex
+}
+
+func newHarness(t *testing.T, profile string, o outbox.Overrides, script func(n int, r *http.Request) reply) *harness {
+	t.Helper()
+	h := &harness{t: t, ctx: context.Background(), clock: newFakeClock(), store: openStore(t)}
+	h.recv = newReceiver(t, true, script)
+	ob, err := outbox.Open(h.ctx, outbox.Config{
+		Store: h.store, Clock: h.clock, HTTPClient: loopbackClient(h.recv),
+		Notify: func(n outbox.Notice) { h.mu.Lock(); h.notices = append(h.notices, n); h.mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ob.Close(context.Background()) })
+	h.ob = ob
+	h.ep = h.endpoint(profile, o)
+	return h
+}
+
+func (h *harness) endpoint(profile string, o outbox.Overrides) outbox.Endpoint {
+	h.t.Helper()
+	ep, err := h.ob.CreateEndpoint(h.ctx, outbox.EndpointSpec{
+		Account: "acct", URL: h.recv.srv.URL + "/hook", APIVersion: "2026-01-01", Profile: profile, Overrides: o,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return ep
+}
+
+// publish publishes one event and returns its delivery to h.ep.
+func (h *harness) publish() outbox.Delivery {
+	h.t.Helper()
+	pub, err := h.ob.Publish(h.ctx, outbox.Event{Account: "acct", Type: "call.status", Data: json.RawMessage(`{"n":1}`)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, d := range pub.Deliveries {
+		if d.EndpointID == h.ep.ID {
+			return d
+		}
+	}
+	h.t.Fatalf("no delivery for endpoint %s", h.ep.ID)
+	return outbox.Delivery{}
+}
+
+// run attempts everything due now.
+func (h *harness) run() int {
+	h.t.Helper()
+	n, err := h.ob.RunDue(h.ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+func (h *harness) delivery(id string) (outbox.Delivery, []outbox.Attempt) {
+	h.t.Helper()
+	d, as, err := h.ob.GetDelivery(h.ctx, "acct", id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return d, as
+}
+
+func (h *harness) endpointNow() outbox.Endpoint {
+	h.t.Helper()
+	ep, err := h.store.GetEndpoint(h.ctx, "acct", h.ep.ID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return ep
+}
+
+// waitsOf drives one delivery to its end with the given answers and returns the waits
+// between consecutive attempts and the attempts made, advancing the clock to each
+// next attempt.
+func (h *harness) drive(id string, maxSteps int) (waits []time.Duration, d outbox.Delivery) {
+	h.t.Helper()
+	for range maxSteps {
+		if h.run() == 0 {
+			h.t.Fatalf("nothing due at %v", h.clock.Now())
+		}
+		d, _ = h.delivery(id)
+		if d.Status != outbox.DeliveryPending {
+			return waits, d
+		}
+		wait := d.NextAttemptAt.Sub(h.clock.Now())
+		waits = append(waits, wait)
+		h.clock.Set(d.NextAttemptAt)
+	}
+	return waits, d
+}
+
+func status(code int) func(int, *http.Request) reply {
+	return func(int, *http.Request) reply { return reply{status: code} }
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,148 @@
+package outbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Outbox is the engine: the library API over a Store plus the background services
+// (dispatcher, reaper, retention purge) that Start runs and Close stops.
+type Outbox struct {
+	cfg   Config
+	store Store
+	log   zerolog.Logger
+
+	// wake nudges the dispatcher after a publish, a completion or a resume.
+	wake chan struct{}
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    context.CancelFunc // stops claiming and the periodic services
+	abort   context.CancelFunc // cancels attempts in flight
+	done    chan struct{}      // closed when every service has returned
+}
+
+// Open validates cfg and returns an Outbox on cfg.Store. It starts nothing: call
+// Start to begin delivering. Publishing works before Start (deliveries wait).
+func Open(ctx context.Context, cfg Config) (*Outbox, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Outbox{cfg: cfg, store: cfg.Store, log: *cfg.Logger, wake: make(chan struct{}, 1)}, nil
+}
+
+// Store returns the store the outbox works on.
+func (o *Outbox) Store() Store { return o.store }
+
+// Start runs the dispatcher, the reaper and the retention purge until Close. Calling
+// it twice, or after Close, is an error.
+func (o *Outbox) Start(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return ErrClosed
+	}
+	if o.started {
+		return fmt.Errorf("outbox: already started")
+	}
+	o.started = true
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	o.stop, o.abort, o.done = stop, abort, make(chan struct{})
+	d := newDispatcher(o, attemptCtx)
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); d.run(runCtx) }()
+	go func() { defer wg.Done(); o.every(runCtx, o.cfg.ReapInterval, o.reapOnce) }()
+	go func() { defer wg.Done(); o.every(runCtx, o.cfg.PurgeInterval, o.purgeOnce) }()
+	go func() { wg.Wait(); close(o.done) }()
+	return nil
+}
+
+// Close stops claiming, waits up to Config.ShutdownTimeout (or ctx's deadline) for
+// attempts in flight to be recorded, cancels the rest and releases their deliveries
+// (due again at once, no attempt used), and returns. It is safe before Start and when
+// called twice. It does not close the Store.
+func (o *Outbox) Close(ctx context.Context) error {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil
+	}
+	o.closed = true
+	started := o.started
+	o.mu.Unlock()
+	if !started {
+		return nil
+	}
+	o.stop()
+	timer := time.NewTimer(o.cfg.ShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-o.done:
+		o.abort()
+		return nil
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	o.abort()
+	<-o.done
+	return nil
+}
+
+// every runs fn at once and then every interval until ctx ends.
+func (o *Outbox) every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		fn(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// nudge wakes the dispatcher without blocking.
+func (o *Outbox) nudge() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// now is the engine's time, truncated to microseconds so that what is stored and what
+// is returned compare equal in every store.
+func (o *Outbox) now() time.Time { return o.cfg.Clock.Now().UTC().Truncate(time.Microsecond) }
+
+// newID returns a random identifier with a type prefix ("evt_…"): visible ASCII
+// without ".", as webhook-id requires.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// policyOf resolves an endpoint's policy. Stored endpoints were validated when
+// written, so an error here means the store holds something this version does not
+// know; the standard profile is used rather than stopping deliveries.
+func (o *Outbox) policyOf(ep Endpoint) Policy {
+	p, err := ResolvePolicy(ep.Profile, ep.Overrides)
+	if err != nil {
+		o.log.Error().Err(err).Str("endpoint", ep.ID).Msg("stored policy invalid; using the standard profile")
+		p, _ = Profile(ProfileStandard)
+	}
+	return p
+}

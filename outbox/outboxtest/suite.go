@@ -1,0 +1,117 @@
+package outboxtest
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// Bundle is what a store implementation gives the suite for one test: a fresh, empty
+// store, and a way to begin a transaction on its database (for Publish with a
+// caller's transaction).
+type Bundle struct {
+	Store   outbox.Store
+	BeginTx func(ctx context.Context) (*sql.Tx, error)
+}
+
+// Factory returns a fresh Bundle; it registers its own cleanup on t.
+type Factory func(t *testing.T) Bundle
+
+// Run runs every conformance test against stores made by newStore. Each subtest gets
+// its own store and runs in parallel.
+func Run(t *testing.T, newStore Factory) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, b Bundle)
+	}{
+		{"Endpoints", testEndpoints},
+		{"UpdateEndpoint", testUpdateEndpoint},
+		{"Publish", testPublish},
+		{"PublishTx", testPublishTx},
+		{"Claim", testClaim},
+		{"ClaimInFlightCap", testClaimInFlightCap},
+		{"ClaimConcurrent", testClaimConcurrent},
+		{"Complete", testComplete},
+		{"Reap", testReap},
+		{"UpdateDeliveryAndRecover", testUpdateDeliveryAndRecover},
+		{"Listings", testListings},
+		{"Purge", testPurge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+// t0 is the suite's pinned time; stores keep microseconds.
+var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+
+var ctx = context.Background()
+
+func endpoint(id, account string) outbox.Endpoint {
+	return outbox.Endpoint{
+		ID: id, Account: account, URL: "https://example.com/" + id, Events: []string{"*"}, APIVersion: "v1",
+		Secrets: []outbox.Secret{{Key: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}, Profile: outbox.ProfileStandard,
+		Overrides: outbox.Overrides{MaxAttempts: ptr(3)}, Status: outbox.EndpointActive, CreatedAt: t0, InFlightCap: 10,
+	}
+}
+
+func mustCreate(t *testing.T, s outbox.Store, eps ...outbox.Endpoint) {
+	t.Helper()
+	for _, ep := range eps {
+		if err := s.CreateEndpoint(ctx, ep, outbox.AuditEntry{Account: ep.Account, EndpointID: ep.ID,
+			Action: outbox.AuditCreated, At: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var seq atomic.Int64
+
+// planAll plans one PENDING delivery due at due for every endpoint.
+func planAll(ev outbox.Event, due time.Time) outbox.PlanFunc {
+	return func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+		return outbox.Delivery{ID: fmt.Sprintf("dlv_%s_%s_%d", ev.ID, ep.ID, seq.Add(1)), Account: ev.Account, EventID: ev.ID,
+			EventType: ev.Type, EndpointID: ep.ID, Status: outbox.DeliveryPending, NextAttemptAt: due,
+			CreatedAt: due, UpdatedAt: due}, nil, true
+	}
+}
+
+// publish stores an event of account and returns its deliveries.
+func publish(t *testing.T, s outbox.Store, account, id string, due time.Time) []outbox.Delivery {
+	t.Helper()
+	ev := outbox.Event{ID: id, Account: account, Type: "call.status", CreatedAt: due, Data: json.RawMessage(`{"n":1}`)}
+	pub, err := s.Publish(ctx, nil, ev, due, planAll(ev, due))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub.Deliveries
+}
+
+func claim(t *testing.T, s outbox.Store, now time.Time, limit int, token string) []outbox.Job {
+	t.Helper()
+	jobs, err := s.Claim(ctx, outbox.ClaimParams{Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
+}
+
+func getDelivery(t *testing.T, s outbox.Store, account, id string) (outbox.Delivery, []outbox.Attempt) {
+	t.Helper()
+	d, as, err := s.GetDelivery(ctx, account, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, as
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,200 @@
+package outbox
+
+import (
+	"math"
+	"time"
+)
+
+// Overrides changes any policy value for one endpoint. Nil fields keep the profile's
+// value. Durations are in seconds so that an override is plain JSON
+// ({"scheduleSeconds":[1,1], "maxAttempts":3}).
+type Overrides struct {
+	MaxAttempts *int `json:"maxAttempts,omitempty"`
+	// ScheduleSeconds replaces the schedule with a fixed list of waits.
+	ScheduleSeconds []float64 `json:"scheduleSeconds,omitempty"`
+	// Exponential replaces the schedule with First * Factor^(k-1), at most Cap.
+	Exponential *ExponentialOverride `json:"exponential,omitempty"`
+
+	Jitter               *float64          `json:"jitter,omitempty"`
+	TimeoutSeconds       *float64          `json:"timeoutSeconds,omitempty"`
+	AllowHTTP            *bool             `json:"allowHttp,omitempty"`
+	OnGone               *GoneAction       `json:"onGone,omitempty"`
+	On429                *RetryAfterAction `json:"on429,omitempty"`
+	On503                *RetryAfterAction `json:"on503,omitempty"`
+	CountThrottled       *bool             `json:"countThrottled,omitempty"`
+	HoldDefaultSeconds   *float64          `json:"holdDefaultSeconds,omitempty"`
+	MaxRetryAfterSeconds *float64          `json:"maxRetryAfterSeconds,omitempty"`
+	EgressDead           *bool             `json:"egressDead,omitempty"`
+	AutoPause            *AutoPauseAction  `json:"autoPause,omitempty"`
+	AutoPauseFailures    *int              `json:"autoPauseFailures,omitempty"`
+	AutoPauseAfterSecs   *float64          `json:"autoPauseAfterSeconds,omitempty"`
+	WhilePaused          *PausedAction     `json:"whilePaused,omitempty"`
+	ReapDead             *bool             `json:"reapDead,omitempty"`
+	FaultRetrySeconds    *float64          `json:"faultRetrySeconds,omitempty"`
+	FaultWindowSeconds   *float64          `json:"faultWindowSeconds,omitempty"`
+	DeliveryHeader       *string           `json:"deliveryHeader,omitempty"`
+	MaxInFlight          *int              `json:"maxInFlight,omitempty"`
+}
+
+// ExponentialOverride is an exponential schedule in seconds.
+type ExponentialOverride struct {
+	FirstSeconds float64 `json:"firstSeconds"`
+	Factor       float64 `json:"factor"`
+	CapSeconds   float64 `json:"capSeconds"`
+}
+
+// Limits on overridable values, so that one endpoint cannot make the dispatcher hold a
+// lease longer than it lasts or retry without bound.
+const (
+	maxAttemptsLimit = 100
+	maxTimeout       = 60 * time.Second
+	maxWait          = 7 * 24 * time.Hour
+)
+
+// ResolvePolicy applies o to the named profile ("" means standard). It fails with a
+// *ValidationError naming the field when the profile is unknown or a value is out of
+// range.
+func ResolvePolicy(profile string, o Overrides) (Policy, error) {
+	if profile == "" {
+		profile = ProfileStandard
+	}
+	p, ok := Profile(profile)
+	if !ok {
+		return Policy{}, invalid("profile", "unknown profile %q (want one of sajn, digize, lucibook, standard)", profile)
+	}
+	if o.ScheduleSeconds != nil && o.Exponential != nil {
+		return Policy{}, invalid("overrides", "scheduleSeconds and exponential are exclusive")
+	}
+	if o.ScheduleSeconds != nil {
+		for _, s := range o.ScheduleSeconds {
+			if err := checkSeconds("overrides.scheduleSeconds", s, 0, maxWait); err != nil {
+				return Policy{}, err
+			}
+		}
+		p.Waits = seconds(o.ScheduleSeconds...)
+	}
+	if e := o.Exponential; e != nil {
+		if err := checkSeconds("overrides.exponential.firstSeconds", e.FirstSeconds, 0, maxWait); err != nil {
+			return Policy{}, err
+		}
+		if err := checkSeconds("overrides.exponential.capSeconds", e.CapSeconds, 0, maxWait); err != nil {
+			return Policy{}, err
+		}
+		if e.Factor < 1 || e.Factor > 100 || math.IsNaN(e.Factor) {
+			return Policy{}, invalid("overrides.exponential.factor", "must be in [1, 100], got %v", e.Factor)
+		}
+		p.Waits = nil
+		p.First, p.Factor, p.Cap = secs(e.FirstSeconds), e.Factor, secs(e.CapSeconds)
+	}
+	if o.MaxAttempts != nil {
+		if *o.MaxAttempts < 1 || *o.MaxAttempts > maxAttemptsLimit {
+			return Policy{}, invalid("overrides.maxAttempts", "must be in [1, %d], got %d", maxAttemptsLimit, *o.MaxAttempts)
+		}
+		p.MaxAttempts = *o.MaxAttempts
+	}
+	if o.Jitter != nil {
+		if *o.Jitter < 0 || *o.Jitter > 0.5 || math.IsNaN(*o.Jitter) {
+			return Policy{}, invalid("overrides.jitter", "must be in [0, 0.5], got %v", *o.Jitter)
+		}
+		p.Jitter = *o.Jitter
+	}
+	durations := []struct {
+		field string
+		v     *float64
+		min   time.Duration
+		max   time.Duration
+		dst   *time.Duration
+	}{
+		{"overrides.timeoutSeconds", o.TimeoutSeconds, time.Millisecond, maxTimeout, &p.Timeout},
+		{"overrides.holdDefaultSeconds", o.HoldDefaultSeconds, 0, maxWait, &p.HoldDefault},
+		{"overrides.maxRetryAfterSeconds", o.MaxRetryAfterSeconds, 0, maxWait, &p.MaxRetryAfter},
+		{"overrides.autoPauseAfterSeconds", o.AutoPauseAfterSecs, 0, 30 * 24 * time.Hour, &p.AutoPauseAfter},
+		{"overrides.faultRetrySeconds", o.FaultRetrySeconds, time.Millisecond, maxWait, &p.FaultRetry},
+		{"overrides.faultWindowSeconds", o.FaultWindowSeconds, 0, maxWait, &p.FaultWindow},
+	}
+	for _, d := range durations {
+		if d.v == nil {
+			continue
+		}
+		if err := checkSeconds(d.field, *d.v, d.min, d.max); err != nil {
+			return Policy{}, err
+		}
+		*d.dst = secs(*d.v)
+	}
+	if o.AllowHTTP != nil {
+		p.AllowHTTP = *o.AllowHTTP
+	}
+	if o.CountThrottled != nil {
+		p.CountThrottled = *o.CountThrottled
+	}
+	if o.EgressDead != nil {
+		p.EgressDead = *o.EgressDead
+	}
+	if o.ReapDead != nil {
+		p.ReapDead = *o.ReapDead
+	}
+	if o.DeliveryHeader != nil {
+		p.DeliveryHeader = *o.DeliveryHeader
+	}
+	if o.OnGone != nil {
+		switch *o.OnGone {
+		case GonePause, GoneRemove, GoneDead:
+			p.OnGone = *o.OnGone
+		default:
+			return Policy{}, invalid("overrides.onGone", "unknown action %q", *o.OnGone)
+		}
+	}
+	for _, ra := range []struct {
+		field string
+		v     *RetryAfterAction
+		dst   *RetryAfterAction
+	}{{"overrides.on429", o.On429, &p.On429}, {"overrides.on503", o.On503, &p.On503}} {
+		if ra.v == nil {
+			continue
+		}
+		switch *ra.v {
+		case RetryAfterIgnore, RetryAfterDelay, RetryAfterHold:
+			*ra.dst = *ra.v
+		default:
+			return Policy{}, invalid(ra.field, "unknown action %q", *ra.v)
+		}
+	}
+	if o.AutoPause != nil {
+		switch *o.AutoPause {
+		case AutoPauseNone, AutoPausePause, AutoPauseDisable:
+			p.AutoPause = *o.AutoPause
+		default:
+			return Policy{}, invalid("overrides.autoPause", "unknown action %q", *o.AutoPause)
+		}
+	}
+	if o.AutoPauseFailures != nil {
+		if *o.AutoPauseFailures < 1 {
+			return Policy{}, invalid("overrides.autoPauseFailures", "must be at least 1, got %d", *o.AutoPauseFailures)
+		}
+		p.AutoPauseFailures = *o.AutoPauseFailures
+	}
+	if o.WhilePaused != nil {
+		switch *o.WhilePaused {
+		case PausedHold, PausedLogFailed, PausedFail:
+			p.WhilePaused = *o.WhilePaused
+		default:
+			return Policy{}, invalid("overrides.whilePaused", "unknown action %q", *o.WhilePaused)
+		}
+	}
+	if o.MaxInFlight != nil {
+		if *o.MaxInFlight < 1 || *o.MaxInFlight > 1000 {
+			return Policy{}, invalid("overrides.maxInFlight", "must be in [1, 1000], got %d", *o.MaxInFlight)
+		}
+		p.MaxInFlight = *o.MaxInFlight
+	}
+	return p, nil
+}
+
+func checkSeconds(field string, v float64, lo, hi time.Duration) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < lo.Seconds() || v > hi.Seconds() {
+		return invalid(field, "must be between %v and %v seconds, got %v", lo.Seconds(), hi.Seconds(), v)
+	}
+	return nil
+}
+
+func secs(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }

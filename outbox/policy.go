@@ -1,0 +1,218 @@
+package outbox
+
+import (
+	"time"
+
+	"github.com/switchboard-voice/switchboard/retry"
+)
+
+// GoneAction says what a 410 Gone answer does.
+type GoneAction string
+
+// Gone actions.
+const (
+	// GonePause pauses the endpoint (reason HTTP_410); see WhilePaused for its
+	// deliveries.
+	GonePause GoneAction = "pause"
+	// GoneRemove removes the endpoint, drops its waiting deliveries and writes an audit
+	// entry.
+	GoneRemove GoneAction = "remove"
+	// GoneDead marks the delivery DEAD; the answer counts as a failure.
+	GoneDead GoneAction = "dead"
+)
+
+// RetryAfterAction says what a 429, or a 503 carrying Retry-After, does.
+type RetryAfterAction string
+
+// Retry-After actions.
+const (
+	// RetryAfterIgnore treats the answer as an ordinary failure on the schedule.
+	RetryAfterIgnore RetryAfterAction = "ignore"
+	// RetryAfterDelay schedules this delivery's next attempt at Retry-After clamped to
+	// [the scheduled wait, MaxRetryAfter]; without the header the schedule applies.
+	RetryAfterDelay RetryAfterAction = "delay"
+	// RetryAfterHold holds every delivery to the endpoint until Retry-After (HoldDefault
+	// when missing or invalid, at most MaxRetryAfter).
+	RetryAfterHold RetryAfterAction = "hold"
+)
+
+// PausedAction says what happens to deliveries while their endpoint is paused.
+type PausedAction string
+
+// Paused actions.
+const (
+	// PausedHold keeps waiting and new deliveries PENDING; resume releases them.
+	PausedHold PausedAction = "hold"
+	// PausedLogFailed writes each new event as a FAILED delivery with one attempt
+	// numbered 0; waiting deliveries are held. Resume does not resend the logged ones.
+	PausedLogFailed PausedAction = "log_failed"
+	// PausedFail ends waiting and new deliveries as FAILED without sending; after
+	// resume they are replayed with Retry or Recover.
+	PausedFail PausedAction = "fail"
+)
+
+// AutoPauseAction says what the failure threshold does to an endpoint.
+type AutoPauseAction string
+
+// Auto-pause actions.
+const (
+	AutoPauseNone    AutoPauseAction = "none"
+	AutoPausePause   AutoPauseAction = "pause"
+	AutoPauseDisable AutoPauseAction = "disable"
+)
+
+// Policy is every value that decides how deliveries to one endpoint behave: a
+// profile's defaults with the endpoint's Overrides applied (see ResolvePolicy).
+type Policy struct {
+	Profile string
+	// MaxAttempts counts every attempt of a run, the first included.
+	MaxAttempts int
+	// Waits, when set, is the fixed list of waits between attempts; otherwise the wait
+	// before retry k is First * Factor^(k-1), at most Cap.
+	Waits  []time.Duration
+	First  time.Duration
+	Factor float64
+	Cap    time.Duration
+	// Jitter spreads each wait over ±Jitter of it (0.1 = ±10 %).
+	Jitter float64
+	// Timeout bounds one attempt, connect and response together.
+	Timeout time.Duration
+	// AllowHTTP permits http:// URLs; https is always allowed.
+	AllowHTTP bool
+
+	OnGone GoneAction
+	// On429 and On503 (503 carrying Retry-After) say how Retry-After is honoured.
+	On429 RetryAfterAction
+	On503 RetryAfterAction
+	// CountThrottled says whether a 429 counts toward the auto-pause threshold.
+	CountThrottled bool
+	// HoldDefault is the endpoint hold when a 429 has no valid Retry-After.
+	HoldDefault time.Duration
+	// MaxRetryAfter bounds any honoured Retry-After.
+	MaxRetryAfter time.Duration
+	// EgressDead marks a delivery DEAD at once when the egress rules refuse its
+	// destination; otherwise the refusal is retried like a network error.
+	EgressDead bool
+
+	// AutoPause acts after AutoPauseFailures consecutive failed attempts, once the
+	// endpoint has been failing for at least AutoPauseAfter.
+	AutoPause         AutoPauseAction
+	AutoPauseFailures int
+	AutoPauseAfter    time.Duration
+	WhilePaused       PausedAction
+	// ReapDead marks DEAD, rather than FAILED, a delivery whose lease expired on its
+	// last attempt.
+	ReapDead bool
+
+	// FaultRetry is the wait after a fault on our side (no attempt used), for up to
+	// FaultWindow, after which the delivery is FAILED.
+	FaultRetry  time.Duration
+	FaultWindow time.Duration
+	// DeliveryHeader, when set, names a header carrying the delivery id
+	// ("digize-delivery").
+	DeliveryHeader string
+	// MaxInFlight caps concurrent attempts to the endpoint.
+	MaxInFlight int
+}
+
+// Schedule returns the policy's waits as a retry schedule; rnd spreads them when the
+// policy has jitter (nil: no spreading).
+func (p Policy) Schedule(rnd retry.Rand) retry.Schedule {
+	var s retry.Schedule
+	if p.Waits != nil {
+		s = retry.Fixed(p.Waits)
+	} else {
+		s = retry.Exponential{First: p.First, Factor: p.Factor, Cap: p.Cap}
+	}
+	if p.Jitter > 0 && rnd != nil {
+		s = retry.Jittered{Schedule: s, Fraction: p.Jitter, Rand: rnd}
+	}
+	return s
+}
+
+// Profile names.
+const (
+	ProfileSajn     = "sajn"
+	ProfileDigize   = "digize"
+	ProfileLucibook = "lucibook"
+	ProfileStandard = "standard"
+)
+
+// ProfileNames lists the built-in profiles.
+var ProfileNames = []string{ProfileSajn, ProfileDigize, ProfileLucibook, ProfileStandard}
+
+// common holds the values every profile shares (OUTBOX.md §3).
+func common(name string) Policy {
+	return Policy{
+		Profile:       name,
+		HoldDefault:   60 * time.Second,
+		MaxRetryAfter: 12 * time.Hour,
+		FaultRetry:    5 * time.Minute,
+		FaultWindow:   24 * time.Hour,
+		MaxInFlight:   10,
+		OnGone:        GonePause,
+		On429:         RetryAfterIgnore,
+		On503:         RetryAfterIgnore,
+		WhilePaused:   PausedHold,
+		AutoPause:     AutoPauseNone,
+	}
+}
+
+// Profile returns the policy of a built-in profile (OUTBOX.md §3) and whether it
+// exists.
+func Profile(name string) (Policy, bool) {
+	p := common(name)
+	switch name {
+	case ProfileSajn:
+		p.MaxAttempts = 12
+		p.First, p.Factor, p.Cap = 10*time.Second, 6, 12*time.Hour
+		p.Timeout = 30 * time.Second
+		p.AllowHTTP = true
+		p.OnGone = GonePause
+		p.On429 = RetryAfterHold
+		p.CountThrottled = true
+		p.AutoPause, p.AutoPauseFailures, p.AutoPauseAfter = AutoPausePause, 5, 72*time.Hour
+		p.WhilePaused = PausedLogFailed
+	case ProfileDigize:
+		p.MaxAttempts = 12
+		p.First, p.Factor, p.Cap = 5*time.Second, 2, time.Hour
+		p.Timeout = 5 * time.Second
+		p.AllowHTTP = true
+		p.OnGone = GoneRemove
+		p.CountThrottled = true
+		p.AutoPause, p.AutoPauseFailures = AutoPauseDisable, 50
+		p.DeliveryHeader = "digize-delivery"
+	case ProfileLucibook:
+		p.Waits = seconds(60, 300, 1800, 7200, 43200)
+		p.MaxAttempts = len(p.Waits) + 1
+		p.Timeout = 5 * time.Second
+		p.OnGone = GoneDead
+		p.On429, p.On503 = RetryAfterDelay, RetryAfterDelay
+		p.EgressDead = true
+		p.AutoPause, p.AutoPauseFailures = AutoPausePause, 50
+		p.WhilePaused = PausedFail
+		p.ReapDead = true
+	case ProfileStandard:
+		p.Waits = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+			2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
+		p.MaxAttempts = 10
+		p.Jitter = 0.1
+		p.Timeout = 15 * time.Second
+		p.OnGone = GonePause
+		p.On429, p.On503 = RetryAfterHold, RetryAfterHold
+		p.EgressDead = true
+		p.AutoPause, p.AutoPauseFailures, p.AutoPauseAfter = AutoPausePause, 50, 24*time.Hour
+		p.WhilePaused = PausedHold
+	default:
+		return Policy{}, false
+	}
+	return p, true
+}
+
+func seconds(s ...float64) []time.Duration {
+	out := make([]time.Duration, len(s))
+	for i, v := range s {
+		out[i] = time.Duration(v * float64(time.Second))
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Limits on published events.
+const (
+	maxIDLen        = 128
+	maxTypeLen      = 128
+	maxEventData    = 256 << 10
+	pausedAttemptEr = "endpoint paused"
+)
+
+// PingEventType is the type of the event Ping sends (OUTBOX.md §3, every profile).
+const PingEventType = "settings.webhook.ping"
+
+// Publish stores ev and one delivery per matching endpoint of its account, in one
+// transaction, and returns once they are durable. An ev.ID that exists already returns
+// the stored event and its deliveries (Published.Duplicate) and sends nothing again.
+// Bad input is a *ValidationError and stores nothing.
+func (o *Outbox) Publish(ctx context.Context, ev Event) (Published, error) {
+	return o.publish(ctx, nil, ev, nil)
+}
+
+// PublishTx is Publish inside the caller's transaction on the same database (for the
+// SQLite store, a transaction begun on its DB): the event and its deliveries commit or
+// roll back with the caller's own changes, so nothing is sent for a change that was
+// rolled back. Deliveries become visible to the dispatcher when tx commits, which
+// finds them within Config.PollInterval.
+func (o *Outbox) PublishTx(ctx context.Context, tx *sql.Tx, ev Event) (Published, error) {
+	if tx == nil {
+		return Published{}, invalid("tx", "nil transaction")
+	}
+	return o.publish(ctx, tx, ev, nil)
+}
+
+// Ping sends a settings.webhook.ping event to one endpoint whatever events it chose,
+// and returns its delivery.
+func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery, error) {
+	if _, err := o.store.GetEndpoint(ctx, account, endpointID); err != nil {
+		return Delivery{}, err
+	}
+	ev := Event{Account: account, Type: PingEventType, Data: json.RawMessage(`{}`)}
+	pub, err := o.publish(ctx, nil, ev, func(ep Endpoint) bool { return ep.ID == endpointID })
+	if err != nil {
+		return Delivery{}, err
+	}
+	if len(pub.Deliveries) == 0 {
+		return Delivery{}, fmt.Errorf("%w: endpoint %s takes no deliveries (disabled)", ErrEndpointNotActive, endpointID)
+	}
+	return pub.Deliveries[0], nil
+}
+
+func (o *Outbox) publish(ctx context.Context, tx *sql.Tx, ev Event, only func(Endpoint) bool) (Published, error) {
+	now := o.now()
+	if err := validateEvent(&ev, now); err != nil {
+		return Published{}, err
+	}
+	plan := func(ep Endpoint) (Delivery, *Attempt, bool) {
+		if only != nil {
+			if !only(ep) {
+				return Delivery{}, nil, false
+			}
+		} else if !ep.Wants(ev.Type) {
+			return Delivery{}, nil, false
+		}
+		return planDelivery(o.policyOf(ep), ev, ep, now)
+	}
+	pub, err := o.store.Publish(ctx, tx, ev, now, plan)
+	if err != nil {
+		return Published{}, err
+	}
+	if tx == nil && !pub.Duplicate {
+		o.nudge()
+	}
+	return pub, nil
+}
+
+// planDelivery is the delivery of a new event to one endpoint, by its status and the
+// policy's WhilePaused (OUTBOX.md §3 "while paused").
+func planDelivery(p Policy, ev Event, ep Endpoint, now time.Time) (Delivery, *Attempt, bool) {
+	d := Delivery{
+		ID: newID("dlv"), Account: ev.Account, EventID: ev.ID, EventType: ev.Type, EndpointID: ep.ID,
+		Status: DeliveryPending, NextAttemptAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+	switch ep.Status {
+	case EndpointDisabled:
+		return Delivery{}, nil, false
+	case EndpointPaused:
+		switch p.WhilePaused {
+		case PausedLogFailed:
+			d.Status = DeliveryFailed
+			d.LastError = pausedAttemptEr + ": " + ep.PauseReason
+			return d, &Attempt{DeliveryID: d.ID, Number: 0, At: now, ScheduledAt: now,
+				Class: ClassEndpointPaused, Error: d.LastError}, true
+		case PausedFail:
+			d.Status = DeliveryFailed
+			d.LastError = pausedAttemptEr + ": " + ep.PauseReason
+		}
+	}
+	return d, nil, true
+}
+
+// validateEvent checks ev and fills its defaults (id, createdAt).
+func validateEvent(ev *Event, now time.Time) error {
+	if ev.Account == "" {
+		return invalid("account", "required")
+	}
+	if ev.Type == "" || len(ev.Type) > maxTypeLen || !printable(ev.Type) {
+		return invalid("type", "must be 1 to %d visible ASCII characters", maxTypeLen)
+	}
+	if ev.ID == "" {
+		ev.ID = newID("evt")
+	} else if err := checkID(ev.ID); err != nil {
+		return invalid("id", "%s", err)
+	}
+	if ev.CreatedAt.IsZero() {
+		ev.CreatedAt = now
+	}
+	ev.CreatedAt = ev.CreatedAt.UTC().Truncate(time.Microsecond)
+	if len(ev.Data) == 0 {
+		ev.Data = json.RawMessage("null")
+	}
+	if len(ev.Data) > maxEventData {
+		return invalid("data", "larger than %d bytes", maxEventData)
+	}
+	if !json.Valid(ev.Data) {
+		return invalid("data", "not valid JSON")
+	}
+	return nil
+}
+
+// checkID accepts ids that can travel in webhook-id: 1 to 128 of A-Z a-z 0-9 _ - :.
+func checkID(id string) error {
+	if len(id) > maxIDLen {
+		return fmt.Errorf("longer than %d characters", maxIDLen)
+	}
+	for _, c := range []byte(id) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == ':'
+		if !ok {
+			return fmt.Errorf("character %q not allowed (letters, digits, _ - : only)", c)
+		}
+	}
+	return nil
+}
+
+func printable(s string) bool {
+	for _, c := range []byte(s) {
+		if c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}

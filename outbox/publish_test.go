@@ -1,0 +1,246 @@
+package outbox_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// TestPublishTx: an event published inside the caller's transaction is sent only when
+// that transaction commits; a rollback leaves neither the caller's row nor the event.
+func TestPublishTx(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	db := h.store.DB()
+	if _, err := db.ExecContext(h.ctx, `CREATE TABLE orders (id TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	publishIn := func(order string, commit bool) string {
+		tx, err := db.BeginTx(h.ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(h.ctx, `INSERT INTO orders (id) VALUES (?)`, order); err != nil {
+			t.Fatal(err)
+		}
+		pub, err := h.ob.PublishTx(h.ctx, tx, outbox.Event{Account: "acct", Type: "order.created",
+			Data: json.RawMessage(`{"order":"` + order + `"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = tx.Commit()
+		} else {
+			err = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pub.Event.ID
+	}
+
+	rolledBack := publishIn("o-1", false)
+	if n := h.run(); n != 0 {
+		t.Fatalf("%d deliveries attempted after a rollback", n)
+	}
+	if _, err := h.ob.GetEvent(h.ctx, "acct", rolledBack); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("rolled-back event: %v", err)
+	}
+	committed := publishIn("o-2", true)
+	if n := h.run(); n != 1 {
+		t.Fatalf("%d deliveries attempted after a commit, want 1", n)
+	}
+	reqs := h.recv.requests()
+	if len(reqs) != 1 || reqs[0].header.Get("webhook-id") != committed || !strings.Contains(string(reqs[0].body), "o-2") {
+		t.Fatalf("receiver got %d requests", len(reqs))
+	}
+	if _, err := h.ob.PublishTx(h.ctx, nil, outbox.Event{Account: "acct", Type: "x"}); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("nil tx: %v", err)
+	}
+}
+
+// TestPublishValidationAndIdempotency: bad events are refused with the field named and
+// store nothing; a repeated id returns the stored event and sends nothing again.
+func TestPublishValidationAndIdempotency(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	bad := []struct {
+		field string
+		ev    outbox.Event
+	}{
+		{"account", outbox.Event{Type: "x"}},
+		{"type", outbox.Event{Account: "acct"}},
+		{"type", outbox.Event{Account: "acct", Type: "has space"}},
+		{"id", outbox.Event{Account: "acct", Type: "x", ID: "a.b"}},
+		{"id", outbox.Event{Account: "acct", Type: "x", ID: strings.Repeat("a", 129)}},
+		{"data", outbox.Event{Account: "acct", Type: "x", Data: json.RawMessage(`{"a":`)}},
+	}
+	for _, b := range bad {
+		_, err := h.ob.Publish(h.ctx, b.ev)
+		var ve *outbox.ValidationError
+		if !errors.As(err, &ve) || ve.Field != b.field || !errors.Is(err, outbox.ErrInvalid) {
+			t.Fatalf("%+v: %v, want a validation error on %s", b.ev, err, b.field)
+		}
+	}
+	if evs, _ := h.ob.ListEvents(h.ctx, outbox.EventQuery{Account: "acct"}); len(evs) != 0 {
+		t.Fatalf("bad input stored %d events", len(evs))
+	}
+	ev := outbox.Event{ID: "evt-42", Account: "acct", Type: "call.status", Data: json.RawMessage(`{"a":1}`)}
+	first, err := h.ob.Publish(h.ctx, ev)
+	if err != nil || first.Duplicate {
+		t.Fatal(err)
+	}
+	again, err := h.ob.Publish(h.ctx, ev)
+	if err != nil || !again.Duplicate || len(again.Deliveries) != 1 || again.Deliveries[0].ID != first.Deliveries[0].ID {
+		t.Fatalf("republish: %+v %v", again, err)
+	}
+	ev.Data = json.RawMessage(`{"a":2}`)
+	if _, err := h.ob.Publish(h.ctx, ev); !errors.Is(err, outbox.ErrConflict) {
+		t.Fatalf("same id, other data: %v", err)
+	}
+	if _, err := h.ob.Publish(h.ctx, outbox.Event{ID: "evt-42", Account: "other", Type: "call.status", Data: ev.Data}); !errors.Is(err, outbox.ErrConflict) {
+		t.Fatalf("same id, other account: %v", err)
+	}
+	h.run()
+	if n := len(h.recv.requests()); n != 1 {
+		t.Fatalf("receiver got %d requests, want 1", n)
+	}
+	// Another account never sees it.
+	if _, err := h.ob.GetEvent(h.ctx, "other", "evt-42"); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("other account reads the event: %v", err)
+	}
+	if _, _, err := h.ob.GetDelivery(h.ctx, "other", first.Deliveries[0].ID); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("other account reads the delivery: %v", err)
+	}
+}
+
+// TestFilterAndPing: deliveries go only to endpoints whose filter takes the type; a
+// ping reaches one endpoint whatever its filter.
+func TestFilterAndPing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	if _, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{Events: &[]string{"call.ended"}}); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := h.ob.Publish(h.ctx, outbox.Event{Account: "acct", Type: "call.status"})
+	if err != nil || len(pub.Deliveries) != 0 {
+		t.Fatalf("filtered publish: %+v %v", pub, err)
+	}
+	d, err := h.ob.Ping(h.ctx, "acct", h.ep.ID)
+	if err != nil || d.EventType != outbox.PingEventType {
+		t.Fatalf("ping: %+v %v", d, err)
+	}
+	h.run()
+	if got, _ := h.delivery(d.ID); got.Status != outbox.DeliverySucceeded {
+		t.Fatalf("ping delivery %s", got.Status)
+	}
+	if _, err := h.ob.Ping(h.ctx, "other", h.ep.ID); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("ping across accounts: %v", err)
+	}
+}
+
+// TestResponseStorage: a JSON response is kept up to 64 KiB; one that is not JSON is
+// cut to its first 1,000 characters.
+func TestResponseStorage(t *testing.T) {
+	t.Parallel()
+	big := `{"pad":"` + strings.Repeat("x", 70<<10) + `"}`
+	text := strings.Repeat("é", 1500)
+	cases := []struct {
+		name, body, ctype string
+		want              func(string) bool
+	}{
+		{"json kept whole", `{"ok":true}`, "application/json", func(s string) bool { return s == `{"ok":true}` }},
+		{"json capped at 64 KiB", big, "application/json", func(s string) bool { return len(s) == outbox.MaxStoredResponse }},
+		{"text cut to 1,000 characters", text, "text/plain", func(s string) bool { return s == strings.Repeat("é", 1000) }},
+		{"large text cut to 1,000 characters", strings.Repeat("y", 70<<10), "text/plain", func(s string) bool { return len(s) == 1000 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, func(int, *http.Request) reply {
+				return reply{status: 200, body: c.body, headers: map[string]string{"Content-Type": c.ctype}}
+			})
+			d := h.publish()
+			h.run()
+			_, as := h.delivery(d.ID)
+			if !c.want(as[0].Response) {
+				t.Fatalf("stored %d bytes", len(as[0].Response))
+			}
+		})
+	}
+}
+
+// TestRetentionPurge: rows older than the window go, in bounded batches; newer stay.
+func TestRetentionPurge(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	ob, err := outbox.Open(h.ctx, outbox.Config{Store: h.store, Clock: h.clock, HTTPClient: loopbackClient(h.recv), PurgeBatch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old []outbox.Delivery
+	for range 7 {
+		old = append(old, h.publish())
+	}
+	h.run()
+	h.clock.Advance(8 * 24 * time.Hour)
+	recent := h.publish()
+	deliveries, events, err := ob.Purge(h.ctx)
+	if err != nil || deliveries != 7 || events != 7 {
+		t.Fatalf("purged %d deliveries, %d events, %v", deliveries, events, err)
+	}
+	if _, _, err := h.ob.GetDelivery(h.ctx, "acct", old[0].ID); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("old delivery: %v", err)
+	}
+	if _, _, err := h.ob.GetDelivery(h.ctx, "acct", recent.ID); err != nil {
+		t.Fatalf("recent delivery purged: %v", err)
+	}
+}
+
+// TestEndpointValidation: bad endpoints and overrides are refused with the field named.
+func TestEndpointValidation(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	bad := []struct {
+		field string
+		spec  outbox.EndpointSpec
+	}{
+		{"account", outbox.EndpointSpec{URL: "https://example.com"}},
+		{"url", outbox.EndpointSpec{Account: "a", URL: "ftp://example.com"}},
+		{"url", outbox.EndpointSpec{Account: "a", URL: "not a url"}},
+		{"url", outbox.EndpointSpec{Account: "a", URL: "https://user:pw@example.com"}},
+		{"profile", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Profile: "acme"}},
+		{"secrets", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Secrets: []string{"hunter2"}}},
+		{"overrides.maxAttempts", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{MaxAttempts: ptr(0)}}},
+		{"overrides.timeoutSeconds", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{TimeoutSeconds: ptr(600.0)}}},
+		{"overrides.scheduleSeconds", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{ScheduleSeconds: []float64{-1}}}},
+		{"overrides.onGone", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{OnGone: ptr(outbox.GoneAction("explode"))}}},
+	}
+	for _, b := range bad {
+		_, err := h.ob.CreateEndpoint(h.ctx, b.spec)
+		var ve *outbox.ValidationError
+		if !errors.As(err, &ve) || ve.Field != b.field {
+			t.Fatalf("%+v: %v, want a validation error on %s", b.spec, err, b.field)
+		}
+	}
+	if eps, _ := h.ob.ListEndpoints(h.ctx, "a"); len(eps) != 0 {
+		t.Fatalf("bad input stored %d endpoints", len(eps))
+	}
+	// A bad update changes nothing.
+	if _, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{URL: ptr("gopher://x")}); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("bad update: %v", err)
+	}
+	if ep := h.endpointNow(); ep.URL != h.ep.URL {
+		t.Fatalf("bad update changed the URL to %s", ep.URL)
+	}
+	if _, err := outbox.Open(h.ctx, outbox.Config{}); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("Open without a store: %v", err)
+	}
+	if _, err := outbox.Open(h.ctx, outbox.Config{Store: h.store, LeaseDuration: time.Second}); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("Open with a 1 s lease: %v", err)
+	}
+}

@@ -1,0 +1,167 @@
+package sqlitestore
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+func getDelivery(ctx context.Context, q querier, id string) (outbox.Delivery, error) {
+	var sc deliveryScan
+	err := q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id).Scan(sc.dest()...)
+	if isNoRows(err) {
+		return outbox.Delivery{}, notFound("delivery", id)
+	}
+	if err != nil {
+		return outbox.Delivery{}, err
+	}
+	return sc.delivery(), nil
+}
+
+func queryDeliveries(ctx context.Context, q querier, where string, args ...any) ([]outbox.Delivery, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []outbox.Delivery
+	for rows.Next() {
+		var sc deliveryScan
+		if err := rows.Scan(sc.dest()...); err != nil {
+			return nil, err
+		}
+		out = append(out, sc.delivery())
+	}
+	return out, rows.Err()
+}
+
+// GetDelivery implements outbox.Store.
+func (s *Store) GetDelivery(ctx context.Context, account, id string) (outbox.Delivery, []outbox.Attempt, error) {
+	d, err := getDelivery(ctx, s.read(), id)
+	if err != nil {
+		return outbox.Delivery{}, nil, err
+	}
+	if d.Account != account {
+		return outbox.Delivery{}, nil, notFound("delivery", id)
+	}
+	rows, err := s.read().QueryContext(ctx, `SELECT `+attemptColumns+` FROM outbox_attempts
+		WHERE delivery_id = ? ORDER BY number`, id)
+	if err != nil {
+		return outbox.Delivery{}, nil, err
+	}
+	defer rows.Close()
+	var attempts []outbox.Attempt
+	for rows.Next() {
+		a, err := scanAttempt(rows)
+		if err != nil {
+			return outbox.Delivery{}, nil, err
+		}
+		attempts = append(attempts, a)
+	}
+	return d, attempts, rows.Err()
+}
+
+// ListDeliveries implements outbox.Store.
+func (s *Store) ListDeliveries(ctx context.Context, q outbox.DeliveryQuery) ([]outbox.Delivery, error) {
+	where := `WHERE account = ?`
+	args := []any{q.Account}
+	for _, f := range []struct{ col, v string }{
+		{"endpoint_id", q.EndpointID}, {"event_id", q.EventID}, {"event_type", q.Type}, {"status", string(q.Status)},
+	} {
+		if f.v != "" {
+			where += ` AND ` + f.col + ` = ?`
+			args = append(args, f.v)
+		}
+	}
+	if q.BeforeID != "" {
+		where += ` AND (created_at, id) < (SELECT created_at, id FROM outbox_deliveries WHERE id = ? AND account = ?)`
+		args = append(args, q.BeforeID, q.Account)
+	}
+	where += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, q.Limit)
+	return queryDeliveries(ctx, s.read(), where, args...)
+}
+
+// UpdateDelivery implements outbox.Store.
+func (s *Store) UpdateDelivery(ctx context.Context, account, id string, change outbox.DecideFunc) (outbox.Delivery, error) {
+	var out outbox.Delivery
+	err := s.write(ctx, func(tx querier) error {
+		d, err := getDelivery(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if d.Account != account {
+			return notFound("delivery", id)
+		}
+		if _, err := decideAndApply(ctx, tx, id, nil, change); err != nil {
+			return err
+		}
+		out, err = getDelivery(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// Recover implements outbox.Store.
+func (s *Store) Recover(ctx context.Context, account, endpointID string, since, now time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx querier) error {
+		res, err := tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = 'PENDING', run_start = attempts,
+			next_attempt_at = ?, fault_since = NULL, last_error = '', updated_at = ?
+			WHERE account = ? AND endpoint_id = ? AND status = 'FAILED' AND created_at >= ?`,
+			micros(now), micros(now), account, endpointID, sinceMicros(since))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// Purge implements outbox.Store.
+func (s *Store) Purge(ctx context.Context, before time.Time, limit int) (deliveries, events int, err error) {
+	err = s.write(ctx, func(tx querier) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM outbox_deliveries
+			WHERE created_at < ? AND lease_until IS NULL ORDER BY created_at LIMIT ?`, micros(before), limit)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		list, _ := json.Marshal(ids)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))`, string(list)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox_deliveries WHERE id IN (SELECT value FROM json_each(?))`, string(list)); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM outbox_events WHERE id IN (
+			SELECT v.id FROM outbox_events v WHERE v.stored_at < ?
+			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = v.id)
+			ORDER BY v.stored_at LIMIT ?)`, micros(before), limit)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		deliveries, events = len(ids), int(n)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return deliveries, events, nil
+}

@@ -1,0 +1,13 @@
+// Package sqlitestore is the embedded outbox.Store: one SQLite database file (pure Go,
+// modernc.org/sqlite) in WAL mode with synchronous=FULL by default, schema applied from
+// embedded migrations at Open.
+//
+// Durability: with WAL, synchronous=FULL syncs the log on every commit, so an event is
+// on disk when Publish returns and survives power loss; NORMAL (an option) survives a
+// process crash but may lose the last commits on power loss. Writers begin with
+// BEGIN IMMEDIATE (_txlock=immediate) and queue on a mutex inside the process and on
+// busy_timeout across processes. Deliveries are claimed in one UPDATE statement.
+//
+// Times are stored as Unix microseconds. Programs that publish inside their own
+// transaction (outbox.PublishTx) begin it on DB().
+package sqlitestore

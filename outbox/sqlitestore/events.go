@@ -1,0 +1,140 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// Publish implements outbox.Store. With a caller's tx it runs on that transaction
+// (which holds SQLite's write lock from BEGIN IMMEDIATE) and the caller commits.
+func (s *Store) Publish(ctx context.Context, tx *sql.Tx, ev outbox.Event, now time.Time, plan outbox.PlanFunc) (outbox.Published, error) {
+	var pub outbox.Published
+	run := func(tx querier) error {
+		var err error
+		pub, err = publish(ctx, tx, ev, now, plan)
+		return err
+	}
+	if tx != nil {
+		return pub, run(s.on(tx))
+	}
+	return pub, s.write(ctx, run)
+}
+
+func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, plan outbox.PlanFunc) (outbox.Published, error) {
+	// Insert first: the common case (a new id) costs one statement.
+	res, err := tx.ExecContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(now), []byte(ev.Data))
+	if err != nil {
+		return outbox.Published{}, fmt.Errorf("sqlitestore: insert event: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return outbox.Published{}, err
+	} else if n == 0 {
+		var sc eventScan
+		if err := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ?`, ev.ID).Scan(sc.dest()...); err != nil {
+			return outbox.Published{}, err
+		}
+		old := sc.event()
+		if old.Account != ev.Account || old.Type != ev.Type || !bytes.Equal(old.Data, ev.Data) {
+			return outbox.Published{}, fmt.Errorf("%w: event %s exists with other content", outbox.ErrConflict, ev.ID)
+		}
+		ds, err := queryDeliveries(ctx, tx, `WHERE event_id = ? ORDER BY created_at, id`, ev.ID)
+		return outbox.Published{Event: old, Deliveries: ds, Duplicate: true}, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
+		WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, ev.Account)
+	if err != nil {
+		return outbox.Published{}, err
+	}
+	endpoints, err := scanEndpoints(rows)
+	if err != nil {
+		return outbox.Published{}, err
+	}
+	pub := outbox.Published{Event: ev}
+	for _, ep := range endpoints {
+		d, a, ok := plan(ep)
+		if !ok {
+			continue
+		}
+		if err := insertDelivery(ctx, tx, d); err != nil {
+			return outbox.Published{}, err
+		}
+		if a != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
+				attemptArgs(*a)...); err != nil {
+				return outbox.Published{}, fmt.Errorf("sqlitestore: insert attempt: %w", err)
+			}
+		}
+		pub.Deliveries = append(pub.Deliveries, d)
+	}
+	return pub, nil
+}
+
+func insertDelivery(ctx context.Context, tx querier, d outbox.Delivery) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (id, account, event_id, event_type, endpoint_id,
+		status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
+		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("sqlitestore: insert delivery: %w", err)
+	}
+	return nil
+}
+
+// GetEvent implements outbox.Store.
+func (s *Store) GetEvent(ctx context.Context, account, id string) (outbox.Event, error) {
+	var sc eventScan
+	err := s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
+		id, account).Scan(sc.dest()...)
+	if isNoRows(err) {
+		return outbox.Event{}, notFound("event", id)
+	}
+	if err != nil {
+		return outbox.Event{}, err
+	}
+	return sc.event(), nil
+}
+
+// ListEvents implements outbox.Store.
+func (s *Store) ListEvents(ctx context.Context, q outbox.EventQuery) ([]outbox.Event, error) {
+	query := `SELECT ` + eventColumns + ` FROM outbox_events WHERE account = ? AND created_at >= ?`
+	args := []any{q.Account, sinceMicros(q.Since)}
+	if q.Type != "" {
+		query += ` AND type = ?`
+		args = append(args, q.Type)
+	}
+	if q.AfterID != "" {
+		query += ` AND (created_at, id) > (SELECT created_at, id FROM outbox_events WHERE id = ? AND account = ?)`
+		args = append(args, q.AfterID, q.Account)
+	}
+	query += ` ORDER BY created_at, id LIMIT ?`
+	args = append(args, q.Limit)
+	rows, err := s.read().QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []outbox.Event
+	for rows.Next() {
+		var sc eventScan
+		if err := rows.Scan(sc.dest()...); err != nil {
+			return nil, err
+		}
+		out = append(out, sc.event())
+	}
+	return out, rows.Err()
+}
+
+func sinceMicros(t time.Time) int64 {
+	if t.IsZero() {
+		return -1 << 62
+	}
+	return micros(t)
+}

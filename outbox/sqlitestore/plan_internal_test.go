@@ -1,0 +1,58 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQueryPlansUseIndexes: waiting deliveries cost rows and an index, not work per
+// claim. The claim walks the due index (ordered by next attempt) and counts leases on
+// the small in-flight index; NextDue reads the due index's first entry; no statement
+// scans the deliveries table.
+func TestQueryPlansUseIndexes(t *testing.T) {
+	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	plan := func(query string, args ...any) string {
+		rows, err := st.db.Query("EXPLAIN QUERY PLAN "+query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var lines []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, detail)
+		}
+		return strings.Join(lines, "\n")
+	}
+	claim := plan(claimSQL, sql.Named("now", 1), sql.Named("scan", 4), sql.Named("limit", 1),
+		sql.Named("lease", 1), sql.Named("token", "x"))
+	for _, want := range []string{"USING INDEX outbox_deliveries_due", "USING COVERING INDEX outbox_deliveries_leased"} {
+		if !strings.Contains(claim, want) {
+			t.Errorf("claim plan lacks %q:\n%s", want, claim)
+		}
+	}
+	next := plan(`SELECT min(next_attempt_at) FROM outbox_deliveries WHERE status = 'PENDING' AND lease_until IS NULL`)
+	reap := plan(`SELECT id FROM outbox_deliveries WHERE lease_until IS NOT NULL AND lease_until < ? AND status = 'PENDING' ORDER BY lease_until LIMIT ?`, 1, 1)
+	for name, p := range map[string]string{"claim": claim, "next due": next, "reap": reap} {
+		for _, line := range strings.Split(p, "\n") {
+			table := strings.HasPrefix(line, "SCAN outbox_deliveries") || line == "SCAN d" || strings.HasPrefix(line, "SCAN d ")
+			if table && !strings.Contains(line, "INDEX") {
+				t.Errorf("%s scans the deliveries table:\n%s", name, p)
+			}
+		}
+	}
+	if !strings.Contains(next, "outbox_deliveries_due") {
+		t.Errorf("next due plan:\n%s", next)
+	}
+}

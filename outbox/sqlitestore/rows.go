@@ -1,0 +1,176 @@
+package sqlitestore
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/retry"
+)
+
+// Times are stored as Unix microseconds, the precision PostgreSQL keeps too.
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func microsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func fromNull(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+const endpointColumns = `id, account, url, events, api_version, secrets, profile, overrides, managed,
+	status, failures, failing_since, last_delivery_at, paused_at, pause_reason, disabled_at,
+	hold_until, removed_at, created_at, in_flight_cap`
+
+// endpointColumnsAs is endpointColumns qualified by a table alias.
+func endpointColumnsAs(alias string) string {
+	return alias + `.id, ` + alias + `.account, ` + alias + `.url, ` + alias + `.events, ` + alias + `.api_version, ` +
+		alias + `.secrets, ` + alias + `.profile, ` + alias + `.overrides, ` + alias + `.managed, ` + alias + `.status, ` +
+		alias + `.failures, ` + alias + `.failing_since, ` + alias + `.last_delivery_at, ` + alias + `.paused_at, ` +
+		alias + `.pause_reason, ` + alias + `.disabled_at, ` + alias + `.hold_until, ` + alias + `.removed_at, ` +
+		alias + `.created_at, ` + alias + `.in_flight_cap`
+}
+
+// endpointScan holds the destinations of one endpoint row.
+type endpointScan struct {
+	ep                                        outbox.Endpoint
+	events, secrets, overrides                string
+	failing, last, paused, disabled, hold, rm sql.NullInt64
+	created                                   int64
+	status                                    string
+}
+
+func (s *endpointScan) dest() []any {
+	return []any{&s.ep.ID, &s.ep.Account, &s.ep.URL, &s.events, &s.ep.APIVersion, &s.secrets,
+		&s.ep.Profile, &s.overrides, &s.ep.Managed, &s.status, &s.ep.Failures, &s.failing, &s.last,
+		&s.paused, &s.ep.PauseReason, &s.disabled, &s.hold, &s.rm, &s.created, &s.ep.InFlightCap}
+}
+
+func (s *endpointScan) endpoint() (outbox.Endpoint, error) {
+	ep := s.ep
+	ep.Status = outbox.EndpointStatus(s.status)
+	ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt = fromNull(s.failing), fromNull(s.last), fromNull(s.paused)
+	ep.DisabledAt, ep.HoldUntil, ep.RemovedAt = fromNull(s.disabled), fromNull(s.hold), fromNull(s.rm)
+	ep.CreatedAt = fromMicros(s.created)
+	if err := json.Unmarshal([]byte(s.events), &ep.Events); err != nil {
+		return ep, fmt.Errorf("sqlitestore: endpoint %s events: %w", ep.ID, err)
+	}
+	if err := json.Unmarshal([]byte(s.secrets), &ep.Secrets); err != nil {
+		return ep, fmt.Errorf("sqlitestore: endpoint %s secrets: %w", ep.ID, err)
+	}
+	if err := json.Unmarshal([]byte(s.overrides), &ep.Overrides); err != nil {
+		return ep, fmt.Errorf("sqlitestore: endpoint %s overrides: %w", ep.ID, err)
+	}
+	return ep, nil
+}
+
+// endpointArgs are the values of endpointColumns for ep, in order.
+func endpointArgs(ep outbox.Endpoint) ([]any, error) {
+	events, err := json.Marshal(ep.Events)
+	if err != nil {
+		return nil, err
+	}
+	secrets, err := json.Marshal(ep.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	overrides, err := json.Marshal(ep.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	return []any{ep.ID, ep.Account, ep.URL, string(events), ep.APIVersion, string(secrets), ep.Profile,
+		string(overrides), ep.Managed, string(ep.Status), ep.Failures, microsPtr(ep.FailingSince),
+		microsPtr(ep.LastDeliveryAt), microsPtr(ep.PausedAt), ep.PauseReason, microsPtr(ep.DisabledAt),
+		microsPtr(ep.HoldUntil), microsPtr(ep.RemovedAt), micros(ep.CreatedAt), ep.InFlightCap}, nil
+}
+
+const deliveryColumns = `id, account, event_id, event_type, endpoint_id, status, attempts, run_start,
+	next_attempt_at, lease_until, fault_since, last_error, created_at, updated_at`
+
+func deliveryColumnsAs(alias string) string {
+	return alias + `.id, ` + alias + `.account, ` + alias + `.event_id, ` + alias + `.event_type, ` +
+		alias + `.endpoint_id, ` + alias + `.status, ` + alias + `.attempts, ` + alias + `.run_start, ` +
+		alias + `.next_attempt_at, ` + alias + `.lease_until, ` + alias + `.fault_since, ` +
+		alias + `.last_error, ` + alias + `.created_at, ` + alias + `.updated_at`
+}
+
+type deliveryScan struct {
+	d                      outbox.Delivery
+	status                 string
+	next, created, updated int64
+	lease, fault           sql.NullInt64
+}
+
+func (s *deliveryScan) dest() []any {
+	return []any{&s.d.ID, &s.d.Account, &s.d.EventID, &s.d.EventType, &s.d.EndpointID, &s.status,
+		&s.d.Attempts, &s.d.RunStart, &s.next, &s.lease, &s.fault, &s.d.LastError, &s.created, &s.updated}
+}
+
+func (s *deliveryScan) delivery() outbox.Delivery {
+	d := s.d
+	d.Status = outbox.DeliveryStatus(s.status)
+	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = fromMicros(s.next), fromMicros(s.created), fromMicros(s.updated)
+	d.LeaseUntil, d.FaultSince = fromNull(s.lease), fromNull(s.fault)
+	return d
+}
+
+const eventColumns = `id, account, type, created_at, data`
+
+type eventScan struct {
+	ev      outbox.Event
+	created int64
+	data    []byte
+}
+
+func (s *eventScan) dest() []any {
+	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data}
+}
+
+func (s *eventScan) event() outbox.Event {
+	ev := s.ev
+	ev.CreatedAt = fromMicros(s.created)
+	ev.Data = json.RawMessage(append([]byte(nil), s.data...))
+	return ev
+}
+
+const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
+
+func scanAttempt(rows *sql.Rows) (outbox.Attempt, error) {
+	var (
+		a                    outbox.Attempt
+		at, scheduled, durUS int64
+		class                string
+	)
+	if err := rows.Scan(&a.DeliveryID, &a.Number, &at, &scheduled, &durUS, &a.Status, &class, &a.Error, &a.Response); err != nil {
+		return a, err
+	}
+	a.At, a.ScheduledAt = fromMicros(at), fromMicros(scheduled)
+	a.Duration = time.Duration(durUS) * time.Microsecond
+	a.Class = retry.Class(class)
+	return a, nil
+}
+
+func attemptArgs(a outbox.Attempt) []any {
+	return []any{a.DeliveryID, a.Number, micros(a.At), micros(a.ScheduledAt), a.Duration.Microseconds(),
+		a.Status, string(a.Class), a.Error, a.Response}
+}

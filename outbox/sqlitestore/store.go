@@ -1,0 +1,166 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options tune Open. Zero values take the defaults documented per field.
+type Options struct {
+	// BusyTimeout is how long a writer waits for another process's write lock.
+	// Default 10 s.
+	BusyTimeout time.Duration
+	// Synchronous is the SQLite synchronous pragma: "FULL" (default) syncs the WAL on
+	// every commit, so a published event survives power loss; "NORMAL" survives a
+	// process crash only and is faster.
+	Synchronous string
+	// MaxOpenConns bounds the connection pool. Default 8.
+	MaxOpenConns int
+}
+
+// Store is the SQLite implementation of outbox.Store: one database file in WAL mode.
+// It is safe for concurrent use by one process; several processes may share the file
+// (SQLite's lock serializes their writes).
+type Store struct {
+	db *sql.DB
+	// commits groups concurrent writes into shared transactions.
+	commits groupCommit
+	// stmts caches prepared statements by query text: parsing SQL dominates the cost
+	// of the small statements the outbox runs.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+}
+
+var _ outbox.Store = (*Store)(nil)
+
+// Open opens (creating when missing) the database file at path and applies the
+// embedded migrations. ":memory:" is refused: the outbox is durable by definition.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" || path == ":memory:" {
+		return nil, fmt.Errorf("sqlitestore: %w: a database file path is required", outbox.ErrInvalid)
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 10 * time.Second
+	}
+	switch opts.Synchronous = strings.ToUpper(opts.Synchronous); opts.Synchronous {
+	case "":
+		opts.Synchronous = "FULL"
+	case "FULL", "NORMAL":
+	default:
+		return nil, fmt.Errorf("sqlitestore: %w: Synchronous must be FULL or NORMAL, got %q", outbox.ErrInvalid, opts.Synchronous)
+	}
+	if opts.MaxOpenConns <= 0 {
+		opts.MaxOpenConns = 8
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate") // writers take the lock at BEGIN: no upgrade deadlocks
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(opts.MaxOpenConns)
+	db.SetMaxIdleConns(opts.MaxOpenConns)
+	s := &Store{db: db, stmts: map[string]*sql.Stmt{}}
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// DB returns the database handle: begin transactions on it for outbox.PublishTx, and
+// keep the program's own tables in the same file.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		_ = st.Close()
+	}
+	clear(s.stmts)
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
+
+// migrate applies every embedded migration not yet recorded, each in its transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS outbox_migrations (
+		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlitestore: migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("sqlitestore: migration %s: bad version prefix", base)
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := s.applyMigration(ctx, version, string(body)); err != nil {
+			return fmt.Errorf("sqlitestore: migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// applyMigration runs one migration script unless it is recorded as applied.
+func (s *Store) applyMigration(ctx context.Context, version int, body string) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var n int
+	if err = tx.QueryRowContext(ctx, `SELECT count(*) FROM outbox_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err = tx.ExecContext(ctx, body); err != nil {
+			return err
+		}
+		if _, err = tx.ExecContext(ctx, `INSERT INTO outbox_migrations (version, applied_at) VALUES (?, ?)`,
+			version, time.Now().UnixMicro()); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func notFound(what, id string) error {
+	return fmt.Errorf("%w: %s %s", outbox.ErrNotFound, what, id)
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

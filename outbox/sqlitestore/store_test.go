@@ -1,0 +1,59 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxtest"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+)
+
+func open(t *testing.T, path string) *sqlitestore.Store {
+	t.Helper()
+	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// TestConformance runs the shared store suite on SQLite.
+func TestConformance(t *testing.T) {
+	outboxtest.Run(t, func(t *testing.T) outboxtest.Bundle {
+		st := open(t, filepath.Join(t.TempDir(), "outbox.db"))
+		return outboxtest.Bundle{Store: st, BeginTx: func(ctx context.Context) (*sql.Tx, error) {
+			return st.DB().BeginTx(ctx, nil)
+		}}
+	})
+}
+
+// TestOpen: pragmas are applied, migrations run once, bad options are refused.
+func TestOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	st := open(t, path)
+	var mode, sync string
+	if err := st.DB().QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode %q %v", mode, err)
+	}
+	if err := st.DB().QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil || sync != "2" { // 2 = FULL
+		t.Fatalf("synchronous %q %v", sync, err)
+	}
+	again := open(t, path) // migrations already applied: no error
+	var n int
+	if err := again.DB().QueryRow(`SELECT count(*) FROM outbox_migrations`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("migrations recorded %d, %v", n, err)
+	}
+	for _, bad := range []struct {
+		path string
+		opts sqlitestore.Options
+	}{{"", sqlitestore.Options{}}, {":memory:", sqlitestore.Options{}}, {path, sqlitestore.Options{Synchronous: "OFF"}}} {
+		if _, err := sqlitestore.Open(context.Background(), bad.path, bad.opts); !errors.Is(err, outbox.ErrInvalid) {
+			t.Fatalf("Open(%q, %+v): %v", bad.path, bad.opts, err)
+		}
+	}
+}

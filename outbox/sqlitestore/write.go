@@ -1,0 +1,179 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// groupCommit runs concurrent writes in shared transactions: one commit (one WAL sync
+// under synchronous=FULL) serves every write that queued while the previous commit was
+// on disk. Each write runs inside its own savepoint, so one that fails is rolled back
+// alone and the others still commit. No goroutine runs in the background: the first
+// writer to find no commit in progress leads, and hands the lead to a waiting writer
+// when it is done.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*writeReq
+	leading bool
+}
+
+// maxGroup bounds the writes of one transaction.
+const maxGroup = 256
+
+type writeReq struct {
+	fn   func(q querier) error
+	done chan error
+	lead chan struct{}
+}
+
+// write runs fn in a write transaction shared with concurrent writers and returns
+// once that transaction has committed (or fn's error, with fn's writes undone).
+func (s *Store) write(ctx context.Context, fn func(q querier) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req := &writeReq{fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	g := &s.commits
+	g.mu.Lock()
+	g.queue = append(g.queue, req)
+	if g.leading {
+		g.mu.Unlock()
+		select {
+		case err := <-req.done:
+			return err
+		case <-req.lead:
+		}
+		g.mu.Lock()
+	}
+	g.leading = true
+	batch := g.queue
+	if len(batch) > maxGroup {
+		batch = batch[:maxGroup]
+	}
+	g.queue = append([]*writeReq(nil), g.queue[len(batch):]...)
+	g.mu.Unlock()
+
+	s.runGroup(batch)
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].lead <- struct{}{} // the next writer leads; leading stays true
+	} else {
+		g.leading = false
+	}
+	g.mu.Unlock()
+	return <-req.done
+}
+
+// runGroup runs a batch of writes in one transaction and reports to each.
+func (s *Store) runGroup(batch []*writeReq) {
+	errs := make([]error, len(batch))
+	tx, err := s.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		for _, r := range batch {
+			r.done <- err
+		}
+		return
+	}
+	q := s.on(tx)
+	single := len(batch) == 1
+	for i, r := range batch {
+		if single {
+			errs[i] = r.fn(q)
+			continue
+		}
+		if _, err := q.ExecContext(context.Background(), `SAVEPOINT w`); err != nil {
+			errs[i] = err
+			continue
+		}
+		if errs[i] = r.fn(q); errs[i] != nil {
+			_, _ = q.ExecContext(context.Background(), `ROLLBACK TO w`)
+		}
+		_, _ = q.ExecContext(context.Background(), `RELEASE w`)
+	}
+	if single && errs[0] != nil {
+		_ = tx.Rollback()
+		batch[0].done <- errs[0]
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		for _, r := range batch {
+			r.done <- err
+		}
+		return
+	}
+	for i, r := range batch {
+		r.done <- errs[i]
+	}
+}
+
+// querier is what reads and writes need, from the pool or from a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// conn runs statements through the store's prepared-statement cache, on a transaction
+// when tx is set and on the pool otherwise.
+type conn struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (s *Store) read() querier         { return conn{s: s} }
+func (s *Store) on(tx *sql.Tx) querier { return conn{s: s, tx: tx} }
+
+func (c conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.s.stmtMu.Lock()
+	st, ok := c.s.stmts[query]
+	c.s.stmtMu.Unlock()
+	if !ok {
+		var err error
+		if st, err = c.s.db.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		c.s.stmtMu.Lock()
+		if prev, raced := c.s.stmts[query]; raced {
+			_ = st.Close()
+			st = prev
+		} else {
+			c.s.stmts[query] = st
+		}
+		c.s.stmtMu.Unlock()
+	}
+	if c.tx != nil {
+		return c.tx.StmtContext(ctx, st), nil
+	}
+	return st, nil
+}
+
+func (c conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		// A *sql.Row cannot be built with an error outside database/sql; run the query
+		// unprepared so that Scan reports the same error.
+		if c.tx != nil {
+			return c.tx.QueryRowContext(ctx, query, args...)
+		}
+		return c.s.db.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}

@@ -1,0 +1,92 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestGroupCommit: writes that queue behind a running transaction share the next one;
+// a write that fails is rolled back alone (its savepoint) and the others commit.
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "group.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.write(ctx, func(q querier) error {
+			<-release // hold the lead while the others queue
+			_, err := q.ExecContext(ctx, `INSERT INTO t (k) VALUES ('first')`)
+			return err
+		})
+	}()
+	waitQueued := func(n int) {
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			s.commits.mu.Lock()
+			queued := len(s.commits.queue)
+			s.commits.mu.Unlock()
+			if queued >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued, want %d", queued, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // let the first write take the lead
+	boom := errors.New("boom")
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.write(ctx, func(q querier) error {
+				if _, err := q.ExecContext(ctx, `INSERT INTO t (k) VALUES (?)`, fmt.Sprint(i)); err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					return boom // after writing: the savepoint must undo it
+				}
+				return nil
+			})
+		}()
+	}
+	waitQueued(len(errs))
+	close(release)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	rows, err := s.db.Query(`SELECT k FROM t ORDER BY k`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		_ = rows.Scan(&k)
+		keys = append(keys, k)
+	}
+	rows.Close()
+	for i, err := range errs {
+		if (i%3 == 0) != errors.Is(err, boom) || i%3 != 0 && err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if fmt.Sprint(keys) != "[1 2 4 5 first]" {
+		t.Fatalf("committed %v, want the failing writes (0, 3) undone and the rest kept", keys)
+	}
+}
