@@ -19,10 +19,11 @@ type createAccountInput struct {
 
 type createAccountOutput struct {
 	Body struct {
-		AccountSid    string `json:"account_sid"`
-		Name          string `json:"name"`
-		APIToken      string `json:"api_token" doc:"Bearer token of the account: shown once"`
-		WebhookSecret string `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
+		AccountSid          string `json:"account_sid"`
+		Name                string `json:"name"`
+		APIToken            string `json:"api_token" doc:"Bearer token of the account: shown once"`
+		WebhookSecret       string `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
+		StatusWebhookSecret string `json:"status_webhook_secret" doc:"Standard Webhooks secret (whsec_) of the account's status hook deliveries"`
 	}
 }
 
@@ -40,6 +41,7 @@ func (a *API) registerAccounts(api huma.API) {
 		}
 		out := &createAccountOutput{}
 		out.Body.AccountSid, out.Body.Name, out.Body.APIToken, out.Body.WebhookSecret = acct.Sid, acct.Name, token, acct.WebhookSecret
+		out.Body.StatusWebhookSecret = StatusWebhookSecret(acct.WebhookSecret)
 		return out, nil
 	})
 }

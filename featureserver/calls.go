@@ -105,7 +105,7 @@ type CallManager struct {
 	metrics *Metrics
 	hooks   *transport.HookClient
 	egress  *http.Client
-	status  StatusPublisher
+	status  func(Account) callctl.StatusNotifier // nil: status hooks are sent by the call
 
 	mu       sync.Mutex
 	calls    map[string]*liveCall
@@ -113,14 +113,10 @@ type CallManager struct {
 	wg       sync.WaitGroup
 }
 
-// StatusPublisher hands call status notifications of HTTP applications to durable
-// delivery (the outbox). A nil StatusPublisher sends them directly as hooks.
-type StatusPublisher interface {
-	PublishCallStatus(ctx context.Context, account Account, hook HookSpec, callSid string, payload map[string]any) error
-}
-
 // NewCallManager returns a manager using the node's egress rules for hooks.
-func NewCallManager(cfg Config, store *Store, metrics *Metrics, status StatusPublisher, log zerolog.Logger) *CallManager {
+// status, when set, gives each call the notifier its HTTP status notifications go
+// through (the node's outbox).
+func NewCallManager(cfg Config, store *Store, metrics *Metrics, status func(Account) callctl.StatusNotifier, log zerolog.Logger) *CallManager {
 	rules := callControlRules(cfg)
 	cc := cfg.CallControl
 	return &CallManager{
@@ -212,6 +208,9 @@ func (m *CallManager) callOptions(req CallRequest, sid string) callctl.Options {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
 		opts.StatusHookUsername, opts.StatusHookPassword = h.Username, h.Password
+		if m.status != nil {
+			opts.StatusNotifier = m.status(req.Account)
+		}
 	}
 	return opts
 }

@@ -12,6 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
 // Node is a running feature server: API, call manager, metrics and health.
@@ -19,6 +22,8 @@ type Node struct {
 	cfg     Config
 	log     zerolog.Logger
 	store   *Store
+	outbox  *outbox.Outbox
+	obStore *sqlitestore.Store
 	calls   *CallManager
 	metrics *Metrics
 	server  *http.Server
@@ -59,7 +64,12 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 		opts.Logger.Warn().Int("calls", n).Msg("calls left active by the previous run recorded as ended (node-restart)")
 	}
 	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: NewMetrics(), version: opts.Version}
-	n.calls = NewCallManager(cfg, store, n.metrics, nil, opts.Logger)
+	if err := n.openOutbox(ctx, loc); err != nil {
+		store.Close()
+		return nil, err
+	}
+	status := newStatusPublisher(n.outbox, opts.Logger)
+	n.calls = NewCallManager(cfg, store, n.metrics, status.forCall, opts.Logger)
 	mux := http.NewServeMux()
 	newAPI(mux, store, n.calls, cfg.AdminToken, opts.Version, opts.Logger)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
@@ -85,6 +95,28 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 	return n, nil
 }
 
+// openOutbox opens the outbox on the node's database file. Status hooks are
+// application hooks, so the outbox dials with the call-control egress rules (private
+// addresses allowed, the node's allow-list applied), not the public-only default.
+func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation) error {
+	st, err := sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
+	if err != nil {
+		return fmt.Errorf("outbox store: %w", err)
+	}
+	rules := callControlRules(n.cfg)
+	logger := n.log
+	ob, err := outbox.Open(ctx, outbox.Config{
+		Store: st, Egress: &rules, Renderer: renderStatus, Logger: &logger,
+		Observe: n.metrics.observeDelivery,
+	})
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("outbox: %w", err)
+	}
+	n.outbox, n.obStore = ob, st
+	return nil
+}
+
 func writeHealth(w http.ResponseWriter, ok bool, status string) {
 	w.Header().Set("Content-Type", "application/json")
 	if !ok {
@@ -100,8 +132,14 @@ func writeHealth(w http.ResponseWriter, ok bool, status string) {
 func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	ln, err := net.Listen("tcp", n.cfg.Listen)
 	if err != nil {
-		n.store.Close()
+		n.closeStores()
 		return fmt.Errorf("listen on %s (%s): %w", n.cfg.Listen, EnvListen, err)
+	}
+	// Not ctx: the outbox keeps delivering while calls drain, until Close.
+	if err := n.outbox.Start(context.Background()); err != nil {
+		ln.Close()
+		n.closeStores()
+		return fmt.Errorf("starting the outbox: %w", err)
 	}
 	n.ready.Store(true)
 	n.log.Info().Str("listen", ln.Addr().String()).Str("database", n.cfg.DatabaseURL).Msg("switchboard node listening")
@@ -112,7 +150,8 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	go func() { serveErr <- n.server.Serve(ln) }()
 	select {
 	case err := <-serveErr:
-		n.store.Close()
+		_ = n.outbox.Close(context.Background())
+		n.closeStores()
 		return err
 	case <-ctx.Done():
 	}
@@ -120,13 +159,18 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	n.log.Info().Int("active_calls", n.calls.Active()).Dur("drain_timeout", n.cfg.DrainTimeout).Msg("shutting down: draining calls")
 	// The API keeps serving while calls drain, so their state stays readable.
 	n.calls.Drain(n.cfg.DrainTimeout)
+	// The calls' last status notifications are stored; deliveries in flight finish
+	// (or are released for the next run).
+	if err := n.outbox.Close(context.Background()); err != nil {
+		n.log.Error().Err(err).Msg("closing the outbox")
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = n.server.Shutdown(shutdownCtx)
 	if e := <-serveErr; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
-	if cerr := n.store.Close(); err == nil {
+	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}
 	n.log.Info().Msg("node stopped")
@@ -186,4 +230,8 @@ func (s *statusOnly) WriteHeader(code int) {
 func (s *statusOnly) Write(b []byte) (int, error) {
 	s.WriteHeader(http.StatusOK)
 	return len(b), nil
+}
+
+func (n *Node) closeStores() error {
+	return errors.Join(n.obStore.Close(), n.store.Close())
 }

@@ -265,6 +265,15 @@ func TestServeEndToEnd(t *testing.T) {
 		!bytes.Contains(raw, []byte(`switchboard_alerts_total{type="invalid-app-payload"} 1`)) {
 		t.Errorf("metrics: %d\n%s", code, raw)
 	}
+	// Status notifications went through the outbox to /status.
+	deadline := time.Now().Add(20 * time.Second)
+	for !bytes.Contains(raw, []byte(`switchboard_outbox_deliveries_total{outcome="success"}`)) || statusHooks.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no outbox delivery of status notifications (%d received):\n%s", statusHooks.Load(), raw)
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, raw = p.do("GET", "/metrics", "", nil, nil)
+	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if code, _ := p.do("GET", path, "", nil, nil); code != http.StatusOK {
 			t.Errorf("%s: %d", path, code)

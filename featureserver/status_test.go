@@ -1,0 +1,109 @@
+package featureserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
+)
+
+// Status notifications of HTTP applications go through the outbox: a receiver that
+// is down does not lose them, even across a node restart, and they arrive signed
+// with the account's status webhook secret.
+func TestStatusHooksThroughOutboxSurviveRestart(t *testing.T) {
+	t.Parallel()
+	var up atomic.Bool
+	var mu sync.Mutex
+	var statuses []string
+	var secret atomic.Value // the account's status_webhook_secret
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		v, err := webhooksig.NewVerifier(secret.Load().(string))
+		if err == nil {
+			err = v.Verify(r.Header, body)
+		}
+		if err != nil {
+			t.Errorf("status delivery does not verify: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var fields struct {
+			CallStatus string `json:"call_status"`
+			CallSid    string `json:"call_sid"`
+		}
+		_ = json.Unmarshal(body, &fields)
+		mu.Lock()
+		statuses = append(statuses, fields.CallStatus)
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"say","text":"hi"},{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+
+	n := startNode(t, nil)
+	var acct struct {
+		testAccount
+		StatusWebhookSecret string `json:"status_webhook_secret"`
+	}
+	if code, _, raw := n.do("POST", "/v1/Accounts", testAdminToken, map[string]any{"name": "acme"}, &acct); code != http.StatusCreated {
+		t.Fatalf("create account: %d %s", code, raw)
+	}
+	secret.Store(acct.StatusWebhookSecret)
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": app.URL}, "call_status_hook": map[string]any{"url": receiver.URL + "/status"},
+		"from": "a", "to": "b"}, &call)
+	v := n.waitCall(acct.testAccount, call.CallSid)
+	for _, k := range timelineKinds(v) {
+		if k == "alert" {
+			t.Errorf("a down status receiver must not alert the call: %v", timelineKinds(v))
+		}
+	}
+	n.stop() // the receiver is still down: the notifications wait in the outbox
+
+	up.Store(true)
+	startNodeOn(t, n)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		got := append([]string(nil), statuses...)
+		mu.Unlock()
+		if containsAll(got, "in-progress", "completed") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status notifications after restart: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func containsAll(have []string, want ...string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || h == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,23 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+)
+
+// PublishTo is Publish addressed to one endpoint of the account, whatever event types
+// it chose: for events that belong to that endpoint alone, such as the call status
+// notifications of the application whose status hook it is.
+func (o *Outbox) PublishTo(ctx context.Context, ev Event, endpointID string) (Published, error) {
+	if _, err := o.store.GetEndpoint(ctx, ev.Account, endpointID); err != nil {
+		return Published{}, err
+	}
+	pub, err := o.publish(ctx, nil, ev, func(ep Endpoint) bool { return ep.ID == endpointID })
+	if err != nil {
+		return Published{}, err
+	}
+	if len(pub.Deliveries) == 0 && !pub.Duplicate {
+		return pub, fmt.Errorf("%w: endpoint %s takes no deliveries (disabled)", ErrEndpointNotActive, endpointID)
+	}
+	return pub, nil
+}
