@@ -2,6 +2,7 @@ package featureserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -61,8 +62,8 @@ func LoadBootstrap(path string) (*Bootstrap, error) {
 // ParseBootstrap parses a bootstrap document; name labels errors.
 func ParseBootstrap(name string, data []byte) (*Bootstrap, error) {
 	var b Bootstrap
-	if err := yaml.UnmarshalWithOptions(data, &b, yaml.Strict(), yaml.DisallowUnknownField()); err != nil {
-		return nil, fmt.Errorf("bootstrap %s: %s", name, yaml.FormatError(err, false, false))
+	if err := decodeStrictYAML(data, &b); err != nil {
+		return nil, fmt.Errorf("bootstrap %s: %w", name, err)
 	}
 	if err := b.validate(); err != nil {
 		return nil, fmt.Errorf("bootstrap %s: %w", name, err)
@@ -153,6 +154,21 @@ func (b *Bootstrap) Apply(ctx context.Context, s *Store) error {
 				return fmt.Errorf("bootstrap application %s: %w", app.Sid, err)
 			}
 		}
+	}
+	return nil
+}
+
+// decodeStrictYAML decodes data into v, refusing unknown keys, with the file's line in
+// errors. goccy/go-yaml v1.19.2 panics on some malformed tags (found by
+// FuzzParseBootstrap); that is reported as an error.
+func decodeStrictYAML(data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the YAML parser could not read this file (%v)", r)
+		}
+	}()
+	if err := yaml.UnmarshalWithOptions(data, v, yaml.Strict(), yaml.DisallowUnknownField()); err != nil {
+		return errors.New(yaml.FormatError(err, false, false))
 	}
 	return nil
 }
