@@ -1,8 +1,11 @@
 package featureserver
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +143,31 @@ func TestParseBootstrap(t *testing.T) {
 		if _, err := ParseBootstrap("boot.yaml", []byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", tt.name, err, tt.mention)
 		}
+	}
+}
+
+// A database made by the first release (migration 0001 only) opens after an upgrade,
+// and opening twice applies nothing twice.
+func TestMigrationsUpgradeAnOldDatabase(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := migrations.ReadFile("migrations/0001_init.sql")
+	if _, err := db.Exec(string(first)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for range 2 {
+		s, err := OpenStore(context.Background(), DatabaseLocation{Driver: "sqlite", Path: path})
+		if err != nil {
+			t.Fatalf("open after upgrade: %v", err)
+		}
+		if err := s.SaveCall(context.Background(), "a", "", "c", time.Now(), true, map[string]any{"call_sid": "c"}); err != nil {
+			t.Fatalf("the upgraded schema lacks the new column: %v", err)
+		}
+		s.Close()
 	}
 }

@@ -37,8 +37,6 @@ CREATE TABLE IF NOT EXISTS fs_calls (
 	account_sid     TEXT NOT NULL,
 	application_sid TEXT NOT NULL,
 	record          TEXT NOT NULL,
-	active          INTEGER NOT NULL DEFAULT 0,
 	created_at_ms   INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS fs_calls_active ON fs_calls(active) WHERE active = 1;
 CREATE INDEX IF NOT EXISTS fs_calls_account_time ON fs_calls(account_sid, created_at_ms);
