@@ -99,3 +99,31 @@ func TestCallerHangupBeforeAnswer(t *testing.T) {
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusNoAnswer, callctl.ReasonCallerHangup, 487)
 }
+
+// A dial that is not answered rings for the dial's whole timeout.
+func TestDialNoAnswerRingsTheTimeout(t *testing.T) {
+	t.Parallel()
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/a" {
+			_, _ = w.Write([]byte(`[{"verb":"hangup"}]`))
+			return
+		}
+		_, _ = w.Write([]byte(`[{"verb":"dial","target":[{"type":"phone","number":"+15550100"}],"timeout":20,"actionHook":"/a"}]`))
+	}), false)
+	o := baseOptions(t, app)
+	o.Script.Dials = []callctl.DialOutcome{{Status: callctl.StatusNoAnswer}}
+	r := run(t, o)
+	var start, end time.Duration
+	for _, e := range r.Timeline {
+		if e.Verb == "dial" && e.Kind == callctl.KindVerbStart {
+			start = e.At
+		}
+		if e.Verb == "dial" && e.Kind == callctl.KindVerbEnd {
+			end = e.At
+		}
+	}
+	if rang := end - start; rang < 20*time.Second || rang > 25*time.Second {
+		t.Errorf("the unanswered dial lasted %v, want its 20 s timeout", rang)
+	}
+}

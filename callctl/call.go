@@ -126,7 +126,7 @@ func (c *callRun) run(ctx context.Context) {
 func (c *callRun) execute(ctx context.Context) {
 	for !c.ended {
 		if ctx.Err() != nil {
-			c.end(c.canceledStatus(), ReasonCanceled, 487)
+			c.endCanceled()
 			return
 		}
 		c.app.between(ctx)
@@ -251,11 +251,14 @@ func (c *callRun) hangup(reason string) {
 	}
 }
 
-func (c *callRun) canceledStatus() Status {
+// endCanceled ends a call whose context ended: an answered call is hung up (200), an
+// unanswered one is a canceled INVITE (487).
+func (c *callRun) endCanceled() {
 	if c.answered {
-		return StatusCompleted
+		c.end(StatusCompleted, ReasonCanceled, 200)
+		return
 	}
-	return StatusFailed
+	c.end(StatusFailed, ReasonCanceled, 487)
 }
 
 // end ends the call once. The application gets the final status in finish; the

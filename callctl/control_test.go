@@ -1,6 +1,7 @@
 package callctl_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -218,4 +219,24 @@ func TestWSUpgradeBasicAuth(t *testing.T) {
 	if got := <-auth; got != "alice:s3cret" {
 		t.Errorf("upgrade credentials %q", got)
 	}
+}
+
+// An answered call whose context ends is hung up: completed, SIP 200 (487 is only
+// for an INVITE that was never answered).
+func TestCanceledAnsweredCallIsHungUp(t *testing.T) {
+	t.Parallel()
+	o := baseOptions(t, idleWSApp(t))
+	o.IdleLimit = 20 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.OnEvent = func(e callctl.Event) {
+		if e.Kind == callctl.KindVerbEnd {
+			cancel()
+		}
+	}
+	r, err := callctl.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonCanceled, 200)
 }

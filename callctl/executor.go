@@ -204,9 +204,16 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	if !d.AnswerOnBridge {
 		c.answer(ctx)
 	}
-	ring := DefaultDialRing
-	if d.Timeout > 0 && seconds(d.Timeout) < ring {
-		ring = seconds(d.Timeout)
+	// An answer (or a busy/failed reply) comes after DefaultDialRing, or the dial's
+	// timeout if that is shorter; a no-answer rings the whole timeout (jambonz's
+	// default 60 s).
+	timeout := DefaultDialTimeout
+	if d.Timeout > 0 {
+		timeout = seconds(d.Timeout)
+	}
+	ring := min(DefaultDialRing, timeout)
+	if out.Status == StatusNoAnswer {
+		ring = timeout
 	}
 	if !c.spend(ring) {
 		return

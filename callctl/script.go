@@ -62,8 +62,9 @@ const (
 	DefaultInputDelay   = 2 * time.Second
 	DefaultGatherWait   = 5 * time.Second // gather timeout when the verb sets none
 	DefaultDialDuration = 30 * time.Second
-	DefaultPlayDuration = 5 * time.Second // per URL, when play sets no timeoutSecs
-	DefaultDialRing     = 5 * time.Second // ringing before an answer or a give-up
+	DefaultPlayDuration = 5 * time.Second  // per URL, when play sets no timeoutSecs
+	DefaultDialRing     = 5 * time.Second  // ringing before an answer or a give-up
+	DefaultDialTimeout  = 60 * time.Second // a dial's timeout when the verb sets none
 	speechPerCharacter  = 60 * time.Millisecond
 	minimumSayDuration  = 500 * time.Millisecond
 )

@@ -78,7 +78,8 @@ func newWSApp(c *callRun) *wsApp {
 		c.record(Event{Kind: KindHookAttempt, URL: c.opts.app.Clean(), Transport: string(fragment.WebSocket), Attempt: at.Number,
 			HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
 	}
-	o.Logger = c.opts.Logger
+	// The client's own lines (connected, ended, reconnecting) are about this call.
+	o.Logger = c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	if c.opts.Username != "" || c.opts.Password != "" {
 		// The application's credentials go on the upgrade, as Basic auth (jambonz
 		// passes them to its WebSocket client the same way).
@@ -294,7 +295,7 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 				return true, ""
 			}
 			if ctx.Err() != nil {
-				c.end(c.canceledStatus(), ReasonCanceled, 487)
+				c.endCanceled()
 				return false, ReasonCanceled
 			}
 			if errors.Is(err, context.DeadlineExceeded) {

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
@@ -107,6 +108,8 @@ type CallManager struct {
 	egress  *http.Client
 	status  func(Account) callctl.StatusNotifier // nil: status hooks are sent by the call
 
+	warned sync.Map // URLs whose fragment warnings were logged (once per URL)
+
 	mu       sync.Mutex
 	calls    map[string]*liveCall
 	draining bool
@@ -138,8 +141,27 @@ func callControlRules(cfg Config) transport.EgressRules {
 	return rules
 }
 
+// warnFragment logs, once per URL, why a URL's retry fragment was not taken as
+// written (an invalid rc, an unknown rp class): CALL-CONTROL.md §1.
+func (m *CallManager) warnFragment(raw string) {
+	t, err := fragment.Parse(raw)
+	if err != nil || len(t.Policy.Warnings) == 0 {
+		return
+	}
+	if _, seen := m.warned.LoadOrStore(raw, true); seen {
+		return
+	}
+	for _, w := range t.Policy.Warnings {
+		m.log.Warn().Str("url", raw).Msg(w)
+	}
+}
+
 // Start starts a call and returns its sid at once; the call runs in the background.
 func (m *CallManager) Start(req CallRequest) (string, error) {
+	m.warnFragment(req.CallHook.URL)
+	if req.CallStatusHook != nil {
+		m.warnFragment(req.CallStatusHook.URL)
+	}
 	sid := newSid()
 	opts := m.callOptions(req, sid)
 	m.mu.Lock()
