@@ -27,7 +27,7 @@ func newRootCmd(c *cli) *cobra.Command {
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&logLevel, "log-level", "", "log level: trace, debug, info, warn, error (default warn, or SWITCHBOARD_LOG_LEVEL)")
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "", "log level: trace, debug, info, warn, error (default SWITCHBOARD_LOG_LEVEL, else warn; info for serve)")
 	root.AddCommand(newVersionCmd(c), newFragmentCmd(c))
 	for _, add := range extraCommands {
 		root.AddCommand(add(c))
