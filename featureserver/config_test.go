@@ -171,3 +171,15 @@ func TestMigrationsUpgradeAnOldDatabase(t *testing.T) {
 		s.Close()
 	}
 }
+
+// The example in the README is a valid bootstrap file.
+func TestBootstrapExampleParses(t *testing.T) {
+	t.Parallel()
+	b, err := LoadBootstrap(filepath.Join("..", "examples", "bootstrap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Accounts) != 1 || len(b.Accounts[0].Applications) != 2 {
+		t.Errorf("parsed %+v", b)
+	}
+}
