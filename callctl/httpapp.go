@@ -75,6 +75,7 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	c := a.c
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
 	rctx, scope := withRequest(ctx, c, t.Clean())
+	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	return c.opts.Hooks.Do(rctx, transport.HookRequest{
 		Target:   t,
 		Method:   method,
@@ -82,6 +83,7 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Username: user,
 		Password: pass,
 		Secret:   c.opts.Secret,
+		Logger:   &logger,
 		Observer: func(at transport.Attempt) {
 			scope.attempts = at.Number
 			c.result.HookLatencies = append(c.result.HookLatencies, at.Duration)

@@ -130,6 +130,9 @@ type HookRequest struct {
 	Header http.Header
 	// Observer, when set, is called after every attempt, in order.
 	Observer func(Attempt)
+	// Logger, when set, replaces the client's logger for this request (a caller adds
+	// its own fields, such as the call sid).
+	Logger *zerolog.Logger
 }
 
 // Attempt describes one try of a hook request.

@@ -127,7 +127,11 @@ func (r *hookRun) record(status int, class retry.Class, err error) {
 	a.Duration = r.client.opts.Clock.Now().Sub(a.Start)
 	a.Status, a.Class, a.Err = status, class, err
 	r.attempts = append(r.attempts, a)
-	log := r.client.opts.Logger.Debug().
+	logger := &r.client.opts.Logger
+	if r.req.Logger != nil {
+		logger = r.req.Logger
+	}
+	log := logger.Debug().
 		Str("method", r.shape.method).Str("url", r.shape.url).
 		Int("attempt", a.Number).Int("status", status).Str("class", string(class)).
 		Dur("duration", a.Duration).Dur("delay_before", a.DelayBefore)
