@@ -106,7 +106,7 @@ type CallManager struct {
 	metrics *Metrics
 	hooks   *transport.HookClient
 	egress  *http.Client
-	status  func(Account) callctl.StatusNotifier // nil: status hooks are sent by the call
+	status  func(Account, HookSpec) callctl.StatusNotifier // nil: status hooks are sent by the call
 
 	warned sync.Map // URLs whose fragment warnings were logged (once per URL)
 
@@ -119,7 +119,7 @@ type CallManager struct {
 // NewCallManager returns a manager using the node's egress rules for hooks.
 // status, when set, gives each call the notifier its HTTP status notifications go
 // through (the node's outbox).
-func NewCallManager(cfg Config, store *Store, metrics *Metrics, status func(Account) callctl.StatusNotifier, log zerolog.Logger) *CallManager {
+func NewCallManager(cfg Config, store *Store, metrics *Metrics, status func(Account, HookSpec) callctl.StatusNotifier, log zerolog.Logger) *CallManager {
 	rules := callControlRules(cfg)
 	cc := cfg.CallControl
 	return &CallManager{
@@ -231,7 +231,7 @@ func (m *CallManager) callOptions(req CallRequest, sid string) callctl.Options {
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
 		opts.StatusHookUsername, opts.StatusHookPassword = h.Username, h.Password
 		if m.status != nil {
-			opts.StatusNotifier = m.status(req.Account)
+			opts.StatusNotifier = m.status(req.Account, *h)
 		}
 	}
 	return opts

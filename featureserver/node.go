@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // Node is a running feature server: API, call manager, metrics and health.
@@ -29,6 +33,7 @@ type Node struct {
 	server  *http.Server
 	ready   atomic.Bool
 	version string
+	bg      sync.WaitGroup // side work (alerts stored off the dispatcher)
 }
 
 // NodeOptions are what a node needs besides its Config.
@@ -64,11 +69,11 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 		opts.Logger.Warn().Int("calls", n).Msg("calls left active by the previous run recorded as ended (node-restart)")
 	}
 	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: NewMetrics(), version: opts.Version}
-	if err := n.openOutbox(ctx, loc); err != nil {
+	status := newStatusPublisher(opts.Logger)
+	if err := n.openOutbox(ctx, loc, status); err != nil {
 		store.Close()
 		return nil, err
 	}
-	status := newStatusPublisher(n.outbox, opts.Logger)
 	n.calls = NewCallManager(cfg, store, n.metrics, status.forCall, opts.Logger)
 	mux := http.NewServeMux()
 	newAPI(mux, store, n.calls, cfg.AdminToken, opts.Version, opts.Logger)
@@ -97,24 +102,74 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 
 // openOutbox opens the outbox on the node's database file. Status hooks are
 // application hooks, so the outbox dials with the call-control egress rules (private
-// addresses allowed, the node's allow-list applied), not the public-only default.
-func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation) error {
+// addresses allowed, the node's allow-list applied), not the public-only default, and
+// its requests are dressed as jambonz status hooks (statusHookTransport).
+func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *statusPublisher) error {
 	st, err := sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
 	if err != nil {
 		return fmt.Errorf("outbox store: %w", err)
 	}
 	rules := callControlRules(n.cfg)
+	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout})
+	client.Transport = &statusHookTransport{
+		base: client.Transport, hooks: status, userAgent: n.cfg.CallControl.UserAgent, now: time.Now,
+		secretOf: func(ctx context.Context, accountSid string) (string, error) {
+			a, err := n.store.Account(ctx, accountSid)
+			return a.WebhookSecret, err
+		},
+	}
 	logger := n.log
 	ob, err := outbox.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, Renderer: renderStatus, Logger: &logger,
-		Observe: n.metrics.observeDelivery,
+		Store: st, Egress: &rules, HTTPClient: client, Renderer: renderStatus, Logger: &logger,
+		UserAgent: n.cfg.CallControl.UserAgent,
+		// Deliveries still in flight at shutdown are released (retried at the next
+		// start) after a short wait, so that a node without calls stops promptly.
+		ShutdownTimeout: 2 * time.Second,
+		Observe: func(d outbox.Delivery, a outbox.Attempt) {
+			n.metrics.observeDelivery(d, a)
+			n.alertFailedStatus(d, a, status)
+		},
 	})
 	if err != nil {
 		st.Close()
 		return fmt.Errorf("outbox: %w", err)
 	}
+	status.ob = ob
 	n.outbox, n.obStore = ob, st
 	return nil
+}
+
+// alertFailedStatus raises an alert on the account when a call status notification
+// is given up (CALL-CONTROL.md §6: a failed status hook is logged and alerted). The
+// delivery Observe sees is the one that was claimed, so its outcome is read back.
+func (n *Node) alertFailedStatus(d outbox.Delivery, a outbox.Attempt, status *statusPublisher) {
+	if d.EventType != CallStatusEvent || a.Class == retry.Success {
+		return
+	}
+	// Observe must not block the dispatcher: the rest happens on the side.
+	n.bg.Add(1)
+	go func() {
+		defer n.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cur, _, err := n.outbox.GetDelivery(ctx, d.Account, d.ID)
+		if err != nil || (cur.Status != outbox.DeliveryFailed && cur.Status != outbox.DeliveryDead) {
+			return
+		}
+		alertType := callctl.AlertWebhookFailure
+		switch a.Class {
+		case retry.Connect, retry.ResponseTimeout, retry.EgressRefused, retry.Permanent:
+			alertType = callctl.AlertWebhookConnectionFailure
+		}
+		alert := Alert{AccountSid: d.Account, Type: string(alertType), CallSid: callSidOf(d.EventID), URL: status.urlOf(d.EndpointID),
+			Detail: fmt.Sprintf("status hook: delivery %s %s after %d attempt(s): %s %s", cur.ID, cur.Status, cur.Attempts, a.Class, a.Error),
+			Time:   time.Now().UTC()}
+		if err := n.store.AddAlert(ctx, alert); err != nil {
+			n.log.Error().Err(err).Msg("storing a status hook alert failed")
+			return
+		}
+		n.metrics.alerts.WithLabelValues(alert.Type).Inc()
+	}()
 }
 
 func writeHealth(w http.ResponseWriter, ok bool, status string) {
@@ -233,5 +288,6 @@ func (s *statusOnly) Write(b []byte) (int, error) {
 }
 
 func (n *Node) closeStores() error {
+	n.bg.Wait()
 	return errors.Join(n.obStore.Close(), n.store.Close())
 }

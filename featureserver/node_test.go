@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func startNodeOn(t *testing.T, old *testNode) *testNode {
 
 func runNode(t *testing.T, cfg Config) *testNode {
 	t.Helper()
-	node, err := NewNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: zerolog.Nop()})
+	node, err := NewNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,4 +162,12 @@ func timelineKinds(v CallView) []string {
 		kinds[i] = e.Kind
 	}
 	return kinds
+}
+
+// testLogger shows the node's logs with -v when SWITCHBOARD_TEST_LOGS is set.
+func testLogger() zerolog.Logger {
+	if os.Getenv("SWITCHBOARD_TEST_LOGS") == "" {
+		return zerolog.Nop()
+	}
+	return zerolog.New(os.Stderr).Level(zerolog.DebugLevel)
 }

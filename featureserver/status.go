@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -27,12 +28,18 @@ type statusPublisher struct {
 	log zerolog.Logger
 
 	mu        sync.Mutex
-	endpoints map[string]string // account + "\x00" + URL → endpoint id
+	endpoints map[string]string   // account + "\x00" + URL → endpoint id
+	hooks     map[string]HookSpec // the same key → the hook as the application configured it
+	urls      map[string]string   // endpoint id → URL, for alerts
+	seq       map[string]int      // call sid → notifications published, for event ids
 }
 
-func newStatusPublisher(ob *outbox.Outbox, log zerolog.Logger) *statusPublisher {
-	return &statusPublisher{ob: ob, log: log, endpoints: map[string]string{}}
+func newStatusPublisher(log zerolog.Logger) *statusPublisher {
+	return &statusPublisher{log: log, endpoints: map[string]string{}, hooks: map[string]HookSpec{},
+		urls: map[string]string{}, seq: map[string]int{}}
 }
+
+func hookKey(account, url string) string { return account + "\x00" + url }
 
 // StatusWebhookSecret is the Standard Webhooks secret (whsec_) that signs an
 // account's status notifications: derived from its webhook secret, so that the
@@ -42,37 +49,49 @@ func StatusWebhookSecret(webhookSecret string) string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// forCall returns the callctl.StatusNotifier of one call of account.
-func (p *statusPublisher) forCall(account Account) callctl.StatusNotifier {
-	return callStatusNotifier{p: p, account: account}
+// forCall returns the callctl.StatusNotifier of one call of account whose status
+// hook is hook.
+func (p *statusPublisher) forCall(account Account, hook HookSpec) callctl.StatusNotifier {
+	return callStatusNotifier{p: p, account: account, hook: hook}
 }
 
 type callStatusNotifier struct {
 	p       *statusPublisher
 	account Account
+	hook    HookSpec
 }
 
 // NotifyStatus publishes one notification; a failure to store it is logged (the call
 // goes on, as after any failed status hook).
 func (n callStatusNotifier) NotifyStatus(ctx context.Context, hook fragment.Target, payload map[string]any) {
-	if err := n.p.publish(ctx, n.account, hook, payload); err != nil {
+	if err := n.p.publish(ctx, n.account, n.hook, hook, payload); err != nil {
 		n.p.log.Error().Err(err).Str("call_sid", fmt.Sprint(payload["call_sid"])).Str("url", hook.Clean()).
 			Msg("call status notification could not be handed to the outbox")
 	}
 }
 
-func (p *statusPublisher) publish(ctx context.Context, account Account, hook fragment.Target, payload map[string]any) error {
+func (p *statusPublisher) publish(ctx context.Context, account Account, spec HookSpec, hook fragment.Target, payload map[string]any) error {
 	data, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
 	// A notification already on its way is not lost when the call is canceled.
 	ctx = context.WithoutCancel(ctx)
-	id, err := p.endpoint(ctx, account, hook.Clean())
+	id, err := p.endpoint(ctx, account, spec, hook.Clean())
 	if err != nil {
 		return err
 	}
-	_, err = p.ob.PublishTo(ctx, outbox.Event{Account: account.Sid, Type: CallStatusEvent, Data: data}, id)
+	// The event id names the call (alerts about a failed delivery report it) and
+	// the notification's rank in the call.
+	callSid, _ := payload["call_sid"].(string)
+	p.mu.Lock()
+	p.seq[callSid]++
+	eventID := fmt.Sprintf("%s%s:%d", callStatusIDPrefix, callSid, p.seq[callSid])
+	if status, _ := payload["call_status"].(string); callctl.Status(status).Final() {
+		delete(p.seq, callSid) // the call's last notification
+	}
+	p.mu.Unlock()
+	_, err = p.ob.PublishTo(ctx, outbox.Event{ID: eventID, Account: account.Sid, Type: CallStatusEvent, Data: data}, id)
 	if errors.Is(err, outbox.ErrNotFound) {
 		// Removed meanwhile (digize-style 410 removal): make a new one next time.
 		p.forget(account, hook.Clean())
@@ -80,11 +99,42 @@ func (p *statusPublisher) publish(ctx context.Context, account Account, hook fra
 	return err
 }
 
-// endpoint finds or creates the account's endpoint for a status hook URL.
-func (p *statusPublisher) endpoint(ctx context.Context, account Account, url string) (string, error) {
-	key := account.Sid + "\x00" + url
+// callStatusIDPrefix starts the outbox event ids of call status notifications.
+const callStatusIDPrefix = "call-status:"
+
+// callSidOf returns the call sid in a call status event id.
+func callSidOf(eventID string) string {
+	rest, ok := strings.CutPrefix(eventID, callStatusIDPrefix)
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		return rest[:i]
+	}
+	return rest
+}
+
+// hookFor returns the status hook an account configured for url, if known.
+func (p *statusPublisher) hookFor(account, url string) (HookSpec, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	h, ok := p.hooks[hookKey(account, url)]
+	return h, ok
+}
+
+// urlOf returns the URL of a status endpoint, if known.
+func (p *statusPublisher) urlOf(endpointID string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.urls[endpointID]
+}
+
+// endpoint finds or creates the account's endpoint for a status hook URL.
+func (p *statusPublisher) endpoint(ctx context.Context, account Account, spec HookSpec, url string) (string, error) {
+	key := hookKey(account.Sid, url)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hooks[key] = spec // the latest configuration of the hook wins
 	if id, ok := p.endpoints[key]; ok {
 		return id, nil
 	}
@@ -94,7 +144,7 @@ func (p *statusPublisher) endpoint(ctx context.Context, account Account, url str
 	}
 	for _, ep := range eps {
 		if ep.URL == url && ep.Managed {
-			p.endpoints[key] = ep.ID
+			p.endpoints[key], p.urls[ep.ID] = ep.ID, url
 			return ep.ID, nil
 		}
 	}
@@ -109,13 +159,13 @@ func (p *statusPublisher) endpoint(ctx context.Context, account Account, url str
 	if err != nil {
 		return "", fmt.Errorf("status hook endpoint for %s: %w", url, err)
 	}
-	p.endpoints[key] = ep.ID
+	p.endpoints[key], p.urls[ep.ID] = ep.ID, url
 	return ep.ID, nil
 }
 
 func (p *statusPublisher) forget(account Account, url string) {
 	p.mu.Lock()
-	delete(p.endpoints, account.Sid+"\x00"+url)
+	delete(p.endpoints, hookKey(account.Sid, url))
 	p.mu.Unlock()
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -106,4 +107,75 @@ func containsAll(have []string, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// Status deliveries are dressed as the application configured its status hook: GET
+// with the fields in the query, its Basic auth, the account's Jambonz-Signature and
+// the node's User-Agent.
+func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		method, user, pass, status, ua string
+		sigErr                         error
+	}
+	got := make(chan seen, 16)
+	var secret atomic.Value
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, pw, _ := r.BasicAuth()
+		body, _ := io.ReadAll(r.Body)
+		err := transport.VerifyJambonz(secret.Load().(string), r.Header.Get(transport.JambonzSignatureHeader), body, time.Now(), time.Minute)
+		got <- seen{r.Method, u, pw, r.URL.Query().Get("call_status"), r.UserAgent(), err}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	secret.Store(acct.WebhookSecret)
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook":        map[string]any{"url": app.URL},
+		"call_status_hook": map[string]any{"url": receiver.URL + "/status", "method": "GET", "username": "st", "password": "pw"},
+		"from":             "a", "to": "b"}, &call)
+	n.waitCall(acct, call.CallSid)
+	select {
+	case s := <-got:
+		if s.method != "GET" || s.user != "st" || s.pass != "pw" || s.status == "" || s.ua != "jambonz" || s.sigErr != nil {
+			t.Errorf("status delivery %+v", s)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no status delivery")
+	}
+}
+
+// A status notification the outbox gives up on raises an alert naming the call.
+func TestStatusHookGivenUpIsAlerted(t *testing.T) {
+	t.Parallel()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	// Link-local (cloud metadata) is refused by the egress rules: the delivery is
+	// DEAD at once under the standard profile, and nothing leaves the machine.
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": app.URL}, "call_status_hook": map[string]any{"url": "http://169.254.169.254/status"},
+		"from": "a", "to": "b"}, &call)
+	n.waitCall(acct, call.CallSid)
+	waitFor(t, func() bool {
+		var alerts []Alert
+		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=webhook-connection-failure", acct.APIToken, nil, &alerts)
+		return len(alerts) > 0 && alerts[0].CallSid == call.CallSid && alerts[0].URL == "http://169.254.169.254/status"
+	})
 }

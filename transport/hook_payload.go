@@ -44,10 +44,10 @@ func validJSON(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// queryFields turns a JSON object into query parameters for a GET hook: strings as
+// QueryFields turns a JSON object into query parameters for a GET hook: strings as
 // they are, numbers and booleans as their JSON text, objects and arrays as compact
 // JSON, nulls left out. Anything but an object (or null) is an error.
-func queryFields(body []byte) (url.Values, error) {
+func QueryFields(body []byte) (url.Values, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -99,7 +99,7 @@ func shapeRequest(hr HookRequest) (requestShape, error) {
 	case "", http.MethodPost:
 		return requestShape{method: http.MethodPost, url: u.String(), body: body}, nil
 	case http.MethodGet:
-		q, err := queryFields(body)
+		q, err := QueryFields(body)
 		if err != nil {
 			return requestShape{}, err
 		}

@@ -1,0 +1,72 @@
+package featureserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// statusHookTransport makes the outbox's deliveries of call status notifications
+// look like the status hooks a jambonz application expects (CALL-CONTROL.md §3):
+// its configured method (GET sends the fields as query parameters), its Basic auth,
+// the Jambonz-Signature of the account's webhook secret and the node's User-Agent,
+// on top of the outbox's own Standard Webhooks headers. Other requests pass through.
+type statusHookTransport struct {
+	base      http.RoundTripper
+	hooks     *statusPublisher
+	secretOf  func(ctx context.Context, accountSid string) (string, error)
+	userAgent string
+	now       func() time.Time
+}
+
+func (t *statusHookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("webhook-id") == "" || req.Body == nil || !strings.HasPrefix(req.Header.Get("Content-Type"), "application/json") {
+		return t.base.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	out := req.Clone(req.Context())
+	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	var fields struct {
+		AccountSid string `json:"account_sid"`
+	}
+	if json.Unmarshal(body, &fields) != nil || fields.AccountSid == "" {
+		return t.base.RoundTrip(out) // not a call status notification
+	}
+	out.Header.Set("User-Agent", t.userAgent)
+	clean := *out.URL
+	clean.RawQuery = ""
+	signed := body
+	if hook, ok := t.hooks.hookFor(fields.AccountSid, clean.String()); ok {
+		if hook.Username != "" {
+			out.SetBasicAuth(hook.Username, hook.Password)
+		}
+		if hook.Method == http.MethodGet {
+			q, err := transport.QueryFields(body)
+			if err != nil {
+				return nil, err
+			}
+			for k, vs := range out.URL.Query() {
+				for _, v := range vs {
+					q.Add(k, v)
+				}
+			}
+			out.Method, out.URL.RawQuery = http.MethodGet, q.Encode()
+			out.Body, out.ContentLength, signed = http.NoBody, 0, nil
+			out.Header.Del("Content-Type")
+		}
+	}
+	if secret, err := t.secretOf(req.Context(), fields.AccountSid); err == nil && secret != "" {
+		out.Header.Set(transport.JambonzSignatureHeader, transport.SignJambonz(secret, t.now(), signed))
+	}
+	return t.base.RoundTrip(out)
+}
