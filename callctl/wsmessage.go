@@ -32,9 +32,10 @@ type AppMessage struct {
 	Data json.RawMessage
 }
 
-// commandsWithoutData may be sent with no data; every other known command needs it.
+// commandsWithoutData may be sent with no data (jambonz's list); every other known
+// command needs it. llm:tool-output carries its result beside data, with tool_call_id.
 var commandsWithoutData = map[string]bool{
-	"tts:flush": true, "tts:clear": true,
+	"tts:flush": true, "tts:clear": true, "llm:tool-output": true,
 }
 
 // knownCommands are the commands jambonz accepts from an application.

@@ -13,6 +13,8 @@ func TestDecodeAppMessage(t *testing.T) {
 		`{"type":"ack","msgid":"7"}`:                                              {Type: "ack", MsgID: "7"},
 		`{"type":"ack","msgid":"7","data":null}`:                                  {Type: "ack", MsgID: "7"},
 		`{"type":"command","command":"tts:flush"}`:                                {Type: "command", Command: "tts:flush"},
+		`{"type":"command","command":"tts:clear"}`:                                {Type: "command", Command: "tts:clear"},
+		`{"type":"command","command":"llm:tool-output","tool_call_id":"x"}`:       {Type: "command", Command: "llm:tool-output"},
 		`{"type":"command","command":"redirect","queueCommand":true,"data":[]}`:   {Type: "command", Command: "redirect", QueueCommand: true, Data: json.RawMessage(`[]`)},
 		` {"type":"command","command":"call:status","data":{"call_status":"x"}} `: {Type: "command", Command: "call:status", Data: json.RawMessage(`{"call_status":"x"}`)},
 	}

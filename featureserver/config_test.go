@@ -183,3 +183,33 @@ func TestBootstrapExampleParses(t *testing.T) {
 		t.Errorf("parsed %+v", b)
 	}
 }
+
+// Rotating a token in the bootstrap file revokes the one the file installed before.
+func TestBootstrapTokenRotationRevokesTheOldToken(t *testing.T) {
+	t.Parallel()
+	s, err := OpenStore(context.Background(), DatabaseLocation{Driver: "sqlite", Path: filepath.Join(t.TempDir(), "n.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	doc := func(token string) *Bootstrap {
+		b, err := ParseBootstrap("b.yaml", []byte("accounts:\n  - {sid: acct, name: A, api_token: "+token+"}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ctx := context.Background()
+	if err := doc("old-token-0123456789abcdef").Apply(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc("new-token-0123456789abcdef").Apply(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AccountByToken(ctx, "old-token-0123456789abcdef"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the rotated-out token still works: %v", err)
+	}
+	if a, err := s.AccountByToken(ctx, "new-token-0123456789abcdef"); err != nil || a.Sid != "acct" {
+		t.Errorf("the new token: %v %v", a, err)
+	}
+}

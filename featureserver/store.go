@@ -152,19 +152,26 @@ func hashToken(token string) string {
 func (s *Store) CreateAccount(ctx context.Context, name string) (Account, string, error) {
 	a := Account{Sid: newSid(), Name: name, WebhookSecret: newSecret(24), CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
 	token := newSecret(32)
-	return a, token, s.insertAccount(ctx, a, token)
+	return a, token, s.insertAccount(ctx, a, token, tokenFromAPI)
 }
 
+// Where an API token came from.
+const (
+	tokenFromAPI       = "api"
+	tokenFromBootstrap = "bootstrap"
+)
+
 // InsertAccount stores an account with a known sid, secret and token (bootstrap files).
-// An existing account of the same sid is updated, and the token added.
+// An existing account of the same sid is updated, and the token replaces the one an
+// earlier bootstrap installed (tokens created through the API stay).
 func (s *Store) InsertAccount(ctx context.Context, a Account, token string) error {
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
 	}
-	return s.insertAccount(ctx, a, token)
+	return s.insertAccount(ctx, a, token, tokenFromBootstrap)
 }
 
-func (s *Store) insertAccount(ctx context.Context, a Account, token string) error {
+func (s *Store) insertAccount(ctx context.Context, a Account, token, origin string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -176,9 +183,15 @@ func (s *Store) insertAccount(ctx context.Context, a Account, token string) erro
 		return err
 	}
 	if token != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_api_tokens(token_hash, account_sid, created_at) VALUES (?, ?, ?)
-			ON CONFLICT(token_hash) DO UPDATE SET account_sid = excluded.account_sid`,
-			hashToken(token), a.Sid, a.CreatedAt.UnixMilli()); err != nil {
+		if origin == tokenFromBootstrap {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM fs_api_tokens WHERE account_sid = ? AND origin = ? AND token_hash <> ?`,
+				a.Sid, tokenFromBootstrap, hashToken(token)); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_api_tokens(token_hash, account_sid, created_at, origin) VALUES (?, ?, ?, ?)
+			ON CONFLICT(token_hash) DO UPDATE SET account_sid = excluded.account_sid, origin = excluded.origin`,
+			hashToken(token), a.Sid, a.CreatedAt.UnixMilli(), origin); err != nil {
 			return err
 		}
 	}
