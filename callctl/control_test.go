@@ -240,3 +240,38 @@ func TestCanceledAnsweredCallIsHungUp(t *testing.T) {
 	}
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonCanceled, 200)
 }
+
+// A redirect command whose data is a call hook moves the call to that application.
+func TestRedirectCommandWithCallHook(t *testing.T) {
+	t.Parallel()
+	web := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"say","text":"moved"},{"verb":"hangup"}]`)
+	}), false)
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var m struct{ Type, Msgid string }
+			if json.Unmarshal(data, &m) == nil && m.Type == "session:new" {
+				_ = c.Write(r.Context(), websocket.MessageText, []byte(fmt.Sprintf(`{"type":"ack","msgid":%q}`, m.Msgid)))
+				cmd := fmt.Sprintf(`{"type":"command","command":"redirect","data":{"url":%q}}`, web+"/moved")
+				_ = c.Write(r.Context(), websocket.MessageText, []byte(cmd))
+			}
+		}
+	}), true)
+	o := baseOptions(t, app)
+	o.IdleLimit = 20 * time.Second
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !slices.Equal(r.Verbs, []string{"say", "hangup"}) || !slices.Contains(r.Hooks, "/moved") {
+		t.Errorf("verbs %v hooks %v", r.Verbs, r.Hooks)
+	}
+}

@@ -45,6 +45,7 @@ var knownCommands = map[string]bool{
 	"sip:request": true, "dub": true, "dtmf": true, "tts:tokens": true, "tts:flush": true,
 	"tts:clear": true, "llm:tool-output": true, "llm:update": true, "transcribe:status": true,
 	"boostAudioSignal": true, "media:path": true, "tag": true, "conf:participant-action": true,
+	"config": true, "dial": true,
 }
 
 // DecodeAppMessage decodes and checks one text message from an application: a JSON
@@ -99,8 +100,8 @@ func DecodeAppMessage(raw []byte) (AppMessage, error) {
 				return AppMessage{}, invalidMessage(`"queueCommand" must be a boolean`)
 			}
 		}
-		if m.Command == "redirect" && m.Data[0] != '[' {
-			return AppMessage{}, invalidMessage(`redirect "data" must be an array of verbs`)
+		if m.Command == "redirect" && m.Data[0] != '[' && m.Data[0] != '{' && m.Data[0] != '"' {
+			return AppMessage{}, invalidMessage(`redirect "data" must be an array of verbs, or a call hook (URL or {"url":...})`)
 		}
 		// The Node SDK sends call:status data as the bare status string.
 		if m.Command == "call:status" && m.Data[0] != '{' && m.Data[0] != '"' {

@@ -28,7 +28,7 @@ func TestDecodeAppMessage(t *testing.T) {
 	for _, in := range []string{
 		``, `null`, `[]`, `"ack"`, `{`, `{}`, `{"type":1}`, `{"type":"hello"}`, `{"type":"ack"}`, `{"type":"ack","msgid":""}`,
 		`{"type":"ack","msgid":7}`, `{"type":"ack","msgid":"1","data":{}}`, `{"type":"command"}`,
-		`{"type":"command","command":"redirect"}`, `{"type":"command","command":"redirect","data":{}}`,
+		`{"type":"command","command":"redirect"}`, `{"type":"command","command":"redirect","data":5}`,
 		`{"type":"command","command":"nope","data":1}`, `{"type":"command","command":"redirect","data":[],"queueCommand":"yes"}`,
 		`{"type":"command","command":"call:status","data":[]}`,
 	} {

@@ -233,6 +233,18 @@ func (a *wsApp) command(ctx context.Context, m AppMessage) {
 	c := a.c
 	switch m.Command {
 	case "redirect":
+		if m.Data[0] != '[' {
+			// A call hook instead of verbs: the call moves to that application, as
+			// with a node's live call control (jambonz does the same).
+			url, err := redirectTarget(m.Data)
+			if err != nil {
+				a.invalid(ctx, err)
+				return
+			}
+			c.log(zerolog.InfoLevel).Str("url", url).Msg("redirect command to a new application")
+			c.redirect(ctx, url)
+			return
+		}
 		vs, err := verbs.Decode(m.Data)
 		if err != nil {
 			a.invalid(ctx, err)
@@ -267,6 +279,30 @@ func (a *wsApp) command(ctx context.Context, m AppMessage) {
 	default:
 		c.log(zerolog.InfoLevel).Str("command", m.Command).RawJSON("data", rawOrNull(m.Data)).Msg("command (no media to act on)")
 	}
+}
+
+// redirectTarget reads the call hook of a redirect command: a URL string, {"url":...}
+// or {"call_hook": {"url":...}}.
+func redirectTarget(data json.RawMessage) (string, error) {
+	var url string
+	if json.Unmarshal(data, &url) == nil && url != "" {
+		return url, nil
+	}
+	var obj struct {
+		URL      string `json:"url"`
+		CallHook *struct {
+			URL string `json:"url"`
+		} `json:"call_hook"`
+	}
+	if err := json.Unmarshal(data, &obj); err == nil {
+		if obj.URL != "" {
+			return obj.URL, nil
+		}
+		if obj.CallHook != nil && obj.CallHook.URL != "" {
+			return obj.CallHook.URL, nil
+		}
+	}
+	return "", fmt.Errorf("%w: redirect data is neither verbs nor a call hook with a url", ErrInvalidMessage)
 }
 
 func rawOrNull(b json.RawMessage) []byte {
