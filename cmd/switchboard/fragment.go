@@ -72,6 +72,15 @@ WebSocket. The flags override the environment.`,
 				return usageError("%v", oneLine(err))
 			}
 			timeouts := fragment.Timeouts{HTTP: cfg.HTTPTimeout, WSHandshake: cfg.WSHandshakeTimeout}
+			// The -ms spellings match `serve`'s flags.
+			if cmd.Flags().Changed("http-timeout-ms") {
+				httpTimeoutMS, _ = cmd.Flags().GetInt64("http-timeout-ms")
+				_ = cmd.Flags().Set("http-timeout", fmt.Sprint(httpTimeoutMS))
+			}
+			if cmd.Flags().Changed("ws-handshake-timeout-ms") {
+				wsHandshakeTimeoutMS, _ = cmd.Flags().GetInt64("ws-handshake-timeout-ms")
+				_ = cmd.Flags().Set("ws-handshake-timeout", fmt.Sprint(wsHandshakeTimeoutMS))
+			}
 			if cmd.Flags().Changed("http-timeout") {
 				if httpTimeoutMS < 1 {
 					return usageError("--http-timeout=%d: want a positive number of milliseconds", httpTimeoutMS)
@@ -103,6 +112,8 @@ WebSocket. The flags override the environment.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	cmd.Flags().Int64Var(&httpTimeoutMS, "http-timeout", 0, "HTTP connect timeout in ms (default JAMBONES_HTTP_TIMEOUT or 10000)")
 	cmd.Flags().Int64Var(&wsHandshakeTimeoutMS, "ws-handshake-timeout", 0, "WebSocket handshake timeout in ms (default JAMBONES_WS_HANDSHAKE_TIMEOUT_MS or 1500)")
+	cmd.Flags().Int64("http-timeout-ms", 0, "same as --http-timeout")
+	cmd.Flags().Int64("ws-handshake-timeout-ms", 0, "same as --ws-handshake-timeout")
 	return cmd
 }
 

@@ -81,6 +81,10 @@ func TestFragmentExplainJSON(t *testing.T) {
 			transport: "websocket", rc: 1, rp: []string{"ct"}, explicit: true, hsRetried: true, delays: []int64{500}, total: 500, ttf: 700},
 		{url: "https://h/p#rc=1&rp=ct", flags: []string{"--http-timeout", "250"}, transport: "http", rc: 1, rp: []string{"ct"}, explicit: true,
 			delays: []int64{500}, total: 500, ttf: 1000},
+		{url: "https://h/p#rc=1&rp=ct", flags: []string{"--http-timeout-ms", "250"}, transport: "http", rc: 1, rp: []string{"ct"}, explicit: true,
+			delays: []int64{500}, total: 500, ttf: 1000},
+		{url: "wss://h/p#rc=1&rp=ct", flags: []string{"--ws-handshake-timeout-ms=100"}, transport: "websocket", rc: 1, rp: []string{"ct"}, explicit: true,
+			hsRetried: true, delays: []int64{500}, total: 500, ttf: 700},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url+strings.Join(tt.flags, ""), func(t *testing.T) {
