@@ -11,14 +11,25 @@ import (
 // dispatcher claims due deliveries in batches, runs one attempt per claim on a bounded
 // pool of goroutines, and hands outcomes to a single completer that records them in
 // batched transactions. Waiting deliveries cost nothing here: they are rows until due.
+//
+// The completer also claims, in the transaction that records a batch, as many new
+// deliveries as the pool then has room for: a slot freed by a finished attempt is
+// refilled after one commit, not two, and the claim counts the leases the batch
+// released. The claim loop claims when the completer is idle (new or due deliveries).
 type dispatcher struct {
 	o *Outbox
 	// attemptCtx outlives the claim loop so that Close can let attempts finish; it
 	// is canceled when Close gives up waiting.
 	attemptCtx context.Context
-	inFlight   atomic.Int64
-	results    chan outcome
-	workers    sync.WaitGroup
+	// inFlight counts reserved pool slots: attempts running or finished but not yet
+	// recorded, and slots reserved for a claim under way.
+	inFlight atomic.Int64
+	results  chan outcome
+	workers  sync.WaitGroup
+	// stopping, under mu, ends claiming by the completer once run is shutting down,
+	// so that no attempt starts after run waits for the workers.
+	mu       sync.Mutex
+	stopping bool
 }
 
 // outcome pairs a claimed job with what its attempt produced.
@@ -34,8 +45,11 @@ func newDispatcher(o *Outbox, attemptCtx context.Context) *dispatcher {
 // run claims until ctx ends, then waits for the attempts in flight and their records.
 func (d *dispatcher) run(ctx context.Context) {
 	completed := make(chan struct{})
-	go func() { defer close(completed); d.completeLoop() }()
+	go func() { defer close(completed); d.completeLoop(ctx) }()
 	defer func() {
+		d.mu.Lock()
+		d.stopping = true
+		d.mu.Unlock()
 		d.workers.Wait()
 		close(d.results)
 		<-completed
@@ -43,29 +57,59 @@ func (d *dispatcher) run(ctx context.Context) {
 
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	// While attempts are in flight, claim only once a quarter of the pool is free:
-	// fewer, larger claims cost less than one claim per finished attempt.
-	minClaim := max(1, min(d.o.cfg.BatchSize, d.o.cfg.Workers)/4)
+	minClaim := d.minClaim()
 	for {
 		full := false
-		busy := int(d.inFlight.Load())
-		if free := d.o.cfg.Workers - busy; free >= minClaim || busy == 0 && free > 0 {
-			limit := min(free, d.o.cfg.BatchSize)
-			n, err := d.claimAndStart(ctx, limit)
+		limit := d.reserve(func(busy int) int {
+			if free := d.o.cfg.Workers - busy; free >= minClaim || busy == 0 && free > 0 {
+				return min(free, d.o.cfg.BatchSize)
+			}
+			return 0
+		})
+		if limit > 0 {
+			jobs, err := d.claim(ctx, limit)
 			if err != nil && ctx.Err() == nil {
 				d.o.log.Error().Err(err).Msg("outbox: claim failed")
 			}
-			full = n == limit
+			d.inFlight.Add(int64(len(jobs) - limit))
+			d.start(jobs)
+			full = len(jobs) == limit
 		}
 		if full && int(d.inFlight.Load()) < d.o.cfg.Workers {
 			continue // more may be due right now
 		}
-		resetTimer(timer, d.nextWait(ctx))
+		wait := d.o.cfg.PollInterval
+		if d.o.cfg.Workers-int(d.inFlight.Load()) >= minClaim {
+			// With too little room to claim, the completer claims as slots free up
+			// and nudges; the earliest due time matters only when this loop can act.
+			wait = d.nextWait(ctx)
+		}
+		resetTimer(timer, wait)
 		select {
 		case <-ctx.Done():
 			return
 		case <-d.o.wake:
 		case <-timer.C:
+		}
+	}
+}
+
+// minClaim is the smallest claim worth making while attempts are in flight: a
+// quarter of the pool. Fewer, larger claims cost less than one per finished attempt.
+func (d *dispatcher) minClaim() int { return max(1, min(d.o.cfg.BatchSize, d.o.cfg.Workers)/4) }
+
+// reserve takes want(busy) pool slots at once (none when it is not positive) and
+// returns how many it took: the claim loop and the completer both claim, and neither
+// may overfill the pool.
+func (d *dispatcher) reserve(want func(busy int) int) int {
+	for {
+		cur := d.inFlight.Load()
+		n := want(int(cur))
+		if n <= 0 {
+			return 0
+		}
+		if d.inFlight.CompareAndSwap(cur, cur+int64(n)) {
+			return n
 		}
 	}
 }
@@ -85,11 +129,9 @@ func (d *dispatcher) nextWait(ctx context.Context) time.Duration {
 	return wait
 }
 
-// claimAndStart claims up to limit deliveries and starts one attempt for each.
-func (d *dispatcher) claimAndStart(ctx context.Context, limit int) (int, error) {
-	jobs, err := d.claim(ctx, limit)
+// start runs one attempt for each job, in slots already reserved.
+func (d *dispatcher) start(jobs []Job) {
 	for _, job := range jobs {
-		d.inFlight.Add(1)
 		d.workers.Add(1)
 		go func() {
 			defer d.workers.Done()
@@ -97,19 +139,21 @@ func (d *dispatcher) claimAndStart(ctx context.Context, limit int) (int, error) 
 			d.results <- outcome{job: job, r: r}
 		}()
 	}
-	return len(jobs), err
 }
 
 func (d *dispatcher) claim(ctx context.Context, limit int) ([]Job, error) {
-	now := d.o.now()
-	return d.o.store.Claim(ctx, ClaimParams{
-		Now: now, LeaseUntil: now.Add(d.o.cfg.LeaseDuration), Limit: limit, Token: newID("lease"),
-	})
+	return d.o.store.Claim(ctx, d.o.claimParams(limit))
+}
+
+func (o *Outbox) claimParams(limit int) ClaimParams {
+	now := o.now()
+	return ClaimParams{Now: now, LeaseUntil: now.Add(o.cfg.LeaseDuration), Limit: limit, Token: newID("lease")}
 }
 
 // completeLoop records outcomes in batches: it takes what has arrived, writes it in one
-// transaction, and nudges the claim loop (slots freed, retries possibly due).
-func (d *dispatcher) completeLoop() {
+// transaction that also claims the room the batch frees, starts what it claimed, and
+// nudges the claim loop (retries possibly due). Once ctx ends it only records.
+func (d *dispatcher) completeLoop(ctx context.Context) {
 	const maxBatch = 256
 	batch := make([]outcome, 0, maxBatch)
 	for first := range d.results {
@@ -126,8 +170,33 @@ func (d *dispatcher) completeLoop() {
 				break drain
 			}
 		}
-		d.o.complete(context.Background(), batch)
-		d.inFlight.Add(-int64(len(batch)))
+		n := len(batch)
+		// The guard keeps run from finishing its wait for the workers while this
+		// batch may still start attempts.
+		limit := 0
+		d.mu.Lock()
+		claiming := !d.stopping && ctx.Err() == nil
+		if claiming {
+			d.workers.Add(1)
+		}
+		d.mu.Unlock()
+		if claiming {
+			limit = d.reserve(func(busy int) int {
+				// Like the claim loop, take a quarter of the pool or more at once while
+				// other attempts run: a claim costs the single writer about as much
+				// for one delivery as for several.
+				if free := d.o.cfg.Workers - busy + n; free >= d.minClaim() || busy == n {
+					return min(d.o.cfg.BatchSize, free)
+				}
+				return 0
+			})
+		}
+		jobs := d.o.completeClaim(context.Background(), batch, limit)
+		d.inFlight.Add(int64(len(jobs) - n - limit))
+		d.start(jobs)
+		if claiming {
+			d.workers.Done()
+		}
 		d.o.nudge()
 	}
 }
@@ -136,6 +205,12 @@ func (d *dispatcher) completeLoop() {
 // again as faults on our side (rescheduled after FaultRetry, no attempt used); when
 // that fails too, the leases expire and the reaper takes over.
 func (o *Outbox) complete(ctx context.Context, batch []outcome) {
+	o.completeClaim(ctx, batch, 0)
+}
+
+// completeClaim is complete, claiming up to limit deliveries in the same transaction
+// when limit > 0; it returns the jobs claimed (none when recording failed).
+func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) []Job {
 	now := o.now()
 	notices := make(map[string][]Notice, len(batch))
 	var lock sync.Mutex
@@ -153,7 +228,16 @@ func (o *Outbox) complete(ctx context.Context, batch []outcome) {
 	for i, oc := range batch {
 		items[i] = build(oc, oc.r)
 	}
-	applied, err := o.store.Complete(ctx, items)
+	var (
+		applied []bool
+		jobs    []Job
+		err     error
+	)
+	if limit > 0 {
+		applied, jobs, err = o.store.CompleteClaim(ctx, items, o.claimParams(limit))
+	} else {
+		applied, err = o.store.Complete(ctx, items)
+	}
 	if err != nil {
 		o.log.Error().Err(err).Int("deliveries", len(batch)).Msg("outbox: recording attempts failed; rescheduling as internal faults")
 		clear(notices)
@@ -161,11 +245,10 @@ func (o *Outbox) complete(ctx context.Context, batch []outcome) {
 		for i, oc := range batch {
 			items[i] = build(oc, result{fault: fault})
 		}
-		if applied, err = o.store.Complete(ctx, items); err != nil {
+		if _, err = o.store.Complete(ctx, items); err != nil {
 			o.log.Error().Err(err).Msg("outbox: rescheduling failed; leases will expire")
-			return
 		}
-		return
+		return nil
 	}
 	for i, oc := range batch {
 		if !applied[i] {
@@ -179,6 +262,7 @@ func (o *Outbox) complete(ctx context.Context, batch []outcome) {
 			o.cfg.Observe(oc.job.Delivery, oc.r.attempt)
 		}
 	}
+	return jobs
 }
 
 func resetTimer(t *time.Timer, d time.Duration) {

@@ -329,6 +329,14 @@ func (f *failingStore) Complete(ctx context.Context, cs []outbox.Completion) ([]
 	return f.Store.Complete(ctx, cs)
 }
 
+func (f *failingStore) CompleteClaim(ctx context.Context, cs []outbox.Completion, next outbox.ClaimParams) ([]bool, []outbox.Job, error) {
+	if f.failures > 0 {
+		f.failures--
+		return nil, nil, errors.New("disk I/O error")
+	}
+	return f.Store.CompleteClaim(ctx, cs, next)
+}
+
 // checkStoreFault: the store fails while recording an attempt; the delivery is
 // rescheduled 5 minutes later and no attempt is used.
 func checkStoreFault(t *testing.T, profile string) {

@@ -42,9 +42,11 @@ type Store interface {
 	// ListEvents returns the account's events, oldest first.
 	ListEvents(ctx context.Context, q EventQuery) ([]Event, error)
 
-	// Claim leases up to p.Limit due deliveries in one statement: PENDING, unleased,
+	// Claim leases up to p.Limit due deliveries atomically (one statement, or one
+	// transaction that holds the write lock from its start): PENDING, unleased,
 	// NextAttemptAt <= p.Now, on ACTIVE endpoints that are not held at p.Now, without
-	// exceeding any endpoint's InFlightCap counting the leases it already has. Each claimed delivery gets LeaseUntil and Token.
+	// exceeding any endpoint's InFlightCap counting the leases it already has. Each
+	// claimed delivery gets LeaseUntil and Token.
 	Claim(ctx context.Context, p ClaimParams) ([]Job, error)
 	// NextDue returns the earliest NextAttemptAt among unleased PENDING deliveries.
 	NextDue(ctx context.Context) (time.Time, bool, error)
@@ -53,6 +55,10 @@ type Store interface {
 	// Change decide returns; an outcome whose lease was lost (reaped) is skipped and
 	// reported false in the result.
 	Complete(ctx context.Context, outcomes []Completion) ([]bool, error)
+	// CompleteClaim is Complete and then, when next.Limit > 0, Claim(next), in one
+	// transaction: the claim counts the leases the outcomes released, and one commit
+	// serves both. On error nothing is written and nothing is claimed.
+	CompleteClaim(ctx context.Context, outcomes []Completion, next ClaimParams) ([]bool, []Job, error)
 	// Reap finds up to limit PENDING deliveries whose lease expired before now and
 	// applies the Change decide returns for each. It returns how many it reaped.
 	Reap(ctx context.Context, now time.Time, limit int, decide DecideFunc) (int, error)

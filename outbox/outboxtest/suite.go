@@ -38,6 +38,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"ClaimInFlightCap", testClaimInFlightCap},
 		{"ClaimConcurrent", testClaimConcurrent},
 		{"Complete", testComplete},
+		{"CompleteInOrder", testCompleteInOrder},
+		{"CompleteClaim", testCompleteClaim},
 		{"Reap", testReap},
 		{"UpdateDeliveryAndRecover", testUpdateDeliveryAndRecover},
 		{"Listings", testListings},

@@ -109,6 +109,12 @@ func (s *Store) UpdateEndpoint(ctx context.Context, account, id string, change f
 	return result, nil
 }
 
+// updateEndpointSQL sets every column of an endpoint but id, account and created_at.
+const updateEndpointSQL = `UPDATE outbox_endpoints SET url = ?, events = ?, api_version = ?,
+	secrets = ?, profile = ?, overrides = ?, managed = ?, status = ?, failures = ?, failing_since = ?,
+	last_delivery_at = ?, paused_at = ?, pause_reason = ?, disabled_at = ?, hold_until = ?,
+	removed_at = ?, in_flight_cap = ? WHERE id = ?`
+
 // applyChange writes a Change about delivery deliveryID ("" for none) of endpoint
 // endpointID.
 func applyChange(ctx context.Context, tx querier, ch outbox.Change, deliveryID, endpointID string) error {
@@ -132,11 +138,7 @@ func applyChange(ctx context.Context, tx querier, ch outbox.Change, deliveryID, 
 		if err != nil {
 			return err
 		}
-		// Every column but id, account and created_at.
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox_endpoints SET url = ?, events = ?, api_version = ?,
-			secrets = ?, profile = ?, overrides = ?, managed = ?, status = ?, failures = ?, failing_since = ?,
-			last_delivery_at = ?, paused_at = ?, pause_reason = ?, disabled_at = ?, hold_until = ?,
-			removed_at = ?, in_flight_cap = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, updateEndpointSQL,
 			append(append(args[2:18:18], args[19]), ep.ID)...); err != nil {
 			return fmt.Errorf("sqlitestore: update endpoint: %w", err)
 		}

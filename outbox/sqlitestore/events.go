@@ -13,16 +13,21 @@ import (
 // Publish implements outbox.Store. With a caller's tx it runs on that transaction
 // (which holds SQLite's write lock from BEGIN IMMEDIATE) and the caller commits.
 func (s *Store) Publish(ctx context.Context, tx *sql.Tx, ev outbox.Event, now time.Time, plan outbox.PlanFunc) (outbox.Published, error) {
-	var pub outbox.Published
-	run := func(tx querier) error {
-		var err error
-		pub, err = publish(ctx, tx, ev, now, plan)
-		return err
-	}
 	if tx != nil {
-		return pub, run(s.on(tx))
+		return publish(ctx, s.on(tx), ev, now, plan)
 	}
-	return pub, s.write(ctx, run)
+	// The group may write this publish with the others of its transaction; fn is the
+	// way on its own.
+	pr := &pubReq{ev: ev, now: now, plan: plan}
+	err := s.submit(ctx, &writeReq{pub: pr, fn: func(q querier) error {
+		var err error
+		pr.out, err = publish(ctx, q, ev, now, plan)
+		return err
+	}})
+	if err != nil {
+		return outbox.Published{}, err
+	}
+	return pr.out, nil
 }
 
 func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, plan outbox.PlanFunc) (outbox.Published, error) {
@@ -76,12 +81,18 @@ func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, pl
 	return pub, nil
 }
 
+// insertDeliveryColumns are the columns a new delivery sets, in deliveryArgs' order.
+const insertDeliveryColumns = `id, account, event_id, event_type, endpoint_id,
+	status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at`
+
+func deliveryArgs(d outbox.Delivery) []any {
+	return []any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
+		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt)}
+}
+
 func insertDelivery(ctx context.Context, tx querier, d outbox.Delivery) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (id, account, event_id, event_type, endpoint_id,
-		status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
-		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, deliveryArgs(d)...)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: insert delivery: %w", err)
 	}

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"runtime"
 	"sync"
 )
 
@@ -22,7 +23,10 @@ type groupCommit struct {
 const maxGroup = 256
 
 type writeReq struct {
-	fn   func(q querier) error
+	fn func(q querier) error
+	// pub, when set, is the Publish fn does: the group may write it together with
+	// the other publishes of the transaction (publishTogether) instead of calling fn.
+	pub  *pubReq
 	done chan error
 	lead chan struct{}
 }
@@ -30,10 +34,15 @@ type writeReq struct {
 // write runs fn in a write transaction shared with concurrent writers and returns
 // once that transaction has committed (or fn's error, with fn's writes undone).
 func (s *Store) write(ctx context.Context, fn func(q querier) error) error {
+	return s.submit(ctx, &writeReq{fn: fn})
+}
+
+// submit runs req in a write transaction shared with concurrent writers.
+func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &writeReq{fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	req.done, req.lead = make(chan error, 1), make(chan struct{}, 1)
 	g := &s.commits
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
@@ -47,6 +56,12 @@ func (s *Store) write(ctx context.Context, fn func(q querier) error) error {
 		g.mu.Lock()
 	}
 	g.leading = true
+	g.mu.Unlock()
+	// Writers that the previous commit released are runnable now and about to queue
+	// their next write: let them, so that this transaction (and its sync) serves them
+	// too instead of the next one.
+	runtime.Gosched()
+	g.mu.Lock()
 	batch := g.queue
 	if len(batch) > maxGroup {
 		batch = batch[:maxGroup]
@@ -78,7 +93,14 @@ func (s *Store) runGroup(batch []*writeReq) {
 	}
 	q := s.on(tx)
 	single := len(batch) == 1
+	batched := make([]bool, len(batch))
+	if !single {
+		s.publishTogether(q, batch, batched)
+	}
 	for i, r := range batch {
+		if batched[i] {
+			continue
+		}
 		if single {
 			errs[i] = r.fn(q)
 			continue

@@ -41,7 +41,9 @@ func run(path, url string, n, publishers int) error {
 	rules := transport.PublicOnly()
 	rules.AllowLoopback = true // the receiver is on 127.0.0.1
 	ob, err := outbox.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, Workers: 32, LeaseDuration: 3 * time.Second,
+		Store: st, Egress: &rules, // A lease far above the 1 s attempt timeout: under heavy CPU starvation a
+		// completion can take seconds to commit, and an expired lease would re-send.
+		Workers: 32, LeaseDuration: 10 * time.Second,
 		ReapInterval: 500 * time.Millisecond, PollInterval: 100 * time.Millisecond,
 	})
 	if err != nil {

@@ -1,0 +1,353 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// batchApplier decides and applies the changes of many deliveries in one transaction
+// with few statements: it reads the deliveries in one query and each endpoint once,
+// and buffers delivery updates, attempt inserts and endpoint updates to write them as
+// multi-row statements. The single writer runs SQLite's statements serially, so the
+// statement count per delivery bounds the delivery rate.
+//
+// Every decision sees the state a statement-by-statement application would have
+// shown it: a delivery or endpoint changed earlier in the batch is served from the
+// buffer, normalized as a re-read would return it (times in microseconds, JSON columns
+// decoded again), and a Waiting change, which rewrites rows in bulk, first writes the
+// buffer and forgets the deliveries it may have touched.
+type batchApplier struct {
+	tx         querier
+	deliveries map[string]*cachedDelivery
+	endpoints  map[string]*cachedEndpoint
+	// pending delivery updates by id (the last change of a delivery wins, as it
+	// would have in sequence) and attempt inserts, in order.
+	updates     []outbox.Delivery
+	updateIndex map[string]int
+	attempts    []outbox.Attempt
+	dirty       []string // endpoints changed since the last flush, in order
+}
+
+type cachedDelivery struct {
+	d     outbox.Delivery
+	token string
+}
+
+type cachedEndpoint struct {
+	ep    outbox.Endpoint
+	dirty bool
+}
+
+func newBatchApplier(tx querier) *batchApplier {
+	return &batchApplier{tx: tx, deliveries: map[string]*cachedDelivery{},
+		endpoints: map[string]*cachedEndpoint{}, updateIndex: map[string]int{}}
+}
+
+// load reads the deliveries ids in one query; ids not found are left out (purged).
+func (b *batchApplier) load(ctx context.Context, ids []string) error {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	rows, err := b.tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries
+		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			sc    deliveryScan
+			token string
+		)
+		if err := rows.Scan(append(sc.dest(), &token)...); err != nil {
+			return err
+		}
+		b.deliveries[sc.d.ID] = &cachedDelivery{d: sc.delivery(), token: token}
+	}
+	return rows.Err()
+}
+
+// delivery returns a delivery's current state, from the batch or the database.
+func (b *batchApplier) delivery(ctx context.Context, id string) (*cachedDelivery, error) {
+	if c, ok := b.deliveries[id]; ok {
+		return c, nil
+	}
+	if _, pending := b.updateIndex[id]; pending {
+		// Changed by another decision of the batch: read what it wrote.
+		if err := b.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.load(ctx, []string{id}); err != nil {
+		return nil, err
+	}
+	c, ok := b.deliveries[id]
+	if !ok {
+		return nil, notFound("delivery", id)
+	}
+	return c, nil
+}
+
+func (b *batchApplier) endpoint(ctx context.Context, id string) (outbox.Endpoint, error) {
+	if c, ok := b.endpoints[id]; ok {
+		return c.ep, nil
+	}
+	ep, err := getEndpoint(ctx, b.tx, id)
+	if err != nil {
+		return outbox.Endpoint{}, err
+	}
+	b.endpoints[id] = &cachedEndpoint{ep: ep}
+	return ep, nil
+}
+
+// apply decides one delivery and buffers its Change. With a token, a delivery whose
+// lease token differs is left alone (false). A missing delivery or endpoint is an
+// ErrNotFound error.
+func (b *batchApplier) apply(ctx context.Context, id string, token *string, decide outbox.DecideFunc) (bool, error) {
+	c, err := b.delivery(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if token != nil && c.token != *token {
+		return false, nil
+	}
+	ep, err := b.endpoint(ctx, c.d.EndpointID)
+	if err != nil {
+		return false, err
+	}
+	ch, err := decide(c.d, ep)
+	if err != nil {
+		return false, err
+	}
+	return true, b.change(ctx, ch, c.d.ID, ep.ID)
+}
+
+// change buffers ch, which is about delivery deliveryID of endpoint endpointID, in the
+// order applyChange writes it.
+func (b *batchApplier) change(ctx context.Context, ch outbox.Change, deliveryID, endpointID string) error {
+	if d := ch.Delivery; d != nil {
+		nd := normalizedDelivery(*d)
+		if i, ok := b.updateIndex[nd.ID]; ok {
+			b.updates[i] = nd
+		} else {
+			b.updateIndex[nd.ID] = len(b.updates)
+			b.updates = append(b.updates, nd)
+		}
+		if c, ok := b.deliveries[nd.ID]; ok {
+			// The update keeps the columns it does not set and clears the lease.
+			kept := c.d
+			kept.Status, kept.Attempts, kept.RunStart = nd.Status, nd.Attempts, nd.RunStart
+			kept.NextAttemptAt, kept.FaultSince, kept.LastError = nd.NextAttemptAt, nd.FaultSince, nd.LastError
+			kept.UpdatedAt, kept.LeaseUntil = nd.UpdatedAt, nil
+			b.deliveries[nd.ID] = &cachedDelivery{d: kept}
+		}
+		deliveryID = nd.ID
+	}
+	if a := ch.Attempt; a != nil {
+		b.attempts = append(b.attempts, *a)
+	}
+	if ep := ch.Endpoint; ep != nil {
+		nep, err := normalizedEndpoint(*ep)
+		if err != nil {
+			return err
+		}
+		c, ok := b.endpoints[ep.ID]
+		if !ok {
+			// Never read in this batch: keep the columns the update does not set.
+			cur, err := getEndpoint(ctx, b.tx, ep.ID)
+			if errors.Is(err, outbox.ErrNotFound) {
+				c = &cachedEndpoint{ep: nep} // the update matches no row, as in sequence
+			} else if err != nil {
+				return err
+			} else {
+				c = &cachedEndpoint{ep: cur}
+			}
+			b.endpoints[ep.ID] = c
+		}
+		id, account, created := c.ep.ID, c.ep.Account, c.ep.CreatedAt
+		c.ep = nep
+		c.ep.ID, c.ep.Account, c.ep.CreatedAt = id, account, created
+		if !c.dirty {
+			c.dirty = true
+			b.dirty = append(b.dirty, ep.ID)
+		}
+	}
+	if ch.Waiting != "" {
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
+		if _, err := b.tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = ?, last_error = ?, updated_at = ?
+			WHERE endpoint_id = ? AND status = 'PENDING' AND lease_until IS NULL AND id != ?`,
+			string(ch.Waiting), ch.WaitingReason, micros(ch.At), endpointID, deliveryID); err != nil {
+			return fmt.Errorf("sqlitestore: update waiting deliveries: %w", err)
+		}
+		for id, c := range b.deliveries {
+			if c.d.EndpointID == endpointID && id != deliveryID {
+				delete(b.deliveries, id) // read again if needed
+			}
+		}
+	}
+	return insertAudit(ctx, b.tx, ch.Audit)
+}
+
+// flush writes the buffered changes.
+func (b *batchApplier) flush(ctx context.Context) error {
+	if err := b.flushDeliveries(ctx); err != nil {
+		return err
+	}
+	if err := b.flushAttempts(ctx); err != nil {
+		return err
+	}
+	for _, id := range b.dirty {
+		c := b.endpoints[id]
+		c.dirty = false
+		args, err := endpointArgs(c.ep)
+		if err != nil {
+			return err
+		}
+		if _, err := b.tx.ExecContext(ctx, updateEndpointSQL, append(append(args[2:18:18], args[19]), id)...); err != nil {
+			return fmt.Errorf("sqlitestore: update endpoint: %w", err)
+		}
+	}
+	b.dirty = b.dirty[:0]
+	return nil
+}
+
+// Chunk sizes of the multi-row statements: a few prepared shapes serve any count.
+var chunkSizes = []int{64, 16, 4, 1}
+
+// chunks calls fn with successive ranges [i, j) of n rows sized from chunkSizes.
+func chunks(n int, fn func(i, j int) error) error {
+	for i := 0; i < n; {
+		size := 1
+		for _, s := range chunkSizes {
+			if n-i >= s {
+				size = s
+				break
+			}
+		}
+		if err := fn(i, i+size); err != nil {
+			return err
+		}
+		i += size
+	}
+	return nil
+}
+
+// rowsSQL is "(?,?,...),(?,?,...)": rows groups of cols placeholders.
+func rowsSQL(rows, cols int) string {
+	one := "(" + strings.Repeat("?,", cols-1) + "?)"
+	return strings.Repeat(one+",", rows-1) + one
+}
+
+func (b *batchApplier) flushDeliveries(ctx context.Context) error {
+	err := chunks(len(b.updates), func(i, j int) error {
+		args := make([]any, 0, (j-i)*8)
+		for _, d := range b.updates[i:j] {
+			args = append(args, d.ID, string(d.Status), d.Attempts, d.RunStart, micros(d.NextAttemptAt),
+				microsPtr(d.FaultSince), d.LastError, micros(d.UpdatedAt))
+		}
+		_, err := b.tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = v.column2, attempts = v.column3,
+			run_start = v.column4, next_attempt_at = v.column5, fault_since = v.column6, last_error = v.column7,
+			updated_at = v.column8, lease_until = NULL, lease_token = NULL
+			FROM (VALUES `+rowsSQL(j-i, 8)+`) AS v WHERE outbox_deliveries.id = v.column1`, args...)
+		if err != nil {
+			return fmt.Errorf("sqlitestore: update deliveries: %w", err)
+		}
+		return nil
+	})
+	b.updates = b.updates[:0]
+	clear(b.updateIndex)
+	return err
+}
+
+func (b *batchApplier) flushAttempts(ctx context.Context) error {
+	err := chunks(len(b.attempts), func(i, j int) error {
+		args := make([]any, 0, (j-i)*9)
+		for _, a := range b.attempts[i:j] {
+			args = append(args, attemptArgs(a)...)
+		}
+		if _, err := b.tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(j-i, 9), args...); err != nil {
+			return fmt.Errorf("sqlitestore: insert attempt: %w", err)
+		}
+		return nil
+	})
+	b.attempts = b.attempts[:0]
+	return err
+}
+
+// normalizedDelivery is d as a read after writing it returns it.
+func normalizedDelivery(d outbox.Delivery) outbox.Delivery {
+	d.NextAttemptAt, d.UpdatedAt = fromMicros(micros(d.NextAttemptAt)), fromMicros(micros(d.UpdatedAt))
+	if d.FaultSince != nil {
+		t := fromMicros(micros(*d.FaultSince))
+		d.FaultSince = &t
+	}
+	return d
+}
+
+// normalizedEndpoint is ep as a read after writing it returns it: its columns go
+// through the same encoding.
+func normalizedEndpoint(ep outbox.Endpoint) (outbox.Endpoint, error) {
+	args, err := endpointArgs(ep)
+	if err != nil {
+		return outbox.Endpoint{}, err
+	}
+	var sc endpointScan
+	for i, dst := range sc.dest() {
+		if err := convertColumn(dst, args[i]); err != nil {
+			return outbox.Endpoint{}, fmt.Errorf("sqlitestore: endpoint column %d: %w", i, err)
+		}
+	}
+	return sc.endpoint()
+}
+
+// convertColumn stores v, an argument endpointArgs builds, into dst, a destination
+// endpointScan.dest returns, as reading the column back would.
+func convertColumn(dst, v any) error {
+	switch d := dst.(type) {
+	case *string:
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("want string, have %T", v)
+		}
+		*d = s
+	case *bool:
+		x, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("want bool, have %T", v)
+		}
+		*d = x
+	case *int:
+		x, ok := v.(int)
+		if !ok {
+			return fmt.Errorf("want int, have %T", v)
+		}
+		*d = x
+	case *int64:
+		x, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("want int64, have %T", v)
+		}
+		*d = x
+	case *sql.NullInt64:
+		switch x := v.(type) {
+		case nil:
+			*d = sql.NullInt64{}
+		case int64:
+			*d = sql.NullInt64{Int64: x, Valid: true}
+		default:
+			return fmt.Errorf("want int64 or nil, have %T", v)
+		}
+	default:
+		return fmt.Errorf("unexpected destination %T", dst)
+	}
+	return nil
+}

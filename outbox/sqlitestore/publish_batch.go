@@ -1,0 +1,145 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// pubReq is one Publish waiting in a group commit.
+type pubReq struct {
+	ev   outbox.Event
+	now  time.Time
+	plan outbox.PlanFunc
+	out  outbox.Published
+}
+
+// publishTogether writes the publishes of a group with multi-row statements: the new
+// events in one INSERT, each account's endpoints read once, the deliveries and
+// attempts in one INSERT each. It marks in done the requests it wrote. A publish whose
+// event id exists (a duplicate, a conflict, or a repeat within the group) is left to
+// its own fn, which runs after these and so sees them; so is every publish when a
+// statement fails, the savepoint undoing what the batch wrote. Concurrent writes have
+// no order, so writing the group's publishes first is one of the orders they could
+// have had.
+func (s *Store) publishTogether(q querier, batch []*writeReq, done []bool) {
+	var idx []int
+	for i, r := range batch {
+		if r.pub != nil {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) < 2 {
+		return
+	}
+	ctx := context.Background() // shared by every caller: none may cancel the others
+	if _, err := q.ExecContext(ctx, `SAVEPOINT pub`); err != nil {
+		return
+	}
+	reqs := make([]*pubReq, len(idx))
+	for k, i := range idx {
+		reqs[k] = batch[i].pub
+	}
+	wrote, err := publishBatch(ctx, q, reqs)
+	if err != nil {
+		_, _ = q.ExecContext(ctx, `ROLLBACK TO pub`)
+		_, _ = q.ExecContext(ctx, `RELEASE pub`)
+		return
+	}
+	if _, err := q.ExecContext(ctx, `RELEASE pub`); err != nil {
+		_, _ = q.ExecContext(ctx, `ROLLBACK TO pub`)
+		_, _ = q.ExecContext(ctx, `RELEASE pub`)
+		return
+	}
+	for k, i := range idx {
+		done[i] = wrote[k]
+	}
+}
+
+// publishBatch inserts the events of reqs that are new and their deliveries, and
+// reports which requests it completed.
+func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error) {
+	inserted := map[string]bool{}
+	err := chunks(len(reqs), func(i, j int) error {
+		args := make([]any, 0, (j-i)*6)
+		for _, r := range reqs[i:j] {
+			ev := r.ev
+			args = append(args, ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(r.now), []byte(ev.Data))
+		}
+		rows, err := q.QueryContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
+			VALUES `+rowsSQL(j-i, 6)+` ON CONFLICT (id) DO NOTHING RETURNING id`, args...)
+		if err != nil {
+			return fmt.Errorf("sqlitestore: insert events: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			inserted[id] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	wrote := make([]bool, len(reqs))
+	endpoints := map[string][]outbox.Endpoint{}
+	var (
+		deliveries []outbox.Delivery
+		attempts   []outbox.Attempt
+	)
+	for k, r := range reqs {
+		// The first request with a new id inserted it; a repeat goes its own way.
+		if !inserted[r.ev.ID] {
+			continue
+		}
+		delete(inserted, r.ev.ID)
+		wrote[k] = true
+		eps, ok := endpoints[r.ev.Account]
+		if !ok {
+			rows, err := q.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
+				WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, r.ev.Account)
+			if err != nil {
+				return nil, err
+			}
+			if eps, err = scanEndpoints(rows); err != nil {
+				return nil, err
+			}
+			endpoints[r.ev.Account] = eps
+		}
+		r.out = outbox.Published{Event: r.ev}
+		for _, ep := range eps {
+			d, a, ok := r.plan(ep)
+			if !ok {
+				continue
+			}
+			deliveries = append(deliveries, d)
+			if a != nil {
+				attempts = append(attempts, *a)
+			}
+			r.out.Deliveries = append(r.out.Deliveries, d)
+		}
+	}
+	err = chunks(len(deliveries), func(i, j int) error {
+		args := make([]any, 0, (j-i)*13)
+		for _, d := range deliveries[i:j] {
+			args = append(args, deliveryArgs(d)...)
+		}
+		if _, err := q.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`) VALUES `+rowsSQL(j-i, 13), args...); err != nil {
+			return fmt.Errorf("sqlitestore: insert deliveries: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := batchApplier{tx: q, attempts: attempts}
+	if err := b.flushAttempts(ctx); err != nil {
+		return nil, err
+	}
+	return wrote, nil
+}
