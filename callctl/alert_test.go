@@ -11,7 +11,6 @@ import (
 // A hook that cannot reach the app raises webhook-connection-failure; one the app
 // answers badly raises webhook-failure. Either way the alert names the failed URL.
 func TestHookAlertTypes(t *testing.T) {
-	t.Parallel()
 	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/call":
@@ -48,7 +47,6 @@ func TestHookAlertTypes(t *testing.T) {
 
 // The status hook uses its own method and credentials, never the call hook's.
 func TestStatusHookOwnMethodAndCredentials(t *testing.T) {
-	t.Parallel()
 	type seen struct {
 		method string
 		user   string
@@ -89,7 +87,6 @@ func TestStatusHookOwnMethodAndCredentials(t *testing.T) {
 
 // A caller who hangs up before the call was answered cancels it: no-answer, 487.
 func TestCallerHangupBeforeAnswer(t *testing.T) {
-	t.Parallel()
 	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`[{"verb":"pause","length":60},{"verb":"say","text":"too late"}]`))
@@ -102,7 +99,6 @@ func TestCallerHangupBeforeAnswer(t *testing.T) {
 
 // A dial that is not answered rings for the dial's whole timeout.
 func TestDialNoAnswerRingsTheTimeout(t *testing.T) {
-	t.Parallel()
 	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/a" {

@@ -54,6 +54,10 @@ type callRun struct {
 	dialNext     int
 	notifyEvents bool // config notifyEvents: verb:status messages to a WebSocket app
 
+	// ctx is the call's own context: what is read while polling with a shorter one
+	// (see wsApp.receive) is handled on it.
+	ctx context.Context
+
 	controls controlInbox // live-call commands received while the call waited
 	muted    bool         // set by a Control (media is simulated)
 }
@@ -104,6 +108,7 @@ func newCall(p *prepared) *callRun {
 
 func (c *callRun) run(ctx context.Context) {
 	ctx = withCall(ctx, c)
+	c.ctx = ctx
 	c.recordStart()
 	c.recordStatus(StatusTrying)
 	if c.opts.app.Policy.Transport == fragment.WebSocket {

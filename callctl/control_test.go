@@ -61,7 +61,6 @@ func controlled(t *testing.T, o callctl.Options, ctl ...callctl.Control) *callct
 }
 
 func TestControlRedirectReplacesVerbs(t *testing.T) {
-	t.Parallel()
 	redirect := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `[{"verb":"say","text":"redirected"},{"verb":"hangup"}]`)
@@ -79,7 +78,6 @@ func TestControlRedirectReplacesVerbs(t *testing.T) {
 }
 
 func TestControlHangup(t *testing.T) {
-	t.Parallel()
 	o := baseOptions(t, idleWSApp(t))
 	o.IdleLimit = 20 * time.Second
 	mute := true
@@ -88,7 +86,6 @@ func TestControlHangup(t *testing.T) {
 }
 
 func TestControlRedirectFailureAlertsAndContinues(t *testing.T) {
-	t.Parallel()
 	o := baseOptions(t, idleWSApp(t))
 	o.IdleLimit = 20 * time.Second
 	r := controlled(t, o, callctl.Control{Redirect: "http://127.0.0.1:1/unreachable"}, callctl.Control{Hangup: true})
@@ -99,7 +96,6 @@ func TestControlRedirectFailureAlertsAndContinues(t *testing.T) {
 }
 
 func TestControlValidate(t *testing.T) {
-	t.Parallel()
 	yes := true
 	for _, bad := range []callctl.Control{{}, {Hangup: true, Mute: &yes}, {Redirect: "http://x/", Hangup: true}} {
 		if bad.Validate() == nil {
@@ -114,7 +110,6 @@ func TestControlValidate(t *testing.T) {
 // After a redirect to an HTTP app, relative hooks go to that app over HTTP, and the
 // WebSocket session that was left is closed with 1000.
 func TestControlRedirectSwitchesTransport(t *testing.T) {
-	t.Parallel()
 	var gathered atomic.Bool
 	httpApp := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -140,7 +135,6 @@ func TestControlRedirectSwitchesTransport(t *testing.T) {
 
 // A redirect to a WebSocket URL opens a new session there.
 func TestControlRedirectToWebSocket(t *testing.T) {
-	t.Parallel()
 	next := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
 		if err != nil {
@@ -170,7 +164,6 @@ func TestControlRedirectToWebSocket(t *testing.T) {
 
 // An absolute http(s) action hook of a WebSocket app is a webhook, not a verb:hook.
 func TestWSAppAbsoluteHTTPHook(t *testing.T) {
-	t.Parallel()
 	var hit atomic.Bool
 	web := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hit.Store(r.URL.Path == "/abs")
@@ -206,7 +199,6 @@ func TestWSAppAbsoluteHTTPHook(t *testing.T) {
 
 // A WebSocket application's credentials go on the upgrade as Basic auth.
 func TestWSUpgradeBasicAuth(t *testing.T) {
-	t.Parallel()
 	auth := make(chan string, 1)
 	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, p, _ := r.BasicAuth()
@@ -224,7 +216,6 @@ func TestWSUpgradeBasicAuth(t *testing.T) {
 // An answered call whose context ends is hung up: completed, SIP 200 (487 is only
 // for an INVITE that was never answered).
 func TestCanceledAnsweredCallIsHungUp(t *testing.T) {
-	t.Parallel()
 	o := baseOptions(t, idleWSApp(t))
 	o.IdleLimit = 20 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,7 +234,6 @@ func TestCanceledAnsweredCallIsHungUp(t *testing.T) {
 
 // A redirect command whose data is a call hook moves the call to that application.
 func TestRedirectCommandWithCallHook(t *testing.T) {
-	t.Parallel()
 	web := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `[{"verb":"say","text":"moved"},{"verb":"hangup"}]`)

@@ -38,7 +38,9 @@ func baseOptions(t *testing.T, appURL string) callctl.Options {
 	}
 }
 
-// run runs a call and checks afterwards that it left no goroutine behind.
+// run runs a call and checks afterwards that it left no goroutine behind. The check
+// compares with the goroutines alive when the call started, so tests that use it do
+// not run in parallel.
 func run(t *testing.T, o callctl.Options) *callctl.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

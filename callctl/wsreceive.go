@@ -67,6 +67,12 @@ func (a *wsApp) receive(ctx context.Context, deadline time.Time) (AppMessage, er
 		defer cancel()
 	}
 	raw, err := a.conn.Read(rctx)
+	// What was read is handled on the call's context: ctx may be one that already
+	// ended (between's non-blocking poll, a wait cut short by a live-call command),
+	// and answering, reconnecting or following a redirect must not fail for that.
+	if ctx.Err() != nil && a.c.ctx != nil && a.c.ctx.Err() == nil {
+		ctx = a.c.ctx
+	}
 	if err != nil {
 		isEnd := errors.Is(err, wsclient.ErrDropped) || errors.Is(err, wsclient.ErrNormalClosure) || errors.Is(err, wsclient.ErrClosed)
 		if !isEnd && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
