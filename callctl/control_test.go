@@ -16,9 +16,9 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 )
 
-// idleWSApp acks session:new with one say and then waits: the call waits for a
-// command, which is when a node's live call control matters.
-func idleWSApp(t *testing.T) string {
+// sessionApp is a WebSocket app that answers each session:new with the messages
+// reply returns for its msgid, and otherwise only reads.
+func sessionApp(t *testing.T, reply func(msgid string) []string) string {
 	t.Helper()
 	return serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
@@ -32,14 +32,25 @@ func idleWSApp(t *testing.T) string {
 				return
 			}
 			var m struct{ Type, Msgid string }
-			if json.Unmarshal(data, &m) == nil && m.Type == "session:new" {
-				ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"hello"}]}`, m.Msgid)
-				if c.Write(r.Context(), websocket.MessageText, []byte(ack)) != nil {
+			if json.Unmarshal(data, &m) != nil || m.Type != "session:new" {
+				continue
+			}
+			for _, msg := range reply(m.Msgid) {
+				if c.Write(r.Context(), websocket.MessageText, []byte(msg)) != nil {
 					return
 				}
 			}
 		}
 	}), true)
+}
+
+// idleWSApp acks session:new with one say and then waits: the call waits for a
+// command, which is when a node's live call control matters.
+func idleWSApp(t *testing.T) string {
+	t.Helper()
+	return sessionApp(t, func(msgid string) []string {
+		return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"hello"}]}`, msgid)}
+	})
 }
 
 // controlled runs a call against an idle WebSocket app and sends ctl once its first
@@ -135,24 +146,9 @@ func TestControlRedirectSwitchesTransport(t *testing.T) {
 
 // A redirect to a WebSocket URL opens a new session there.
 func TestControlRedirectToWebSocket(t *testing.T) {
-	next := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var m struct{ Type, Msgid string }
-			if json.Unmarshal(data, &m) == nil && m.Type == "session:new" {
-				ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"new app"},{"verb":"hangup"}]}`, m.Msgid)
-				_ = c.Write(r.Context(), websocket.MessageText, []byte(ack))
-			}
-		}
-	}), true)
+	next := sessionApp(t, func(msgid string) []string {
+		return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"new app"},{"verb":"hangup"}]}`, msgid)}
+	})
 	o := baseOptions(t, idleWSApp(t))
 	o.IdleLimit = 20 * time.Second
 	r := controlled(t, o, callctl.Control{Redirect: next + "/other"})
@@ -170,24 +166,9 @@ func TestWSAppAbsoluteHTTPHook(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `[{"verb":"hangup"}]`)
 	}), false)
-	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var m struct{ Type, Msgid string }
-			if json.Unmarshal(data, &m) == nil && m.Type == "session:new" {
-				ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"gather","input":["digits"],"actionHook":%q}]}`, m.Msgid, web+"/abs")
-				_ = c.Write(r.Context(), websocket.MessageText, []byte(ack))
-			}
-		}
-	}), true)
+	app := sessionApp(t, func(msgid string) []string {
+		return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"gather","input":["digits"],"actionHook":%q}]}`, msgid, web+"/abs")}
+	})
 	o := baseOptions(t, app)
 	o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
 	r := run(t, o)
@@ -238,25 +219,12 @@ func TestRedirectCommandWithCallHook(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `[{"verb":"say","text":"moved"},{"verb":"hangup"}]`)
 	}), false)
-	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
+	app := sessionApp(t, func(msgid string) []string {
+		return []string{
+			fmt.Sprintf(`{"type":"ack","msgid":%q}`, msgid),
+			fmt.Sprintf(`{"type":"command","command":"redirect","data":{"url":%q}}`, web+"/moved"),
 		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var m struct{ Type, Msgid string }
-			if json.Unmarshal(data, &m) == nil && m.Type == "session:new" {
-				_ = c.Write(r.Context(), websocket.MessageText, []byte(fmt.Sprintf(`{"type":"ack","msgid":%q}`, m.Msgid)))
-				cmd := fmt.Sprintf(`{"type":"command","command":"redirect","data":{"url":%q}}`, web+"/moved")
-				_ = c.Write(r.Context(), websocket.MessageText, []byte(cmd))
-			}
-		}
-	}), true)
+	})
 	o := baseOptions(t, app)
 	o.IdleLimit = 20 * time.Second
 	r := run(t, o)
