@@ -28,6 +28,7 @@ type Dial struct {
 	Dub              []*Dub            `json:"dub,omitempty"`
 	Tag              map[string]any    `json:"tag,omitempty"`
 	ForwardPAI       bool              `json:"forwardPAI,omitempty"`
+	Codecs           []string          `json:"codecs,omitempty"`
 }
 
 // DialTarget is one endpoint a dial rings.
@@ -86,6 +87,7 @@ type Conference struct {
 	EnterHook              *Hook          `json:"enterHook,omitempty"`
 	StatusEvents           []string       `json:"statusEvents,omitempty"`
 	Record                 map[string]any `json:"record,omitempty"`
+	Listen                 map[string]any `json:"listen,omitempty"`
 	DistributeDtmf         bool           `json:"distributeDtmf,omitempty"`
 }
 

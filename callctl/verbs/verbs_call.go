@@ -21,6 +21,8 @@ type Hangup struct {
 type Redirect struct {
 	VerbID     string `json:"id,omitempty"`
 	ActionHook *Hook  `json:"actionHook,omitempty" verb:"required"`
+	// StatusHook (jambonz schema) moves status notifications; kept as given.
+	StatusHook any `json:"statusHook,omitempty" verb:"types=string|object"`
 }
 
 // Tag attaches Data to the call; later hooks carry it as customerData.
@@ -87,6 +89,9 @@ type Config struct {
 	Stream                     map[string]any `json:"stream,omitempty"`
 	Transcribe                 map[string]any `json:"transcribe,omitempty"`
 	Amd                        map[string]any `json:"amd,omitempty"`
+	TrackTtsPlayout            bool           `json:"trackTtsPlayout,omitempty"`
+	NoiseIsolation             map[string]any `json:"noiseIsolation,omitempty"`
+	TurnTaking                 map[string]any `json:"turnTaking,omitempty"`
 	FillerNoise                map[string]any `json:"fillerNoise,omitempty"`
 	Vad                        map[string]any `json:"vad,omitempty"`
 	ActionHookDelayAction      map[string]any `json:"actionHookDelayAction,omitempty"`

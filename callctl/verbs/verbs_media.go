@@ -106,4 +106,5 @@ type Transcribe struct {
 	Recognizer        map[string]any `json:"recognizer,omitempty"`
 	EarlyMedia        bool           `json:"earlyMedia,omitempty"`
 	Channel           int            `json:"channel,omitempty"`
+	Enable            bool           `json:"enable,omitempty"`
 }
