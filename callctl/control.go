@@ -167,3 +167,16 @@ func (c *callRun) redirect(ctx context.Context, raw string) {
 	}
 	c.queue = vs
 }
+
+// movesToAnotherApp reports whether a redirect verb's hook names another application:
+// an absolute URL whose scheme or host differs from the current application's.
+func (c *callRun) movesToAnotherApp(h *verbs.Hook) bool {
+	if h == nil {
+		return false
+	}
+	t, err := fragment.Resolve(c.opts.app, h.URL)
+	if err != nil {
+		return false
+	}
+	return t.URL.Host != c.opts.app.URL.Host || t.URL.Scheme != c.opts.app.URL.Scheme
+}

@@ -233,3 +233,29 @@ func TestRedirectCommandWithCallHook(t *testing.T) {
 		t.Errorf("verbs %v hooks %v", r.Verbs, r.Hooks)
 	}
 }
+
+// A redirect verb to an absolute URL on another host moves the call to that
+// application: its relative hooks go there afterwards.
+func TestRedirectVerbToAnotherApp(t *testing.T) {
+	var gathered atomic.Bool
+	second := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/g2" {
+			gathered.Store(true)
+			fmt.Fprint(w, `[{"verb":"hangup"}]`)
+			return
+		}
+		fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"actionHook":"/g2"}]`)
+	}), false)
+	first := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `[{"verb":"redirect","actionHook":%q}]`, second+"/start")
+	}), false)
+	o := baseOptions(t, first+"/call")
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "4"}}
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if !gathered.Load() {
+		t.Errorf("the second app's relative hook did not reach it; hooks %v", r.Hooks)
+	}
+}

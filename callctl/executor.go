@@ -32,6 +32,12 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Dial:
 		c.dial(ctx, v)
 	case *verbs.Redirect:
+		if c.movesToAnotherApp(v.ActionHook) {
+			// An absolute URL on another host (or transport) is another application,
+			// as in jambonz: the call moves there and later relative hooks follow.
+			c.redirect(ctx, v.ActionHook.URL)
+			return
+		}
 		c.actionHook(ctx, v.ActionHook, nil)
 	case *verbs.Hangup:
 		c.hangup(ReasonAppHangup)
