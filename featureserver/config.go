@@ -119,6 +119,9 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 			c.LogLevel = level
 		}
 	}
+	if c.AdminToken != "" && len(c.AdminToken) < minTokenLength {
+		errs = append(errs, &ConfigError{Name: EnvAdminToken, Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters", minTokenLength)})
+	}
 	var n int64
 	c.DrainTimeout, err = envDrainTimeout.duration(get(EnvDrainTimeout))
 	errs = append(errs, err)

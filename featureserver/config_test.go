@@ -75,6 +75,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{EnvEgressAllow, "not a host!"},
 		{EnvMaxCalls, "0"},
 		{EnvCallIdle, "5"},
+		{EnvAdminToken, "short"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

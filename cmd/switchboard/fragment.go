@@ -81,15 +81,16 @@ WebSocket. The flags override the environment.`,
 				wsHandshakeTimeoutMS, _ = cmd.Flags().GetInt64("ws-handshake-timeout-ms")
 				_ = cmd.Flags().Set("ws-handshake-timeout", fmt.Sprint(wsHandshakeTimeoutMS))
 			}
+			// The same ranges as the variables the flags stand for.
 			if cmd.Flags().Changed("http-timeout") {
-				if httpTimeoutMS < 1 {
-					return usageError("--http-timeout=%d: want a positive number of milliseconds", httpTimeoutMS)
+				if httpTimeoutMS < 1 || httpTimeoutMS > 600_000 {
+					return usageError("--http-timeout=%d: want milliseconds in [1, 600000]", httpTimeoutMS)
 				}
 				timeouts.HTTP = time.Duration(httpTimeoutMS) * time.Millisecond
 			}
 			if cmd.Flags().Changed("ws-handshake-timeout") {
-				if wsHandshakeTimeoutMS < 1 {
-					return usageError("--ws-handshake-timeout=%d: want a positive number of milliseconds", wsHandshakeTimeoutMS)
+				if wsHandshakeTimeoutMS < 1 || wsHandshakeTimeoutMS > 120_000 {
+					return usageError("--ws-handshake-timeout=%d: want milliseconds in [1, 120000]", wsHandshakeTimeoutMS)
 				}
 				timeouts.WSHandshake = time.Duration(wsHandshakeTimeoutMS) * time.Millisecond
 			}

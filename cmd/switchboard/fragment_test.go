@@ -142,6 +142,7 @@ func TestFragmentExplainRejects(t *testing.T) {
 		{"bad env value", map[string]string{"JAMBONES_HTTP_TIMEOUT": "ten"}, []string{"fragment", "explain", "https://h/p"}, "JAMBONES_HTTP_TIMEOUT"},
 		{"negative env value", map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "-5"}, []string{"fragment", "explain", "wss://h/p"}, "JAMBONES_WS_HANDSHAKE_TIMEOUT_MS"},
 		{"bad flag value", nil, []string{"fragment", "explain", "--http-timeout=0", "https://h/p"}, "--http-timeout"},
+		{"flag above the variable's range", nil, []string{"fragment", "explain", "--http-timeout=700000", "https://h/p"}, "600000"},
 		{"unknown flag", nil, []string{"fragment", "explain", "--bogus", "https://h/p"}, "unknown flag"},
 		{"unknown command", nil, []string{"frobnicate"}, "unknown command"},
 	}
