@@ -278,23 +278,10 @@ func (s *Store) Reap(ctx context.Context, now time.Time, limit int, decide outbo
 	n := 0
 	err := s.write(ctx, func(tx querier) error {
 		n = 0
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM outbox_deliveries
+		ids, err := queryIDs(ctx, tx, `SELECT id FROM outbox_deliveries
 			WHERE lease_until IS NOT NULL AND lease_until < ? AND status = 'PENDING'
 			ORDER BY lease_until LIMIT ?`, micros(now), limit)
 		if err != nil {
-			return err
-		}
-		var ids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		b := newBatchApplier(tx)

@@ -124,22 +124,9 @@ func (s *Store) Recover(ctx context.Context, account, endpointID string, since, 
 // Purge implements outbox.Store.
 func (s *Store) Purge(ctx context.Context, before time.Time, limit int) (deliveries, events int, err error) {
 	err = s.write(ctx, func(tx querier) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM outbox_deliveries
+		ids, err := queryIDs(ctx, tx, `SELECT id FROM outbox_deliveries
 			WHERE created_at < ? AND lease_until IS NULL ORDER BY created_at LIMIT ?`, micros(before), limit)
 		if err != nil {
-			return err
-		}
-		var ids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		list, _ := json.Marshal(ids)

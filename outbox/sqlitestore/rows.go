@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -173,4 +174,22 @@ func scanAttempt(rows *sql.Rows) (outbox.Attempt, error) {
 func attemptArgs(a outbox.Attempt) []any {
 	return []any{a.DeliveryID, a.Number, micros(a.At), micros(a.ScheduledAt), a.Duration.Microseconds(),
 		a.Status, string(a.Class), a.Error, a.Response}
+}
+
+// queryIDs runs a query selecting one text column and returns its values.
+func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
