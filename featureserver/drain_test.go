@@ -2,7 +2,6 @@ package featureserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,35 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
 )
 
 // idleWSApp acks session:new with no verbs, so the call waits for a command.
 func idleWSApp(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var msg struct {
-				Type  string `json:"type"`
-				MsgID string `json:"msgid"`
-			}
-			if json.Unmarshal(data, &msg) == nil && msg.Type == "session:new" {
-				ack := fmt.Sprintf(`{"type":"ack","msgid":%q}`, msg.MsgID)
-				if c.Write(r.Context(), websocket.MessageText, []byte(ack)) != nil {
-					return
-				}
-			}
-		}
-	}))
+	srv := httptest.NewServer(&exampleapp.WSApp{Waiting: true})
 	t.Cleanup(srv.Close)
 	return srv
 }

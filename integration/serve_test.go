@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
 )
 
 const serveAdminToken = "integration-admin-token-0123456789"
@@ -354,23 +356,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 // with reason node-restart.
 func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
 	t.Parallel()
-	wsApp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var msg struct{ Type, Msgid string }
-			if json.Unmarshal(data, &msg) == nil && msg.Type == "session:new" {
-				_ = c.Write(r.Context(), websocket.MessageText, []byte(fmt.Sprintf(`{"type":"ack","msgid":%q}`, msg.Msgid)))
-			}
-		}
-	}))
+	wsApp := httptest.NewServer(&exampleapp.WSApp{Waiting: true}) // acks session:new, then waits
 	defer wsApp.Close()
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
