@@ -57,7 +57,7 @@ func (o *Outbox) attempt(ctx context.Context, job Job, p Policy) result {
 		return result{attempt: a}
 	}
 
-	reqCtx, cancel := context.WithTimeout(ctx, min(p.Timeout, o.cfg.LeaseDuration/2))
+	reqCtx, cancel := context.WithTimeout(ctx, o.attemptTimeout(p))
 	defer cancel()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
@@ -103,6 +103,12 @@ func (o *Outbox) attempt(ctx context.Context, job Job, p Policy) result {
 		r.retryAfter, r.hasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 	}
 	return r
+}
+
+// attemptTimeout bounds one attempt: the policy's timeout, and at most half the
+// lease, so that an attempt started on a fresh lease ends well before it does.
+func (o *Outbox) attemptTimeout(p Policy) time.Duration {
+	return min(p.Timeout, o.cfg.LeaseDuration/2)
 }
 
 // storedResponse applies the storage limits to a response body: at most

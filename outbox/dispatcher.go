@@ -8,28 +8,38 @@ import (
 	"time"
 )
 
-// dispatcher claims due deliveries in batches, runs one attempt per claim on a bounded
-// pool of goroutines, and hands outcomes to a single completer that records them in
-// batched transactions. Waiting deliveries cost nothing here: they are rows until due.
+// dispatcher claims due deliveries in batches, runs their attempts on a pool of
+// Config.Workers goroutines, and hands outcomes to a single completer that records
+// them in batched transactions. Waiting deliveries cost nothing here: they are rows
+// until due.
 //
-// The completer also claims, in the transaction that records a batch, as many new
-// deliveries as the pool then has room for: a slot freed by a finished attempt is
-// refilled after one commit, not two, and the claim counts the leases the batch
-// released. The claim loop claims when the completer is idle (new or due deliveries).
+// The node holds more leases than it has workers (maxHeld): claimed deliveries wait in
+// a queue for a worker, and finished attempts wait for the completer, so a worker does
+// not idle while the single writer commits and one transaction records and claims
+// many deliveries. The completer claims, in the transaction that records a batch, the
+// room that batch frees; the claim loop claims when the completer is idle (new or due
+// deliveries).
 type dispatcher struct {
 	o *Outbox
 	// attemptCtx outlives the claim loop so that Close can let attempts finish; it
 	// is canceled when Close gives up waiting.
 	attemptCtx context.Context
-	// inFlight counts reserved pool slots: attempts running or finished but not yet
-	// recorded, and slots reserved for a claim under way.
-	inFlight atomic.Int64
-	results  chan outcome
-	workers  sync.WaitGroup
-	// stopping, under mu, ends claiming by the completer once run is shutting down,
-	// so that no attempt starts after run waits for the workers.
+	// stop is the claim loop's context: once it ends, queued jobs are released
+	// without an attempt.
+	stop context.Context
+	// held counts the deliveries this node holds leased and has not recorded: queued,
+	// in an attempt, or awaiting the completer, plus room reserved for a claim under
+	// way. It never exceeds maxHeld, which bounds memory and the channels below.
+	held    atomic.Int64
+	maxHeld int
+	queue   chan Job
+	results chan outcome
+	workers sync.WaitGroup
+	// claiming, under mu, counts completer claims under way; stopping ends them once
+	// run shuts down, so that nothing is queued after the queue closes.
 	mu       sync.Mutex
 	stopping bool
+	claiming sync.WaitGroup
 }
 
 // outcome pairs a claimed job with what its attempt produced.
@@ -39,17 +49,27 @@ type outcome struct {
 }
 
 func newDispatcher(o *Outbox, attemptCtx context.Context) *dispatcher {
-	return &dispatcher{o: o, attemptCtx: attemptCtx, results: make(chan outcome, o.cfg.Workers)}
+	maxHeld := o.cfg.Workers + o.cfg.BatchSize
+	return &dispatcher{o: o, attemptCtx: attemptCtx, maxHeld: maxHeld,
+		queue: make(chan Job, maxHeld), results: make(chan outcome, maxHeld)}
 }
 
-// run claims until ctx ends, then waits for the attempts in flight and their records.
+// run claims until ctx ends, then releases what is queued, waits for the attempts
+// in flight, and for their records.
 func (d *dispatcher) run(ctx context.Context) {
+	d.stop = ctx
+	for range d.o.cfg.Workers {
+		d.workers.Add(1)
+		go func() { defer d.workers.Done(); d.work() }()
+	}
 	completed := make(chan struct{})
 	go func() { defer close(completed); d.completeLoop(ctx) }()
 	defer func() {
 		d.mu.Lock()
 		d.stopping = true
 		d.mu.Unlock()
+		d.claiming.Wait()
+		close(d.queue)
 		d.workers.Wait()
 		close(d.results)
 		<-completed
@@ -60,9 +80,9 @@ func (d *dispatcher) run(ctx context.Context) {
 	minClaim := d.minClaim()
 	for {
 		full := false
-		limit := d.reserve(func(busy int) int {
-			if free := d.o.cfg.Workers - busy; free >= minClaim || busy == 0 && free > 0 {
-				return min(free, d.o.cfg.BatchSize)
+		limit := d.reserve(func(held int) int {
+			if room := d.maxHeld - held; room >= minClaim || held == 0 && room > 0 {
+				return min(room, d.o.cfg.BatchSize)
 			}
 			return 0
 		})
@@ -71,16 +91,16 @@ func (d *dispatcher) run(ctx context.Context) {
 			if err != nil && ctx.Err() == nil {
 				d.o.log.Error().Err(err).Msg("outbox: claim failed")
 			}
-			d.inFlight.Add(int64(len(jobs) - limit))
-			d.start(jobs)
+			d.held.Add(int64(len(jobs) - limit))
+			d.enqueue(jobs)
 			full = len(jobs) == limit
 		}
-		if full && int(d.inFlight.Load()) < d.o.cfg.Workers {
+		if full && d.maxHeld-int(d.held.Load()) >= minClaim {
 			continue // more may be due right now
 		}
 		wait := d.o.cfg.PollInterval
-		if d.o.cfg.Workers-int(d.inFlight.Load()) >= minClaim {
-			// With too little room to claim, the completer claims as slots free up
+		if d.maxHeld-int(d.held.Load()) >= minClaim {
+			// With too little room to claim, the completer claims as room frees up
 			// and nudges; the earliest due time matters only when this loop can act.
 			wait = d.nextWait(ctx)
 		}
@@ -94,21 +114,55 @@ func (d *dispatcher) run(ctx context.Context) {
 	}
 }
 
-// minClaim is the smallest claim worth making while attempts are in flight: a
-// quarter of the pool. Fewer, larger claims cost less than one per finished attempt.
-func (d *dispatcher) minClaim() int { return max(1, min(d.o.cfg.BatchSize, d.o.cfg.Workers)/4) }
+// work runs attempts for queued jobs until the queue closes.
+func (d *dispatcher) work() {
+	for job := range d.queue {
+		d.results <- outcome{job: job, r: d.runJob(job)}
+	}
+}
 
-// reserve takes want(busy) pool slots at once (none when it is not positive) and
-// returns how many it took: the claim loop and the completer both claim, and neither
-// may overfill the pool.
-func (d *dispatcher) reserve(want func(busy int) int) int {
+// runJob attempts job, or releases it (no attempt used, due again at once) when the
+// dispatcher is stopping or when its lease, spent partly in the queue, no longer
+// covers the attempt and its recording: an attempt after the lease ends could race
+// another node's attempt of the same delivery.
+func (d *dispatcher) runJob(job Job) result {
+	if d.stop.Err() != nil {
+		return result{released: true}
+	}
+	p := d.o.policyOf(job.Endpoint)
+	if lease := job.Delivery.LeaseUntil; lease != nil {
+		need := d.o.attemptTimeout(p) + d.o.cfg.LeaseDuration/4
+		if lease.Sub(d.o.cfg.Clock.Now()) < need {
+			return result{released: true}
+		}
+	}
+	return d.o.attempt(d.attemptCtx, job, p)
+}
+
+// enqueue queues jobs for the workers. The queue holds maxHeld jobs and held counts
+// them, so this never blocks.
+func (d *dispatcher) enqueue(jobs []Job) {
+	for _, job := range jobs {
+		d.queue <- job
+	}
+}
+
+// minClaim is the smallest claim worth making while the node holds other deliveries:
+// a quarter of a batch. Fewer, larger claims cost the single writer less than one
+// per finished attempt.
+func (d *dispatcher) minClaim() int { return max(1, min(d.o.cfg.BatchSize, d.maxHeld)/4) }
+
+// reserve takes want(held) of the room under maxHeld at once (none when it is not
+// positive) and returns how much it took: the claim loop and the completer both
+// claim, and neither may overfill the node.
+func (d *dispatcher) reserve(want func(held int) int) int {
 	for {
-		cur := d.inFlight.Load()
+		cur := d.held.Load()
 		n := want(int(cur))
 		if n <= 0 {
 			return 0
 		}
-		if d.inFlight.CompareAndSwap(cur, cur+int64(n)) {
+		if d.held.CompareAndSwap(cur, cur+int64(n)) {
 			return n
 		}
 	}
@@ -129,18 +183,6 @@ func (d *dispatcher) nextWait(ctx context.Context) time.Duration {
 	return wait
 }
 
-// start runs one attempt for each job, in slots already reserved.
-func (d *dispatcher) start(jobs []Job) {
-	for _, job := range jobs {
-		d.workers.Add(1)
-		go func() {
-			defer d.workers.Done()
-			r := d.o.attempt(d.attemptCtx, job, d.o.policyOf(job.Endpoint))
-			d.results <- outcome{job: job, r: r}
-		}()
-	}
-}
-
 func (d *dispatcher) claim(ctx context.Context, limit int) ([]Job, error) {
 	return d.o.store.Claim(ctx, d.o.claimParams(limit))
 }
@@ -151,8 +193,8 @@ func (o *Outbox) claimParams(limit int) ClaimParams {
 }
 
 // completeLoop records outcomes in batches: it takes what has arrived, writes it in one
-// transaction that also claims the room the batch frees, starts what it claimed, and
-// nudges the claim loop (retries possibly due). Once ctx ends it only records.
+// transaction that also claims the room the batch frees, queues what it claimed, and
+// nudges the claim loop (retries possibly due). Once run stops it only records.
 func (d *dispatcher) completeLoop(ctx context.Context) {
 	const maxBatch = 256
 	batch := make([]outcome, 0, maxBatch)
@@ -171,31 +213,28 @@ func (d *dispatcher) completeLoop(ctx context.Context) {
 			}
 		}
 		n := len(batch)
-		// The guard keeps run from finishing its wait for the workers while this
-		// batch may still start attempts.
 		limit := 0
 		d.mu.Lock()
 		claiming := !d.stopping && ctx.Err() == nil
 		if claiming {
-			d.workers.Add(1)
+			d.claiming.Add(1)
 		}
 		d.mu.Unlock()
 		if claiming {
-			limit = d.reserve(func(busy int) int {
-				// Like the claim loop, take a quarter of the pool or more at once while
-				// other attempts run: a claim costs the single writer about as much
-				// for one delivery as for several.
-				if free := d.o.cfg.Workers - busy + n; free >= d.minClaim() || busy == n {
-					return min(d.o.cfg.BatchSize, free)
+			limit = d.reserve(func(held int) int {
+				// Like the claim loop, take a quarter of a batch or more at once while
+				// the node holds other deliveries.
+				if room := d.maxHeld - held + n; room >= d.minClaim() || held == n {
+					return min(d.o.cfg.BatchSize, room)
 				}
 				return 0
 			})
 		}
 		jobs := d.o.completeClaim(context.Background(), batch, limit)
-		d.inFlight.Add(int64(len(jobs) - n - limit))
-		d.start(jobs)
+		d.held.Add(int64(len(jobs) - n - limit))
+		d.enqueue(jobs)
 		if claiming {
-			d.workers.Done()
+			d.claiming.Done()
 		}
 		d.o.nudge()
 	}

@@ -49,3 +49,31 @@ func TestWorkersBoundAttempts(t *testing.T) {
 		t.Fatalf("%d attempts ran at once, want 1..%d (Workers)", peak, workers)
 	}
 }
+
+// TestQueuedJobWithShortLeaseIsReleased: a claimed delivery that waited for a worker
+// until its lease no longer covers an attempt (timeout) and its recording is released
+// unsent, with no attempt used and due again at once; one that waited briefly is sent.
+func TestQueuedJobWithShortLeaseIsReleased(t *testing.T) {
+	t.Parallel()
+	// Lease 2 min (default), attempt timeout min(15 s, 1 min) = 15 s; a job needs
+	// 15 s + 30 s of lease left when its worker takes it.
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(http.StatusNoContent))
+	d := h.publish()
+	if _, err := h.ob.RunQueued(h.ctx, func() { h.clock.Advance(80 * time.Second) }); err != nil {
+		t.Fatal(err)
+	}
+	got, attempts := h.delivery(d.ID)
+	if n := len(h.recv.requests()); n != 0 || len(attempts) != 0 {
+		t.Fatalf("released job: %d requests, %d attempts recorded, want none", n, len(attempts))
+	}
+	if got.Status != outbox.DeliveryPending || got.Attempts != 0 || got.LeaseUntil != nil || !got.NextAttemptAt.Equal(h.clock.Now()) {
+		t.Fatalf("released delivery = %+v, want PENDING, 0 attempts, no lease, due now", got)
+	}
+
+	if _, err := h.ob.RunQueued(h.ctx, func() { h.clock.Advance(70 * time.Second) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = h.delivery(d.ID); got.Status != outbox.DeliverySucceeded || len(h.recv.requests()) != 1 {
+		t.Fatalf("after a 70 s wait (50 s of lease left): status %s, %d requests, want SUCCEEDED after 1", got.Status, len(h.recv.requests()))
+	}
+}

@@ -37,3 +37,22 @@ func (o *Outbox) ClaimOnly(ctx context.Context) (int, error) {
 	jobs, err := newDispatcher(o, ctx).claim(ctx, o.cfg.BatchSize)
 	return len(jobs), err
 }
+
+// RunQueued claims due deliveries as the dispatcher does, calls queued (a test moves
+// its clock there: the time the jobs waited in the queue for a worker), then runs and
+// records them as the workers and the completer do.
+func (o *Outbox) RunQueued(ctx context.Context, queued func()) (int, error) {
+	d := newDispatcher(o, ctx)
+	d.stop = ctx
+	jobs, err := d.claim(ctx, o.cfg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	queued()
+	batch := make([]outcome, len(jobs))
+	for i, job := range jobs {
+		batch[i] = outcome{job: job, r: d.runJob(job)}
+	}
+	o.complete(ctx, batch)
+	return len(jobs), nil
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
 )
@@ -154,11 +156,19 @@ func (b *batchApplier) change(ctx context.Context, ch outbox.Change, deliveryID,
 		b.attempts = append(b.attempts, *a)
 	}
 	if ep := ch.Endpoint; ep != nil {
-		nep, err := normalizedEndpoint(*ep)
-		if err != nil {
-			return err
-		}
 		c, ok := b.endpoints[ep.ID]
+		var nep outbox.Endpoint
+		if ok && sameEncodedFields(c.ep, *ep) {
+			// A health change (every attempt makes one): the JSON columns are those
+			// already normalized, so only the times need it.
+			nep = normalizedTimes(*ep)
+			nep.Events, nep.Secrets, nep.Overrides = c.ep.Events, c.ep.Secrets, c.ep.Overrides
+		} else {
+			var err error
+			if nep, err = normalizedEndpoint(*ep); err != nil {
+				return err
+			}
+		}
 		if !ok {
 			// Never read in this batch: keep the columns the update does not set.
 			cur, err := getEndpoint(ctx, b.tx, ep.ID)
@@ -307,6 +317,24 @@ func normalizedEndpoint(ep outbox.Endpoint) (outbox.Endpoint, error) {
 		}
 	}
 	return sc.endpoint()
+}
+
+// sameEncodedFields reports whether a and b agree on the fields stored as JSON.
+func sameEncodedFields(a, b outbox.Endpoint) bool {
+	return reflect.DeepEqual(a.Events, b.Events) && reflect.DeepEqual(a.Secrets, b.Secrets) &&
+		reflect.DeepEqual(a.Overrides, b.Overrides)
+}
+
+// normalizedTimes is ep with its times as a read after writing them returns them.
+func normalizedTimes(ep outbox.Endpoint) outbox.Endpoint {
+	for _, t := range []**time.Time{&ep.FailingSince, &ep.LastDeliveryAt, &ep.PausedAt, &ep.DisabledAt, &ep.HoldUntil, &ep.RemovedAt} {
+		if *t != nil {
+			v := fromMicros(micros(**t))
+			*t = &v
+		}
+	}
+	ep.CreatedAt = fromMicros(micros(ep.CreatedAt))
+	return ep
 }
 
 // convertColumn stores v, an argument endpointArgs builds, into dst, a destination

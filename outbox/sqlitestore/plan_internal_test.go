@@ -36,7 +36,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		return strings.Join(lines, "\n")
 	}
 	claim := plan(claimSQL, sql.Named("now", 1), sql.Named("scan", 4))
-	for _, want := range []string{"USING INDEX outbox_deliveries_due", "USING COVERING INDEX outbox_deliveries_leased"} {
+	for _, want := range []string{"USING COVERING INDEX outbox_deliveries_due", "USING COVERING INDEX outbox_deliveries_leased", "USING COVERING INDEX outbox_endpoints_claim"} {
 		if !strings.Contains(claim, want) {
 			t.Errorf("claim plan lacks %q:\n%s", want, claim)
 		}

@@ -39,13 +39,53 @@ type Options struct {
 // It is safe for concurrent use by one process; several processes may share the file
 // (SQLite's lock serializes their writes).
 type Store struct {
-	db *sql.DB
-	// commits groups concurrent writes into shared transactions.
+	// db serves reads, migrations and callers' transactions (DB).
+	db    *sql.DB
+	reads stmtCache
+	// writer is the one connection the group commits write on: its page cache stays
+	// valid from one transaction to the next, where a pooled connection would read
+	// back the pages other connections wrote.
+	writer  *sql.DB
+	writes  stmtCache
 	commits groupCommit
-	// stmts caches prepared statements by query text: parsing SQL dominates the cost
-	// of the small statements the outbox runs.
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
+}
+
+// stmtCache caches prepared statements of one handle by query text: parsing SQL
+// dominates the cost of the small statements the outbox runs.
+type stmtCache struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+	// oneConn: the handle has one connection, which a transaction holds; a statement
+	// first met inside one is prepared on the transaction and cached after it (later).
+	oneConn bool
+	later   []string
+}
+
+func newStmtCache(db *sql.DB, oneConn bool) stmtCache {
+	return stmtCache{db: db, stmts: map[string]*sql.Stmt{}, oneConn: oneConn}
+}
+
+// prepareLater caches the statements met inside the transaction that just ended.
+func (c *stmtCache) prepareLater(ctx context.Context) {
+	c.mu.Lock()
+	queries := c.later
+	c.later = nil
+	c.mu.Unlock()
+	for _, q := range queries {
+		if _, err := (conn{cache: c}).stmt(ctx, q); err != nil {
+			return // prepared again on next use; the error shows there
+		}
+	}
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.stmts {
+		_ = st.Close()
+	}
+	clear(c.stmts)
 }
 
 var _ outbox.Store = (*Store)(nil)
@@ -74,6 +114,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
 	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate") // writers take the lock at BEGIN: no upgrade deadlocks
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
@@ -81,11 +122,23 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(opts.MaxOpenConns)
 	db.SetMaxIdleConns(opts.MaxOpenConns)
-	s := &Store{db: db, stmts: map[string]*sql.Stmt{}}
+	s := &Store{db: db, reads: newStmtCache(db, false)}
 	if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
+	// The writer's page cache holds the hot ends of the indexes; 16 MiB.
+	q.Add("_pragma", "cache_size(-16384)")
+	writer, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxIdleTime(0)
+	writer.SetConnMaxLifetime(0)
+	s.writer, s.writes = writer, newStmtCache(writer, true)
 	return s, nil
 }
 
@@ -95,13 +148,9 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	s.stmtMu.Lock()
-	for _, st := range s.stmts {
-		_ = st.Close()
-	}
-	clear(s.stmts)
-	s.stmtMu.Unlock()
-	return s.db.Close()
+	s.reads.close()
+	s.writes.close()
+	return errors.Join(s.writer.Close(), s.db.Close())
 }
 
 // migrate applies every embedded migration not yet recorded, each in its transaction.

@@ -83,15 +83,17 @@ func (s *Store) submit(ctx context.Context, req *writeReq) error {
 
 // runGroup runs a batch of writes in one transaction and reports to each.
 func (s *Store) runGroup(batch []*writeReq) {
+	// After the transaction, before the next can begin: the one connection is free.
+	defer s.writes.prepareLater(context.Background())
 	errs := make([]error, len(batch))
-	tx, err := s.db.BeginTx(context.Background(), nil)
+	tx, err := s.writer.BeginTx(context.Background(), nil)
 	if err != nil {
 		for _, r := range batch {
 			r.done <- err
 		}
 		return
 	}
-	q := s.on(tx)
+	q := conn{cache: &s.writes, tx: tx}
 	single := len(batch) == 1
 	batched := make([]bool, len(batch))
 	if !single {
@@ -137,33 +139,41 @@ type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// conn runs statements through the store's prepared-statement cache, on a transaction
-// when tx is set and on the pool otherwise.
+// conn runs statements through a prepared-statement cache, on a transaction when tx
+// is set (begun on the cache's handle) and on the handle otherwise.
 type conn struct {
-	s  *Store
-	tx *sql.Tx
+	cache *stmtCache
+	tx    *sql.Tx
 }
 
-func (s *Store) read() querier         { return conn{s: s} }
-func (s *Store) on(tx *sql.Tx) querier { return conn{s: s, tx: tx} }
+func (s *Store) read() querier { return conn{cache: &s.reads} }
+
+// on is a caller's transaction, begun on DB.
+func (s *Store) on(tx *sql.Tx) querier { return conn{cache: &s.reads, tx: tx} }
 
 func (c conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	c.s.stmtMu.Lock()
-	st, ok := c.s.stmts[query]
-	c.s.stmtMu.Unlock()
+	cache := c.cache
+	cache.mu.Lock()
+	st, ok := cache.stmts[query]
+	if !ok && c.tx != nil && cache.oneConn {
+		cache.later = append(cache.later, query)
+		cache.mu.Unlock()
+		return c.tx.PrepareContext(ctx, query)
+	}
+	cache.mu.Unlock()
 	if !ok {
 		var err error
-		if st, err = c.s.db.PrepareContext(ctx, query); err != nil {
+		if st, err = cache.db.PrepareContext(ctx, query); err != nil {
 			return nil, err
 		}
-		c.s.stmtMu.Lock()
-		if prev, raced := c.s.stmts[query]; raced {
+		cache.mu.Lock()
+		if prev, raced := cache.stmts[query]; raced {
 			_ = st.Close()
 			st = prev
 		} else {
-			c.s.stmts[query] = st
+			cache.stmts[query] = st
 		}
-		c.s.stmtMu.Unlock()
+		cache.mu.Unlock()
 	}
 	if c.tx != nil {
 		return c.tx.StmtContext(ctx, st), nil
@@ -187,7 +197,7 @@ func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 		if c.tx != nil {
 			return c.tx.QueryRowContext(ctx, query, args...)
 		}
-		return c.s.db.QueryRowContext(ctx, query, args...)
+		return c.cache.db.QueryRowContext(ctx, query, args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }
