@@ -44,7 +44,9 @@ type Config struct {
 
 	// Workers bounds concurrent attempts across all endpoints. Default 64.
 	Workers int
-	// BatchSize bounds the deliveries claimed at once. Default 100.
+	// BatchSize bounds the deliveries claimed at once. Default 100. A node holds at
+	// most Workers+BatchSize leases: deliveries waiting for a worker, in an attempt,
+	// or waiting to be recorded.
 	BatchSize int
 	// LeaseDuration is how long a claim holds a delivery before the reaper may take it
 	// back. An attempt is cut at half the lease (whatever its policy's timeout), so a

@@ -111,7 +111,8 @@ type Policy struct {
 	// DeliveryHeader, when set, names a header carrying the delivery id
 	// ("digize-delivery").
 	DeliveryHeader string
-	// MaxInFlight caps concurrent attempts to the endpoint.
+	// MaxInFlight caps the deliveries of the endpoint leased at once, across nodes: its
+	// concurrent attempts and those waiting for a worker or for their record.
 	MaxInFlight int
 }
 

@@ -57,3 +57,20 @@ func TestOpen(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCycle: the store's cost of one delivery, publish to success (no HTTP).
+//
+//	go test -run '^$' -bench Cycle ./outbox/sqlitestore
+func BenchmarkCycle(b *testing.B) {
+	outboxtest.BenchmarkCycle(b, openB(b, filepath.Join(b.TempDir(), "outbox.db")))
+}
+
+func openB(b *testing.B, path string) *sqlitestore.Store {
+	b.Helper()
+	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	return st
+}
