@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBenchOutbox: a small run prints both rates, their ratio and the lateness, in
+// text and as one JSON object, and leaves its temporary database behind no one.
+func TestBenchOutbox(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "bench", "outbox", "--deliveries", "150", "--concurrency", "4", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var got benchOutboxJSON
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("decode %q: %v", stdout, err)
+	}
+	if got.Deliveries != 150 || got.Concurrency != 4 || got.Publishers != 16 || got.Synchronous != "FULL" {
+		t.Fatalf("options echoed: %+v", got)
+	}
+	if got.PlainPerSecond <= 0 || got.OutboxPerSecond <= 0 || got.Ratio <= 0 || got.LatenessP99MS < got.LatenessP50MS {
+		t.Fatalf("figures: %+v", got)
+	}
+
+	code, stdout, stderr = runCLI(t, nil, "bench", "outbox", "--deliveries", "100", "--concurrency", "2", "--skip-plain", "--sync", "normal")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"synchronous=NORMAL", "deliveries/s", "lateness after schedule"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "ratio") || strings.Contains(stdout, "plain") {
+		t.Errorf("--skip-plain printed the plain client:\n%s", stdout)
+	}
+}
+
+func TestBenchOutboxBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--deliveries", "0"}, {"--concurrency", "-2"}, {"--publishers", "-1"}, {"--per-second", "-5"},
+		{"--sync", "OFF"}, {"--deliveries", "ten"}, {"extra-arg"},
+	} {
+		code, stdout, stderr := runCLI(t, nil, append([]string{"bench", "outbox"}, args...)...)
+		if code != exitUsage || stdout != "" || stderr == "" {
+			t.Errorf("bench outbox %v: exit %d, stdout %q, stderr %q; want 2, nothing, a reason", args, code, stdout, stderr)
+		}
+	}
+}

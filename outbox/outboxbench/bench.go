@@ -1,0 +1,310 @@
+package outboxbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// Options shape one run. Zero values take the defaults given per field.
+type Options struct {
+	// Deliveries is how many events are published and how many plain posts are made.
+	// Default 3000.
+	Deliveries int
+	// Concurrency is the HTTP requests in flight: the plain client's goroutines and
+	// the outbox's Workers. Default 16.
+	Concurrency int
+	// Publishers is how many goroutines publish. Each Publish returns once its event
+	// is durable, so one publisher has one event in a commit at a time. Default
+	// 4×Concurrency.
+	Publishers int
+	// PerSecond paces publishing to this many events a second in all; 0 publishes as
+	// fast as the publishers can.
+	PerSecond int
+	// Synchronous is the SQLite synchronous pragma: FULL (default: fsync on every
+	// commit) or NORMAL.
+	Synchronous string
+	// Dir holds the database file; default a new temporary directory, removed after.
+	Dir string
+	// SkipPlain skips the plain client (Result.PlainPerSecond and Ratio stay 0).
+	SkipPlain bool
+}
+
+// Result is what one run measured.
+type Result struct {
+	Options         Options
+	PlainPerSecond  float64
+	OutboxPerSecond float64
+	// Ratio is OutboxPerSecond / PlainPerSecond.
+	Ratio float64
+	// Lateness of attempts after their scheduled time.
+	LatenessP50, LatenessP99, LatenessMax time.Duration
+}
+
+// WithDefaults returns o with its defaults filled in, or an error naming the first
+// value out of range.
+func (o Options) WithDefaults() (Options, error) {
+	if o.Deliveries == 0 {
+		o.Deliveries = 3000
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 16
+	}
+	if o.Publishers == 0 {
+		o.Publishers = 4 * o.Concurrency
+	}
+	o.Synchronous = strings.ToUpper(o.Synchronous)
+	if o.Synchronous == "" {
+		o.Synchronous = "FULL"
+	}
+	switch {
+	case o.Synchronous != "FULL" && o.Synchronous != "NORMAL":
+		return o, fmt.Errorf("synchronous must be FULL or NORMAL, got %q", o.Synchronous)
+	case o.Deliveries < 1 || o.Deliveries > 10_000_000:
+		return o, fmt.Errorf("deliveries must be in [1, 10000000], got %d", o.Deliveries)
+	case o.Concurrency < 1 || o.Concurrency > 10_000:
+		return o, fmt.Errorf("concurrency must be in [1, 10000], got %d", o.Concurrency)
+	case o.Publishers < 1 || o.Publishers > 100_000:
+		return o, fmt.Errorf("publishers must be in [1, 100000], got %d", o.Publishers)
+	case o.PerSecond < 0:
+		return o, fmt.Errorf("per-second must not be negative, got %d", o.PerSecond)
+	}
+	return o, nil
+}
+
+// eventData is the data of every event: a call status, as the feature server sends.
+var eventData = json.RawMessage(`{"callSid":"CA0123456789abcdef","status":"completed"}`)
+
+// Run measures the plain client, then the outbox, on one loopback receiver.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	opts, err := opts.WithDefaults()
+	if err != nil {
+		return Result{}, fmt.Errorf("outboxbench: %w", err)
+	}
+	res := Result{Options: opts}
+	rc, err := startReceiver()
+	if err != nil {
+		return res, err
+	}
+	defer rc.close()
+
+	if !opts.SkipPlain {
+		body, err := outbox.DefaultRenderer(ctx, outbox.Event{ID: "evt_bench", Type: "call.status",
+			CreatedAt: time.Now(), Data: eventData}, outbox.Endpoint{APIVersion: "v1"})
+		if err != nil {
+			return res, err
+		}
+		if res.PlainPerSecond, err = plainPosts(ctx, rc.url, body, opts.Deliveries, opts.Concurrency); err != nil {
+			return res, err
+		}
+	}
+	dir := opts.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "switchboard-bench-"); err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	rc.got.Store(0)
+	lat, rate, err := outboxDeliveries(ctx, rc, filepath.Join(dir, fmt.Sprintf("bench-%d.db", time.Now().UnixNano())), opts)
+	if err != nil {
+		return res, err
+	}
+	res.OutboxPerSecond = rate
+	if res.PlainPerSecond > 0 {
+		res.Ratio = res.OutboxPerSecond / res.PlainPerSecond
+	}
+	slices.Sort(lat)
+	res.LatenessP50, res.LatenessP99, res.LatenessMax = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	return res, nil
+}
+
+// receiver answers every POST with 204 and counts them.
+type receiver struct {
+	url string
+	srv *http.Server
+	got atomic.Int64
+	// arrived is signalled (without blocking) on every request.
+	arrived chan struct{}
+}
+
+func startReceiver() (*receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("outboxbench: receiver: %w", err)
+	}
+	rc := &receiver{url: "http://" + ln.Addr().String() + "/hook", arrived: make(chan struct{}, 1)}
+	rc.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		rc.got.Add(1)
+		select {
+		case rc.arrived <- struct{}{}:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	go func() { _ = rc.srv.Serve(ln) }()
+	return rc, nil
+}
+
+func (rc *receiver) close() { _ = rc.srv.Close() }
+
+// waitFor returns once the receiver has counted n requests.
+func (rc *receiver) waitFor(ctx context.Context, n int64) error {
+	for rc.got.Load() < n {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-rc.arrived:
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func plainPosts(ctx context.Context, url string, body []byte, n, concurrency int) (float64, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+	defer client.CloseIdleConnections()
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	start := time.Now()
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+				if err == nil {
+					req.Header.Set("Content-Type", "application/json")
+					var resp *http.Response
+					if resp, err = client.Do(req); err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						_ = resp.Body.Close()
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("outboxbench: plain client: %w", err)
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// outboxDeliveries publishes opts.Deliveries events to one endpoint on a fresh
+// database at path, and returns the lateness of every attempt and the delivery rate
+// from the first Publish to the last request received.
+func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Options) ([]time.Duration, float64, error) {
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Synchronous: opts.Synchronous})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer st.Close()
+	var (
+		mu  sync.Mutex
+		lat = make([]time.Duration, 0, opts.Deliveries)
+	)
+	loopback := transport.PublicOnly()
+	loopback.AllowLoopback = true
+	ob, err := outbox.Open(ctx, outbox.Config{Store: st, Egress: &loopback, Workers: opts.Concurrency,
+		Observe: func(_ outbox.Delivery, a outbox.Attempt) {
+			mu.Lock()
+			lat = append(lat, a.At.Sub(a.ScheduledAt))
+			mu.Unlock()
+		}})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = ob.Close(context.Background()) }()
+	allowHTTP, maxInFlight := true, 8*opts.Concurrency
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "bench", URL: rc.url,
+		// The endpoint's cap counts leases, which also cover deliveries queued for a
+		// worker or awaiting their record; Workers bounds the requests in flight.
+		Overrides: outbox.Overrides{AllowHTTP: &allowHTTP, MaxInFlight: &maxInFlight}}); err != nil {
+		return nil, 0, err
+	}
+	if err := ob.Start(ctx); err != nil {
+		return nil, 0, err
+	}
+	var (
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		errMu   sync.Mutex
+		pubErrs []error
+	)
+	start := time.Now()
+	for range opts.Publishers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(opts.Deliveries); i = next.Add(1) {
+				if opts.PerSecond > 0 {
+					due := start.Add(time.Duration(i) * time.Second / time.Duration(opts.PerSecond))
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Until(due)):
+					}
+				}
+				if _, err := ob.Publish(ctx, outbox.Event{ID: fmt.Sprintf("evt_%d", i), Account: "bench",
+					Type: "call.status", Data: eventData}); err != nil {
+					errMu.Lock()
+					pubErrs = append(pubErrs, err)
+					errMu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(pubErrs...); err != nil {
+		return nil, 0, fmt.Errorf("outboxbench: publish: %w", err)
+	}
+	if err := rc.waitFor(ctx, int64(opts.Deliveries)); err != nil {
+		return nil, 0, err
+	}
+	rate := float64(opts.Deliveries) / time.Since(start).Seconds()
+	// Every attempt recorded, for the lateness figures.
+	for {
+		mu.Lock()
+		done := len(lat) >= opts.Deliveries
+		mu.Unlock()
+		if done {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(lat), rate, nil
+}
