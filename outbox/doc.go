@@ -7,8 +7,12 @@
 // event becomes one Delivery per matching endpoint. After Start, the Dispatcher claims
 // due deliveries in batches with a lease, makes one HTTP attempt per claim through the
 // egress-checked client of package transport, records the Attempt, and decides with
-// package retry and the endpoint's Policy what follows. A Reaper reclaims expired
-// leases and a purge removes rows older than the retention window.
+// package retry and the endpoint's Policy what follows. Config.Workers attempts run at
+// once; a node holds up to Workers+BatchSize leases, so that claimed deliveries wait in
+// memory for a worker and finished ones for the single writer, which records and claims
+// in the same transaction. A Reaper reclaims expired leases and a purge removes rows
+// older than the retention window. Package outbox/outboxbench measures delivery
+// against a plain HTTP client (`switchboard bench outbox`).
 //
 // Behaviour is data: a Policy per endpoint, built from one of the four profiles
 // (ProfileSajn, ProfileDigize, ProfileLucibook, ProfileStandard) and per-endpoint
