@@ -181,28 +181,41 @@ func (rc *receiver) waitFor(ctx context.Context, n int64) error {
 func plainPosts(ctx context.Context, url string, body []byte, n, concurrency int) (float64, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
 	defer client.CloseIdleConnections()
+	start := time.Now()
+	err := each(concurrency, n, func(int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("outboxbench: plain client: %w", err)
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// each runs fn(i) for i in 1..n on workers goroutines, each taking the next i until
+// none is left or its fn fails, and returns the failures.
+func each(workers, n int, fn func(i int) error) error {
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	start := time.Now()
-	for range concurrency {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-				if err == nil {
-					req.Header.Set("Content-Type", "application/json")
-					var resp *http.Response
-					if resp, err = client.Do(req); err == nil {
-						_, _ = io.Copy(io.Discard, resp.Body)
-						_ = resp.Body.Close()
-					}
-				}
-				if err != nil {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if err := fn(int(i)); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -212,10 +225,7 @@ func plainPosts(ctx context.Context, url string, body []byte, n, concurrency int
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return 0, fmt.Errorf("outboxbench: plain client: %w", err)
-	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return errors.Join(errs...)
 }
 
 // outboxDeliveries publishes opts.Deliveries events to one endpoint on a fresh
@@ -253,37 +263,19 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 	if err := ob.Start(ctx); err != nil {
 		return nil, 0, err
 	}
-	var (
-		next    atomic.Int64
-		wg      sync.WaitGroup
-		errMu   sync.Mutex
-		pubErrs []error
-	)
 	start := time.Now()
-	for range opts.Publishers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1); i <= int64(opts.Deliveries); i = next.Add(1) {
-				if opts.PerSecond > 0 {
-					due := start.Add(time.Duration(i) * time.Second / time.Duration(opts.PerSecond))
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Until(due)):
-					}
-				}
-				if _, err := ob.Publish(ctx, outbox.Event{ID: fmt.Sprintf("evt_%d", i), Account: "bench",
-					Type: "call.status", Data: eventData}); err != nil {
-					errMu.Lock()
-					pubErrs = append(pubErrs, err)
-					errMu.Unlock()
-					return
-				}
+	err = each(opts.Publishers, opts.Deliveries, func(i int) error {
+		if opts.PerSecond > 0 {
+			due := start.Add(time.Duration(i) * time.Second / time.Duration(opts.PerSecond))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(due)):
 			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(pubErrs...); err != nil {
+		}
+		_, err := ob.Publish(ctx, outbox.Event{ID: fmt.Sprintf("evt_%d", i), Account: "bench", Type: "call.status", Data: eventData})
+		return err
+	})
+	if err != nil {
 		return nil, 0, fmt.Errorf("outboxbench: publish: %w", err)
 	}
 	if err := rc.waitFor(ctx, int64(opts.Deliveries)); err != nil {
