@@ -217,6 +217,61 @@ func TestCloseReleasesInFlight(t *testing.T) {
 	}
 }
 
+// TestCloseReleasesQueued: deliveries claimed but still waiting for a worker when
+// Close begins are released unsent (no attempt used), while the attempt in flight
+// finishes within the shutdown timeout and is recorded.
+func TestCloseReleasesQueued(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, false, func(int, *http.Request) reply {
+		time.Sleep(300 * time.Millisecond) // long enough for Close to begin meanwhile
+		return reply{status: http.StatusNoContent}
+	})
+	st := openStore(t)
+	ctx := context.Background()
+	ob, err := outbox.Open(ctx, outbox.Config{Store: st, HTTPClient: loopbackClient(rc), Workers: 1,
+		ShutdownTimeout: 10 * time.Second, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL,
+		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 4 {
+		pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, pub.Deliveries[0].ID)
+	}
+	if err := ob.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the first attempt", func() bool { return len(rc.requests()) == 1 })
+	if err := ob.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rc.requests()); n != 1 {
+		t.Fatalf("%d requests sent, want 1: queued deliveries must not start once Close has begun", n)
+	}
+	succeeded := 0
+	for _, id := range ids {
+		d, as, err := st.GetDelivery(ctx, "a", id)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case d.Status == outbox.DeliverySucceeded && len(as) == 1:
+			succeeded++
+		case d.Status != outbox.DeliveryPending || d.Attempts != 0 || d.LeaseUntil != nil || len(as) != 0:
+			t.Fatalf("after Close: %+v %+v", d, as)
+		}
+	}
+	if succeeded != 1 {
+		t.Fatalf("%d deliveries succeeded, want the one in flight", succeeded)
+	}
+}
+
 // TestRotateAndAPIVersionAtAttemptTime: each attempt uses the endpoint's values at
 // attempt time: after a rotation both the old and the new secret verify, and a
 // changed apiVersion shapes the next attempt.
