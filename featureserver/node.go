@@ -69,7 +69,7 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 		opts.Logger.Warn().Int("calls", n).Msg("calls left active by the previous run recorded as ended (node-restart)")
 	}
 	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: NewMetrics(), version: opts.Version}
-	status := newStatusPublisher(opts.Logger)
+	status := newStatusPublisher(opts.Logger, store)
 	if err := n.openOutbox(ctx, loc, status); err != nil {
 		store.Close()
 		return nil, err

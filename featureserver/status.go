@@ -26,6 +26,9 @@ const CallStatusEvent = "call.status"
 type statusPublisher struct {
 	ob  *outbox.Outbox
 	log zerolog.Logger
+	// store keeps each hook's configuration, which deliveries still queued after a
+	// restart need; hooks caches it.
+	store *Store
 
 	mu        sync.Mutex
 	endpoints map[string]string   // account + "\x00" + URL → endpoint id
@@ -34,8 +37,8 @@ type statusPublisher struct {
 	seq       map[string]int      // call sid → notifications published, for event ids
 }
 
-func newStatusPublisher(log zerolog.Logger) *statusPublisher {
-	return &statusPublisher{log: log, endpoints: map[string]string{}, hooks: map[string]HookSpec{},
+func newStatusPublisher(log zerolog.Logger, store *Store) *statusPublisher {
+	return &statusPublisher{log: log, store: store, endpoints: map[string]string{}, hooks: map[string]HookSpec{},
 		urls: map[string]string{}, seq: map[string]int{}}
 }
 
@@ -114,12 +117,30 @@ func callSidOf(eventID string) string {
 	return rest
 }
 
-// hookFor returns the status hook an account configured for url, if known.
-func (p *statusPublisher) hookFor(account, url string) (HookSpec, bool) {
+// hookFor returns the status hook an account configured for url, if known: from
+// memory, else as recorded before a restart.
+func (p *statusPublisher) hookFor(ctx context.Context, account, url string) (HookSpec, bool) {
+	key := hookKey(account, url)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	h, ok := p.hooks[hookKey(account, url)]
-	return h, ok
+	h, ok := p.hooks[key]
+	p.mu.Unlock()
+	if ok {
+		return h, true
+	}
+	h, err := p.store.StatusHook(ctx, account, url)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			p.log.Error().Err(err).Str("url", url).Msg("reading a status hook's configuration")
+		}
+		return HookSpec{}, false
+	}
+	p.mu.Lock()
+	if _, raced := p.hooks[key]; !raced {
+		p.hooks[key] = h
+	}
+	h = p.hooks[key]
+	p.mu.Unlock()
+	return h, true
 }
 
 // urlOf returns the URL of a status endpoint, if known.
@@ -132,9 +153,11 @@ func (p *statusPublisher) urlOf(endpointID string) string {
 // endpoint finds or creates the account's endpoint for a status hook URL.
 func (p *statusPublisher) endpoint(ctx context.Context, account Account, spec HookSpec, url string) (string, error) {
 	key := hookKey(account.Sid, url)
+	if err := p.remember(ctx, key, account.Sid, url, spec); err != nil {
+		return "", err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.hooks[key] = spec // the latest configuration of the hook wins
 	if id, ok := p.endpoints[key]; ok {
 		return id, nil
 	}
@@ -161,6 +184,28 @@ func (p *statusPublisher) endpoint(ctx context.Context, account Account, spec Ho
 	}
 	p.endpoints[key], p.urls[ep.ID] = ep.ID, url
 	return ep.ID, nil
+}
+
+// remember makes spec the configuration of the hook at url (the latest wins), in
+// memory and in the store; an unchanged one costs no write.
+func (p *statusPublisher) remember(ctx context.Context, key, account, url string, spec HookSpec) error {
+	p.mu.Lock()
+	cur, ok := p.hooks[key]
+	p.mu.Unlock()
+	if ok && sameHookConfig(cur, spec) {
+		return nil
+	}
+	if err := p.store.SaveStatusHook(ctx, account, url, spec); err != nil {
+		return fmt.Errorf("recording the status hook for %s: %w", url, err)
+	}
+	p.mu.Lock()
+	p.hooks[key] = spec
+	p.mu.Unlock()
+	return nil
+}
+
+func sameHookConfig(a, b HookSpec) bool {
+	return a.Method == b.Method && a.Username == b.Username && a.Password == b.Password
 }
 
 func (p *statusPublisher) forget(account Account, url string) {

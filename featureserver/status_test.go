@@ -96,6 +96,53 @@ func TestStatusHooksThroughOutboxSurviveRestart(t *testing.T) {
 	}
 }
 
+// A status hook's method and Basic credentials outlive the node: notifications still
+// queued at a restart go out as the application configured the hook.
+func TestStatusHookConfigurationSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	type seen struct{ method, user, pass, status string }
+	var up atomic.Bool
+	got := make(chan seen, 16)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		u, pw, _ := r.BasicAuth()
+		got <- seen{r.Method, u, pw, r.URL.Query().Get("call_status")}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook":        map[string]any{"url": app.URL},
+		"call_status_hook": map[string]any{"url": receiver.URL + "/status", "method": "GET", "username": "st", "password": "pw"},
+		"from":             "a", "to": "b"}, &call)
+	n.waitCall(acct, call.CallSid)
+	n.stop() // the receiver is down: the notifications wait in the outbox
+
+	up.Store(true)
+	startNodeOn(t, n)
+	select {
+	case s := <-got:
+		if s.method != http.MethodGet || s.user != "st" || s.pass != "pw" || s.status == "" {
+			t.Fatalf("status delivery after restart: %+v, want GET with the fields in the query and Basic st:pw", s)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no status delivery after restart")
+	}
+}
+
 func containsAll(have []string, want ...string) bool {
 	for _, w := range want {
 		found := false

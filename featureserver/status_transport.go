@@ -46,7 +46,7 @@ func (t *statusHookTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	clean := *out.URL
 	clean.RawQuery = ""
 	signed := body
-	if hook, ok := t.hooks.hookFor(fields.AccountSid, clean.String()); ok {
+	if hook, ok := t.hooks.hookFor(req.Context(), fields.AccountSid, clean.String()); ok {
 		if hook.Username != "" {
 			out.SetBasicAuth(hook.Username, hook.Password)
 		}

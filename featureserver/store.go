@@ -407,3 +407,24 @@ func (s *Store) CallRecords(ctx context.Context, accountSid string, limit int) (
 	}
 	return out, rows.Err()
 }
+
+// SaveStatusHook records how an account's status hook at url (without query) is
+// configured, replacing what was recorded.
+func (s *Store) SaveStatusHook(ctx context.Context, accountSid, url string, hook HookSpec) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(account_sid, url) DO UPDATE SET method = excluded.method,
+		username = excluded.username, password = excluded.password, updated_at = excluded.updated_at`,
+		accountSid, url, hook.Method, hook.Username, hook.Password, s.now().UnixMilli())
+	return err
+}
+
+// StatusHook returns what SaveStatusHook recorded, or ErrNotFound.
+func (s *Store) StatusHook(ctx context.Context, accountSid, url string) (HookSpec, error) {
+	h := HookSpec{URL: url}
+	err := s.db.QueryRowContext(ctx, `SELECT method, username, password FROM fs_status_hooks
+		WHERE account_sid = ? AND url = ?`, accountSid, url).Scan(&h.Method, &h.Username, &h.Password)
+	if errors.Is(err, sql.ErrNoRows) {
+		return HookSpec{}, ErrNotFound
+	}
+	return h, err
+}
