@@ -110,7 +110,9 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 		return fmt.Errorf("outbox store: %w", err)
 	}
 	rules := callControlRules(n.cfg)
-	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout})
+	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
+	// profile) at once: keep that many connections to it rather than dial each time.
+	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
 	client.Transport = &statusHookTransport{
 		base: client.Transport, hooks: status, userAgent: n.cfg.CallControl.UserAgent, now: time.Now,
 		secretOf: func(ctx context.Context, accountSid string) (string, error) {

@@ -76,9 +76,6 @@ func (c Config) WithDefaults() Config {
 		r := transport.PublicOnly()
 		c.Egress = &r
 	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = transport.NewHTTPClient(*c.Egress, transport.ClientOptions{MaxIdleConnsPerHost: 16})
-	}
 	if c.Clock == nil {
 		c.Clock = retry.SystemClock{}
 	}
@@ -99,6 +96,11 @@ func (c Config) WithDefaults() Config {
 		c.UserAgent = "Switchboard-Outbox/1"
 	}
 	setDefault(&c.Workers, 64)
+	if c.HTTPClient == nil {
+		// As many idle connections per host as attempts can run at once: a busy
+		// endpoint's connections are reused, not closed and dialled again.
+		c.HTTPClient = transport.NewHTTPClient(*c.Egress, transport.ClientOptions{MaxIdleConnsPerHost: c.Workers})
+	}
 	setDefault(&c.BatchSize, 100)
 	setDefault(&c.PurgeBatch, 1000)
 	setDefault(&c.LeaseDuration, 2*time.Minute)

@@ -2,12 +2,16 @@ package outbox_test
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // TestWorkersBoundAttempts: the claim loop and the completer (which claims with each
@@ -75,5 +79,85 @@ func TestQueuedJobWithShortLeaseIsReleased(t *testing.T) {
 	}
 	if got, _ = h.delivery(d.ID); got.Status != outbox.DeliverySucceeded || len(h.recv.requests()) != 1 {
 		t.Fatalf("after a 70 s wait (50 s of lease left): status %s, %d requests, want SUCCEEDED after 1", got.Status, len(h.recv.requests()))
+	}
+}
+
+// TestDefaultClientKeepsAConnectionPerWorker: the default HTTP client keeps as many
+// idle connections to a host as Workers, so that a busy endpoint's connections are
+// reused from one burst to the next instead of being closed and dialled again.
+func TestDefaultClientKeepsAConnectionPerWorker(t *testing.T) {
+	t.Parallel()
+	const workers = 24
+	var (
+		mu      sync.Mutex
+		dialled int
+		waiting int
+		release = make(chan struct{})
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Hold each burst until all of it has arrived: every worker has its own
+		// connection open at once.
+		mu.Lock()
+		waiting++
+		ch := release
+		if waiting == workers { // the last of its burst lets them all go
+			waiting = 0
+			close(release)
+			release = make(chan struct{})
+		}
+		mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			dialled++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	loopback := transport.PublicOnly()
+	loopback.AllowLoopback = true
+	ctx := context.Background()
+	ob, err := outbox.Open(ctx, outbox.Config{Store: openStore(t), Egress: &loopback, Workers: workers,
+		PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ob.Close(ctx) }()
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: srv.URL,
+		Overrides: outbox.Overrides{AllowHTTP: ptr(true), MaxInFlight: ptr(workers)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for burst := range 2 {
+		for range workers {
+			pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, pub.Deliveries[0].ID)
+		}
+		waitFor(t, 20*time.Second, fmt.Sprintf("burst %d delivered", burst+1), func() bool {
+			for _, id := range ids {
+				if d, _, err := ob.GetDelivery(ctx, "a", id); err != nil || d.Status != outbox.DeliverySucceeded {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if dialled > workers {
+		t.Fatalf("%d connections dialled for two bursts of %d, want at most %d (reused)", dialled, workers, workers)
 	}
 }
