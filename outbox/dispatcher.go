@@ -32,6 +32,9 @@ type dispatcher struct {
 	// way. It never exceeds maxHeld, which bounds memory and the channels below.
 	held    atomic.Int64
 	maxHeld int
+	// busy counts jobs queued or in an attempt: fewer than Workers means a worker is
+	// idle (handoff).
+	busy    atomic.Int64
 	queue   chan Job
 	results chan outcome
 	workers sync.WaitGroup
@@ -117,7 +120,9 @@ func (d *dispatcher) run(ctx context.Context) {
 // work runs attempts for queued jobs until the queue closes.
 func (d *dispatcher) work() {
 	for job := range d.queue {
-		d.results <- outcome{job: job, r: d.runJob(job)}
+		r := d.runJob(job)
+		d.busy.Add(-1)
+		d.results <- outcome{job: job, r: r}
 	}
 }
 
@@ -142,9 +147,68 @@ func (d *dispatcher) runJob(job Job) result {
 // enqueue queues jobs for the workers. The queue holds maxHeld jobs and held counts
 // them, so this never blocks.
 func (d *dispatcher) enqueue(jobs []Job) {
+	d.busy.Add(int64(len(jobs)))
 	for _, job := range jobs {
 		d.queue <- job
 	}
+}
+
+// handoff carries the deliveries of one Publish straight to the workers, leased as
+// they are stored (outbox.PlanFunc), skipping the claim and its commit. It takes room
+// only while a worker is idle: a node with work queued claims from the store instead,
+// so that deliveries already due (retries, an earlier backlog) are not starved by new
+// ones.
+type handoff struct {
+	d         *dispatcher
+	taken     int
+	endpoints map[string]Endpoint // delivery id → its endpoint, for the job
+}
+
+// handoff opens one, or returns nil once run is shutting down. finish must follow.
+func (d *dispatcher) handoff() *handoff {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopping {
+		return nil
+	}
+	d.claiming.Add(1) // run closes the queue only after finish
+	return &handoff{d: d, endpoints: map[string]Endpoint{}}
+}
+
+// take reserves room for delivery id of ep when a worker is idle. Publishes at once
+// may together queue a few jobs beyond the idle workers; held stays bounded.
+func (h *handoff) take(id string, ep Endpoint) bool {
+	if int(h.d.busy.Load())+h.taken >= h.d.o.cfg.Workers {
+		return false
+	}
+	if h.d.reserve(func(held int) int {
+		if held < h.d.maxHeld {
+			return 1
+		}
+		return 0
+	}) == 0 {
+		return false
+	}
+	h.taken++
+	h.endpoints[id] = ep
+	return true
+}
+
+// finish queues the deliveries the store leased and gives back the room it did not
+// use. It reports whether every delivery of pub was handed over.
+func (h *handoff) finish(pub Published, err error) (all bool) {
+	defer h.d.claiming.Done()
+	var jobs []Job
+	if err == nil && !pub.Duplicate {
+		for _, dl := range pub.Deliveries {
+			if ep, ok := h.endpoints[dl.ID]; ok && dl.LeaseUntil != nil {
+				jobs = append(jobs, Job{Delivery: dl, Event: pub.Event, Endpoint: ep, Token: PublishLeaseToken(dl.ID)})
+			}
+		}
+	}
+	h.d.held.Add(int64(len(jobs) - h.taken))
+	h.d.enqueue(jobs)
+	return err == nil && len(jobs) == len(pub.Deliveries)
 }
 
 // minClaim is the smallest claim worth making while the node holds other deliveries:

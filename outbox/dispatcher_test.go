@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -159,5 +161,78 @@ func TestDefaultClientKeepsAConnectionPerWorker(t *testing.T) {
 	defer mu.Unlock()
 	if dialled > workers {
 		t.Fatalf("%d connections dialled for two bursts of %d, want at most %d (reused)", dialled, workers, workers)
+	}
+}
+
+// claimCounter is a store that counts the deliveries its claims return.
+type claimCounter struct {
+	outbox.Store
+	claimed atomic.Int64
+}
+
+func (c *claimCounter) Claim(ctx context.Context, p outbox.ClaimParams) ([]outbox.Job, error) {
+	jobs, err := c.Store.Claim(ctx, p)
+	c.claimed.Add(int64(len(jobs)))
+	return jobs, err
+}
+
+func (c *claimCounter) CompleteClaim(ctx context.Context, o []outbox.Completion, p outbox.ClaimParams) ([]bool, []outbox.Job, error) {
+	applied, jobs, err := c.Store.CompleteClaim(ctx, o, p)
+	c.claimed.Add(int64(len(jobs)))
+	return applied, jobs, err
+}
+
+// TestPublishHandsOverToIdleWorkers: while workers are idle, a published delivery is
+// leased as it is stored and goes to a worker with no claim; a delivery PublishTx
+// stores (visible only at the caller's commit) is claimed as before.
+func TestPublishHandsOverToIdleWorkers(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, false, status(http.StatusNoContent))
+	st := &claimCounter{Store: openStore(t)}
+	ctx := context.Background()
+	ob, err := outbox.Open(ctx, outbox.Config{Store: st, HTTPClient: loopbackClient(rc), PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ob.Close(ctx) }()
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL,
+		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pub.Deliveries[0].LeaseUntil == nil {
+			t.Fatalf("publish %d: delivery not leased as stored, with idle workers", i)
+		}
+		waitFor(t, 10*time.Second, "the delivery", func() bool { return len(rc.requests()) == i+1 })
+	}
+	if n := st.claimed.Load(); n != 0 {
+		t.Fatalf("%d deliveries came from claims, want none (handed over at publish)", n)
+	}
+
+	sqlStore := st.Store.(*sqlitestore.Store)
+	tx, err := sqlStore.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ob.PublishTx(ctx, tx, outbox.Event{Account: "a", Type: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if pub.Deliveries[0].LeaseUntil != nil {
+		t.Fatal("PublishTx leased its delivery before the caller committed")
+	}
+	waitFor(t, 10*time.Second, "the PublishTx delivery", func() bool { return len(rc.requests()) == 6 })
+	if n := st.claimed.Load(); n != 1 {
+		t.Fatalf("%d deliveries came from claims, want the PublishTx one", n)
 	}
 }

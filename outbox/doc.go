@@ -10,9 +10,11 @@
 // package retry and the endpoint's Policy what follows. Config.Workers attempts run at
 // once; a node holds up to Workers+BatchSize leases, so that claimed deliveries wait in
 // memory for a worker and finished ones for the single writer, which records and claims
-// in the same transaction. A Reaper reclaims expired leases and a purge removes rows
-// older than the retention window. Package outbox/outboxbench measures delivery
-// against a plain HTTP client (`switchboard bench outbox`).
+// in the same transaction. While a worker is idle, Publish leases its deliveries as
+// it stores them and hands them over directly, without a claim. A Reaper reclaims
+// expired leases and a purge removes rows older than the retention window. Package
+// outbox/outboxbench measures delivery against a plain HTTP client (`switchboard
+// bench outbox`).
 //
 // Behaviour is data: a Policy per endpoint, built from one of the four profiles
 // (ProfileSajn, ProfileDigize, ProfileLucibook, ProfileStandard) and per-endpoint

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -20,6 +21,9 @@ type Outbox struct {
 
 	// wake nudges the dispatcher after a publish, a completion or a resume.
 	wake chan struct{}
+	// disp is the running dispatcher (nil before Start): Publish hands it new
+	// deliveries directly while it has idle workers.
+	disp atomic.Pointer[dispatcher]
 
 	mu      sync.Mutex
 	started bool
@@ -61,6 +65,7 @@ func (o *Outbox) Start(ctx context.Context) error {
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	o.stop, o.abort, o.done = stop, abort, make(chan struct{})
 	d := newDispatcher(o, attemptCtx)
+	o.disp.Store(d)
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); d.run(runCtx) }()

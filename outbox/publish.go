@@ -61,6 +61,12 @@ func (o *Outbox) publish(ctx context.Context, tx *sql.Tx, ev Event, only func(En
 	if err := validateEvent(&ev, now); err != nil {
 		return Published{}, err
 	}
+	// Deliveries stored in the caller's transaction become visible when it commits,
+	// which may never happen: only the outbox's own publishes are handed over.
+	var hand *handoff
+	if d := o.disp.Load(); d != nil && tx == nil {
+		hand = d.handoff()
+	}
 	plan := func(ep Endpoint) (Delivery, *Attempt, bool) {
 		if only != nil {
 			if !only(ep) {
@@ -69,13 +75,22 @@ func (o *Outbox) publish(ctx context.Context, tx *sql.Tx, ev Event, only func(En
 		} else if !ep.Wants(ev.Type) {
 			return Delivery{}, nil, false
 		}
-		return planDelivery(o.policyOf(ep), ev, ep, now)
+		d, a, ok := planDelivery(o.policyOf(ep), ev, ep, now)
+		if ok && hand != nil && d.Status == DeliveryPending && ep.Status == EndpointActive && hand.take(d.ID, ep) {
+			lease := now.Add(o.cfg.LeaseDuration)
+			d.LeaseUntil = &lease
+		}
+		return d, a, ok
 	}
 	pub, err := o.store.Publish(ctx, tx, ev, now, plan)
+	handedAll := false
+	if hand != nil {
+		handedAll = hand.finish(pub, err)
+	}
 	if err != nil {
 		return Published{}, err
 	}
-	if tx == nil && !pub.Duplicate {
+	if tx == nil && !pub.Duplicate && !handedAll {
 		o.nudge()
 	}
 	return pub, nil

@@ -84,7 +84,19 @@ type Store interface {
 
 // PlanFunc decides the delivery of a new event to one endpoint: ok false creates none;
 // attempt, when not nil, is written with it (attempt 0 of a paused endpoint).
+//
+// A PENDING d with LeaseUntil set asks to be leased as it is stored, with the token
+// PublishLeaseToken(d.ID): the store grants it when the endpoint is ACTIVE, not held
+// at the time of storing, and under its InFlightCap counting the leases it already
+// has (those granted earlier in the same transaction included), and otherwise stores
+// the delivery unleased, LeaseUntil nil in the Published result. The engine hands a
+// granted delivery straight to its workers, with no claim.
 type PlanFunc func(ep Endpoint) (d Delivery, attempt *Attempt, ok bool)
+
+// PublishLeaseToken is the lease token of a delivery leased as it was published. A
+// delivery is published once, so the token is unique among its leases; claims use
+// random tokens.
+func PublishLeaseToken(deliveryID string) string { return "pub_" + deliveryID }
 
 // DecideFunc returns the Change to apply to a delivery given its current state and its
 // endpoint's. An error aborts the transaction.

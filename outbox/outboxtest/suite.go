@@ -34,6 +34,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"UpdateEndpoint", testUpdateEndpoint},
 		{"Publish", testPublish},
 		{"PublishTx", testPublishTx},
+		{"PublishLease", testPublishLease},
+		{"PublishLeaseConcurrent", testPublishLeaseConcurrent},
 		{"Claim", testClaim},
 		{"ClaimInFlightCap", testClaimInFlightCap},
 		{"ClaimConcurrent", testClaimConcurrent},

@@ -62,10 +62,14 @@ func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, pl
 		return outbox.Published{}, err
 	}
 	pub := outbox.Published{Event: ev}
+	leases := newPublishLeases(tx, now)
 	for _, ep := range endpoints {
 		d, a, ok := plan(ep)
 		if !ok {
 			continue
+		}
+		if err := leases.grant(ctx, ep, &d); err != nil {
+			return outbox.Published{}, err
 		}
 		if err := insertDelivery(ctx, tx, d); err != nil {
 			return outbox.Published{}, err
@@ -83,19 +87,66 @@ func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, pl
 
 // insertDeliveryColumns are the columns a new delivery sets, in deliveryArgs' order.
 const insertDeliveryColumns = `id, account, event_id, event_type, endpoint_id,
-	status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at`
+	status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at,
+	lease_until, lease_token`
+
+// insertDeliveryArgs is len(deliveryArgs(d)).
+const insertDeliveryArgs = 15
 
 func deliveryArgs(d outbox.Delivery) []any {
+	var token any
+	if d.LeaseUntil != nil {
+		token = outbox.PublishLeaseToken(d.ID)
+	}
 	return []any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
-		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt)}
+		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt),
+		microsPtr(d.LeaseUntil), token}
 }
 
 func insertDelivery(ctx context.Context, tx querier, d outbox.Delivery) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, deliveryArgs(d)...)
+		VALUES `+rowsSQL(1, insertDeliveryArgs), deliveryArgs(d)...)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: insert delivery: %w", err)
 	}
+	return nil
+}
+
+// publishLeases grants the leases new deliveries ask for (outbox.PlanFunc) within one
+// transaction, counting each endpoint's leases once and then those it grants.
+type publishLeases struct {
+	tx     querier
+	now    time.Time
+	leased map[string]int // endpoint id → leases it has
+}
+
+func newPublishLeases(tx querier, now time.Time) *publishLeases {
+	return &publishLeases{tx: tx, now: now, leased: map[string]int{}}
+}
+
+// grant keeps d's lease when ep can take one more, and clears it otherwise.
+func (l *publishLeases) grant(ctx context.Context, ep outbox.Endpoint, d *outbox.Delivery) error {
+	if d.LeaseUntil == nil {
+		return nil
+	}
+	held := ep.HoldUntil != nil && ep.HoldUntil.After(l.now)
+	if d.Status != outbox.DeliveryPending || ep.Status != outbox.EndpointActive || ep.RemovedAt != nil || held {
+		d.LeaseUntil = nil
+		return nil
+	}
+	n, ok := l.leased[ep.ID]
+	if !ok {
+		if err := l.tx.QueryRowContext(ctx, `SELECT count(*) FROM outbox_deliveries
+			WHERE endpoint_id = ? AND lease_until IS NOT NULL`, ep.ID).Scan(&n); err != nil {
+			return fmt.Errorf("sqlitestore: count leases: %w", err)
+		}
+	}
+	if n >= ep.InFlightCap {
+		d.LeaseUntil = nil
+	} else {
+		n++
+	}
+	l.leased[ep.ID] = n
 	return nil
 }
 

@@ -88,6 +88,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 	}
 	wrote := make([]bool, len(reqs))
 	endpoints := map[string][]outbox.Endpoint{}
+	var leases *publishLeases
 	var (
 		deliveries []outbox.Delivery
 		attempts   []outbox.Attempt
@@ -112,10 +113,17 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 			endpoints[r.ev.Account] = eps
 		}
 		r.out = outbox.Published{Event: r.ev}
+		if leases == nil {
+			leases = newPublishLeases(q, r.now)
+		}
+		leases.now = r.now
 		for _, ep := range eps {
 			d, a, ok := r.plan(ep)
 			if !ok {
 				continue
+			}
+			if err := leases.grant(ctx, ep, &d); err != nil {
+				return nil, err
 			}
 			deliveries = append(deliveries, d)
 			if a != nil {
@@ -125,11 +133,11 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 		}
 	}
 	err = chunks(len(deliveries), func(i, j int) error {
-		args := make([]any, 0, (j-i)*13)
+		args := make([]any, 0, (j-i)*insertDeliveryArgs)
 		for _, d := range deliveries[i:j] {
 			args = append(args, deliveryArgs(d)...)
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`) VALUES `+rowsSQL(j-i, 13), args...); err != nil {
+		if _, err := q.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`) VALUES `+rowsSQL(j-i, insertDeliveryArgs), args...); err != nil {
 			return fmt.Errorf("sqlitestore: insert deliveries: %w", err)
 		}
 		return nil
