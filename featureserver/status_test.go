@@ -65,13 +65,7 @@ func TestStatusHooksThroughOutboxSurviveRestart(t *testing.T) {
 		t.Fatalf("create account: %d %s", code, raw)
 	}
 	secret.Store(acct.StatusWebhookSecret)
-	var call struct {
-		CallSid string `json:"call_sid"`
-	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": app.URL}, "call_status_hook": map[string]any{"url": receiver.URL + "/status"},
-		"from": "a", "to": "b"}, &call)
-	v := n.waitCall(acct.testAccount, call.CallSid)
+	v := n.waitCall(acct.testAccount, n.startCall(acct.testAccount, app.URL, map[string]any{"url": receiver.URL + "/status"}))
 	for _, k := range timelineKinds(v) {
 		if k == "alert" {
 			t.Errorf("a down status receiver must not alert the call: %v", timelineKinds(v))
@@ -113,22 +107,11 @@ func TestStatusHookConfigurationSurvivesRestart(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer receiver.Close()
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `[{"verb":"hangup"}]`)
-	}))
-	defer app.Close()
+	app := hangupApp(t)
 
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
-	var call struct {
-		CallSid string `json:"call_sid"`
-	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook":        map[string]any{"url": app.URL},
-		"call_status_hook": map[string]any{"url": receiver.URL + "/status", "method": "GET", "username": "st", "password": "pw"},
-		"from":             "a", "to": "b"}, &call)
-	n.waitCall(acct, call.CallSid)
+	n.waitCall(acct, n.startCall(acct, app.URL, map[string]any{"url": receiver.URL + "/status", "method": "GET", "username": "st", "password": "pw"}))
 	n.stop() // the receiver is down: the notifications wait in the outbox
 
 	up.Store(true)
@@ -175,22 +158,11 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer receiver.Close()
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `[{"verb":"hangup"}]`)
-	}))
-	defer app.Close()
+	app := hangupApp(t)
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
 	secret.Store(acct.WebhookSecret)
-	var call struct {
-		CallSid string `json:"call_sid"`
-	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook":        map[string]any{"url": app.URL},
-		"call_status_hook": map[string]any{"url": receiver.URL + "/status", "method": "GET", "username": "st", "password": "pw"},
-		"from":             "a", "to": "b"}, &call)
-	n.waitCall(acct, call.CallSid)
+	n.waitCall(acct, n.startCall(acct, app.URL, map[string]any{"url": receiver.URL + "/status", "method": "GET", "username": "st", "password": "pw"}))
 	select {
 	case s := <-got:
 		if s.method != "GET" || s.user != "st" || s.pass != "pw" || s.status == "" || s.ua != "jambonz" || s.sigErr != nil {
@@ -204,25 +176,41 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 // A status notification the outbox gives up on raises an alert naming the call.
 func TestStatusHookGivenUpIsAlerted(t *testing.T) {
 	t.Parallel()
+	app := hangupApp(t)
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	// Link-local (cloud metadata) is refused by the egress rules: the delivery is
+	// DEAD at once under the standard profile, and nothing leaves the machine.
+	callSid := n.startCall(acct, app.URL, map[string]any{"url": "http://169.254.169.254/status"})
+	n.waitCall(acct, callSid)
+	waitFor(t, func() bool {
+		var alerts []Alert
+		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=webhook-connection-failure", acct.APIToken, nil, &alerts)
+		return len(alerts) > 0 && alerts[0].CallSid == callSid && alerts[0].URL == "http://169.254.169.254/status"
+	})
+}
+
+// hangupApp is an HTTP application whose every answer is a hangup.
+func hangupApp(t *testing.T) *httptest.Server {
+	t.Helper()
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `[{"verb":"hangup"}]`)
 	}))
-	defer app.Close()
-	n := startNode(t, nil)
-	acct := n.createAccount("acme")
+	t.Cleanup(app.Close)
+	return app
+}
+
+// startCall starts a call of acct on the application at appURL with the given status
+// hook and returns its sid.
+func (n *testNode) startCall(acct testAccount, appURL string, statusHook map[string]any) string {
+	n.t.Helper()
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	// Link-local (cloud metadata) is refused by the egress rules: the delivery is
-	// DEAD at once under the standard profile, and nothing leaves the machine.
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": app.URL}, "call_status_hook": map[string]any{"url": "http://169.254.169.254/status"},
-		"from": "a", "to": "b"}, &call)
-	n.waitCall(acct, call.CallSid)
-	waitFor(t, func() bool {
-		var alerts []Alert
-		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=webhook-connection-failure", acct.APIToken, nil, &alerts)
-		return len(alerts) > 0 && alerts[0].CallSid == call.CallSid && alerts[0].URL == "http://169.254.169.254/status"
-	})
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": appURL}, "call_status_hook": statusHook, "from": "a", "to": "b"}, &call); code != http.StatusCreated {
+		n.t.Fatalf("start call: %d %s", code, raw)
+	}
+	return call.CallSid
 }
