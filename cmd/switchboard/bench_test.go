@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -13,12 +12,7 @@ func TestBenchOutbox(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	var got benchOutboxJSON
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&got); err != nil {
-		t.Fatalf("decode %q: %v", stdout, err)
-	}
+	got := decodeJSONLine[benchOutboxJSON](t, stdout)
 	if got.Deliveries != 150 || got.Concurrency != 4 || got.Publishers != 16 || got.Synchronous != "FULL" {
 		t.Fatalf("options echoed: %+v", got)
 	}

@@ -24,25 +24,29 @@ func explainJSONOf(t *testing.T, env map[string]string, args ...string) explainJ
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
+	// The keys promised by the contract must be present even when empty.
+	return decodeJSONLine[explainJSON](t, stdout, "url", "clean_url", "transport", "rc", "rc_default", "rp", "rp_explicit",
+		"handshake_timeout_retried", "max_attempts", "delays_ms", "total_delay_ms", "time_to_failure_ms", "warnings")
+}
+
+// decodeJSONLine checks a --json output: one line, one object decoding into T with no
+// unknown field, and each of keys present and not null.
+func decodeJSONLine[T any](t *testing.T, stdout string, keys ...string) T {
+	t.Helper()
+	var got T
 	if strings.Count(stdout, "\n") != 1 {
 		t.Fatalf("--json must print one line, got %q", stdout)
 	}
-	var got explainJSON
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
 		t.Fatalf("decode %q: %v", stdout, err)
 	}
-	// The keys promised by the contract must be present even when empty.
 	var raw map[string]any
 	_ = json.Unmarshal([]byte(stdout), &raw)
-	for _, k := range []string{"url", "clean_url", "transport", "rc", "rc_default", "rp", "rp_explicit",
-		"handshake_timeout_retried", "max_attempts", "delays_ms", "total_delay_ms", "time_to_failure_ms", "warnings"} {
-		if _, ok := raw[k]; !ok {
-			t.Errorf("key %q missing from %s", k, stdout)
-		}
-		if v, ok := raw[k]; ok && v == nil {
-			t.Errorf("key %q is null in %s", k, stdout)
+	for _, k := range keys {
+		if v, ok := raw[k]; !ok || v == nil {
+			t.Errorf("key %q missing or null in %s", k, stdout)
 		}
 	}
 	return got

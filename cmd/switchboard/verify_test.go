@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,22 +240,7 @@ func TestVerifyJSON(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
 			}
-			if strings.Count(stdout, "\n") != 1 {
-				t.Fatalf("--json must print one line, got %q", stdout)
-			}
-			var got verifyJSON
-			dec := json.NewDecoder(strings.NewReader(stdout))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&got); err != nil {
-				t.Fatalf("decode %q: %v", stdout, err)
-			}
-			var raw map[string]any
-			_ = json.Unmarshal([]byte(stdout), &raw)
-			for _, k := range []string{"valid", "scheme", "version", "webhook_id", "timestamp", "matched_secret", "error"} {
-				if v, ok := raw[k]; !ok || v == nil {
-					t.Errorf("key %q missing or null in %s", k, stdout)
-				}
-			}
+			got := decodeJSONLine[verifyJSON](t, stdout, "valid", "scheme", "version", "webhook_id", "timestamp", "matched_secret", "error")
 			if got.Timestamp != sent.UTC().Format(time.RFC3339) {
 				t.Errorf("timestamp %q, want %q", got.Timestamp, sent.UTC().Format(time.RFC3339))
 			}
