@@ -193,8 +193,7 @@ func (b *batchApplier) change(ctx context.Context, ch outbox.Change, deliveryID,
 		if err := b.flush(ctx); err != nil {
 			return err
 		}
-		if _, err := b.tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = ?, last_error = ?, updated_at = ?
-			WHERE endpoint_id = ? AND status = 'PENDING' AND lease_until IS NULL AND id != ?`,
+		if _, err := b.tx.ExecContext(ctx, moveWaitingSQL,
 			string(ch.Waiting), ch.WaitingReason, micros(ch.At), endpointID, deliveryID); err != nil {
 			return fmt.Errorf("sqlitestore: update waiting deliveries: %w", err)
 		}

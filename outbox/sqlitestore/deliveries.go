@@ -104,14 +104,22 @@ func (s *Store) UpdateDelivery(ctx context.Context, account, id string, change o
 	return out, err
 }
 
+// recoverSQL makes an endpoint's failed deliveries since a time pending again, due at
+// once, with a new run of attempts. It walks the endpoint's FAILED index.
+const recoverSQL = `UPDATE outbox_deliveries SET status = 'PENDING', run_start = attempts,
+next_attempt_at = ?, fault_since = NULL, last_error = '', updated_at = ?
+WHERE account = ? AND endpoint_id = ? AND status = 'FAILED' AND created_at >= ?`
+
+// purgeDeliveriesSQL picks a batch of deliveries past retention, oldest first, on
+// the created_at index: its cost is the batch, not the table.
+const purgeDeliveriesSQL = `SELECT id FROM outbox_deliveries
+WHERE created_at < ? AND lease_until IS NULL ORDER BY created_at LIMIT ?`
+
 // Recover implements outbox.Store.
 func (s *Store) Recover(ctx context.Context, account, endpointID string, since, now time.Time) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx querier) error {
-		res, err := tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = 'PENDING', run_start = attempts,
-			next_attempt_at = ?, fault_since = NULL, last_error = '', updated_at = ?
-			WHERE account = ? AND endpoint_id = ? AND status = 'FAILED' AND created_at >= ?`,
-			micros(now), micros(now), account, endpointID, sinceMicros(since))
+		res, err := tx.ExecContext(ctx, recoverSQL, micros(now), micros(now), account, endpointID, sinceMicros(since))
 		if err != nil {
 			return err
 		}
@@ -124,8 +132,7 @@ func (s *Store) Recover(ctx context.Context, account, endpointID string, since, 
 // Purge implements outbox.Store.
 func (s *Store) Purge(ctx context.Context, before time.Time, limit int) (deliveries, events int, err error) {
 	err = s.write(ctx, func(tx querier) error {
-		ids, err := queryIDs(ctx, tx, `SELECT id FROM outbox_deliveries
-			WHERE created_at < ? AND lease_until IS NULL ORDER BY created_at LIMIT ?`, micros(before), limit)
+		ids, err := queryIDs(ctx, tx, purgeDeliveriesSQL, micros(before), limit)
 		if err != nil {
 			return err
 		}

@@ -117,6 +117,12 @@ const updateEndpointSQL = `UPDATE outbox_endpoints SET url = ?, events = ?, api_
 
 // applyChange writes a Change about delivery deliveryID ("" for none) of endpoint
 // endpointID.
+// moveWaitingSQL gives an endpoint's waiting deliveries (pending, not leased) the
+// status a pause or a disable sets, except the delivery whose attempt caused it. It
+// walks the endpoint's PENDING index (migration 0003).
+const moveWaitingSQL = `UPDATE outbox_deliveries SET status = ?, last_error = ?, updated_at = ?
+WHERE endpoint_id = ? AND status = 'PENDING' AND lease_until IS NULL AND id != ?`
+
 func applyChange(ctx context.Context, tx querier, ch outbox.Change, deliveryID, endpointID string) error {
 	if d := ch.Delivery; d != nil {
 		if _, err := tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = ?, attempts = ?, run_start = ?,
@@ -144,8 +150,7 @@ func applyChange(ctx context.Context, tx querier, ch outbox.Change, deliveryID, 
 		}
 	}
 	if ch.Waiting != "" {
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = ?, last_error = ?, updated_at = ?
-			WHERE endpoint_id = ? AND status = 'PENDING' AND lease_until IS NULL AND id != ?`,
+		if _, err := tx.ExecContext(ctx, moveWaitingSQL,
 			string(ch.Waiting), ch.WaitingReason, micros(ch.At), endpointID, deliveryID); err != nil {
 			return fmt.Errorf("sqlitestore: update waiting deliveries: %w", err)
 		}

@@ -10,8 +10,9 @@ import (
 
 // TestQueryPlansUseIndexes: waiting deliveries cost rows and an index, not work per
 // claim. The claim walks the due index (ordered by next attempt) and counts leases on
-// the small in-flight index; NextDue reads the due index's first entry; no statement
-// scans the deliveries table.
+// the small in-flight index; NextDue reads the due index's first entry; the retention
+// purge, pausing and recovering walk indexes of their own; no statement scans the
+// deliveries table.
 func TestQueryPlansUseIndexes(t *testing.T) {
 	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
@@ -47,7 +48,23 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}
 	next := plan(`SELECT min(next_attempt_at) FROM outbox_deliveries WHERE status = 'PENDING' AND lease_until IS NULL`)
 	reap := plan(`SELECT id FROM outbox_deliveries WHERE lease_until IS NOT NULL AND lease_until < ? AND status = 'PENDING' ORDER BY lease_until LIMIT ?`, 1, 1)
-	for name, p := range map[string]string{"claim": claim, "lease": lease, "next due": next, "reap": reap} {
+	purge := plan(purgeDeliveriesSQL, 1, 1)
+	waiting := plan(moveWaitingSQL, "FAILED", "paused", 1, "ep", "d")
+	recover := plan(recoverSQL, 1, 1, "acct", "ep", 1)
+	for name, c := range map[string]struct{ plan, index string }{
+		"purge":   {purge, "outbox_deliveries_created"},
+		"waiting": {waiting, "outbox_deliveries_endpoint_pending"},
+		"recover": {recover, "outbox_deliveries_endpoint_failed"},
+	} {
+		if !strings.Contains(c.plan, "INDEX "+c.index+" ") {
+			t.Errorf("%s plan does not use %s:\n%s", name, c.index, c.plan)
+		}
+		if strings.Contains(c.plan, "TEMP B-TREE") {
+			t.Errorf("%s plan sorts:\n%s", name, c.plan)
+		}
+	}
+	for name, p := range map[string]string{"claim": claim, "lease": lease, "next due": next, "reap": reap,
+		"purge": purge, "waiting": waiting, "recover": recover} {
 		for _, line := range strings.Split(p, "\n") {
 			table := strings.HasPrefix(line, "SCAN outbox_deliveries") || line == "SCAN d" || strings.HasPrefix(line, "SCAN d ")
 			if table && !strings.Contains(line, "INDEX") {
