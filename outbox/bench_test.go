@@ -37,6 +37,10 @@ func BenchmarkDeliveryVsPlainHTTP(b *testing.B) {
 	b.ReportMetric(main.Ratio, "ratio")
 	b.ReportMetric(pub16.Ratio, "ratio-16pub")
 	b.ReportMetric(ms(main.LatenessP99), "p99-lateness-ms")
+	// Where the time went (see outboxbench.Result).
+	b.ReportMetric(us(main.PlainCPU), "plain-cpu-µs/post")
+	b.ReportMetric(us(main.OutboxCPU), "cpu-µs/delivery")
+	b.ReportMetric(main.WriterBusy, "writer-busy")
 }
 
 // BenchmarkLatenessPaced publishes at a steady 1,000 events/s (below the saturation
@@ -62,3 +66,5 @@ func runBench(b *testing.B, opts outboxbench.Options) outboxbench.Result {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

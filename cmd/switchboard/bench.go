@@ -35,6 +35,15 @@ type benchOutboxJSON struct {
 	LatenessP50MS   float64 `json:"lateness_p50_ms"`
 	LatenessP99MS   float64 `json:"lateness_p99_ms"`
 	LatenessMaxMS   float64 `json:"lateness_max_ms"`
+	// Where the time went: process CPU per request (0 where not measured), the cores
+	// it kept busy, and the SQLite writer's share of the outbox phase.
+	PlainCPUMicros       float64 `json:"plain_cpu_us_per_post"`
+	OutboxCPUMicros      float64 `json:"outbox_cpu_us_per_delivery"`
+	PlainCores           float64 `json:"plain_cores"`
+	OutboxCores          float64 `json:"outbox_cores"`
+	WriterBusy           float64 `json:"writer_busy"`
+	WriterCommitting     float64 `json:"writer_committing"`
+	WritesPerTransaction float64 `json:"writes_per_transaction"`
 }
 
 func newBenchOutboxCmd(c *cli) *cobra.Command {
@@ -49,7 +58,10 @@ func newBenchOutboxCmd(c *cli) *cobra.Command {
 net/http client, then publishes as many events through the outbox (SQLite in a
 temporary directory) and waits until the receiver has them all. It prints both rates,
 their ratio (the figure to compare between machines: the noise of a shared machine
-cancels out of it) and how late attempts started after their scheduled time.
+cancels out of it) and how late attempts started after their scheduled time. It also
+shows where the time went: the CPU each side spent per request and the cores it kept
+busy, and how much of the run the store's single SQLite writer was busy. A writer
+busy nearly all the run, with cores to spare, is the outbox's bottleneck.
 
 --concurrency is the requests in flight on both sides: the plain client's goroutines
 and the outbox's workers. Publish returns once an event is durable, so each publisher
@@ -105,8 +117,18 @@ func printBenchOutbox(c *cli, r outboxbench.Result) {
 	}
 	fmt.Fprintf(w, "  lateness after schedule\tp50 %s, p99 %s, max %s\n",
 		roundMS(r.LatenessP50), roundMS(r.LatenessP99), roundMS(r.LatenessMax))
+	if !o.SkipPlain && r.PlainCPU > 0 {
+		fmt.Fprintf(w, "  CPU, plain client\t%.0f µs a post, %.2f cores\n", micros(r.PlainCPU), r.PlainCores)
+	}
+	if r.OutboxCPU > 0 {
+		fmt.Fprintf(w, "  CPU, outbox\t%.0f µs a delivery, %.2f cores\n", micros(r.OutboxCPU), r.OutboxCores)
+	}
+	fmt.Fprintf(w, "  SQLite writer\tbusy %.0f%% of the run (committing %.0f%%), %.1f writes a transaction\n",
+		100*r.WriterBusy, 100*r.WriterCommitting, r.WritesPerTransaction)
 	_ = w.Flush()
 }
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func printBenchOutboxJSON(c *cli, r outboxbench.Result) error {
 	o := r.Options
@@ -114,7 +136,10 @@ func printBenchOutboxJSON(c *cli, r outboxbench.Result) error {
 	return enc.Encode(benchOutboxJSON{Deliveries: o.Deliveries, Concurrency: o.Concurrency, Publishers: o.Publishers,
 		PerSecond: o.PerSecond, Synchronous: o.Synchronous, PlainPerSecond: r.PlainPerSecond,
 		OutboxPerSecond: r.OutboxPerSecond, Ratio: r.Ratio, LatenessP50MS: msFloat(r.LatenessP50),
-		LatenessP99MS: msFloat(r.LatenessP99), LatenessMaxMS: msFloat(r.LatenessMax)})
+		LatenessP99MS: msFloat(r.LatenessP99), LatenessMaxMS: msFloat(r.LatenessMax),
+		PlainCPUMicros: micros(r.PlainCPU), OutboxCPUMicros: micros(r.OutboxCPU), PlainCores: r.PlainCores,
+		OutboxCores: r.OutboxCores, WriterBusy: r.WriterBusy, WriterCommitting: r.WriterCommitting,
+		WritesPerTransaction: r.WritesPerTransaction})
 }
 
 func roundMS(d time.Duration) time.Duration {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -19,12 +20,22 @@ func TestBenchOutbox(t *testing.T) {
 	if got.PlainPerSecond <= 0 || got.OutboxPerSecond <= 0 || got.Ratio <= 0 || got.LatenessP99MS < got.LatenessP50MS {
 		t.Fatalf("figures: %+v", got)
 	}
+	if got.WriterBusy <= 0 || got.WriterBusy > 1 || got.WritesPerTransaction < 1 {
+		t.Fatalf("writer figures: %+v", got)
+	}
+	if runtime.GOOS == "linux" && (got.PlainCPUMicros <= 0 || got.OutboxCPUMicros <= 0 || got.PlainCores <= 0 || got.OutboxCores <= 0) {
+		t.Fatalf("CPU figures: %+v", got)
+	}
 
 	code, stdout, stderr = runCLI(t, nil, "bench", "outbox", "--deliveries", "100", "--concurrency", "2", "--skip-plain", "--sync", "normal")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"synchronous=NORMAL", "deliveries/s", "lateness after schedule"} {
+	wants := []string{"synchronous=NORMAL", "deliveries/s", "lateness after schedule", "SQLite writer"}
+	if runtime.GOOS == "linux" {
+		wants = append(wants, "µs a delivery")
+	}
+	for _, want := range wants {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text output lacks %q:\n%s", want, stdout)
 		}

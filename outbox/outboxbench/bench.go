@@ -55,6 +55,20 @@ type Result struct {
 	Ratio float64
 	// Lateness of attempts after their scheduled time.
 	LatenessP50, LatenessP99, LatenessMax time.Duration
+
+	// Where the time went, for explaining the ratio. CPU is the process's CPU time
+	// (user and system, the receiver's included) per plain post and per delivery, and
+	// Cores that CPU over the phase's elapsed time; both stay zero where the platform
+	// does not report it. A phase using every core is bound by CPU; one using less
+	// waits on something serial.
+	PlainCPU, OutboxCPU     time.Duration
+	PlainCores, OutboxCores float64
+	// Writer is the SQLite store's single writer during the outbox phase (see
+	// sqlitestore.Stats): WriterBusy is the fraction of the phase it spent in write
+	// transactions, WriterCommitting the fraction in COMMIT; WritesPerTransaction
+	// is how many writes each transaction grouped on average.
+	WriterBusy, WriterCommitting float64
+	WritesPerTransaction         float64
 }
 
 // WithDefaults returns o with its defaults filled in, or an error naming the first
@@ -105,13 +119,16 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	defer rc.close()
 
 	if !opts.SkipPlain {
-		body, err := outbox.DefaultRenderer(ctx, outbox.Event{ID: "evt_bench", Type: "call.status",
-			CreatedAt: time.Now(), Data: eventData}, outbox.Endpoint{APIVersion: "v1"})
+		body, err := plainBody(ctx)
 		if err != nil {
 			return res, err
 		}
+		cpu, measured := processCPU()
 		if res.PlainPerSecond, err = plainPosts(ctx, rc.url, body, opts.Deliveries, opts.Concurrency); err != nil {
 			return res, err
+		}
+		if after, _ := processCPU(); measured {
+			res.PlainCPU, res.PlainCores = perRequest(after-cpu, opts.Deliveries, res.PlainPerSecond)
 		}
 	}
 	dir := opts.Dir
@@ -122,17 +139,23 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		defer os.RemoveAll(dir)
 	}
 	rc.got.Store(0)
-	lat, rate, err := outboxDeliveries(ctx, rc, filepath.Join(dir, fmt.Sprintf("bench-%d.db", time.Now().UnixNano())), opts)
+	lat, err := outboxDeliveries(ctx, rc, filepath.Join(dir, fmt.Sprintf("bench-%d.db", time.Now().UnixNano())), opts, &res)
 	if err != nil {
 		return res, err
 	}
-	res.OutboxPerSecond = rate
 	if res.PlainPerSecond > 0 {
 		res.Ratio = res.OutboxPerSecond / res.PlainPerSecond
 	}
 	slices.Sort(lat)
 	res.LatenessP50, res.LatenessP99, res.LatenessMax = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
 	return res, nil
+}
+
+// perRequest is cpu spread over n requests made at rate a second, and the cores it
+// kept busy.
+func perRequest(cpu time.Duration, n int, rate float64) (time.Duration, float64) {
+	elapsed := float64(n) / rate
+	return cpu / time.Duration(n), cpu.Seconds() / elapsed
 }
 
 // receiver answers every POST with 204 and counts them.
@@ -178,6 +201,33 @@ func (rc *receiver) waitFor(ctx context.Context, n int64) error {
 	return nil
 }
 
+// Plain measures the plain client alone, as Run does (opts.Deliveries posts,
+// opts.Concurrency in flight), on a receiver of its own: the baseline for measuring
+// parts of the outbox separately in the same run.
+func Plain(ctx context.Context, opts Options) (postsPerSecond float64, err error) {
+	if opts, err = opts.WithDefaults(); err != nil {
+		return 0, fmt.Errorf("outboxbench: %w", err)
+	}
+	rc, err := startReceiver()
+	if err != nil {
+		return 0, err
+	}
+	defer rc.close()
+	body, err := plainBody(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return plainPosts(ctx, rc.url, body, opts.Deliveries, opts.Concurrency)
+}
+
+// plainBody is what the plain client posts: an event as the outbox renders it.
+func plainBody(ctx context.Context) ([]byte, error) {
+	return outbox.DefaultRenderer(ctx, outbox.Event{ID: "evt_bench", Type: "call.status",
+		CreatedAt: time.Now(), Data: eventData}, outbox.Endpoint{APIVersion: "v1"})
+}
+
+// plainPosts posts body n times to url from concurrency goroutines and returns the
+// rate.
 func plainPosts(ctx context.Context, url string, body []byte, n, concurrency int) (float64, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
 	defer client.CloseIdleConnections()
@@ -229,12 +279,13 @@ func each(workers, n int, fn func(i int) error) error {
 }
 
 // outboxDeliveries publishes opts.Deliveries events to one endpoint on a fresh
-// database at path, and returns the lateness of every attempt and the delivery rate
-// from the first Publish to the last request received.
-func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Options) ([]time.Duration, float64, error) {
+// database at path, and returns the lateness of every attempt. It sets res's delivery
+// rate, from the first Publish to the last request received, and what the CPU and
+// the store's writer did meanwhile.
+func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Options, res *Result) ([]time.Duration, error) {
 	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Synchronous: opts.Synchronous})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer st.Close()
 	var (
@@ -250,7 +301,7 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 			mu.Unlock()
 		}})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer func() { _ = ob.Close(context.Background()) }()
 	allowHTTP, maxInFlight := true, 8*opts.Concurrency
@@ -258,11 +309,13 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 		// The endpoint's cap counts leases, which also cover deliveries queued for a
 		// worker or awaiting their record; Workers bounds the requests in flight.
 		Overrides: outbox.Overrides{AllowHTTP: &allowHTTP, MaxInFlight: &maxInFlight}}); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if err := ob.Start(ctx); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	cpu, measured := processCPU()
+	writer := st.Stats()
 	start := time.Now()
 	err = each(opts.Publishers, opts.Deliveries, func(i int) error {
 		if opts.PerSecond > 0 {
@@ -276,12 +329,24 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 		return err
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("outboxbench: publish: %w", err)
+		return nil, fmt.Errorf("outboxbench: publish: %w", err)
 	}
 	if err := rc.waitFor(ctx, int64(opts.Deliveries)); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	rate := float64(opts.Deliveries) / time.Since(start).Seconds()
+	elapsed := time.Since(start)
+	res.OutboxPerSecond = float64(opts.Deliveries) / elapsed.Seconds()
+	if after, _ := processCPU(); measured {
+		res.OutboxCPU, res.OutboxCores = perRequest(after-cpu, opts.Deliveries, res.OutboxPerSecond)
+	}
+	w := st.Stats()
+	// A transaction is counted whole when it ends: one that began before the phase
+	// could push a saturated writer past 1.
+	res.WriterBusy = min(1, (w.Busy-writer.Busy).Seconds()/elapsed.Seconds())
+	res.WriterCommitting = min(res.WriterBusy, (w.Committing-writer.Committing).Seconds()/elapsed.Seconds())
+	if n := w.Transactions - writer.Transactions; n > 0 {
+		res.WritesPerTransaction = float64(w.Writes-writer.Writes) / float64(n)
+	}
 	// Every attempt recorded, for the lateness figures.
 	for {
 		mu.Lock()
@@ -292,11 +357,11 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 		}
 		select {
 		case <-ctx.Done():
-			return nil, 0, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(time.Millisecond):
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return slices.Clone(lat), rate, nil
+	return slices.Clone(lat), nil
 }

@@ -2,6 +2,7 @@ package outboxbench_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/switchboard-voice/switchboard/outbox/outboxbench"
@@ -22,6 +23,15 @@ func TestRun(t *testing.T) {
 	}
 	if r.LatenessP50 > r.LatenessP99 || r.LatenessP99 > r.LatenessMax || r.LatenessMax <= 0 {
 		t.Fatalf("lateness: p50 %v, p99 %v, max %v", r.LatenessP50, r.LatenessP99, r.LatenessMax)
+	}
+	// The writer ran every publish and record in the phase: some time, no more than
+	// all of it, grouping at least one write per transaction.
+	if r.WriterBusy <= 0 || r.WriterBusy > 1 || r.WriterCommitting <= 0 || r.WriterCommitting > r.WriterBusy ||
+		r.WritesPerTransaction < 1 {
+		t.Fatalf("writer: busy %v, committing %v, writes/transaction %v", r.WriterBusy, r.WriterCommitting, r.WritesPerTransaction)
+	}
+	if runtime.GOOS == "linux" && (r.PlainCPU <= 0 || r.OutboxCPU <= 0 || r.PlainCores <= 0 || r.OutboxCores <= 0) {
+		t.Fatalf("CPU: plain %v on %.2f cores, outbox %v on %.2f cores", r.PlainCPU, r.PlainCores, r.OutboxCPU, r.OutboxCores)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // groupCommit runs concurrent writes in shared transactions: one commit (one WAL sync
@@ -17,6 +19,27 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*writeReq
 	leading bool
+	// What Stats reports.
+	transactions, writes, busyNanos, commitNanos atomic.Int64
+}
+
+// Stats describes the single writer's work since Open. The writer runs every write
+// transaction in turn, so it bounds the store's write rate: Busy close to the time
+// elapsed means writes were queueing for it.
+type Stats struct {
+	// Transactions is the write transactions run; Writes the writes (a Publish, a
+	// claim, a batch of outcomes...) they grouped.
+	Transactions, Writes int64
+	// Busy is the time spent in write transactions, from BEGIN to the end of COMMIT;
+	// Committing the part spent in COMMIT, mostly writing and syncing the WAL.
+	Busy, Committing time.Duration
+}
+
+// Stats returns the writer's figures since Open.
+func (s *Store) Stats() Stats {
+	g := &s.commits
+	return Stats{Transactions: g.transactions.Load(), Writes: g.writes.Load(),
+		Busy: time.Duration(g.busyNanos.Load()), Committing: time.Duration(g.commitNanos.Load())}
 }
 
 // maxGroup bounds the writes of one transaction.
@@ -85,6 +108,13 @@ func (s *Store) submit(ctx context.Context, req *writeReq) error {
 func (s *Store) runGroup(batch []*writeReq) {
 	// After the transaction, before the next can begin: the one connection is free.
 	defer s.writes.prepareLater(context.Background())
+	began := time.Now()
+	defer func() {
+		g := &s.commits
+		g.busyNanos.Add(int64(time.Since(began)))
+		g.transactions.Add(1)
+		g.writes.Add(int64(len(batch)))
+	}()
 	errs := make([]error, len(batch))
 	tx, err := s.writer.BeginTx(context.Background(), nil)
 	if err != nil {
@@ -121,7 +151,10 @@ func (s *Store) runGroup(batch []*writeReq) {
 		batch[0].done <- errs[0]
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	committing := time.Now()
+	err = tx.Commit()
+	s.commits.commitNanos.Add(int64(time.Since(committing)))
+	if err != nil {
 		for _, r := range batch {
 			r.done <- err
 		}

@@ -46,6 +46,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 	}
 	time.Sleep(10 * time.Millisecond) // let the first write take the lead
+	leading := time.Now()
 	boom := errors.New("boom")
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
@@ -65,6 +66,7 @@ func TestGroupCommit(t *testing.T) {
 		}()
 	}
 	waitQueued(len(errs))
+	held := time.Since(leading)
 	close(release)
 	wg.Wait()
 	if err := <-first; err != nil {
@@ -88,5 +90,11 @@ func TestGroupCommit(t *testing.T) {
 	}
 	if fmt.Sprint(keys) != "[1 2 4 5 first]" {
 		t.Fatalf("committed %v, want the failing writes (0, 3) undone and the rest kept", keys)
+	}
+	// Two transactions: the first write alone, then the six that queued behind it.
+	// The first held its transaction open at least while the others queued.
+	st := s.Stats()
+	if st.Transactions != 2 || st.Writes != 7 || st.Busy < held || st.Committing <= 0 || st.Committing > st.Busy {
+		t.Fatalf("stats %+v, want 2 transactions, 7 writes, busy ≥ %v, 0 < committing ≤ busy", st, held)
 	}
 }
