@@ -3,6 +3,7 @@ package callctl
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -18,9 +19,12 @@ const ReasonAPIHangup = "api-hangup"
 // Control is a command to a live call from outside it (a node's REST API, modelled on
 // jambonz's live call control). Exactly one field is set.
 type Control struct {
-	// Redirect is an http(s) application URL (absolute, or relative to an HTTP
-	// application's URL, with an optional retry fragment). It is requested like an
-	// action hook and its verbs replace the call's remaining verbs.
+	// Redirect is an application URL: http(s) or ws(s), absolute or relative to the
+	// current application's URL, with an optional retry fragment. Its verbs replace
+	// the call's remaining verbs: an http(s) URL is requested like an action hook; a
+	// WebSocket application moving within itself (relative, or its own scheme and
+	// host) is sent session:redirect on its session; another ws(s) URL gets a new
+	// session (session:new).
 	Redirect string
 	// Hangup ends the call with ReasonAPIHangup.
 	Hangup bool
@@ -124,11 +128,15 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 
 // redirect moves the call to another application, as jambonz's live call control
 // does: an http(s) URL is requested like a call hook and its verbs replace the
-// remaining ones; a ws(s) URL opens a new WebSocket session (session:new) whose verbs
-// replace them. Either way later relative hooks resolve against the new application
-// and use its transport; a WebSocket session being left is closed with 1000. When
-// a new http(s) application cannot be reached, the failure is alerted and the call
-// goes on with the application it had; a WebSocket that cannot be opened fails the
+// remaining ones. A WebSocket application asked to move within itself (a relative
+// URL, or a ws(s) URL of its own scheme and host) gets session:redirect on the session
+// it has, with the URL as its hook and the call's details as its data, and the ack's
+// verbs replace the remaining ones. Any other ws(s) URL opens a new WebSocket session
+// there (session:new) whose verbs replace them. Either way later relative hooks
+// resolve against the new application and use its transport; a WebSocket session
+// being left is closed with 1000. When the new application cannot be reached, or
+// session:redirect is not acked, the failure is alerted and the call goes on with
+// the application and verbs it had; a new WebSocket that cannot be opened fails the
 // call, as an initial connection would (CALL-CONTROL.md §6).
 func (c *callRun) redirect(ctx context.Context, raw string) {
 	t, err := fragment.Resolve(c.opts.app, raw)
@@ -138,6 +146,15 @@ func (c *callRun) redirect(ctx context.Context, raw string) {
 	if err != nil {
 		c.alert(AlertWebhookFailure, raw, fmt.Sprintf("redirect: %v", err))
 		return
+	}
+	if ws, isWS := c.app.(*wsApp); isWS && !ws.graceful && !ws.gone && !c.otherApp(t) {
+		// The application keeps its session: it learns of the move from the message,
+		// as from jambonz, and not from a new connection. The fragment was for us.
+		hook, _, _ := strings.Cut(raw, "#")
+		if vs, _, ok := ws.hook(ctx, msgSessionRedirect, &verbs.Hook{URL: hook}, c.info.fields()); ok {
+			c.queue = vs
+		}
+		return // when not ok, hook alerted (unless the call ended meanwhile)
 	}
 	old := c.app
 	var vs []verbs.Verb
@@ -178,5 +195,11 @@ func (c *callRun) movesToAnotherApp(h *verbs.Hook) bool {
 	if err != nil {
 		return false
 	}
+	return c.otherApp(t)
+}
+
+// otherApp reports whether t is another application than the current one: its scheme
+// or host differs.
+func (c *callRun) otherApp(t fragment.Target) bool {
 	return t.URL.Host != c.opts.app.URL.Host || t.URL.Scheme != c.opts.app.URL.Scheme
 }

@@ -259,3 +259,108 @@ func TestRedirectVerbToAnotherApp(t *testing.T) {
 		t.Errorf("the second app's relative hook did not reach it; hooks %v", r.Hooks)
 	}
 }
+
+// redirectingApp is a WebSocket app that acks session:new with one say and
+// session:redirect with redirected (unless it is empty: then it never acks), and
+// reports each session:redirect it received and how many connections it accepted.
+func redirectingApp(t *testing.T, redirected string) (url string, got <-chan map[string]any, conns *atomic.Int32) {
+	t.Helper()
+	msgs := make(chan map[string]any, 4)
+	conns = new(atomic.Int32)
+	url = serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		conns.Add(1)
+		for {
+			_, data, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			if json.Unmarshal(data, &m) != nil {
+				continue
+			}
+			reply := ""
+			switch m["type"] {
+			case "session:new":
+				reply = fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"hello"}]}`, m["msgid"])
+			case "session:redirect":
+				msgs <- m
+				if redirected != "" {
+					reply = fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, m["msgid"], redirected)
+				}
+			}
+			if reply != "" && c.Write(r.Context(), websocket.MessageText, []byte(reply)) != nil {
+				return
+			}
+		}
+	}), true)
+	return url, msgs, conns
+}
+
+// Live call control moving a WebSocket call within its application (a relative URL,
+// or its own scheme and host) sends session:redirect on the session it has, with the
+// URL as hook and the call's details as data; the ack's verbs replace the remaining
+// ones. No new connection, no second session:new.
+func TestControlRedirectWithinWebSocketApp(t *testing.T) {
+	// The hook is the URL as given (as jambonz sends it), without the fragment.
+	for _, tc := range []struct {
+		name, redirect, hook string
+		absolute             bool
+	}{
+		{"relative", "/next#rc=2", "/next", false},
+		{"same host", "/again", "/again", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app, got, conns := redirectingApp(t, `[{"verb":"say","text":"redirected"},{"verb":"hangup"}]`)
+			redirect := tc.redirect
+			if tc.absolute {
+				redirect, tc.hook = app+tc.redirect, app+tc.hook
+			}
+			o := baseOptions(t, app)
+			o.IdleLimit = 20 * time.Second
+			r := controlled(t, o, callctl.Control{Redirect: redirect})
+			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			if !slices.Equal(r.Verbs, []string{"say", "say", "hangup"}) {
+				t.Errorf("verbs %v, want the ack's say and hangup after the first say", r.Verbs)
+			}
+			var m map[string]any
+			select {
+			case m = <-got:
+			default:
+				t.Fatalf("the app got no session:redirect; timeline %v", kinds(r))
+			}
+			data, _ := m["data"].(map[string]any)
+			if m["hook"] != tc.hook || m["call_sid"] != r.CallSid || data["call_sid"] != r.CallSid || m["msgid"] == "" {
+				t.Errorf("session:redirect %v, want hook %q and the call's details", m, tc.hook)
+			}
+			timeline := strings.Join(kinds(r), ",")
+			if n := conns.Load(); n != 1 || strings.Count(timeline, "session:new") != 1 {
+				t.Errorf("%d connections, timeline %v; want the one session kept", n, timeline)
+			}
+			if !slices.Contains(r.Hooks, tc.hook) {
+				t.Errorf("hooks %v lack %q", r.Hooks, tc.hook)
+			}
+		})
+	}
+}
+
+// A session:redirect that is never acked is alerted, and the call goes on with the
+// verbs and session it had.
+func TestControlRedirectWithinWebSocketAppUnacked(t *testing.T) {
+	app, got, _ := redirectingApp(t, "")
+	o := baseOptions(t, app)
+	o.IdleLimit = 20 * time.Second
+	o.AckTimeout = 200 * time.Millisecond
+	r := controlled(t, o, callctl.Control{Redirect: "/next"}, callctl.Control{Hangup: true})
+	if len(got) != 1 {
+		t.Fatalf("the app got %d session:redirect, want 1", len(got))
+	}
+	if !hasAlert(r, callctl.AlertWebhookFailure) {
+		t.Errorf("an unacked session:redirect must raise webhook-failure; alerts %+v", r.Alerts)
+	}
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAPIHangup, 200)
+}

@@ -12,7 +12,10 @@
 //
 // WebSocket sessions. session:new waits for its ack; verb:hook and dial:confirm
 // too; call:status and verb:status (after config notifyEvents) are fire and
-// forget. Commands are applied between verbs or while the call waits: redirect
+// forget. Live call control moving the call within its WebSocket application (a
+// relative URL, or one of the same scheme and host) sends session:redirect on the
+// session, which waits for its ack as verb:hook does; another ws(s) URL opens a new
+// session there. Commands are applied between verbs or while the call waits: redirect
 // replaces the remaining verbs (appends with queueCommand), call:status completed
 // hangs up, tag replaces customerData, the other known commands are validated and
 // logged. Invalid input (invalid JSON, unknown types, binary or oversized frames,

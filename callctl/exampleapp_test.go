@@ -57,6 +57,33 @@ func TestWSAppIVR(t *testing.T) {
 	}
 }
 
+// Live call control moving a call within the example WebSocket app (a waiting call)
+// is acked with its welcome: the call starts over on the same session.
+func TestWSAppAcksSessionRedirect(t *testing.T) {
+	app := &exampleapp.WSApp{Waiting: true}
+	url := serve(t, app, true)
+	o := baseOptions(t, url+"/ws")
+	o.IdleLimit = 20 * time.Second
+	o.Script = callctl.Script{Gathers: []callctl.GatherInput{{Speech: "sales please"}}}
+	ctl := make(chan callctl.Control, 1)
+	o.Control = ctl
+	sent := false
+	o.OnEvent = func(e callctl.Event) {
+		if e.Kind == callctl.KindMsgRecv && !sent { // session:new's empty ack: the call waits
+			sent = true
+			ctl <- callctl.Control{Redirect: "/ws"}
+		}
+	}
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	got := kinds(r, callctl.KindMsgSent, callctl.KindWSOpen)
+	want := []string{"ws.open", "msg.sent session:new", "msg.sent session:redirect", "msg.sent call:status",
+		"msg.sent verb:hook", "msg.sent call:status"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("messages\n%v\nwant\n%v", got, want)
+	}
+}
+
 // The example app refuses unsigned hooks when it has a secret: the call is
 // rejected with 480 and a webhook-failure alert.
 func TestHTTPAppRefusesUnsignedHooks(t *testing.T) {

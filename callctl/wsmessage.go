@@ -134,6 +134,7 @@ type envelope struct {
 const (
 	msgSessionNew       = "session:new"
 	msgSessionReconnect = "session:reconnect"
+	msgSessionRedirect  = "session:redirect"
 	msgVerbHook         = "verb:hook"
 	msgCallStatus       = "call:status"
 	msgVerbStatus       = "verb:status"

@@ -333,8 +333,8 @@ func (m *CallManager) Hangup(accountSid, callSid string) error {
 	return nil
 }
 
-// Redirect points an active call at a new http(s) application URL: its verbs replace
-// the call's remaining verbs.
+// Redirect points an active call at a new application URL, http(s) or ws(s): its
+// verbs replace the call's remaining verbs (callctl.Control.Redirect says how).
 func (m *CallManager) Redirect(accountSid, callSid string, hook HookSpec) error {
 	return m.send(accountSid, callSid, callctl.Control{Redirect: hook.URL})
 }

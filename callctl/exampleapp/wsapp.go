@@ -86,6 +86,9 @@ func (a *WSApp) handle(ctx context.Context, conn *websocket.Conn, m Message) err
 			return send(ctx, conn, map[string]any{"type": "ack", "msgid": m.MsgID})
 		}
 		return ack(ctx, conn, m.MsgID, welcome("/gather"))
+	case "session:redirect":
+		// Live call control moved the call within this app: it starts over.
+		return ack(ctx, conn, m.MsgID, welcome("/gather"))
 	case "session:reconnect":
 		return send(ctx, conn, map[string]any{"type": "ack", "msgid": m.MsgID})
 	case "verb:hook":
