@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
 // Metrics are the node's Prometheus metrics, on a registry of their own so that
@@ -46,6 +47,26 @@ func NewMetrics() *Metrics {
 		m.alerts, m.outboxOutcomes, m.outboxLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchStore exports the outbox store's single writer, read at each scrape: the rate
+// of busy seconds is the share of time it was writing, and near 1 says writes queue
+// for it (the outbox's throughput bound on SQLite).
+func (m *Metrics) watchStore(stats func() sqlitestore.Stats) {
+	counter := func(name, help string, value func(sqlitestore.Stats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return value(stats()) })
+	}
+	m.Registry.MustRegister(
+		counter("switchboard_outbox_store_transactions_total", "Write transactions of the outbox store.",
+			func(s sqlitestore.Stats) float64 { return float64(s.Transactions) }),
+		counter("switchboard_outbox_store_writes_total", "Writes (publishes, claims, recorded batches) the outbox store's transactions grouped.",
+			func(s sqlitestore.Stats) float64 { return float64(s.Writes) }),
+		counter("switchboard_outbox_store_busy_seconds_total", "Time the outbox store's single writer spent in write transactions.",
+			func(s sqlitestore.Stats) float64 { return s.Busy.Seconds() }),
+		counter("switchboard_outbox_store_commit_seconds_total", "Time the outbox store's writer spent committing (writing and syncing the WAL).",
+			func(s sqlitestore.Stats) float64 { return s.Committing.Seconds() }),
+	)
 }
 
 // observe counts a timeline event.

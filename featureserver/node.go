@@ -138,6 +138,7 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 	}
 	status.ob = ob
 	n.outbox, n.obStore = ob, st
+	n.metrics.watchStore(st.Stats)
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -171,6 +173,24 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no status delivery")
 	}
+	// The outbox store's writer is exported: it wrote the notifications.
+	_, _, metrics := n.do("GET", "/metrics", "", nil, nil)
+	for _, name := range []string{"switchboard_outbox_store_transactions_total", "switchboard_outbox_store_writes_total",
+		"switchboard_outbox_store_busy_seconds_total", "switchboard_outbox_store_commit_seconds_total"} {
+		re := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`)
+		m := re.FindSubmatch(metrics)
+		if v, err := strconv.ParseFloat(string(firstGroup(m)), 64); err != nil || v <= 0 {
+			t.Errorf("metric %s: %q, want a positive value", name, firstGroup(m))
+		}
+	}
+}
+
+// firstGroup is a regexp match's first group, or nothing.
+func firstGroup(m [][]byte) []byte {
+	if len(m) < 2 {
+		return nil
+	}
+	return m[1]
 }
 
 // A status notification the outbox gives up on raises an alert naming the call.
