@@ -61,25 +61,38 @@ func newAcceptingServer(t *testing.T, opts *websocket.AcceptOptions) *wsServer {
 func newWSServerOpts(t testing.TB, opts *websocket.AcceptOptions, handle func(ctx context.Context, c *websocket.Conn)) *wsServer {
 	t.Helper()
 	s := &wsServer{}
-	var handlers sync.WaitGroup
+	var (
+		handlers sync.WaitGroup
+		closing  bool // under s.mu: no handler may join once cleanup waits
+	)
 	// Hijacked connections outlive r.Context(): handlers get one ended at cleanup.
 	life, endLife := context.WithCancel(context.Background())
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		s.mu.Lock()
 		s.headers = append(s.headers, r.Header.Clone())
+		if closing {
+			s.mu.Unlock()
+			http.Error(w, "closing", http.StatusServiceUnavailable)
+			return
+		}
+		// Counted before Accept hijacks the connection (httptest's Close does not
+		// wait for hijacked ones), and under s.mu so that no Add races the Wait below.
+		handlers.Add(1)
 		s.mu.Unlock()
+		defer handlers.Done()
 		c, err := websocket.Accept(w, r, opts)
 		if err != nil {
 			return
 		}
-		handlers.Add(1)
-		defer handlers.Done()
 		defer c.CloseNow()
 		handle(life, c)
 	}))
 	t.Cleanup(func() {
 		endLife()
+		s.mu.Lock()
+		closing = true
+		s.mu.Unlock()
 		s.CloseClientConnections()
 		s.Close()
 		handlers.Wait()
