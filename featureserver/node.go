@@ -17,7 +17,6 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
-	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -146,7 +145,7 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 // is given up (CALL-CONTROL.md §6: a failed status hook is logged and alerted). The
 // delivery Observe sees is the one that was claimed, so its outcome is read back.
 func (n *Node) alertFailedStatus(d outbox.Delivery, a outbox.Attempt, status *statusPublisher) {
-	if d.EventType != CallStatusEvent || a.Class == retry.Success {
+	if d.EventType != CallStatusEvent || a.Class == outbox.ClassSuccess {
 		return
 	}
 	// Observe must not block the dispatcher: the rest happens on the side.
@@ -161,7 +160,7 @@ func (n *Node) alertFailedStatus(d outbox.Delivery, a outbox.Attempt, status *st
 		}
 		alertType := callctl.AlertWebhookFailure
 		switch a.Class {
-		case retry.Connect, retry.ResponseTimeout, retry.EgressRefused, retry.Permanent:
+		case outbox.ClassNetwork, outbox.ClassTimeout, outbox.ClassEgressRefused:
 			alertType = callctl.AlertWebhookConnectionFailure
 		}
 		alert := Alert{AccountSid: d.Account, Type: string(alertType), CallSid: callSidOf(d.EventID), URL: status.urlOf(d.EndpointID),

@@ -29,9 +29,19 @@ const (
 // errSchemeRefused is the refusal of a URL scheme the endpoint's policy does not allow.
 var errSchemeRefused = errors.New("scheme not allowed by the endpoint's profile")
 
-// attempt makes one HTTP attempt of a claimed delivery (OUTBOX.md §2). ctx is the
-// dispatcher's: when it is canceled (shutdown) the result is released, not counted.
+// attempt makes one HTTP attempt of a claimed delivery (OUTBOX.md §2), its outcome
+// named in the outbox's classes (outcomeClass). ctx is the dispatcher's: when it is
+// canceled (shutdown) the result is released, not counted.
 func (o *Outbox) attempt(ctx context.Context, job Job, p Policy) result {
+	r := o.send(ctx, job, p)
+	if r.attempt.Class != "" {
+		r.attempt.Class = outcomeClass(r.attempt.Class)
+	}
+	return r
+}
+
+// send makes the attempt; its classes are the retry core's.
+func (o *Outbox) send(ctx context.Context, job Job, p Policy) result {
 	now := o.cfg.Clock.Now()
 	a := Attempt{At: now, ScheduledAt: job.Delivery.NextAttemptAt}
 	body, err := o.cfg.Renderer(ctx, job.Event, job.Endpoint)

@@ -96,20 +96,31 @@ func (c Config) WithDefaults() Config {
 		c.UserAgent = "Switchboard-Outbox/1"
 	}
 	setDefault(&c.Workers, 64)
+	setDefault(&c.LeaseDuration, 2*time.Minute)
 	if c.HTTPClient == nil {
-		// As many idle connections per host as attempts can run at once: a busy
-		// endpoint's connections are reused, not closed and dialled again.
-		c.HTTPClient = transport.NewHTTPClient(*c.Egress, transport.ClientOptions{MaxIdleConnsPerHost: c.Workers})
+		c.HTTPClient = transport.NewHTTPClient(*c.Egress, defaultClientOptions(c))
 	}
 	setDefault(&c.BatchSize, 100)
 	setDefault(&c.PurgeBatch, 1000)
-	setDefault(&c.LeaseDuration, 2*time.Minute)
 	setDefault(&c.PollInterval, time.Second)
 	setDefault(&c.ReapInterval, 15*time.Second)
 	setDefault(&c.Retention, 7*24*time.Hour)
 	setDefault(&c.PurgeInterval, time.Hour)
 	setDefault(&c.ShutdownTimeout, 10*time.Second)
 	return c
+}
+
+// defaultClientOptions shape the default HTTP client of a Config with its defaults.
+func defaultClientOptions(c Config) transport.ClientOptions {
+	return transport.ClientOptions{
+		// The profile's timeout bounds connect and response together (the attempt's
+		// context); the dialer's own bound must not cut a connect shorter, so it is
+		// the longest an attempt may take.
+		ConnectTimeout: c.LeaseDuration / 2,
+		// As many idle connections per host as attempts can run at once: a busy
+		// endpoint's connections are reused, not closed and dialled again.
+		MaxIdleConnsPerHost: c.Workers,
+	}
 }
 
 // lockedRand makes a math/rand/v2 source safe for the completer and tests alike.

@@ -62,7 +62,7 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 	ne := ep
 	out.change.Endpoint = &ne
 
-	if a.Class == retry.Success {
+	if a.Class == ClassSuccess {
 		nd.Status = DeliverySucceeded
 		nd.LastError = ""
 		ne.Failures = 0
@@ -83,7 +83,7 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 	var dead, gonePause, goneRemove bool
 
 	switch a.Class {
-	case retry.Gone:
+	case ClassGone:
 		switch {
 		case p.OnGone == GoneDead:
 			dead = true
@@ -94,12 +94,12 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 		default:
 			gonePause = true
 		}
-	case retry.EgressRefused:
+	case ClassEgressRefused:
 		dead = p.EgressDead
-	case retry.Throttled:
+	case ClassThrottled:
 		counted = p.CountThrottled
 		nextAt = honourRetryAfter(p, p.On429, r, true, now, next.Delay, nextAt, &ne)
-	case retry.Status5xx:
+	case ClassHTTP5xx:
 		if a.Status == 503 && r.hasRetryAfter {
 			nextAt = honourRetryAfter(p, p.On503, r, false, now, next.Delay, nextAt, &ne)
 		}
@@ -262,17 +262,17 @@ func decideReaped(p Policy, d Delivery, now time.Time) Change {
 // pauseReason names the answer that paused an endpoint.
 func pauseReason(a Attempt) string {
 	switch a.Class {
-	case retry.Gone:
+	case ClassGone:
 		return ReasonGone
-	case retry.Throttled:
+	case ClassThrottled:
 		return ReasonThrottled
-	case retry.Status4xx:
+	case ClassHTTP4xx:
 		return Reason4xx
-	case retry.Status5xx:
+	case ClassHTTP5xx:
 		return Reason5xx
-	case retry.Redirect:
+	case ClassRedirect:
 		return ReasonRedirect
-	case retry.ResponseTimeout:
+	case ClassTimeout:
 		return ReasonTimeout
 	default:
 		return ReasonNetwork

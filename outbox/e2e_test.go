@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -87,7 +86,7 @@ func TestEndToEnd500500200(t *testing.T) {
 			t.Fatalf("attempt %d: %+v", i, attempts[i])
 		}
 	}
-	if attempts[2].Response != `{"ok":true}` || attempts[0].Class != retry.Status5xx {
+	if attempts[2].Response != `{"ok":true}` || attempts[0].Class != outbox.ClassHTTP5xx {
 		t.Fatalf("stored attempt %+v", attempts[2])
 	}
 	verifier, err := webhooksig.NewVerifier(ep.Secrets[0].Key)

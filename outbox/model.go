@@ -155,7 +155,51 @@ type Attempt struct {
 	Response string `json:"response,omitempty"`
 }
 
-// Outbox-specific outcome classes, beside those of package retry.
+// Outcome classes of an attempt (OUTBOX.md §2 step 4), as stored and reported.
+const (
+	ClassSuccess   retry.Class = "success"
+	ClassGone      retry.Class = "gone"      // 410
+	ClassThrottled retry.Class = "throttled" // 429
+	ClassHTTP4xx   retry.Class = "http_4xx"  // another 4xx
+	ClassHTTP5xx   retry.Class = "http_5xx"  // 5xx, 503 with Retry-After included
+	ClassRedirect  retry.Class = "redirect"  // 3xx, never followed
+	// ClassTimeout: no answer within the profile's timeout (connect and response).
+	ClassTimeout retry.Class = "timeout"
+	// ClassNetwork: refused, reset, TLS, DNS, or an answer that is not HTTP.
+	ClassNetwork       retry.Class = "network"
+	ClassEgressRefused retry.Class = "egress_refused"
+	// ClassInternal: a fault on our side (the attempt is not counted; see decide).
+	ClassInternal retry.Class = "internal"
+)
+
+// outcomeClass names a class of the retry core in the outbox's vocabulary.
+func outcomeClass(c retry.Class) retry.Class {
+	switch c {
+	case retry.Success:
+		return ClassSuccess
+	case retry.Gone:
+		return ClassGone
+	case retry.Throttled:
+		return ClassThrottled
+	case retry.Status4xx:
+		return ClassHTTP4xx
+	case retry.Status5xx:
+		return ClassHTTP5xx
+	case retry.Redirect:
+		return ClassRedirect
+	case retry.ResponseTimeout:
+		return ClassTimeout
+	case retry.EgressRefused:
+		return ClassEgressRefused
+	case retry.Internal:
+		return ClassInternal
+	default:
+		// Connect failures, handshake and TLS errors, DNS, malformed answers.
+		return ClassNetwork
+	}
+}
+
+// Outbox-specific outcome classes that no HTTP answer produces.
 const (
 	// ClassEndpointPaused marks attempt 0, written for an event that arrived while its
 	// endpoint was paused under a profile that logs such events as failed.

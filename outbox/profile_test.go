@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // One table per profile: each row is a behaviour of the profile's reference document
@@ -44,17 +43,17 @@ func ra(code int, header string, want throttleExpect) func(t *testing.T, profile
 func commonRows(profile string, first time.Duration, deliveryHeader string) []row {
 	return []row{
 		{"4xx retried", func(t *testing.T) {
-			checkRetried(t, profile, outbox.Overrides{}, reply{status: 404}, retry.Status4xx, first)
+			checkRetried(t, profile, outbox.Overrides{}, reply{status: 404}, outbox.ClassHTTP4xx, first)
 		}},
 		{"5xx retried", func(t *testing.T) {
-			checkRetried(t, profile, outbox.Overrides{}, reply{status: 500}, retry.Status5xx, first)
+			checkRetried(t, profile, outbox.Overrides{}, reply{status: 500}, outbox.ClassHTTP5xx, first)
 		}},
 		{"timeout retried, status 0", func(t *testing.T) {
-			checkRetried(t, profile, outbox.Overrides{TimeoutSeconds: ptr(0.3)}, reply{hang: true}, retry.ResponseTimeout, first)
+			checkRetried(t, profile, outbox.Overrides{TimeoutSeconds: ptr(0.3)}, reply{hang: true}, outbox.ClassTimeout, first)
 		}},
 		{"redirect not followed, retried", func(t *testing.T) {
 			checkRetried(t, profile, outbox.Overrides{},
-				reply{status: 302, headers: map[string]string{"Location": "/elsewhere"}}, retry.Redirect, first)
+				reply{status: 302, headers: map[string]string{"Location": "/elsewhere"}}, outbox.ClassRedirect, first)
 		}},
 		{"signature headers", func(t *testing.T) { checkHeaders(t, profile, deliveryHeader) }},
 		{"exhausted is FAILED, manual retry and recover", func(t *testing.T) { checkExhausted(t, profile) }},

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // publishN publishes n events and attempts them all now.
@@ -249,7 +248,7 @@ func checkHeaders(t *testing.T, profile, deliveryHeader string) {
 	if deliveryHeader == "" && got != "" || deliveryHeader != "" && got != d.ID {
 		t.Fatalf("digize-delivery %q (profile %s, delivery %s)", got, profile, d.ID)
 	}
-	if _, as := h.delivery(d.ID); as[0].Response != "plain text" || as[0].Class != retry.Success {
+	if _, as := h.delivery(d.ID); as[0].Response != "plain text" || as[0].Class != outbox.ClassSuccess {
 		t.Fatalf("stored response %q", as[0].Response)
 	}
 }

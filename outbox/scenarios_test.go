@@ -69,7 +69,7 @@ func checkGone(t *testing.T, profile string, want goneExpect) {
 	h.run()
 	gone := h.publish()
 	h.run()
-	if d, as := h.delivery(gone.ID); d.Status != want.delivery || as[len(as)-1].Class != retry.Gone {
+	if d, as := h.delivery(gone.ID); d.Status != want.delivery || as[len(as)-1].Class != outbox.ClassGone {
 		t.Fatalf("410 delivery: %s (%v), want %s", d.Status, as, want.delivery)
 	}
 	if d, _ := h.delivery(waiting.ID); d.Status != want.waiting {
@@ -186,7 +186,7 @@ func checkEgress(t *testing.T, profile string, want outbox.DeliveryStatus) {
 		t.Fatal(err)
 	}
 	d, as := h.delivery(d.ID)
-	if d.Status != want || len(as) != 1 || as[0].Class != retry.EgressRefused || as[0].Status != 0 {
+	if d.Status != want || len(as) != 1 || as[0].Class != outbox.ClassEgressRefused || as[0].Status != 0 {
 		t.Fatalf("delivery %s attempts %+v, want %s after one egress_refused", d.Status, as, want)
 	}
 	if h.endpointNow().Failures != 1 {

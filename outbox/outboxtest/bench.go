@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // BenchmarkCycle measures what a store spends on one delivery's whole life, without
@@ -74,6 +73,6 @@ func succeeded(job outbox.Job, at time.Time) outbox.Completion {
 			ne.Failures, ne.FailingSince, ne.LastDeliveryAt = 0, nil, &at
 			return outbox.Change{At: at, Delivery: &nd, Endpoint: &ne, Attempt: &outbox.Attempt{DeliveryID: d.ID,
 				Number: nd.Attempts, At: at, ScheduledAt: d.NextAttemptAt, Duration: 800 * time.Microsecond,
-				Status: 204, Class: retry.Success}}, nil
+				Status: 204, Class: outbox.ClassSuccess}}, nil
 		}}
 }

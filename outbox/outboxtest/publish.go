@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 func testPublish(t *testing.T, b Bundle) {
@@ -120,5 +119,5 @@ func attemptChange(d outbox.Delivery, at time.Time, next time.Time) outbox.Chang
 	nd.UpdatedAt = at
 	return outbox.Change{At: at, Delivery: &nd, Attempt: &outbox.Attempt{DeliveryID: d.ID, Number: nd.Attempts,
 		At: at, ScheduledAt: d.NextAttemptAt, Duration: 1500 * time.Microsecond, Status: 503,
-		Class: retry.Status5xx, Error: "", Response: `{"busy":true}`}}
+		Class: outbox.ClassHTTP5xx, Error: "", Response: `{"busy":true}`}}
 }
