@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -278,9 +279,39 @@ func (c *callRun) end(s Status, reason string, sip int) {
 		d := int(c.clock.Elapsed().Round(time.Second) / time.Second)
 		c.info.Duration = &d
 	}
+	if sip != c.info.SipStatus {
+		c.info.SipReason = sipReason(sip)
+	}
 	c.info.CallStatus, c.info.SipStatus = s, sip
 	c.recordStatus(s)
 	c.result.Status, c.result.Reason, c.result.SIPStatus = s, reason, sip
+}
+
+// sipReason is the reason phrase of a SIP final status (RFC 3261 §21), for the call
+// info's sip_reason once the call ends.
+func sipReason(sip int) string {
+	switch sip {
+	case 200:
+		return "OK"
+	case 408:
+		return "Request Timeout"
+	case 480:
+		return "Temporarily Unavailable"
+	case 486:
+		return "Busy Here"
+	case 487:
+		return "Request Terminated"
+	case 600:
+		return "Busy Everywhere"
+	case 603:
+		return "Decline"
+	case 604:
+		return "Does Not Exist Anywhere"
+	case 606:
+		return "Not Acceptable"
+	}
+	// The other 4xx and 5xx phrases are HTTP's (404 Not Found, 503 Service Unavailable...).
+	return http.StatusText(sip)
 }
 
 // spend lets d of simulated time pass on media. It returns false when the caller

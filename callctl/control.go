@@ -3,7 +3,6 @@ package callctl
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -149,9 +148,8 @@ func (c *callRun) redirect(ctx context.Context, raw string) {
 	}
 	if ws, isWS := c.app.(*wsApp); isWS && !ws.graceful && !ws.gone && !c.otherApp(t) {
 		// The application keeps its session: it learns of the move from the message,
-		// as from jambonz, and not from a new connection. The fragment was for us.
-		hook, _, _ := strings.Cut(raw, "#")
-		if vs, _, ok := ws.hook(ctx, msgSessionRedirect, &verbs.Hook{URL: hook}, c.info.fields()); ok {
+		// as from jambonz, and not from a new connection (hook drops the fragment).
+		if vs, _, ok := ws.hook(ctx, msgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields()); ok {
 			c.queue = vs
 		}
 		return // when not ok, hook alerted (unless the call ended meanwhile)

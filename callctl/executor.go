@@ -292,6 +292,9 @@ func (c *callRun) decline(v *verbs.SipDecline) {
 		return
 	}
 	c.end(statusOfSIP(v.Status), ReasonDeclined, v.Status)
+	if v.Reason != "" {
+		c.info.SipReason = v.Reason // the application's own phrase
+	}
 }
 
 // statusOfSIP maps the SIP status of a rejected call to the call status.

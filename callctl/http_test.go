@@ -108,6 +108,33 @@ func TestHTTPCallHookFailureRejects(t *testing.T) {
 	}
 }
 
+// A call's final status carries the reason phrase of its final SIP status, not the
+// "Trying" of its start; a sip:decline's own reason wins.
+func TestFinalStatusSIPReason(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		call   http.HandlerFunc
+		status float64
+		reason string
+	}{
+		{"call hook fails", statusReply(500), 480, "Temporarily Unavailable"},
+		{"declined", verbsReply(map[string]any{"verb": "sip:decline", "status": 486}), 486, "Busy Here"},
+		{"declined with a reason", verbsReply(map[string]any{"verb": "sip:decline", "status": 603, "reason": "Gone fishing"}), 603, "Gone fishing"},
+		{"completed", verbsReply(map[string]any{"verb": "answer"}, hangupVerb), 200, "OK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app, url := newHTTP(t, map[string]http.HandlerFunc{"/call": tc.call})
+			o := baseOptions(t, url+"/call")
+			o.StatusHookURL = "/status"
+			run(t, o)
+			final := app.last("/status").payload
+			if final["sip_status"] != tc.status || final["sip_reason"] != tc.reason {
+				t.Errorf("final status sip_status %v sip_reason %v, want %v %q", final["sip_status"], final["sip_reason"], tc.status, tc.reason)
+			}
+		})
+	}
+}
+
 // §1–2: an HTTP hook's own fragment: rc=2&rp=5xx retries a 500 twice with the ramp,
 // on the simulated clock; success only for 200, 202 or 204.
 func TestHTTPRetriesOnSimulatedClock(t *testing.T) {

@@ -272,3 +272,38 @@ func TestWSInitialConnectFails(t *testing.T) {
 		})
 	}
 }
+
+// §4: until session:reconnect is acked nothing else is sent. The jambonz:error an
+// invalid message earns meanwhile goes out after the ack, and a command that arrives
+// meanwhile is applied after it.
+func TestWSNothingSentBeforeReconnectAck(t *testing.T) {
+	srv, url := newWS(t, func(s *wsSession) {
+		if s.n == 1 {
+			s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"})
+			s.next("verb:hook")
+			_ = s.conn.Close(websocket.StatusInternalError, "crash")
+			return
+		}
+		rc := s.next("session:reconnect")
+		s.raw("not json")
+		s.send(map[string]any{"type": "command", "command": "redirect", "data": []map[string]any{say("after"), hangupVerb}})
+		s.ack(rc)
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
+	o.AckTimeout = 300 * time.Millisecond // the verb:hook sent before the drop is never acked
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	got := strings.Join(kinds(r, callctl.KindMsgSent, callctl.KindMsgRecv), ",")
+	want := "msg.sent session:reconnect,msg.recv invalid,msg.recv command,msg.recv ack,msg.sent jambonz:error"
+	if !strings.Contains(got, want) {
+		t.Errorf("messages\n%s\nwant in order\n%s", got, want)
+	}
+	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
+		t.Errorf("verbs %v: the command held until the ack must still apply", r.Verbs)
+	}
+	if errs := srv.find("jambonz:error"); len(errs) != 1 {
+		t.Errorf("app got %d jambonz:error, want 1", len(errs))
+	}
+}

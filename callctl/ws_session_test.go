@@ -12,12 +12,14 @@ import (
 )
 
 // §4: one connection per call, subprotocol ws.jambonz.org, the envelope keys, and
-// verb:hook carrying its hook; call:status is fire and forget (never acked here).
+// verb:hook carrying its hook, without its retry fragment; call:status is fire and
+// forget (never acked here).
 func TestWSEnvelopeAndSubprotocol(t *testing.T) {
 	var proto string
 	srv, url := newWS(t, func(s *wsSession) {
 		proto = s.conn.Subprotocol()
-		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits", "input": []string{"digits"}}, hangupVerb)
+		// The hook's retry fragment is ours: the app sees "/digits" (§1).
+		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits#rc=2&rp=ct", "input": []string{"digits"}}, hangupVerb)
 		s.ack(s.next("verb:hook"))
 		s.drain()
 	})

@@ -56,6 +56,18 @@ type wsApp struct {
 	// early holds acks that arrived while session:reconnect waited for its own:
 	// the request they answer picks them up.
 	early map[string]json.RawMessage
+	// awaitingReconnect is true while session:reconnect waits for its ack: nothing
+	// else is sent meanwhile (§4). Messages the node would send wait in heldOut,
+	// commands from the app (whose effects may send) in heldCommands, until the ack.
+	awaitingReconnect bool
+	heldOut           []outgoing
+	heldCommands      []AppMessage
+}
+
+// outgoing is a message held until session:reconnect is acked.
+type outgoing struct {
+	typ, id, hook string
+	data          any
 }
 
 func newWSApp(c *callRun) *wsApp {
@@ -227,11 +239,13 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 		// verbs it has.
 		return nil, false, false
 	}
-	c.result.Hooks = append(c.result.Hooks, h.URL)
-	data, err := a.request(ctx, typ, h.URL, payload)
+	// The retry fragment is ours (§1: always removed), not the application's.
+	hook, _, _ := strings.Cut(h.URL, "#")
+	c.result.Hooks = append(c.result.Hooks, hook)
+	data, err := a.request(ctx, typ, hook, payload)
 	if err != nil {
 		if !c.ended && !errors.Is(err, ErrSessionClosed) && ctx.Err() == nil {
-			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("%s %s: %v", typ, h.URL, err))
+			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("%s %s: %v", typ, hook, err))
 		}
 		return nil, false, false
 	}

@@ -24,6 +24,10 @@ const maxReconnectDepth = 5
 // reconnect episode runs and the message goes out on the new connection, after
 // session:reconnect was acked (§4: other messages are queued until then).
 func (a *wsApp) deliver(ctx context.Context, typ, id, hook string, data any) error {
+	if a.awaitingReconnect {
+		a.heldOut = append(a.heldOut, outgoing{typ: typ, id: id, hook: hook, data: data})
+		return nil
+	}
 	for range maxReconnectDepth {
 		if a.graceful || a.gone {
 			return ErrSessionClosed
@@ -88,6 +92,12 @@ func (a *wsApp) receive(ctx context.Context, deadline time.Time) (AppMessage, er
 		return AppMessage{}, errHandled
 	}
 	a.c.recordMsg(KindMsgRecv, m.Type, m.MsgID)
+	if m.Type == MsgCommand && a.awaitingReconnect {
+		// Applied once session:reconnect is acked: its effects may send.
+		a.heldCommands = append(a.heldCommands, m)
+		a.faults.counted(ctx, a)
+		return AppMessage{}, errHandled
+	}
 	if m.Type == MsgCommand {
 		a.command(ctx, m)
 		a.faults.counted(ctx, a)
@@ -170,12 +180,17 @@ func (a *wsApp) dropped(ctx context.Context, cause error) bool {
 	if err := a.send(ctx, msgSessionReconnect, id, "", a.sessionNew); err != nil {
 		return a.dropped(ctx, err)
 	}
+	// Until the ack, nothing else goes out (a nested episode sets this again).
+	a.awaitingReconnect = true
+	defer func() { a.awaitingReconnect = false }()
 	deadline := c.clock.base().Add(c.opts.AckTimeout)
 	for {
 		m, err := a.receive(ctx, deadline)
 		switch {
 		case err == nil && m.MsgID == id:
+			a.awaitingReconnect = false
 			a.reconnected(ctx, m.Data)
+			a.releaseHeld(ctx)
 			return true
 		case err == nil:
 			// An ack of a request sent before the drop, answered on the new
@@ -215,6 +230,24 @@ func (a *wsApp) reconnected(ctx context.Context, data json.RawMessage) {
 	}
 	if len(vs) > 0 {
 		a.c.queue = vs
+	}
+}
+
+// releaseHeld sends, in order, what waited for the session:reconnect ack, then
+// applies the commands that arrived meanwhile.
+func (a *wsApp) releaseHeld(ctx context.Context) {
+	out, cmds := a.heldOut, a.heldCommands
+	a.heldOut, a.heldCommands = nil, nil
+	for _, m := range out {
+		if err := a.deliver(ctx, m.typ, m.id, m.hook, m.data); err != nil {
+			return // the session is gone; what is left is dropped with it
+		}
+	}
+	for _, m := range cmds {
+		if a.gone || a.c.ended {
+			return
+		}
+		a.command(ctx, m)
 	}
 }
 
