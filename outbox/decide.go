@@ -197,6 +197,25 @@ func honourRetryAfter(p Policy, action RetryAfterAction, r result, throttled boo
 	return nextAt
 }
 
+// holdsEndpoint reports whether the attempt's answer holds its whole endpoint under
+// p: decide gives the endpoint a HoldUntil for it (honourRetryAfter).
+func holdsEndpoint(p Policy, r result) bool {
+	switch {
+	case r.fault != nil || r.released:
+		return false
+	case r.attempt.Status == 429:
+		return p.On429 == RetryAfterHold
+	case r.attempt.Status == 503 && r.hasRetryAfter:
+		return p.On503 == RetryAfterHold
+	}
+	return false
+}
+
+// takesDeliveries reports whether ep, as a decision left it, may be sent to at now.
+func takesDeliveries(ep Endpoint, now time.Time) bool {
+	return ep.Status == EndpointActive && ep.RemovedAt == nil && (ep.HoldUntil == nil || !ep.HoldUntil.After(now))
+}
+
 // autoPauseDue reports whether ne's failure streak reaches the policy's threshold.
 func autoPauseDue(p Policy, ne Endpoint, now time.Time) bool {
 	if p.AutoPause == AutoPauseNone || ne.Managed || ne.Failures < p.AutoPauseFailures {

@@ -43,6 +43,14 @@ type dispatcher struct {
 	mu       sync.Mutex
 	stopping bool
 	claiming sync.WaitGroup
+	// halted records, per endpoint, when this node last learned that the endpoint
+	// takes no deliveries for now: held (429, or 503 with Retry-After, where the
+	// profile holds the endpoint), paused, disabled or removed. A job claimed before
+	// that moment was claimed by someone who did not know, and is released unsent:
+	// OUTBOX.md §3, a 429 "holds every delivery to the endpoint" and "uses one attempt
+	// of that delivery only". Jobs claimed later saw the endpoint as the store has it.
+	haltMu sync.Mutex
+	halted map[string]time.Time
 }
 
 // outcome pairs a claimed job with what its attempt produced.
@@ -54,7 +62,30 @@ type outcome struct {
 func newDispatcher(o *Outbox, attemptCtx context.Context) *dispatcher {
 	maxHeld := o.cfg.Workers + o.cfg.BatchSize
 	return &dispatcher{o: o, attemptCtx: attemptCtx, maxHeld: maxHeld,
-		queue: make(chan Job, maxHeld), results: make(chan outcome, maxHeld)}
+		queue: make(chan Job, maxHeld), results: make(chan outcome, maxHeld), halted: map[string]time.Time{}}
+}
+
+// halt records that endpoint takes no deliveries from now on, until the store says
+// otherwise (a later claim). Entries older than a lease are dropped: no job waits
+// that long.
+func (d *dispatcher) halt(endpoint string) {
+	now := time.Now()
+	d.haltMu.Lock()
+	defer d.haltMu.Unlock()
+	for id, at := range d.halted {
+		if now.Sub(at) > d.o.cfg.LeaseDuration {
+			delete(d.halted, id)
+		}
+	}
+	d.halted[endpoint] = now
+}
+
+// haltedSince reports whether job's endpoint was halted after the job was claimed.
+func (d *dispatcher) haltedSince(job Job) bool {
+	d.haltMu.Lock()
+	defer d.haltMu.Unlock()
+	at, ok := d.halted[job.Endpoint.ID]
+	return ok && job.claimedAt.Before(at)
 }
 
 // run claims until ctx ends, then releases what is queued, waits for the attempts
@@ -90,12 +121,13 @@ func (d *dispatcher) run(ctx context.Context) {
 			return 0
 		})
 		if limit > 0 {
+			claimedAt := time.Now()
 			jobs, err := d.claim(ctx, limit)
 			if err != nil && ctx.Err() == nil {
 				d.o.log.Error().Err(err).Msg("outbox: claim failed")
 			}
 			d.held.Add(int64(len(jobs) - limit))
-			d.enqueue(jobs)
+			d.enqueue(jobs, claimedAt)
 			full = len(jobs) == limit
 		}
 		if full && d.maxHeld-int(d.held.Load()) >= minClaim {
@@ -121,6 +153,11 @@ func (d *dispatcher) run(ctx context.Context) {
 func (d *dispatcher) work() {
 	for job := range d.queue {
 		r := d.runJob(job)
+		if holdsEndpoint(d.o.policyOf(job.Endpoint), r) {
+			// At once, before the completer records it: the jobs of the endpoint
+			// already queued must not go out meanwhile.
+			d.halt(job.Endpoint.ID)
+		}
 		d.busy.Add(-1)
 		d.results <- outcome{job: job, r: r}
 	}
@@ -131,7 +168,7 @@ func (d *dispatcher) work() {
 // covers the attempt and its recording: an attempt after the lease ends could race
 // another node's attempt of the same delivery.
 func (d *dispatcher) runJob(job Job) result {
-	if d.stop.Err() != nil {
+	if d.stop.Err() != nil || d.haltedSince(job) {
 		return result{released: true}
 	}
 	p := d.o.policyOf(job.Endpoint)
@@ -144,11 +181,12 @@ func (d *dispatcher) runJob(job Job) result {
 	return d.o.attempt(d.attemptCtx, job, p)
 }
 
-// enqueue queues jobs for the workers. The queue holds maxHeld jobs and held counts
-// them, so this never blocks.
-func (d *dispatcher) enqueue(jobs []Job) {
+// enqueue queues jobs, claimed from claimedAt on, for the workers. The queue holds
+// maxHeld jobs and held counts them, so this never blocks.
+func (d *dispatcher) enqueue(jobs []Job, claimedAt time.Time) {
 	d.busy.Add(int64(len(jobs)))
 	for _, job := range jobs {
+		job.claimedAt = claimedAt
 		d.queue <- job
 	}
 }
@@ -162,6 +200,7 @@ type handoff struct {
 	d         *dispatcher
 	taken     int
 	endpoints map[string]Endpoint // delivery id → its endpoint, for the job
+	opened    time.Time           // before the store leased anything: the claim time
 }
 
 // handoff opens one, or returns nil once run is shutting down. finish must follow.
@@ -172,7 +211,7 @@ func (d *dispatcher) handoff() *handoff {
 		return nil
 	}
 	d.claiming.Add(1) // run closes the queue only after finish
-	return &handoff{d: d, endpoints: map[string]Endpoint{}}
+	return &handoff{d: d, endpoints: map[string]Endpoint{}, opened: time.Now()}
 }
 
 // take reserves room for delivery id of ep when a worker is idle. Publishes at once
@@ -207,7 +246,7 @@ func (h *handoff) finish(pub Published, err error) (all bool) {
 		}
 	}
 	h.d.held.Add(int64(len(jobs) - h.taken))
-	h.d.enqueue(jobs)
+	h.d.enqueue(jobs, h.opened)
 	return err == nil && len(jobs) == len(pub.Deliveries)
 }
 
@@ -294,9 +333,10 @@ func (d *dispatcher) completeLoop(ctx context.Context) {
 				return 0
 			})
 		}
+		claimedAt := time.Now()
 		jobs := d.o.completeClaim(context.Background(), batch, limit)
 		d.held.Add(int64(len(jobs) - n - limit))
-		d.enqueue(jobs)
+		d.enqueue(jobs, claimedAt)
 		if claiming {
 			d.claiming.Done()
 		}
@@ -316,6 +356,7 @@ func (o *Outbox) complete(ctx context.Context, batch []outcome) {
 func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) []Job {
 	now := o.now()
 	notices := make(map[string][]Notice, len(batch))
+	halts := map[string]bool{} // endpoints a decision left not taking deliveries
 	var lock sync.Mutex
 	build := func(oc outcome, r result) Completion {
 		id := oc.job.Delivery.ID
@@ -323,6 +364,9 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 			dec := decide(o.policyOf(ep), cur, ep, r, now, o.cfg.Rand)
 			lock.Lock()
 			notices[id] = dec.notices
+			if ne := dec.change.Endpoint; ne != nil && !takesDeliveries(*ne, now) {
+				halts[ne.ID] = true
+			}
 			lock.Unlock()
 			return dec.change, nil
 		}}
@@ -352,6 +396,11 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 			o.log.Error().Err(err).Msg("outbox: rescheduling failed; leases will expire")
 		}
 		return nil
+	}
+	if d := o.disp.Load(); d != nil {
+		for id := range halts {
+			d.halt(id)
+		}
 	}
 	for i, oc := range batch {
 		if !applied[i] {

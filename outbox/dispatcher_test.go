@@ -236,3 +236,68 @@ func TestPublishHandsOverToIdleWorkers(t *testing.T) {
 		t.Fatalf("%d deliveries came from claims, want the PublishTx one", n)
 	}
 }
+
+// TestHoldReleasesQueuedJobs: OUTBOX.md §3, a 429 under sajn (and standard) holds
+// every delivery to the endpoint and uses one attempt of that delivery only.
+// Deliveries of the endpoint already claimed and waiting for a worker when the 429
+// comes back are released unsent: no request, no attempt used, still PENDING.
+func TestHoldReleasesQueuedJobs(t *testing.T) {
+	t.Parallel()
+	const events = 5
+	release := make(chan struct{})
+	rc := newReceiver(t, false, func(n int, _ *http.Request) reply {
+		if n == 0 {
+			<-release // answered once the others are claimed and queued
+			return reply{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "3600"}}
+		}
+		return reply{status: http.StatusNoContent}
+	})
+	ob := startLive(t, rc, outbox.Config{Workers: 1})
+	ctx := context.Background()
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL, Profile: outbox.ProfileSajn}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range events {
+		pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "call.status"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, pub.Deliveries[0].ID)
+	}
+	leased := func() int {
+		n := 0
+		for _, id := range ids {
+			if d, _, err := ob.GetDelivery(ctx, "a", id); err == nil && d.LeaseUntil != nil {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, 10*time.Second, "every delivery claimed", func() bool { return leased() == events })
+	close(release)
+	waitFor(t, 10*time.Second, "the queued deliveries released", func() bool { return leased() == 0 })
+	if n := len(rc.requests()); n != 1 {
+		t.Fatalf("receiver got %d requests, want only the one answered 429", n)
+	}
+	throttled := 0
+	for _, id := range ids {
+		d, attempts, err := ob.GetDelivery(ctx, "a", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != outbox.DeliveryPending {
+			t.Errorf("delivery %s is %s, want PENDING (held)", id, d.Status)
+		}
+		switch len(attempts) {
+		case 0:
+		case 1:
+			throttled++
+		default:
+			t.Errorf("delivery %s used %d attempts", id, len(attempts))
+		}
+	}
+	if throttled != 1 {
+		t.Fatalf("%d deliveries used an attempt, want 1", throttled)
+	}
+}

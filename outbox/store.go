@@ -147,6 +147,10 @@ type Job struct {
 	Event    Event
 	Endpoint Endpoint
 	Token    string
+	// claimedAt is when the dispatcher asked the store for the job (its monotonic
+	// clock): a job claimed before the node learned that its endpoint stopped
+	// taking deliveries is released unsent (dispatcher.stopped).
+	claimedAt time.Time
 }
 
 // Completion is the outcome of one claimed delivery.
