@@ -48,6 +48,11 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 	nd.UpdatedAt = now
 	if r.released {
 		nd.NextAttemptAt = now
+		// Released unsent: it waits as the endpoint's other waiting deliveries do,
+		// which a pause or disable may have ended meanwhile.
+		if st, why := waitingFate(p, ep); st != "" {
+			nd.Status, nd.LastError = st, why
+		}
 		return decision{change: Change{At: now, Delivery: &nd}}
 	}
 	if r.fault != nil {
@@ -255,10 +260,27 @@ func disableEndpoint(ch *Change, ne *Endpoint, nd *Delivery, reason string, now 
 	return notice(*ne, AuditDisabled, reason, now)
 }
 
+// waitingFate is what becomes of a delivery that goes back to waiting on ep: nothing
+// ("") while ep takes deliveries or holds them; otherwise the status and reason its
+// waiting deliveries got when ep was paused (under a profile that does not hold
+// them), disabled or removed (pauseEndpoint, disableEndpoint, RemoveEndpoint).
+func waitingFate(p Policy, ep Endpoint) (DeliveryStatus, string) {
+	switch {
+	case ep.RemovedAt != nil:
+		return DeliveryDropped, "endpoint removed"
+	case ep.Status == EndpointDisabled:
+		return DeliveryDropped, "endpoint disabled: " + ep.PauseReason
+	case ep.Status == EndpointPaused && p.WhilePaused != PausedHold:
+		return DeliveryFailed, "endpoint paused: " + ep.PauseReason
+	}
+	return "", ""
+}
+
 // decideReaped settles a delivery whose lease expired: its attempt is counted as used
 // (it may have reached the receiver) with an unknown outcome; the delivery is due
-// again at once, or ends when that was its last attempt.
-func decideReaped(p Policy, d Delivery, now time.Time) Change {
+// again at once (or ends as ep's waiting deliveries did, waitingFate), or ends when
+// that was its last attempt.
+func decideReaped(p Policy, d Delivery, ep Endpoint, now time.Time) Change {
 	nd := d
 	nd.LeaseUntil = nil
 	nd.UpdatedAt = now
@@ -270,6 +292,11 @@ func decideReaped(p Policy, d Delivery, now time.Time) Change {
 	case nd.Attempts-nd.RunStart < p.MaxAttempts:
 		nd.Status = DeliveryPending
 		nd.NextAttemptAt = now
+		// It waits again, as the endpoint's waiting deliveries do: those a pause,
+		// disable or removal ended while it was leased, it ends too.
+		if st, why := waitingFate(p, ep); st != "" {
+			nd.Status, nd.LastError = st, why
+		}
 	case p.ReapDead:
 		nd.Status = DeliveryDead
 	default:

@@ -16,7 +16,7 @@ func (o *Outbox) Reap(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		n, err := o.store.Reap(ctx, now, reapBatch, func(d Delivery, ep Endpoint) (Change, error) {
-			return decideReaped(o.policyOf(ep), d, now), nil
+			return decideReaped(o.policyOf(ep), d, ep, now), nil
 		})
 		total += n
 		if err != nil || n < reapBatch {

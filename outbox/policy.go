@@ -44,7 +44,8 @@ const (
 	// PausedHold keeps waiting and new deliveries PENDING; resume releases them.
 	PausedHold PausedAction = "hold"
 	// PausedLogFailed writes each new event as a FAILED delivery with one attempt
-	// numbered 0; waiting deliveries are held. Resume does not resend the logged ones.
+	// numbered 0; waiting deliveries end FAILED with the pause's reason. Resume does
+	// not resend them.
 	PausedLogFailed PausedAction = "log_failed"
 	// PausedFail ends waiting and new deliveries as FAILED without sending; after
 	// resume they are replayed with Retry or Recover.

@@ -399,3 +399,57 @@ func checkReaper(t *testing.T, profile string, lastAttempts int, last outbox.Del
 		t.Fatalf("reaped on the last attempt: %s attempts %d, want %s %d", got.Status, got.Attempts, last, lastAttempts)
 	}
 }
+
+// TestReapedOrReleasedDeliveryFollowsItsEndpoint: a delivery leased when its endpoint
+// was paused, disabled or removed waits again as the endpoint's other waiting
+// deliveries do once it comes back (lease expired, or released unsent): FAILED under
+// a profile that ends them at a pause (sajn), PENDING where the profile holds them
+// (standard), DROPPED after a removal.
+func TestReapedOrReleasedDeliveryFollowsItsEndpoint(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		profile string
+		stop    func(h *harness) error
+		want    outbox.DeliveryStatus
+	}{
+		{"sajn paused", outbox.ProfileSajn, func(h *harness) error { _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID); return err }, outbox.DeliveryFailed},
+		{"standard paused", outbox.ProfileStandard, func(h *harness) error { _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID); return err }, outbox.DeliveryPending},
+		{"removed", outbox.ProfileStandard, func(h *harness) error { return h.ob.RemoveEndpoint(h.ctx, "acct", h.ep.ID) }, outbox.DeliveryDropped},
+	} {
+		t.Run(tc.name+", reaped", func(t *testing.T) {
+			h := newHarness(t, tc.profile, outbox.Overrides{}, status(http.StatusNoContent))
+			d := h.publish()
+			if n, _ := h.ob.ClaimOnly(h.ctx); n != 1 {
+				t.Fatalf("claimed %d", n)
+			}
+			if err := tc.stop(h); err != nil {
+				t.Fatal(err)
+			}
+			h.clock.Advance(2*time.Minute + time.Second)
+			if n, err := h.ob.Reap(h.ctx); n != 1 || err != nil {
+				t.Fatalf("reaped %d, %v", n, err)
+			}
+			if got, _ := h.delivery(d.ID); got.Status != tc.want {
+				t.Fatalf("reaped delivery %s (%s), want %s", got.Status, got.LastError, tc.want)
+			}
+		})
+		t.Run(tc.name+", released", func(t *testing.T) {
+			h := newHarness(t, tc.profile, outbox.Overrides{}, status(http.StatusNoContent))
+			d := h.publish()
+			// Claimed, then the endpoint stops, then the job waited in the queue past
+			// what its lease covers: released unsent.
+			if _, err := h.ob.RunQueued(h.ctx, func() {
+				if err := tc.stop(h); err != nil {
+					t.Fatal(err)
+				}
+				h.clock.Advance(100 * time.Second)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got, as := h.delivery(d.ID); got.Status != tc.want || len(as) != 0 || len(h.recv.requests()) != 0 {
+				t.Fatalf("released delivery %s (%s), %d attempts, %d requests; want %s, none sent", got.Status, got.LastError, len(as), len(h.recv.requests()), tc.want)
+			}
+		})
+	}
+}
