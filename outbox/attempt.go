@@ -110,7 +110,8 @@ func (o *Outbox) send(ctx context.Context, job Job, p Policy) result {
 	a.Class = retry.ClassifyStatus(resp.StatusCode)
 	r := result{attempt: a}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		r.retryAfter, r.hasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+		r.answeredAt = o.cfg.Clock.Now()
+		r.retryAfter, r.hasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), r.answeredAt)
 	}
 	return r
 }

@@ -11,9 +11,11 @@ import (
 type result struct {
 	// attempt is the record of the HTTP attempt (Number assigned by decide).
 	attempt Attempt
-	// retryAfter is the parsed Retry-After of the answer.
+	// retryAfter is the parsed Retry-After of the answer, from answeredAt: the
+	// decision, made later, waits what is left of it (retryAfterFrom).
 	retryAfter    time.Duration
 	hasRetryAfter bool
+	answeredAt    time.Time
 	// fault is a failure on our side before anything was sent: no attempt is used.
 	fault error
 	// released means the attempt was abandoned at shutdown: no attempt is used and the
@@ -92,10 +94,12 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 		switch {
 		case p.OnGone == GoneDead:
 			dead = true
-		case ep.Managed:
-			// An integration manages its endpoint: never paused or removed for it.
 		case p.OnGone == GoneRemove:
+			// Not a pause: a managed endpoint is removed too (OUTBOX.md §1 exempts
+			// managed endpoints from pauses only; digize removes "straight away").
 			goneRemove = true
+		case ep.Managed:
+			// An integration manages its endpoint: never paused for it.
 		default:
 			gonePause = true
 		}
@@ -183,7 +187,7 @@ func honourRetryAfter(p Policy, action RetryAfterAction, r result, throttled boo
 	case RetryAfterHold:
 		wait := p.HoldDefault
 		if r.hasRetryAfter {
-			wait = r.retryAfter
+			wait = r.retryAfterFrom(now)
 		} else if !throttled {
 			return nextAt
 		}
@@ -196,10 +200,19 @@ func honourRetryAfter(p Policy, action RetryAfterAction, r result, throttled boo
 		}
 	case RetryAfterDelay:
 		if r.hasRetryAfter {
-			return now.Add(retry.Clamp(r.retryAfter, scheduled, max(p.MaxRetryAfter, scheduled)))
+			return now.Add(retry.Clamp(r.retryAfterFrom(now), scheduled, max(p.MaxRetryAfter, scheduled)))
 		}
 	}
 	return nextAt
+}
+
+// retryAfterFrom is what is left at now of the answer's Retry-After: an HTTP date
+// is a moment, and seconds count from the answer, not from when it is recorded.
+func (r result) retryAfterFrom(now time.Time) time.Duration {
+	if r.answeredAt.IsZero() {
+		return r.retryAfter
+	}
+	return max(r.retryAfter-now.Sub(r.answeredAt), 0)
 }
 
 // holdsEndpoint reports whether the attempt's answer holds its whole endpoint under

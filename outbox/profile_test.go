@@ -124,6 +124,7 @@ func TestProfileDigize(t *testing.T) {
 		{"410 removes the endpoint with an audit entry", func(t *testing.T) {
 			checkGone(t, p, goneExpect{delivery: outbox.DeliveryFailed, waiting: outbox.DeliveryDropped})
 		}},
+		{"410 removes a managed endpoint too", checkManagedGoneRemoved},
 		{"429 is an ordinary failure", on(ra(429, "120", throttleExpect{next: 5 * sec, failures: 1}))},
 		{"429 without Retry-After is an ordinary failure", on(ra(429, "", throttleExpect{next: 5 * sec, failures: 1}))},
 		{"503 with Retry-After is an ordinary failure", on(ra(503, "600", throttleExpect{next: 5 * sec, failures: 1}))},

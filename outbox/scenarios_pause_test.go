@@ -80,6 +80,20 @@ func checkSajnAutoPause(t *testing.T) {
 	})
 }
 
+// checkManagedGoneRemoved: digize removes an endpoint that answers 410 even when an
+// integration manages it: removal is not a pause, and OUTBOX.md §1 exempts managed
+// endpoints from pauses only.
+func checkManagedGoneRemoved(t *testing.T) {
+	h := newHarness(t, outbox.ProfileDigize, outbox.Overrides{}, status(410))
+	if _, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{Managed: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	h.publishN(1)
+	if _, err := h.store.GetEndpoint(h.ctx, "acct", h.ep.ID); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("managed digize endpoint after a 410: %v, want removed", err)
+	}
+}
+
 // checkThresholdPause: after threshold consecutive failures (and, when failingFor >
 // 0, that long failing) the endpoint is paused or disabled; one fewer does nothing;
 // 429s count only when counted429.
