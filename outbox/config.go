@@ -17,9 +17,9 @@ import (
 type Config struct {
 	// Store keeps everything. Required.
 	Store Store
-	// HTTPClient makes the attempts, one request per claim; it must not follow
-	// redirects. Default: transport.NewHTTPClient(Egress, ...), which checks every
-	// destination IP at dial time.
+	// HTTPClient makes the attempts, one request per claim; Open uses a copy that
+	// never follows redirects. Default: transport.NewHTTPClient(Egress, ...), which
+	// checks every destination IP at dial time.
 	HTTPClient *http.Client
 	// Egress are the egress rules of the default HTTPClient. Default
 	// transport.PublicOnly(): loopback, private and special ranges are refused.

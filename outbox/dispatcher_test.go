@@ -301,3 +301,44 @@ func TestHoldReleasesQueuedJobs(t *testing.T) {
 		t.Fatalf("%d deliveries used an attempt, want 1", throttled)
 	}
 }
+
+// TestRedirectsNeverFollowedWhateverTheClient: a caller's own HTTP client, which
+// would follow redirects, does not: the 3xx is the attempt's answer (OUTBOX.md §2).
+func TestRedirectsNeverFollowedWhateverTheClient(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, false, func(_ int, r *http.Request) reply {
+		if r.URL.Path == "/moved" {
+			return reply{status: http.StatusNoContent}
+		}
+		return reply{status: http.StatusFound, headers: map[string]string{"Location": "/moved"}}
+	})
+	own := &http.Client{} // follows redirects by default
+	st := openStore(t)
+	ob, err := outbox.Open(context.Background(), outbox.Config{Store: st, HTTPClient: own, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close(context.Background())
+	ctx := context.Background()
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL + "/hook",
+		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "call.status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, attempts, err := ob.GetDelivery(ctx, "a", pub.Deliveries[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(attempts) != 1 || attempts[0].Status != http.StatusFound || attempts[0].Class != outbox.ClassRedirect || len(rc.requests()) != 1 {
+		t.Fatalf("attempts %+v, %d requests: want one 302 recorded as redirect, not followed", attempts, len(rc.requests()))
+	}
+	if own.CheckRedirect != nil {
+		t.Fatal("the caller's client was changed")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,11 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	// Redirects are never followed (OUTBOX.md §2 step 3), whatever client the caller
+	// gave: a copy of it returns the 3xx as the answer.
+	client := *cfg.HTTPClient
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	cfg.HTTPClient = &client
 	return &Outbox{cfg: cfg, store: cfg.Store, log: *cfg.Logger, wake: make(chan struct{}, 1)}, nil
 }
 
