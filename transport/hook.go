@@ -18,8 +18,8 @@ import (
 type HookClientOptions struct {
 	// Rules are the egress rules. Default (no Schemes): CallControlRules(false).
 	Rules EgressRules
-	// Timeout bounds the connection (lookup, TCP, TLS) and, separately, the wait for
-	// response headers. Default 10 s (JAMBONES_HTTP_TIMEOUT).
+	// Timeout bounds the connection (lookup, TCP, TLS) and the wait for response
+	// headers together, and then the body's read. Default 10 s (JAMBONES_HTTP_TIMEOUT).
 	Timeout time.Duration
 	// UserAgent is sent on every request. Default "jambonz".
 	UserAgent string
@@ -102,7 +102,8 @@ func NewHookClient(opts HookClientOptions) *HookClient {
 	// retryablehttp closes the client's idle connections whenever a request gives
 	// up; through this view that is a no-op, so one failing app does not empty the
 	// pool that every other request shares.
-	view := &http.Client{Transport: keepIdle{pool.Transport}, CheckRedirect: pool.CheckRedirect}
+	view := &http.Client{Transport: keepIdle{headerDeadline{base: pool.Transport, timeout: opts.Timeout}},
+		CheckRedirect: pool.CheckRedirect}
 	return &HookClient{opts: opts, pool: pool, http: view}
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -305,5 +308,45 @@ func TestHookFailureKeepsPool(t *testing.T) {
 		if r.RemoteAddr != reqs[0].RemoteAddr {
 			t.Fatalf("connection not reused after a failed hook: %s then %s", reqs[0].RemoteAddr, r.RemoteAddr)
 		}
+	}
+}
+
+// TestHookTimeoutBoundsConnectAndHeadersTogether: CALL-CONTROL.md §3, the timeout
+// bounds "connect + response headers": a slow lookup (part of connecting) followed
+// by slow headers fails at the timeout, as a response timeout, though each phase
+// alone is within it. The connect phase alone past the timeout is a connect failure.
+func TestHookTimeoutBoundsConnectAndHeadersTogether(t *testing.T) {
+	t.Parallel()
+	const timeout = 400 * time.Millisecond
+	srv := transporttest.NewServer(t)
+	srv.Script("/x", transporttest.Step{Delay: 250 * time.Millisecond})
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	slowDNS := func(wait time.Duration) transport.Resolver {
+		return transport.ResolverFunc(func(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+			select {
+			case <-time.After(wait):
+				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		lookup time.Duration
+		want   retry.Class
+	}{
+		{"slow lookup, then slow headers", 250 * time.Millisecond, retry.ResponseTimeout},
+		{"lookup alone past the timeout", 2 * timeout, retry.Connect},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client, _ := newHookClient(t, transport.HookClientOptions{Timeout: timeout, Resolver: slowDNS(tc.lookup)})
+			_, err := client.Do(context.Background(), transport.HookRequest{Target: mustTarget(t, fmt.Sprintf("http://app.test:%d/x", port))})
+			var he *transport.HookError
+			if !errors.As(err, &he) || he.Class != tc.want {
+				t.Fatalf("error %v, want class %s", err, tc.want)
+			}
+		})
 	}
 }
