@@ -153,20 +153,16 @@ func (d *dispatcher) run(ctx context.Context) {
 func (d *dispatcher) work() {
 	for job := range d.queue {
 		r := d.runJob(job)
-		if holdsEndpoint(d.o.policyOf(job.Endpoint), r) {
-			// At once, before the completer records it: the jobs of the endpoint
-			// already queued must not go out meanwhile.
-			d.halt(job.Endpoint.ID)
-		}
 		d.busy.Add(-1)
 		d.results <- outcome{job: job, r: r}
 	}
 }
 
 // runJob attempts job, or releases it (no attempt used, due again at once) when the
-// dispatcher is stopping or when its lease, spent partly in the queue, no longer
-// covers the attempt and its recording: an attempt after the lease ends could race
-// another node's attempt of the same delivery.
+// dispatcher is stopping, when its endpoint was halted after it was claimed, or when
+// its lease, spent partly in the queue, no longer covers the attempt and its
+// recording: an attempt after the lease ends could race another node's attempt of the
+// same delivery. An answer that holds the endpoint halts it.
 func (d *dispatcher) runJob(job Job) result {
 	if d.stop.Err() != nil || d.haltedSince(job) {
 		return result{released: true}
@@ -178,7 +174,13 @@ func (d *dispatcher) runJob(job Job) result {
 			return result{released: true}
 		}
 	}
-	return d.o.attempt(d.attemptCtx, job, p)
+	r := d.o.attempt(d.attemptCtx, job, p)
+	if holdsEndpoint(p, r) {
+		// At once, before the completer records it: the jobs of the endpoint
+		// already queued must not go out meanwhile.
+		d.halt(job.Endpoint.ID)
+	}
+	return r
 }
 
 // enqueue queues jobs, claimed from claimedAt on, for the workers. The queue holds
