@@ -146,7 +146,7 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 		out.notices = append(out.notices, pauseEndpoint(p, &out.change, &ne, &nd, reason, now))
 	case counted && autoPauseDue(p, ne, now):
 		if p.AutoPause == AutoPauseDisable {
-			out.notices = append(out.notices, disableEndpoint(&out.change, &ne, &nd, reason, now))
+			out.notices = append(out.notices, disableEndpoint(p, &out.change, &ne, &nd, reason, now))
 		} else {
 			out.notices = append(out.notices, pauseEndpoint(p, &out.change, &ne, &nd, reason, now))
 		}
@@ -248,29 +248,32 @@ func pauseEndpoint(p Policy, ch *Change, ne *Endpoint, nd *Delivery, reason stri
 	ne.Status = EndpointPaused
 	ne.PausedAt = &now
 	ne.PauseReason = reason
-	if p.WhilePaused != PausedHold {
-		ch.Waiting, ch.WaitingReason = DeliveryFailed, "endpoint paused: "+reason
-		if nd != nil && nd.Status == DeliveryPending {
-			nd.Status = DeliveryFailed
-			nd.LastError = ch.WaitingReason
-		}
-	}
+	endWaiting(p, ch, *ne, nd)
 	ch.Audit = append(ch.Audit, audit(*ne, AuditPaused, reason, now))
 	return notice(*ne, AuditPaused, reason, now)
 }
 
 // disableEndpoint disables ne and drops its waiting deliveries, nd among them.
-func disableEndpoint(ch *Change, ne *Endpoint, nd *Delivery, reason string, now time.Time) Notice {
+func disableEndpoint(p Policy, ch *Change, ne *Endpoint, nd *Delivery, reason string, now time.Time) Notice {
 	ne.Status = EndpointDisabled
 	ne.DisabledAt = &now
 	ne.PauseReason = reason
-	ch.Waiting, ch.WaitingReason = DeliveryDropped, "endpoint disabled: "+reason
-	if nd.Status == DeliveryPending {
-		nd.Status = DeliveryDropped
-		nd.LastError = ch.WaitingReason
-	}
+	endWaiting(p, ch, *ne, nd)
 	ch.Audit = append(ch.Audit, audit(*ne, AuditDisabled, reason, now))
 	return notice(*ne, AuditDisabled, reason, now)
+}
+
+// endWaiting gives ep's waiting deliveries, and nd (nil: none) when it is pending,
+// the status waitingFate says ep's new state gives them.
+func endWaiting(p Policy, ch *Change, ep Endpoint, nd *Delivery) {
+	st, why := waitingFate(p, ep)
+	if st == "" {
+		return
+	}
+	ch.Waiting, ch.WaitingReason = st, why
+	if nd != nil && nd.Status == DeliveryPending {
+		nd.Status, nd.LastError = st, why
+	}
 }
 
 // waitingFate is what becomes of a delivery that goes back to waiting on ep: nothing
