@@ -260,45 +260,18 @@ func TestRedirectVerbToAnotherApp(t *testing.T) {
 	}
 }
 
-// redirectingApp is a WebSocket app that acks session:new with one say and
-// session:redirect with redirected (unless it is empty: then it never acks), and
-// reports each session:redirect it received and how many connections it accepted.
-func redirectingApp(t *testing.T, redirected string) (url string, got <-chan map[string]any, conns *atomic.Int32) {
+// redirectingApp is a WebSocket app that acks session:new with one say and each
+// session:redirect with redirected (nil: it never acks them).
+func redirectingApp(t *testing.T, redirected []map[string]any) (*wsServer, string) {
 	t.Helper()
-	msgs := make(chan map[string]any, 4)
-	conns = new(atomic.Int32)
-	url = serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		conns.Add(1)
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var m map[string]any
-			if json.Unmarshal(data, &m) != nil {
-				continue
-			}
-			reply := ""
-			switch m["type"] {
-			case "session:new":
-				reply = fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"hello"}]}`, m["msgid"])
-			case "session:redirect":
-				msgs <- m
-				if redirected != "" {
-					reply = fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, m["msgid"], redirected)
-				}
-			}
-			if reply != "" && c.Write(r.Context(), websocket.MessageText, []byte(reply)) != nil {
-				return
+	return newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hello"))
+		for m := s.next("session:redirect"); m != nil; m = s.next("session:redirect") {
+			if redirected != nil {
+				s.ack(m, redirected...)
 			}
 		}
-	}), true)
-	return url, msgs, conns
+	})
 }
 
 // Live call control moving a WebSocket call within its application (a relative URL,
@@ -315,7 +288,7 @@ func TestControlRedirectWithinWebSocketApp(t *testing.T) {
 		{"same host", "/again", "/again", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			app, got, conns := redirectingApp(t, `[{"verb":"say","text":"redirected"},{"verb":"hangup"}]`)
+			srv, app := redirectingApp(t, []map[string]any{say("redirected"), hangupVerb})
 			redirect := tc.redirect
 			if tc.absolute {
 				redirect, tc.hook = app+tc.redirect, app+tc.hook
@@ -327,18 +300,17 @@ func TestControlRedirectWithinWebSocketApp(t *testing.T) {
 			if !slices.Equal(r.Verbs, []string{"say", "say", "hangup"}) {
 				t.Errorf("verbs %v, want the ack's say and hangup after the first say", r.Verbs)
 			}
-			var m map[string]any
-			select {
-			case m = <-got:
-			default:
+			got := srv.find("session:redirect")
+			if len(got) == 0 {
 				t.Fatalf("the app got no session:redirect; timeline %v", kinds(r))
 			}
+			m := got[0]
 			data, _ := m["data"].(map[string]any)
 			if m["hook"] != tc.hook || m["call_sid"] != r.CallSid || data["call_sid"] != r.CallSid || m["msgid"] == "" {
 				t.Errorf("session:redirect %v, want hook %q and the call's details", m, tc.hook)
 			}
 			timeline := strings.Join(kinds(r), ",")
-			if n := conns.Load(); n != 1 || strings.Count(timeline, "session:new") != 1 {
+			if n := srv.conns.Load(); n != 1 || strings.Count(timeline, "session:new") != 1 {
 				t.Errorf("%d connections, timeline %v; want the one session kept", n, timeline)
 			}
 			if !slices.Contains(r.Hooks, tc.hook) {
@@ -351,12 +323,12 @@ func TestControlRedirectWithinWebSocketApp(t *testing.T) {
 // A session:redirect that is never acked is alerted, and the call goes on with the
 // verbs and session it had.
 func TestControlRedirectWithinWebSocketAppUnacked(t *testing.T) {
-	app, got, _ := redirectingApp(t, "")
+	srv, app := redirectingApp(t, nil)
 	o := baseOptions(t, app)
 	o.IdleLimit = 20 * time.Second
 	o.AckTimeout = 200 * time.Millisecond
 	r := controlled(t, o, callctl.Control{Redirect: "/next"}, callctl.Control{Hangup: true})
-	if len(got) != 1 {
+	if got := srv.find("session:redirect"); len(got) != 1 {
 		t.Fatalf("the app got %d session:redirect, want 1", len(got))
 	}
 	if !hasAlert(r, callctl.AlertWebhookFailure) {
