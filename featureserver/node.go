@@ -142,10 +142,10 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 }
 
 // alertFailedStatus raises an alert on the account when a call status notification
-// is given up (CALL-CONTROL.md §6: a failed status hook is logged and alerted). The
-// delivery Observe sees is the one that was claimed, so its outcome is read back.
+// is given up (CALL-CONTROL.md §6: a failed status hook is logged and alerted): d is
+// the delivery as the attempt a left it.
 func (n *Node) alertFailedStatus(d outbox.Delivery, a outbox.Attempt, status *statusPublisher) {
-	if d.EventType != CallStatusEvent || a.Class == outbox.ClassSuccess {
+	if d.EventType != CallStatusEvent || (d.Status != outbox.DeliveryFailed && d.Status != outbox.DeliveryDead) {
 		return
 	}
 	// Observe must not block the dispatcher: the rest happens on the side.
@@ -154,17 +154,13 @@ func (n *Node) alertFailedStatus(d outbox.Delivery, a outbox.Attempt, status *st
 		defer n.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		cur, _, err := n.outbox.GetDelivery(ctx, d.Account, d.ID)
-		if err != nil || (cur.Status != outbox.DeliveryFailed && cur.Status != outbox.DeliveryDead) {
-			return
-		}
 		alertType := callctl.AlertWebhookFailure
 		switch a.Class {
 		case outbox.ClassNetwork, outbox.ClassTimeout, outbox.ClassEgressRefused:
 			alertType = callctl.AlertWebhookConnectionFailure
 		}
 		alert := Alert{AccountSid: d.Account, Type: string(alertType), CallSid: callSidOf(d.EventID), URL: status.urlOf(d.EndpointID),
-			Detail: fmt.Sprintf("status hook: delivery %s %s after %d attempt(s): %s %s", cur.ID, cur.Status, cur.Attempts, a.Class, a.Error),
+			Detail: fmt.Sprintf("status hook: delivery %s %s after %d attempt(s): %s %s", d.ID, d.Status, d.Attempts, a.Class, a.Error),
 			Time:   time.Now().UTC()}
 		if err := n.store.AddAlert(ctx, alert); err != nil {
 			n.log.Error().Err(err).Msg("storing a status hook alert failed")

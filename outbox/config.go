@@ -34,8 +34,10 @@ type Config struct {
 	// called from the dispatcher's completer: hand the notice off, do not block.
 	// Default: none (they are still in the audit log).
 	Notify func(Notice)
-	// Observe, when set, sees every attempt once it is recorded (metrics: outcome,
-	// lateness At minus ScheduledAt). It must not block.
+	// Observe, when set, sees every attempt once it is recorded, as stored (its
+	// Number set), with its delivery as that attempt left it: Status, Attempts and
+	// NextAttemptAt are the decision's. For metrics (outcome, lateness At minus
+	// ScheduledAt) and alerts. It must not block.
 	Observe func(d Delivery, a Attempt)
 	// Logger receives structured logs. Default zerolog.Nop().
 	Logger *zerolog.Logger

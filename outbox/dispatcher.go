@@ -358,7 +358,8 @@ func (o *Outbox) complete(ctx context.Context, batch []outcome) {
 func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) []Job {
 	now := o.now()
 	notices := make(map[string][]Notice, len(batch))
-	halts := map[string]bool{} // endpoints a decision left not taking deliveries
+	recorded := make(map[string]observed, len(batch)) // for Observe
+	halts := map[string]bool{}                        // endpoints a decision left not taking deliveries
 	var lock sync.Mutex
 	build := func(oc outcome, r result) Completion {
 		id := oc.job.Delivery.ID
@@ -366,6 +367,9 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 			dec := decide(o.policyOf(ep), cur, ep, r, now, o.cfg.Rand)
 			lock.Lock()
 			notices[id] = dec.notices
+			if ch := dec.change; ch.Delivery != nil && ch.Attempt != nil && r.fault == nil && !r.released {
+				recorded[id] = observed{*ch.Delivery, *ch.Attempt}
+			}
 			if ne := dec.change.Endpoint; ne != nil && !takesDeliveries(*ne, now) {
 				halts[ne.ID] = true
 			}
@@ -390,6 +394,7 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 	if err != nil {
 		o.log.Error().Err(err).Int("deliveries", len(batch)).Msg("outbox: recording attempts failed; rescheduling as internal faults")
 		clear(notices)
+		clear(recorded)
 		fault := errors.Join(errors.New("store error while recording the attempt"), err)
 		for i, oc := range batch {
 			items[i] = build(oc, result{fault: fault})
@@ -412,11 +417,17 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 		for _, n := range notices[oc.job.Delivery.ID] {
 			o.cfg.Notify(n)
 		}
-		if oc.r.fault == nil && !oc.r.released && o.cfg.Observe != nil {
-			o.cfg.Observe(oc.job.Delivery, oc.r.attempt)
+		if rec, ok := recorded[oc.job.Delivery.ID]; ok && o.cfg.Observe != nil {
+			o.cfg.Observe(rec.delivery, rec.attempt)
 		}
 	}
 	return jobs
+}
+
+// observed is what Observe is shown of a recorded attempt.
+type observed struct {
+	delivery Delivery
+	attempt  Attempt
 }
 
 func resetTimer(t *time.Timer, d time.Duration) {

@@ -3,8 +3,11 @@ package outbox_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,7 +63,15 @@ func TestEndToEnd500500200(t *testing.T) {
 		}
 		return reply{status: 200, body: `{"ok":true}`}
 	})
-	ob := startLive(t, rc, outbox.Config{})
+	var (
+		mu       sync.Mutex
+		observed []string
+	)
+	ob := startLive(t, rc, outbox.Config{Observe: func(d outbox.Delivery, a outbox.Attempt) {
+		mu.Lock()
+		defer mu.Unlock()
+		observed = append(observed, fmt.Sprintf("#%d %d: %s after %d", a.Number, a.Status, d.Status, d.Attempts))
+	}})
 	ctx := context.Background()
 	ep, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "acct", URL: rc.srv.URL + "/hook",
 		Events: []string{"call.status"}, APIVersion: "v1", Overrides: outbox.Overrides{ScheduleSeconds: []float64{1.2, 1.2}}}) // ≥ 1 s apart even with ±10 % jitter: timestamps are whole seconds
@@ -116,6 +127,17 @@ func TestEndToEnd500500200(t *testing.T) {
 	}
 	if got, _ := ob.GetEndpoint(ctx, "acct", ep.ID); got.Failures != 0 || got.LastDeliveryAt == nil {
 		t.Fatalf("endpoint health after success: %+v", got)
+	}
+	// Observe sees each attempt as stored, with the delivery as it left it.
+	waitFor(t, 5*time.Second, "Observe to see the last attempt", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(observed) == 3
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"#1 500: PENDING after 1", "#2 500: PENDING after 2", "#3 200: SUCCEEDED after 3"}; !slices.Equal(observed, want) {
+		t.Fatalf("Observe saw %q, want %q", observed, want)
 	}
 }
 
