@@ -22,13 +22,16 @@ func newDemoCmd(c *cli) *cobra.Command {
 	var serveAddr string
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the built-in example apps (HTTP and WebSocket) on loopback and simulate a call against each",
+		Short: "Run the built-in example apps on loopback, simulate a call against each, and deliver a webhook through the outbox",
 		Long: `Demo starts two small jambonz-style example applications on 127.0.0.1, one answering
 HTTP webhooks and one speaking the WebSocket protocol, and simulates a call against
 each: a greeting (say), a gather answered by the caller, the gather's action hook,
 and a hangup. On the WebSocket call the node drops the connection mid-call, then
 reconnects and resumes the session with session:reconnect. Both timelines are
-printed. Nothing but this binary is needed.
+printed. Then it delivers one call.status webhook through the outbox, on a SQLite file
+in a temporary directory, to a receiver that fails twice before it answers 204: the
+outbox is closed and opened again between attempts, and every attempt's Standard
+Webhooks signature is checked. Nothing but this binary is needed.
 
 With --serve ADDR it only runs the two example apps on ADDR, until interrupted, so
 that you can point switchboard simulate at them (the examples/ scenarios expect
@@ -124,12 +127,15 @@ func runDemo(ctx context.Context, c *cli) error {
 			return nil
 		},
 	}}
-	fmt.Fprintln(c.stdout, "Switchboard demo: two example apps on loopback, one simulated call each.")
+	fmt.Fprintln(c.stdout, "Switchboard demo: two example apps on loopback, one simulated call each, then one\nwebhook delivered through the outbox on SQLite.")
 	var failed []string
 	for _, dc := range calls {
 		if err := runDemoCall(ctx, c, cfg, dc); err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", dc.title, err))
 		}
+	}
+	if err := runOutboxDemo(ctx, c); err != nil {
+		failed = append(failed, fmt.Sprintf("webhook outbox: %v", err))
 	}
 	if len(failed) > 0 {
 		return failure(errors.New(joinLines(failed)))

@@ -237,7 +237,8 @@ func TestDemo(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
-	for _, want := range []string{"HTTP webhook app", "WebSocket app", "gather", "/gather", "session:reconnect", "ws.reconnect", "hangup", "✓ call completed"} {
+	for _, want := range []string{"HTTP webhook app", "WebSocket app", "gather", "/gather", "session:reconnect", "ws.reconnect", "hangup", "✓ call completed",
+		"Webhook outbox", "#1 500 http_5xx", "restart", "#2 500 http_5xx", "#3 204 success", "signature ✓", "✓ delivery SUCCEEDED after 3 attempts"} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, stdout)
 		}
