@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,6 +222,54 @@ func TestHTTPResponseBodies(t *testing.T) {
 			}
 			if tc.alert && !strings.Contains(r.Alerts[0].Detail, "colour") && name == "unknown property" {
 				t.Fatalf("alert does not name the field: %s", r.Alerts[0].Detail)
+			}
+		})
+	}
+}
+
+// §1: rp=all retries an unparseable response: a 200 whose verbs cannot be used is
+// tried again, at the call hook and at an action hook; under other policies it is an
+// invalid-app-payload at once.
+func TestHTTPUnusableVerbsRetriedUnderAll(t *testing.T) {
+	// Each path answers broken JSON once, then its verbs.
+	onceBroken := func(next http.HandlerFunc) http.HandlerFunc {
+		var calls atomic.Int32
+		return func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `[{"verb":"say",`)
+				return
+			}
+			next(w, r)
+		}
+	}
+	for _, tc := range []struct {
+		fragment string
+		reason   string
+		hooks    []string
+	}{
+		{"#rc=2&rp=all", callctl.ReasonAppHangup, []string{"/call", "/call", "/g", "/g"}},
+		{"#rc=2&rp=5xx,ct", callctl.ReasonInvalidPayload, []string{"/call"}},
+	} {
+		t.Run(tc.fragment, func(t *testing.T) {
+			srv, url := newHTTP(t, map[string]http.HandlerFunc{
+				"/call": onceBroken(verbsReply(map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb)),
+				"/g":    onceBroken(verbsReply(say("thanks"), hangupVerb)),
+			})
+			o := baseOptions(t, url+"/call"+tc.fragment)
+			o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
+			r := run(t, o)
+			if r.Reason != tc.reason || !slices.Equal(srv.paths(), tc.hooks) {
+				t.Fatalf("reason %s, requests %v; want %s, %v", r.Reason, srv.paths(), tc.reason, tc.hooks)
+			}
+			var classes []string
+			for _, e := range r.Timeline {
+				if e.Kind == callctl.KindHookAttempt {
+					classes = append(classes, e.Class)
+				}
+			}
+			if classes[0] != "unparseable" || hasAlert(r, callctl.AlertInvalidAppPayload) != (tc.reason == callctl.ReasonInvalidPayload) {
+				t.Fatalf("attempt classes %v, alerts %v", classes, r.Alerts)
 			}
 		})
 	}

@@ -2,12 +2,15 @@ package callctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"mime"
+	"net/http"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -22,8 +25,8 @@ func newHTTPApp(c *callRun) *httpApp { return &httpApp{c: c} }
 // WebhookErrorReturn (§6); when its verbs are invalid, too.
 func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	c := a.c
-	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.info.fields())
-	if err != nil {
+	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.info.fields(), acceptVerbs)
+	if err != nil && !rejectedVerbs(err) {
 		c.alert(hookAlertType(err), c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
 		c.end(StatusFailed, reasonOfStartFailure(ctx), c.opts.WebhookErrorReturn)
 		return nil, false
@@ -56,8 +59,8 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 		// The application's credentials, but only toward the application's own host.
 		user, pass = c.opts.Username, c.opts.Password
 	}
-	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, payload)
-	if err != nil {
+	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, payload, acceptVerbs)
+	if err != nil && !rejectedVerbs(err) {
 		// §6: logged and alerted; the call continues with the verbs it has.
 		c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
 		return nil, false, false
@@ -70,8 +73,10 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	return vs, len(vs) > 0, true
 }
 
-// request sends one hook with its retries, recording every attempt.
-func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, pass string, payload map[string]any) (*transport.HookResponse, error) {
+// request sends one hook with its retries, recording every attempt. accept, when
+// set, checks a successful answer's body (acceptVerbs).
+func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, pass string, payload map[string]any,
+	accept func(int, http.Header, []byte) error) (*transport.HookResponse, error) {
 	c := a.c
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
 	rctx, scope := withRequest(ctx, c, t.Clean())
@@ -83,6 +88,7 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Username: user,
 		Password: pass,
 		Secret:   c.opts.Secret,
+		Accept:   accept,
 		Logger:   &logger,
 		Observer: func(at transport.Attempt) {
 			scope.attempts = at.Number
@@ -91,6 +97,21 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 				HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
 		},
 	})
+}
+
+// acceptVerbs makes a successful answer whose verbs cannot be used an unparseable
+// response, which rp=all retries (CALL-CONTROL.md §1).
+func acceptVerbs(status int, header http.Header, body []byte) error {
+	_, err := responseVerbs(&transport.HookResponse{Status: status, Header: header, Body: body})
+	return err
+}
+
+// rejectedVerbs reports whether a hook failed only because acceptVerbs rejected its
+// last answer: the retries, if any, are spent, and the answer is an invalid payload
+// (its verbs are decoded again for the error).
+func rejectedVerbs(err error) bool {
+	var he *transport.HookError
+	return errors.As(err, &he) && he.Class == retry.Unparseable && errors.Is(he.Err, transport.ErrBodyRejected)
 }
 
 // responseVerbs decodes the verbs of a hook response: a JSON array when the
@@ -129,7 +150,7 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 	if method == "" {
 		method = "POST"
 	}
-	if _, err := a.request(ctx, *c.opts.statusURL, method, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload); err != nil {
+	if _, err := a.request(ctx, *c.opts.statusURL, method, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil {
 		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
 	}
 }

@@ -17,6 +17,10 @@ import (
 // ErrBodyTooLarge is returned when a response body exceeds the configured cap.
 var ErrBodyTooLarge = errors.New("response body exceeds the size limit")
 
+// ErrBodyRejected wraps the error of a HookRequest's Accept: a 2xx answer whose body
+// the caller cannot use (retry.Unparseable).
+var ErrBodyRejected = errors.New("response body rejected")
+
 // ErrBodyTimeout: the response headers arrived but the body did not within the hook
 // timeout. It is class rt, like headers that never come.
 var ErrBodyTimeout = errors.New("response body not received in time")
@@ -33,7 +37,8 @@ var ErrBodyTimeout = errors.New("response body not received in time")
 //     connections or EOF before any response: retry.Connect.
 //   - a timeout after the connection was up (no response headers in time):
 //     retry.ResponseTimeout.
-//   - ErrBodyTooLarge, a truncated or malformed response: retry.Unparseable.
+//   - ErrBodyTooLarge, ErrBodyRejected, a truncated or malformed response:
+//     retry.Unparseable.
 //
 // A caller whose own context deadline expired should check ctx.Err() first: the
 // standard library reports dial and header timeouts as context.DeadlineExceeded too.
@@ -76,7 +81,7 @@ func Classify(err error) retry.Class {
 		errors.Is(err, io.EOF):
 		// After connecting, before any response: the peer dropped us.
 		return retry.Connect
-	case errors.Is(err, ErrBodyTooLarge), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, ErrBodyTooLarge), errors.Is(err, ErrBodyRejected), errors.Is(err, io.ErrUnexpectedEOF):
 		return retry.Unparseable
 	}
 	var ne net.Error

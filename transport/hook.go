@@ -129,6 +129,11 @@ type HookRequest struct {
 	Secret string
 	// Header holds extra headers; the client's own headers win over them.
 	Header http.Header
+	// Accept, when set, checks the body of every successful answer (200, 202, 204,
+	// capped at MaxBody): an error makes that
+	// attempt an Unparseable failure (wrapping ErrBodyRejected), which is retried only
+	// when the policy retries that class (rp=all, CALL-CONTROL.md §1).
+	Accept func(status int, header http.Header, body []byte) error
 	// Observer, when set, is called after every attempt, in order.
 	Observer func(Attempt)
 	// Logger, when set, replaces the client's logger for this request (a caller adds

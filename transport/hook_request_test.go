@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -346,6 +347,52 @@ func TestHookTimeoutBoundsConnectAndHeadersTogether(t *testing.T) {
 			var he *transport.HookError
 			if !errors.As(err, &he) || he.Class != tc.want {
 				t.Fatalf("error %v, want class %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestHookAcceptRejectsBody: a 200 whose body Accept rejects is an unparseable
+// failure, retried under rp=all only (CALL-CONTROL.md §1), and never without Accept.
+func TestHookAcceptRejectsBody(t *testing.T) {
+	t.Parallel()
+	notJSON := func(_ int, _ http.Header, body []byte) error {
+		if !json.Valid(body) {
+			return errors.New("not JSON")
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name, fragment string
+		accept         func(int, http.Header, []byte) error
+		classes        []retry.Class
+		wantErr        bool
+	}{
+		{"rp=all retries it", "#rc=2&rp=all", notJSON, []retry.Class{retry.Unparseable, retry.Success}, false},
+		{"rp=5xx,ct does not", "#rc=2&rp=5xx,ct", notJSON, []retry.Class{retry.Unparseable}, true},
+		{"without Accept it is a success", "#rc=2&rp=all", nil, []retry.Class{retry.Success}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := transporttest.NewServer(t)
+			srv.Script("/x", transporttest.Step{Body: []byte("<html>oops</html>")}, transporttest.Step{Body: []byte(`[]`)})
+			client, _ := newHookClient(t, transport.HookClientOptions{})
+			var classes []retry.Class
+			resp, err := client.Do(context.Background(), transport.HookRequest{Target: mustTarget(t, srv.URL+"/x"+tc.fragment),
+				Accept: tc.accept, Observer: func(a transport.Attempt) { classes = append(classes, a.Class) }})
+			if !slices.Equal(classes, tc.classes) {
+				t.Fatalf("attempt classes %v, want %v", classes, tc.classes)
+			}
+			if !tc.wantErr {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var he *transport.HookError
+			if !errors.As(err, &he) || he.Class != retry.Unparseable || he.Status != 200 || !errors.Is(err, transport.ErrBodyRejected) ||
+				resp == nil || string(resp.Body) != "<html>oops</html>" {
+				t.Fatalf("got %v (%#v), response %+v", err, he, resp)
 			}
 		})
 	}

@@ -78,6 +78,11 @@ func (r *hookRun) readBody(resp *http.Response) error {
 	if err != nil {
 		return fmt.Errorf("reading response body: %w", err)
 	}
+	if r.req.Accept != nil && retry.CallControlSuccess(resp.StatusCode) {
+		if err := r.req.Accept(resp.StatusCode, resp.Header, b); err != nil {
+			return fmt.Errorf("%w: %w", ErrBodyRejected, err)
+		}
+	}
 	return nil
 }
 
