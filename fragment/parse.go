@@ -95,6 +95,12 @@ func unwrapURLError(err error) error {
 
 // fromURL splits the fragment off u and parses it into a policy for transport tr.
 func fromURL(raw string, u *url.URL, tr Transport) (Target, error) {
+	// url.Parse checks that a port is made of digits, not that it can be dialled.
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Target{}, invalid("%q: port %s is out of range (1-65535)", raw, port)
+		}
+	}
 	values, problems := parseFragment(u.EscapedFragment())
 	clean := *u
 	clean.Fragment, clean.RawFragment = "", ""

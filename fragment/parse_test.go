@@ -129,6 +129,7 @@ func TestParseRejects(t *testing.T) {
 		"", "   ", "ftp://h/p", "file:///etc/passwd", "mailto:a@b", "h/p", "/relative#rc=1", "//h/p",
 		"https://", "https:///path", "http:opaque", "https://h/p#rc=%zz",
 		"https://[::1/p", "ht tp://h/p", "javascript:alert(1)",
+		"http://127.0.0.1:99999/call", "ws://h:0/ws", "https://h:65536/",
 	} {
 		t.Run(raw, func(t *testing.T) {
 			t.Parallel()
@@ -189,7 +190,7 @@ func TestResolve(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"", "ftp://x/y", "https://h/p#rc=%zz", "/g#a=%"} {
+	for _, bad := range []string{"", "ftp://x/y", "https://h/p#rc=%zz", "/g#a=%", "//h:70000/g"} {
 		if _, err := Resolve(app, bad); !errors.Is(err, ErrInvalidURL) {
 			t.Errorf("Resolve(%q) error = %v, want ErrInvalidURL", bad, err)
 		}

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"slices"
 	"time"
 
@@ -93,6 +94,14 @@ func (o *Outbox) checkEndpoint(ep *Endpoint) error {
 	}
 	if u.User != nil {
 		return invalid("url", "must not carry user-info")
+	}
+	if u.Hostname() == "" {
+		return invalid("url", "has no host")
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return invalid("url", "port %s is out of range (1-65535)", port)
+		}
 	}
 	if len(ep.Events) > 100 {
 		return invalid("events", "at most 100 types")

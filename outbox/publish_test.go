@@ -213,6 +213,8 @@ func TestEndpointValidation(t *testing.T) {
 		{"url", outbox.EndpointSpec{Account: "a", URL: "ftp://example.com"}},
 		{"url", outbox.EndpointSpec{Account: "a", URL: "not a url"}},
 		{"url", outbox.EndpointSpec{Account: "a", URL: "https://user:pw@example.com"}},
+		{"url", outbox.EndpointSpec{Account: "a", URL: "https://example.com:99999/hook"}},
+		{"url", outbox.EndpointSpec{Account: "a", URL: "https://:443/hook"}},
 		{"profile", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Profile: "acme"}},
 		{"secrets", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Secrets: []string{"hunter2"}}},
 		{"overrides.maxAttempts", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{MaxAttempts: ptr(0)}}},
