@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,7 +68,9 @@ type callRun struct {
 // Run runs one call to its end and returns what happened. The error is non-nil only
 // for Options that cannot run a call (wrapping ErrInvalidOptions): failures of the
 // call itself (a rejected call, a dropped socket) are in the Result. When ctx ends,
-// the call ends with ReasonCanceled.
+// the call ends with ReasonCanceled, or with the text of ctx's cause when it was
+// canceled with one of its own (context.WithCancelCause), and a hook cut short by
+// it raises no alert.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	p, err := o.prepare()
 	if err != nil {
@@ -218,6 +222,8 @@ func (c *callRun) record(e Event) {
 
 // alert raises an alert on the account and records it.
 func (c *callRun) alert(t AlertType, url, detail string) {
+	// One line: joined errors (a failure and the context's end) carry newlines.
+	detail = strings.ReplaceAll(detail, "\n", "; ")
 	c.result.Alerts = append(c.result.Alerts, Alert{Type: t, URL: url, Detail: detail})
 	// The URL rides on the event for embedders (a node's alert records); the alert
 	// line of the --json contract has only type and detail.
@@ -258,13 +264,24 @@ func (c *callRun) hangup(reason string) {
 }
 
 // endCanceled ends a call whose context ended: an answered call is hung up (200), an
-// unanswered one is a canceled INVITE (487).
+// unanswered one is a canceled INVITE (487). The reason is canceledReason's.
 func (c *callRun) endCanceled() {
 	if c.answered {
-		c.end(StatusCompleted, ReasonCanceled, 200)
+		c.end(StatusCompleted, canceledReason(c.ctx), 200)
 		return
 	}
-	c.end(StatusFailed, ReasonCanceled, 487)
+	c.end(StatusFailed, canceledReason(c.ctx), 487)
+}
+
+// canceledReason is the call.end reason of a call whose context ended: the text of
+// the context's cause when it has its own (context.WithCancelCause: a node hanging up
+// by API, or draining), otherwise ReasonCanceled.
+func canceledReason(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	if cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		return ReasonCanceled
+	}
+	return cause.Error()
 }
 
 // end ends the call once. The application gets the final status in finish; the

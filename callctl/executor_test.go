@@ -2,6 +2,7 @@ package callctl_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"testing"
@@ -174,7 +175,7 @@ func TestCanceledAndMaxDuration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonCanceled, 480)
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonCanceled, 487)
 	if err := goleak.Find(before, goleak.IgnoreAnyFunction("net/http.(*conn).serve")); err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +187,45 @@ func TestCanceledAndMaxDuration(t *testing.T) {
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonMaxDuration, 200)
 	if r.Duration < 2*time.Hour {
 		t.Fatalf("duration %v", r.Duration)
+	}
+}
+
+// A call stopped from outside (a node's API hang-up, a drain) while a hook is in
+// flight ends with the cancel cause as its reason, in the Result and on the
+// call.end line, and raises no alert: the application did not fail.
+func TestStoppedCallTakesItsCauseAndRaisesNoAlert(t *testing.T) {
+	hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	for _, tc := range []struct {
+		name   string
+		routes map[string]http.HandlerFunc
+		status callctl.Status
+		sip    int
+	}{
+		{"at the call hook", map[string]http.HandlerFunc{"/call": hang}, callctl.StatusFailed, 487},
+		{"at an action hook", map[string]http.HandlerFunc{
+			"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb), "/g": hang,
+		}, callctl.StatusCompleted, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, url := newHTTP(t, tc.routes)
+			o := baseOptions(t, url+"/call#rc=3&rp=all")
+			o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				cancel(errors.New("api-hangup"))
+			}()
+			r, err := callctl.Run(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantEnd(t, r, tc.status, "api-hangup", tc.sip)
+			if len(r.Alerts) != 0 {
+				t.Fatalf("alerts %v", r.Alerts)
+			}
+			if last := r.Timeline[len(r.Timeline)-1]; last.Kind != callctl.KindCallEnd || last.Reason != "api-hangup" {
+				t.Fatalf("last line %+v", last)
+			}
+		})
 	}
 }

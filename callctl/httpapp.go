@@ -26,9 +26,13 @@ func newHTTPApp(c *callRun) *httpApp { return &httpApp{c: c} }
 func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	c := a.c
 	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.info.fields(), acceptVerbs)
+	if err != nil && ctx.Err() != nil {
+		c.endCanceled() // stopped, not a hook failure: no alert
+		return nil, false
+	}
 	if err != nil && !rejectedVerbs(err) {
 		c.alert(hookAlertType(err), c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
-		c.end(StatusFailed, reasonOfStartFailure(ctx), c.opts.WebhookErrorReturn)
+		c.end(StatusFailed, ReasonCallHookFailed, c.opts.WebhookErrorReturn)
 		return nil, false
 	}
 	vs, err := responseVerbs(resp)
@@ -38,13 +42,6 @@ func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 		return nil, false
 	}
 	return vs, true
-}
-
-func reasonOfStartFailure(ctx context.Context) string {
-	if ctx.Err() != nil {
-		return ReasonCanceled
-	}
-	return ReasonCallHookFailed
 }
 
 func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map[string]any) ([]verbs.Verb, bool, bool) {
@@ -61,8 +58,11 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	}
 	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, payload, acceptVerbs)
 	if err != nil && !rejectedVerbs(err) {
-		// §6: logged and alerted; the call continues with the verbs it has.
-		c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
+		// §6: logged and alerted; the call continues with the verbs it has. A hook
+		// cut short because the call was stopped is no failure of the application.
+		if ctx.Err() == nil {
+			c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
+		}
 		return nil, false, false
 	}
 	vs, err := responseVerbs(resp)
@@ -150,7 +150,7 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 	if method == "" {
 		method = "POST"
 	}
-	if _, err := a.request(ctx, *c.opts.statusURL, method, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil {
+	if _, err := a.request(ctx, *c.opts.statusURL, method, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil {
 		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
 	}
 }

@@ -114,7 +114,7 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	if err != nil {
 		a.gone = true
 		if ctx.Err() != nil {
-			c.end(StatusFailed, ReasonCanceled, c.opts.WebhookErrorReturn)
+			c.endCanceled()
 			return nil, false
 		}
 		// §6: the call fails; nothing more is sent for it.
@@ -137,7 +137,7 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 		switch {
 		case c.ended:
 		case ctx.Err() != nil:
-			c.end(StatusFailed, ReasonCanceled, c.opts.WebhookErrorReturn)
+			c.endCanceled()
 			a.closeWith(ctx, 1001, "call canceled")
 		default:
 			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("session:new: %v", err))
@@ -310,7 +310,7 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 			}
 			if ctx.Err() != nil {
 				c.endCanceled()
-				return false, ReasonCanceled
+				return false, c.result.Reason
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
 				return false, reason

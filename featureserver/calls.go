@@ -251,12 +251,8 @@ func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, op
 		lc.view.CallStatus, lc.view.Reason = string(callctl.StatusFailed), err.Error()
 	} else {
 		lc.view.CallStatus, lc.view.Reason, lc.view.SipStatus = string(res.Status), res.Reason, res.SIPStatus
+		// A call this node stopped has the cause as its reason (callctl.Run).
 		lc.view.ExpectationsFailed = req.Expect.Check(res)
-		if res.Reason == callctl.ReasonCanceled {
-			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-				lc.view.Reason = cause.Error()
-			}
-		}
 	}
 	view := lc.view
 	lc.mu.Unlock()

@@ -1,6 +1,7 @@
 package featureserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -42,8 +43,13 @@ func TestLiveCallControl(t *testing.T) {
 		if code, _, raw := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil); code != http.StatusAccepted {
 			t.Fatalf("hang up: %d %s", code, raw)
 		}
-		if v := n.waitCall(acct, sid); v.Reason != "api-hangup" {
-			t.Errorf("ended with %q, want api-hangup", v.Reason)
+		v := n.waitCall(acct, sid)
+		var last struct{ Kind, Reason string }
+		if len(v.Timeline) > 0 {
+			_ = json.Unmarshal(v.Timeline[len(v.Timeline)-1], &last)
+		}
+		if v.Reason != "api-hangup" || last.Kind != "call.end" || last.Reason != "api-hangup" {
+			t.Errorf("ended with %q, last timeline line %+v; want api-hangup in both", v.Reason, last)
 		}
 		if code, _, _ := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound && code != http.StatusConflict {
 			t.Errorf("hanging up an ended call: %d", code)
