@@ -3,8 +3,8 @@ package outbox
 import (
 	"context"
 	"net/url"
-	"strconv"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
