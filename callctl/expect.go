@@ -15,13 +15,22 @@ type Expectations struct {
 	Hooks []string
 	// Status, when set, is the call's expected final status.
 	Status Status
+	// Reason, when set, is why the call is expected to end (Result.Reason).
+	Reason string
 	// Alerts, when set, must each have been raised at least once.
 	Alerts []AlertType
 }
 
 // Set reports whether any expectation is given.
 func (e Expectations) Set() bool {
-	return e.Verbs != nil || e.Hooks != nil || e.Status != "" || e.Alerts != nil
+	return e.Verbs != nil || e.Hooks != nil || e.Status != "" || e.Reason != "" || e.Alerts != nil
+}
+
+// ExpectFailure reports whether the expectations anticipate a call that fails
+// (Result.Failed): they name its reason, or a final status other than completed. A
+// completed call that lost its WebSocket, say, failed all the same.
+func (e Expectations) ExpectFailure() bool {
+	return e.Reason != "" || e.Status != "" && e.Status != StatusCompleted
 }
 
 // Check returns one message per expectation that does not hold for r.
@@ -35,6 +44,9 @@ func (e Expectations) Check(r *Result) []string {
 	}
 	if e.Status != "" && e.Status != r.Status {
 		failed = append(failed, fmt.Sprintf("status: got %s (%s), want %s", r.Status, r.Reason, e.Status))
+	}
+	if e.Reason != "" && e.Reason != r.Reason {
+		failed = append(failed, fmt.Sprintf("reason: got %s, want %s", r.Reason, e.Reason))
 	}
 	for _, a := range e.Alerts {
 		if !slices.ContainsFunc(r.Alerts, func(x Alert) bool { return x.Type == a }) {

@@ -58,6 +58,7 @@ type ScenarioExpect struct {
 	Verbs  []string `yaml:"verbs"`
 	Hooks  []string `yaml:"hooks"`
 	Status string   `yaml:"status"`
+	Reason string   `yaml:"reason"`
 	Alerts []string `yaml:"alerts"`
 }
 
@@ -163,6 +164,10 @@ func lineOf(src []byte, path string) int {
 
 var validDialStatuses = []string{"completed", "busy", "no-answer", "failed"}
 var validStatuses = []string{"trying", "ringing", "early-media", "in-progress", "queued", "failed", "busy", "no-answer", "completed"}
+var validReasons = []string{ReasonAppHangup, ReasonVerbsExhausted, ReasonCallerHangup, ReasonAppClosed, ReasonIdle,
+	ReasonDeclined, ReasonCallHookFailed, ReasonInvalidPayload, ReasonConnectFailed, ReasonSessionFailed,
+	ReasonReconnectFailed, ReasonMaxDuration, ReasonCanceled, ReasonAPIHangup}
+
 var validAlerts = []string{string(AlertInvalidAppPayload), string(AlertWebhookFailure), string(AlertWebhookConnectionFailure)}
 
 func (s *Scenario) check() error {
@@ -207,6 +212,9 @@ func (s *Scenario) check() error {
 	if s.Expect.Status != "" && !scenarioHas(validStatuses, s.Expect.Status) {
 		return scenarioAt("$.expect.status", "%q: want one of %s", s.Expect.Status, strings.Join(validStatuses, ", "))
 	}
+	if s.Expect.Reason != "" && !scenarioHas(validReasons, s.Expect.Reason) {
+		return scenarioAt("$.expect.reason", "%q: want one of %s", s.Expect.Reason, strings.Join(validReasons, ", "))
+	}
 	for i, a := range s.Expect.Alerts {
 		if !scenarioHas(validAlerts, a) {
 			return scenarioAt(fmt.Sprintf("$.expect.alerts[%d]", i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
@@ -242,7 +250,7 @@ func (s *Scenario) Script() Script {
 
 // Expectations converts the expect part.
 func (s *Scenario) Expectations() Expectations {
-	e := Expectations{Verbs: s.Expect.Verbs, Hooks: s.Expect.Hooks, Status: Status(s.Expect.Status)}
+	e := Expectations{Verbs: s.Expect.Verbs, Hooks: s.Expect.Hooks, Status: Status(s.Expect.Status), Reason: s.Expect.Reason}
 	for _, a := range s.Expect.Alerts {
 		e.Alerts = append(e.Alerts, AlertType(a))
 	}

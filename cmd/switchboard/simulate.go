@@ -211,8 +211,9 @@ func (s *simulation) one(ctx context.Context) *callctl.Result {
 }
 
 // check applies the expectations. A call ended as expected when every expectation
-// holds and, unless the scenario expects a final status, the call did not fail.
+// holds and the call did not fail, unless the scenario expects it to (a reason, or a
+// final status other than completed).
 func (s *simulation) check(r *callctl.Result) (failures []string, asExpected bool) {
 	failures = s.expect.Check(r)
-	return failures, len(failures) == 0 && (s.expect.Status != "" || !r.Failed())
+	return failures, len(failures) == 0 && (!r.Failed() || s.expect.ExpectFailure())
 }

@@ -61,7 +61,18 @@ type summary struct {
 	alerts             int
 	expectationsFailed int
 	unexpected         int
+	failures           []expectationFailure // the first maxListedFailures
 	latencies          []time.Duration
+}
+
+// maxListedFailures bounds the expectation failures the summary lists: a load run
+// whose every call fails the same way needs a few examples, not all of them.
+const maxListedFailures = 20
+
+// expectationFailure is one expectation that did not hold, in the summary.
+type expectationFailure struct {
+	CallSid string `json:"call_sid"`
+	Failure string `json:"failure"`
 }
 
 func newSummary() *summary { return &summary{} }
@@ -80,6 +91,11 @@ func (s *summary) add(r *callctl.Result, failures []string, asExpected bool) {
 	}
 	s.alerts += len(r.Alerts)
 	s.expectationsFailed += len(failures)
+	for _, f := range failures {
+		if len(s.failures) < maxListedFailures {
+			s.failures = append(s.failures, expectationFailure{CallSid: r.CallSid, Failure: f})
+		}
+	}
 	if !asExpected {
 		s.unexpected++
 	}
@@ -95,6 +111,8 @@ type summaryJSON struct {
 	Alerts             int            `json:"alerts"`
 	HookLatencyMS      latencySummary `json:"hook_latency_ms"`
 	ExpectationsFailed int            `json:"expectations_failed"`
+	// ExpectationFailures says which expectations did not hold (the first 20).
+	ExpectationFailures []expectationFailure `json:"expectation_failures,omitempty"`
 }
 
 type latencySummary struct {
@@ -121,7 +139,7 @@ func (t *timelineWriter) summary(s *summary) {
 	j := summaryJSON{
 		Kind: "summary", Calls: s.calls, Completed: s.completed, Failed: s.failed, Alerts: s.alerts,
 		HookLatencyMS:      latencySummary{P50: percentile(lat, 50), P95: percentile(lat, 95), P99: percentile(lat, 99)},
-		ExpectationsFailed: s.expectationsFailed,
+		ExpectationsFailed: s.expectationsFailed, ExpectationFailures: s.failures,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -179,6 +179,11 @@ func TestSimulateExit1(t *testing.T) {
 	if code != exitFailure || summary["expectations_failed"] != float64(2) || summary["failed"] != float64(0) {
 		t.Fatalf("exit %d summary %v", code, summary)
 	}
+	// The summary says which ones.
+	if listed, _ := summary["expectation_failures"].([]any); len(listed) != 2 ||
+		!strings.HasPrefix(listed[0].(map[string]any)["failure"].(string), "verbs: got") || listed[0].(map[string]any)["call_sid"] == "" {
+		t.Fatalf("expectation_failures %v", summary["expectation_failures"])
+	}
 	// An app that hangs up before answering: the call's final status is failed, so
 	// the run fails and the summary agrees with the call.end line.
 	hangupOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -196,6 +201,22 @@ func TestSimulateExit1(t *testing.T) {
 	os.WriteFile(sc, []byte("expect:\n  status: failed\n  alerts: [webhook-connection-failure]\n"), 0o600)
 	if code, stdout, _ = runCLI(t, nil, "simulate", "--scenario", sc, "http://127.0.0.1:1/call"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stdout)
+	}
+	// A WebSocket call that loses its socket for good still ends completed (it was
+	// answered), but it failed: expecting status completed does not excuse that;
+	// expecting its reason does.
+	_, wsURL := exampleServers(t)
+	drop := "faults:\n  - after_message: 5\n    close_code: 1011\n"
+	for _, tc := range []struct {
+		expect string
+		code   int
+	}{{"expect:\n  status: completed\n", exitFailure}, {"expect:\n  reason: reconnect-failed\n", exitOK}} {
+		os.WriteFile(sc, []byte(drop+tc.expect), 0o600)
+		code, stdout, _ = runCLI(t, nil, "simulate", "--json", "--scenario", sc, wsURL+"/ws#rc=0")
+		events, _ := jsonLines(t, stdout)
+		if last := events[len(events)-1]; code != tc.code || last["reason"] != "reconnect-failed" {
+			t.Fatalf("%q: exit %d, call.end %v", tc.expect, code, last)
+		}
 	}
 }
 
@@ -223,6 +244,7 @@ func TestSimulateExit2(t *testing.T) {
 		{[]string{"--scenario", write("d.yaml", "expect:\n  verbs: [say, shout]\n"), "http://127.0.0.1:1/"}, nil, "line 2"},
 		{[]string{"--scenario", write("e.yaml", "caller:\n  gathers:\n    - digits: \"1\"\n      speech: hi\n"), "http://127.0.0.1:1/"}, nil, "line 3"},
 		{[]string{"--scenario", write("f.yaml", "caller: [\n"), "http://127.0.0.1:1/"}, nil, "line 1"},
+		{[]string{"--scenario", write("g.yaml", "expect:\n  status: completed\n  reason: tired\n"), "http://127.0.0.1:1/"}, nil, "line 3"},
 	} {
 		code, stdout, stderr := runCLI(t, tc.env, append([]string{"simulate"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
