@@ -14,10 +14,7 @@ import (
 func init() { extraCommands = append(extraCommands, newBenchCmd) }
 
 func newBenchCmd(c *cli) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure this machine: each figure beside a baseline from the same run",
-	}
+	cmd := groupCommand("bench", "Measure this machine: each figure beside a baseline from the same run")
 	cmd.AddCommand(newBenchOutboxCmd(c))
 	return cmd
 }

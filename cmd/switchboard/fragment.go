@@ -14,10 +14,7 @@ import (
 )
 
 func newFragmentCmd(c *cli) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "fragment",
-		Short: "Work with the #rc=..&rp=.. retry fragment of application URLs",
-	}
+	cmd := groupCommand("fragment", "Work with the #rc=..&rp=.. retry fragment of application URLs")
 	cmd.AddCommand(newFragmentExplainCmd(c))
 	return cmd
 }

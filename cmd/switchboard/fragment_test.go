@@ -149,6 +149,8 @@ func TestFragmentExplainRejects(t *testing.T) {
 		{"flag above the variable's range", nil, []string{"fragment", "explain", "--http-timeout=700000", "https://h/p"}, "600000"},
 		{"unknown flag", nil, []string{"fragment", "explain", "--bogus", "https://h/p"}, "unknown flag"},
 		{"unknown command", nil, []string{"frobnicate"}, "unknown command"},
+		{"unknown fragment subcommand", nil, []string{"fragment", "frobnicate"}, "unknown command"},
+		{"unknown bench subcommand", nil, []string{"bench", "frobnicate"}, "unknown command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

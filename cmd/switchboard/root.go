@@ -69,3 +69,14 @@ func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// groupCommand is a command that only holds subcommands: run alone it prints its
+// help; with an unknown subcommand it is a usage error (exit 2), where cobra would
+// print the help and exit 0.
+func groupCommand(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+}
