@@ -65,6 +65,10 @@ func (h *hookBody) spec(field string, allowWebSocket bool) (HookSpec, error) {
 		return HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
 			Location: "body." + field + ".url", Message: "must be an http or https URL", Value: h.URL})
 	}
+	if (h.Username == "") != (h.Password == "") {
+		return HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+			Location: "body." + field, Message: "username and password go together (HTTP Basic auth)"})
+	}
 	return HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}, nil
 }
 

@@ -175,6 +175,8 @@ func TestAPIBadInput(t *testing.T) {
 		{"missing hook", "POST", apps, `{"name":"x"}`, 422},
 		{"bad URL", "POST", apps, `{"name":"x","call_hook":{"url":"ftp://h/"}}`, 422},
 		{"bad method", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","method":"PUT"}}`, 422},
+		{"username without password", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","username":"u"}}`, 422},
+		{"port out of range", "POST", apps, `{"name":"x","call_hook":{"url":"http://h:99999/"}}`, 422},
 		{"ws status hook", "POST", apps, `{"name":"x","call_hook":{"url":"ws://h/"},"call_status_hook":{"url":"ws://h/"}}`, 422},
 		{"malformed JSON", "POST", apps, `{"name":`, 400},
 		{"not an object", "POST", apps, `[1,2]`, 422},
