@@ -10,7 +10,10 @@ import (
 // ({"scheduleSeconds":[1,1], "maxAttempts":3}).
 type Overrides struct {
 	MaxAttempts *int `json:"maxAttempts,omitempty"`
-	// ScheduleSeconds replaces the schedule with a fixed list of waits.
+	// ScheduleSeconds replaces the schedule with a fixed list of waits. Unless
+	// MaxAttempts is overridden too, a run then makes one attempt more than the list
+	// has waits (as lucibook's "schedule + 1"); a larger MaxAttempts repeats the last
+	// wait.
 	ScheduleSeconds []float64 `json:"scheduleSeconds,omitempty"`
 	// Exponential replaces the schedule with First * Factor^(k-1), at most Cap.
 	Exponential *ExponentialOverride `json:"exponential,omitempty"`
@@ -72,6 +75,7 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 			}
 		}
 		p.Waits = seconds(o.ScheduleSeconds...)
+		p.MaxAttempts = len(p.Waits) + 1 // unless overridden below
 	}
 	if e := o.Exponential; e != nil {
 		if err := checkSeconds("overrides.exponential.firstSeconds", e.FirstSeconds, 0, maxWait); err != nil {

@@ -68,8 +68,9 @@ type Policy struct {
 	Profile string
 	// MaxAttempts counts every attempt of a run, the first included.
 	MaxAttempts int
-	// Waits, when set, is the fixed list of waits between attempts; otherwise the wait
-	// before retry k is First * Factor^(k-1), at most Cap.
+	// Waits, when set, is the list of waits between attempts, its last wait repeating
+	// when MaxAttempts asks for more retries than it lists; otherwise the wait before
+	// retry k is First * Factor^(k-1), at most Cap.
 	Waits  []time.Duration
 	First  time.Duration
 	Factor float64
@@ -122,7 +123,7 @@ type Policy struct {
 func (p Policy) Schedule(rnd retry.Rand) retry.Schedule {
 	var s retry.Schedule
 	if p.Waits != nil {
-		s = retry.Fixed(p.Waits)
+		s = retry.RepeatLast(p.Waits)
 	} else {
 		s = retry.Exponential{First: p.First, Factor: p.Factor, Cap: p.Cap}
 	}

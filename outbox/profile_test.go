@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -199,4 +200,37 @@ func TestProfileStandard(t *testing.T) {
 		{"reaper: due again, FAILED when no attempt is left", func(t *testing.T) { checkReaper(t, p, 10, outbox.DeliveryFailed) }},
 	}
 	runRows(t, append(rows, commonRows(p, 0, "")...))
+}
+
+// A schedule overridden in seconds defines the run, as lucibook's "schedule + 1":
+// one attempt more than it lists waits. A MaxAttempts overridden with it wins, and
+// the last wait repeats; ResolvePolicy reports what the dispatcher does.
+func TestScheduleOverrideAndAttempts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		o        outbox.Overrides
+		attempts int
+		waits    []time.Duration
+	}{
+		{"schedule alone", outbox.Overrides{ScheduleSeconds: []float64{2, 3}}, 3, []time.Duration{2 * sec, 3 * sec}},
+		{"schedule and more attempts", outbox.Overrides{ScheduleSeconds: []float64{2, 3}, MaxAttempts: ptr(5)}, 5,
+			[]time.Duration{2 * sec, 3 * sec, 3 * sec, 3 * sec}},
+		{"schedule and fewer attempts", outbox.Overrides{ScheduleSeconds: []float64{2, 3}, MaxAttempts: ptr(2)}, 2, []time.Duration{2 * sec}},
+		{"more attempts than the profile lists", outbox.Overrides{MaxAttempts: ptr(8)}, 8,
+			[]time.Duration{60 * sec, 300 * sec, 1800 * sec, 7200 * sec, 43200 * sec, 43200 * sec, 43200 * sec}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := outbox.ResolvePolicy(outbox.ProfileLucibook, tc.o)
+			if err != nil || p.MaxAttempts != tc.attempts {
+				t.Fatalf("ResolvePolicy: MaxAttempts %d, %v; want %d", p.MaxAttempts, err, tc.attempts)
+			}
+			h := newHarness(t, outbox.ProfileLucibook, tc.o, status(500))
+			waits, d := h.drive(h.publish().ID, 50)
+			if d.Status != outbox.DeliveryFailed || d.Attempts != tc.attempts || !slices.Equal(waits, tc.waits) {
+				t.Fatalf("%s after %d attempts, waits %v; want FAILED after %d, waits %v", d.Status, d.Attempts, waits, tc.attempts, tc.waits)
+			}
+		})
+	}
 }

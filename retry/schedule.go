@@ -64,6 +64,19 @@ func (f Fixed) Delay(k int) (time.Duration, bool) {
 	return f[k-1], true
 }
 
+// RepeatLast is an explicit list of waits whose last wait repeats: retry k uses
+// element k-1, or the last element beyond the list. It runs out only when empty;
+// the policy's attempt count bounds it.
+type RepeatLast []time.Duration
+
+// Delay implements Schedule.
+func (r RepeatLast) Delay(k int) (time.Duration, bool) {
+	if k < 1 || len(r) == 0 {
+		return 0, false
+	}
+	return r[min(k, len(r))-1], true
+}
+
 // Rand is a source of uniform numbers in [0, 1): *math/rand/v2.Rand satisfies it.
 type Rand interface{ Float64() float64 }
 

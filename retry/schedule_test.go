@@ -68,6 +68,22 @@ func TestFixed(t *testing.T) {
 	}
 }
 
+func TestRepeatLast(t *testing.T) {
+	t.Parallel()
+	s := RepeatLast{10 * time.Second, time.Minute}
+	for k, want := range map[int]time.Duration{1: 10 * time.Second, 2: time.Minute, 3: time.Minute, 50: time.Minute} {
+		if got, ok := s.Delay(k); !ok || got != want {
+			t.Errorf("retry %d = %v %v, want %v", k, got, ok, want)
+		}
+	}
+	if _, ok := s.Delay(0); ok {
+		t.Error("no retry 0")
+	}
+	if _, ok := (RepeatLast{}).Delay(1); ok {
+		t.Error("an empty list has no retry")
+	}
+}
+
 func TestJitterBounds(t *testing.T) {
 	t.Parallel()
 	base := Fixed{10 * time.Second, time.Hour}
