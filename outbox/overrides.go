@@ -2,6 +2,8 @@ package outbox
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -138,6 +140,9 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 		p.ReapDead = *o.ReapDead
 	}
 	if o.DeliveryHeader != nil {
+		if err := checkDeliveryHeader(*o.DeliveryHeader); err != nil {
+			return Policy{}, err
+		}
 		p.DeliveryHeader = *o.DeliveryHeader
 	}
 	if o.OnGone != nil {
@@ -202,3 +207,28 @@ func checkSeconds(field string, v float64, lo, hi time.Duration) error {
 }
 
 func secs(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+
+// reservedHeaders are the headers an attempt sets itself: a delivery header may not
+// replace them (a webhook-signature carrying the delivery id would not verify).
+var reservedHeaders = []string{"webhook-id", "webhook-timestamp", "webhook-signature", "content-type",
+	"content-length", "user-agent", "host", "connection", "transfer-encoding", "authorization"}
+
+// checkDeliveryHeader accepts an HTTP header name (RFC 9110 token, at most 64
+// characters) that an attempt does not set itself; "" sends none.
+func checkDeliveryHeader(name string) error {
+	if name == "" {
+		return nil
+	}
+	if len(name) > 64 {
+		return invalid("overrides.deliveryHeader", "at most 64 characters")
+	}
+	for _, r := range name {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return invalid("overrides.deliveryHeader", "%q is not an HTTP header name", name)
+		}
+	}
+	if slices.Contains(reservedHeaders, strings.ToLower(name)) {
+		return invalid("overrides.deliveryHeader", "%s is set by every attempt and cannot carry the delivery id", name)
+	}
+	return nil
+}

@@ -221,6 +221,8 @@ func TestEndpointValidation(t *testing.T) {
 		{"overrides.timeoutSeconds", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{TimeoutSeconds: ptr(600.0)}}},
 		{"overrides.scheduleSeconds", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{ScheduleSeconds: []float64{-1}}}},
 		{"overrides.onGone", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{OnGone: ptr(outbox.GoneAction("explode"))}}},
+		{"overrides.deliveryHeader", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{DeliveryHeader: ptr("bad header\n")}}},
+		{"overrides.deliveryHeader", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{DeliveryHeader: ptr("Webhook-Signature")}}},
 	}
 	for _, b := range bad {
 		_, err := h.ob.CreateEndpoint(h.ctx, b.spec)
