@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -58,6 +59,7 @@ func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery
 
 func (o *Outbox) publish(ctx context.Context, tx *sql.Tx, ev Event, only func(Endpoint) bool) (Published, error) {
 	now := o.now()
+	createdAtGiven := !ev.CreatedAt.IsZero()
 	if err := validateEvent(&ev, now); err != nil {
 		return Published{}, err
 	}
@@ -89,6 +91,12 @@ func (o *Outbox) publish(ctx context.Context, tx *sql.Tx, ev Event, only func(En
 	}
 	if err != nil {
 		return Published{}, err
+	}
+	if pub.Duplicate && createdAtGiven && !pub.Event.CreatedAt.Equal(ev.CreatedAt) {
+		// The store compares what every publish has; a createdAt the publisher gave
+		// is part of the event's content too (a publish without one is stamped now).
+		return Published{}, fmt.Errorf("%w: event %s exists with createdAt %s, not %s", ErrConflict, ev.ID,
+			pub.Event.CreatedAt.Format(time.RFC3339Nano), ev.CreatedAt.Format(time.RFC3339Nano))
 	}
 	if tx == nil && !pub.Duplicate && !handedAll {
 		o.nudge()
@@ -144,9 +152,13 @@ func validateEvent(ev *Event, now time.Time) error {
 	if len(ev.Data) > maxEventData {
 		return invalid("data", "larger than %d bytes", maxEventData)
 	}
-	if !json.Valid(ev.Data) {
+	// Compact, so that a publisher retrying with the same JSON spaced otherwise is a
+	// duplicate, not a conflict (json.Compact also validates).
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, ev.Data); err != nil {
 		return invalid("data", "not valid JSON")
 	}
+	ev.Data = compact.Bytes()
 	return nil
 }
 

@@ -99,6 +99,23 @@ func TestPublishValidationAndIdempotency(t *testing.T) {
 	if err != nil || !again.Duplicate || len(again.Deliveries) != 1 || again.Deliveries[0].ID != first.Deliveries[0].ID {
 		t.Fatalf("republish: %+v %v", again, err)
 	}
+	// The same JSON spaced otherwise is the same content; a createdAt is content when
+	// the publisher gives it (without one, a republish is stamped anew and still a
+	// duplicate, above).
+	spaced := ev
+	spaced.Data = json.RawMessage(" { \"a\" : 1 }\n")
+	if again, err := h.ob.Publish(h.ctx, spaced); err != nil || !again.Duplicate {
+		t.Fatalf("same JSON, other spacing: %+v %v", again, err)
+	}
+	stamped := ev
+	stamped.CreatedAt = first.Event.CreatedAt.Add(time.Hour)
+	if _, err := h.ob.Publish(h.ctx, stamped); !errors.Is(err, outbox.ErrConflict) {
+		t.Fatalf("same id, other createdAt: %v", err)
+	}
+	stamped.CreatedAt = first.Event.CreatedAt
+	if again, err := h.ob.Publish(h.ctx, stamped); err != nil || !again.Duplicate {
+		t.Fatalf("same id, same createdAt given: %+v %v", again, err)
+	}
 	ev.Data = json.RawMessage(`{"a":2}`)
 	if _, err := h.ob.Publish(h.ctx, ev); !errors.Is(err, outbox.ErrConflict) {
 		t.Fatalf("same id, other data: %v", err)
