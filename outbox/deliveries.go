@@ -29,8 +29,13 @@ func (o *Outbox) GetDelivery(ctx context.Context, account, id string) (Delivery,
 }
 
 // ListDeliveries returns deliveries, newest first (q.Limit defaults to 50, at most
-// 500).
+// 500). A status that is not a delivery status is invalid.
 func (o *Outbox) ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error) {
+	switch q.Status {
+	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed, DeliveryDead, DeliveryDropped:
+	default:
+		return nil, invalid("status", "%q: want PENDING, SUCCEEDED, FAILED, DEAD or DROPPED", q.Status)
+	}
 	q.Limit = listLimit(q.Limit)
 	return o.store.ListDeliveries(ctx, q)
 }

@@ -218,9 +218,13 @@ func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, erro
 
 // RotateSecret puts a new whsec_ secret first and lets the current ones sign beside it
 // for grace (DefaultRotationGrace when 0), so every attempt in that period carries
-// both signatures. It returns the endpoint and the new secret (show it once).
+// both signatures. It returns the endpoint and the new secret (show it once). A
+// negative grace is invalid.
 func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace time.Duration) (Endpoint, string, error) {
-	if grace <= 0 {
+	if grace < 0 {
+		return Endpoint{}, "", invalid("grace", "must not be negative, got %s", grace)
+	}
+	if grace == 0 {
 		grace = DefaultRotationGrace
 	}
 	now := o.now()

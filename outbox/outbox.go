@@ -84,7 +84,9 @@ func (o *Outbox) Start(ctx context.Context) error {
 // Close stops claiming, waits up to Config.ShutdownTimeout (or ctx's deadline) for
 // attempts in flight to be recorded, cancels the rest and releases their deliveries
 // (due again at once, no attempt used), and returns. It is safe before Start and when
-// called twice. It does not close the Store.
+// called twice. It does not close the Store, and the methods that only read or
+// write it still work: an event published after Close is stored, and delivered by
+// the next Outbox started on the same store.
 func (o *Outbox) Close(ctx context.Context) error {
 	o.mu.Lock()
 	if o.closed {

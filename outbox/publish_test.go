@@ -251,6 +251,15 @@ func TestEndpointValidation(t *testing.T) {
 	if eps, _ := h.ob.ListEndpoints(h.ctx, "a"); len(eps) != 0 {
 		t.Fatalf("bad input stored %d endpoints", len(eps))
 	}
+	if _, _, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, -time.Hour); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("rotation with a negative grace: %v", err)
+	}
+	if ep, _ := h.ob.GetEndpoint(h.ctx, "acct", h.ep.ID); len(ep.Secrets) != len(h.ep.Secrets) {
+		t.Fatalf("a refused rotation changed the secrets: %d, was %d", len(ep.Secrets), len(h.ep.Secrets))
+	}
+	if _, err := h.ob.ListDeliveries(h.ctx, outbox.DeliveryQuery{Account: "acct", Status: "BOGUS"}); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("listing by an unknown status: %v", err)
+	}
 	// A bad update changes nothing.
 	if _, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{URL: ptr("gopher://x")}); !errors.Is(err, outbox.ErrInvalid) {
 		t.Fatalf("bad update: %v", err)
