@@ -5,7 +5,8 @@ import (
 	"fmt"
 )
 
-// Sentinel errors; every error of this package and its stores wraps one of them.
+// Sentinel errors: every error of this package wraps one of them, or the context's
+// error when the context ended first.
 var (
 	// ErrNotFound: no event, endpoint or delivery with that id in that account.
 	ErrNotFound = errors.New("outbox: not found")
@@ -22,6 +23,10 @@ var (
 	ErrDeliveryNotFinished = errors.New("outbox: delivery still pending")
 	// ErrClosed: the outbox was closed.
 	ErrClosed = errors.New("outbox: closed")
+	// ErrUnavailable: the store could not do it (its database busy or locked by
+	// another writer past its busy timeout, an I/O error); nothing changed, and the
+	// same call may work later.
+	ErrUnavailable = errors.New("outbox: store unavailable")
 )
 
 // ValidationError names the field that was rejected and why. It wraps ErrInvalid.

@@ -49,11 +49,11 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	client := *cfg.HTTPClient
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg.HTTPClient = &client
-	return &Outbox{cfg: cfg, store: cfg.Store, log: *cfg.Logger, wake: make(chan struct{}, 1)}, nil
+	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: *cfg.Logger, wake: make(chan struct{}, 1)}, nil
 }
 
-// Store returns the store the outbox works on.
-func (o *Outbox) Store() Store { return o.store }
+// Store returns the store the outbox works on (Config.Store).
+func (o *Outbox) Store() Store { return o.cfg.Store }
 
 // Start runs the dispatcher, the reaper and the retention purge until Close. Calling
 // it twice, or after Close, is an error.

@@ -1,14 +1,17 @@
 package outbox_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
 // TestPublishTx: an event published inside the caller's transaction is sent only when
@@ -272,5 +275,46 @@ func TestEndpointValidation(t *testing.T) {
 	}
 	if _, err := outbox.Open(h.ctx, outbox.Config{Store: h.store, LeaseDuration: time.Second}); !errors.Is(err, outbox.ErrInvalid) {
 		t.Fatalf("Open with a 1 s lease: %v", err)
+	}
+}
+
+// A caller's own transaction holds SQLite's one write lock. A publish outside it
+// then waits for the lock no longer than its context allows, and a store that gives
+// up (its busy timeout) fails with ErrUnavailable: nothing is stored either way.
+func TestLockedStoreHonoursContextAndSaysUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "locked.db"), sqlitestore.Options{BusyTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ob, err := outbox.Open(ctx, outbox.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`CREATE TABLE app_orders (id INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := ob.Publish(short, outbox.Event{Account: "a", Type: "t"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("publish with a short deadline: %v, want context.DeadlineExceeded", err)
+	}
+	if _, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "t"}); !errors.Is(err, outbox.ErrUnavailable) {
+		t.Fatalf("publish past the busy timeout: %v, want ErrUnavailable", err)
+	}
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: "https://example.com/"}); !errors.Is(err, outbox.ErrUnavailable) {
+		t.Fatalf("endpoint past the busy timeout: %v, want ErrUnavailable", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := ob.ListEvents(ctx, outbox.EventQuery{Account: "a"}); err != nil || len(evs) != 0 {
+		t.Fatalf("events after the failed publishes: %d, %v", len(evs), err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +47,10 @@ func (s *Store) Stats() Stats {
 const maxGroup = 256
 
 type writeReq struct {
-	fn func(q querier) error
+	// ctx is the caller's: it ends the wait while the write is still queued, and the
+	// wait for the database lock when the write has a transaction of its own.
+	ctx context.Context
+	fn  func(q querier) error
 	// pub, when set, is the Publish fn does: the group may write it together with
 	// the other publishes of the transaction (publishTogether) instead of calling fn.
 	pub  *pubReq
@@ -65,7 +69,7 @@ func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req.done, req.lead = make(chan error, 1), make(chan struct{}, 1)
+	req.ctx, req.done, req.lead = ctx, make(chan error, 1), make(chan struct{}, 1)
 	g := &s.commits
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
@@ -75,6 +79,16 @@ func (s *Store) submit(ctx context.Context, req *writeReq) error {
 		case err := <-req.done:
 			return err
 		case <-req.lead:
+		case <-ctx.Done():
+			if g.withdraw(req) {
+				return ctx.Err()
+			}
+			// A leader took it into a transaction: that transaction decides.
+			select {
+			case err := <-req.done:
+				return err
+			case <-req.lead:
+			}
 		}
 		g.mu.Lock()
 	}
@@ -104,6 +118,28 @@ func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	return <-req.done
 }
 
+// withdraw takes req out of the queue if no leader has taken it into a transaction,
+// handing on the lead if it had just been given it, and reports whether it did.
+func (g *groupCommit) withdraw(req *writeReq) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	i := slices.Index(g.queue, req)
+	if i < 0 {
+		return false
+	}
+	g.queue = slices.Delete(g.queue, i, i+1)
+	select {
+	case <-req.lead: // it was to lead next: someone else must
+		if len(g.queue) > 0 {
+			g.queue[0].lead <- struct{}{}
+		} else {
+			g.leading = false
+		}
+	default:
+	}
+	return true
+}
+
 // runGroup runs a batch of writes in one transaction and reports to each.
 func (s *Store) runGroup(batch []*writeReq) {
 	// After the transaction, before the next can begin: the one connection is free.
@@ -116,7 +152,14 @@ func (s *Store) runGroup(batch []*writeReq) {
 		g.writes.Add(int64(len(batch)))
 	}()
 	errs := make([]error, len(batch))
-	tx, err := s.writer.BeginTx(context.Background(), nil)
+	// A write alone in its transaction waits for the database lock (held by another
+	// process, or by a caller's own transaction on DB) no longer than its caller
+	// does; a shared transaction serves writers that may still want it.
+	begin := context.Background()
+	if len(batch) == 1 {
+		begin = batch[0].ctx
+	}
+	tx, err := s.writer.BeginTx(begin, nil)
 	if err != nil {
 		for _, r := range batch {
 			r.done <- err

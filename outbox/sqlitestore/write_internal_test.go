@@ -98,3 +98,76 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("stats %+v, want 2 transactions, 7 writes, busy ≥ %v, 0 < committing ≤ busy", st, held)
 	}
 }
+
+// TestQueuedWriteWithdrawsOnCancel: a write still queued behind a running transaction
+// returns its context's error when that ends, and never runs; the writes queued with
+// it, including the one due to lead next, still run.
+func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "withdraw.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(ctx context.Context, k string) error {
+		return s.write(ctx, func(q querier) error {
+			_, err := q.ExecContext(ctx, `INSERT INTO t (k) VALUES (?)`, k)
+			return err
+		})
+	}
+	release := make(chan struct{})
+	done := make(chan error, 2)
+	go func() {
+		done <- s.write(ctx, func(q querier) error { <-release; return nil }) // holds the lead
+	}()
+	queued := func(n int) {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			s.commits.mu.Lock()
+			got := len(s.commits.queue)
+			s.commits.mu.Unlock()
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued, want %d", got, n)
+			}
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // let it take the lead
+	canceled, cancel := context.WithCancel(ctx)
+	withdrawn := make(chan error, 1)
+	go func() { withdrawn <- insert(canceled, "withdrawn") }()
+	queued(1)
+	go func() { done <- insert(ctx, "kept") }()
+	queued(2)
+	cancel()
+	if err := <-withdrawn; !errors.Is(err, context.Canceled) {
+		t.Fatalf("withdrawn write: %v", err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var keys []string
+	rows, err := s.db.Query(`SELECT k FROM t ORDER BY k`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		_ = rows.Scan(&k)
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if fmt.Sprint(keys) != "[kept]" {
+		t.Fatalf("rows %v, want [kept]", keys)
+	}
+	if err := insert(ctx, "after"); err != nil { // the lead was handed on
+		t.Fatal(err)
+	}
+}
