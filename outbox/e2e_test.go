@@ -383,3 +383,45 @@ func TestSigningV1AndV1a(t *testing.T) {
 		}
 	}
 }
+
+// TestRotateKeepsV1a: rotating an endpoint that signs with a whsk_ key (v1a) makes a
+// new signing key, not an HMAC secret, and hands out its whpk_ public key; during the
+// grace both keys sign, and a receiver holding either public key verifies.
+func TestRotateKeepsV1a(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	signing, oldPublic := webhooksig.NewKeyPair()
+	ep, err := h.ob.CreateEndpoint(h.ctx, outbox.EndpointSpec{Account: "acct", URL: h.recv.srv.URL + "/v1a",
+		Events: []string{"ping.v1a"}, Secrets: []string{signing}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, newPublic, err := h.ob.RotateSecret(h.ctx, "acct", ep.ID, time.Hour)
+	if err != nil || !strings.HasPrefix(newPublic, webhooksig.PublicKeyPrefix) || len(ep.Secrets) != 2 ||
+		!strings.HasPrefix(ep.Secrets[0].Key, webhooksig.SigningKeyPrefix) {
+		t.Fatalf("rotation: %v, shown %.5s…, %d keys", err, newPublic, len(ep.Secrets))
+	}
+	if _, err := h.ob.Publish(h.ctx, outbox.Event{Account: "acct", Type: "ping.v1a"}); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	var got *received
+	for _, r := range h.recv.requests() {
+		if strings.Contains(r.header.Get("webhook-signature"), "v1a,") {
+			got = &r
+		}
+	}
+	if got == nil || strings.Count(got.header.Get("webhook-signature"), "v1a,") != 2 {
+		t.Fatalf("want one request with two v1a signatures, got %+v", got)
+	}
+	for _, key := range []string{oldPublic, newPublic} {
+		v, err := webhooksig.NewVerifier(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Clock = h.clock
+		if err := v.Verify(got.header, got.body); err != nil {
+			t.Fatalf("verify with %.5s…: %v", key, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
@@ -216,10 +217,13 @@ func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, erro
 	return ep, err
 }
 
-// RotateSecret puts a new whsec_ secret first and lets the current ones sign beside it
-// for grace (DefaultRotationGrace when 0), so every attempt in that period carries
-// both signatures. It returns the endpoint and the new secret (show it once). A
-// negative grace is invalid.
+// RotateSecret puts a new key first and lets the current ones sign beside it for
+// grace (DefaultRotationGrace when 0), so every attempt in that period carries both
+// signatures. The new key keeps the scheme of the endpoint's newest one: a whsec_
+// secret (v1, HMAC), or a whsk_ signing key (v1a, ed25519) when that is what the
+// endpoint signs with. It returns the endpoint and what the receiver verifies with
+// (show it once): the whsec_ secret, or the whpk_ public key of the new signing key.
+// A negative grace is invalid.
 func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace time.Duration) (Endpoint, string, error) {
 	if grace < 0 {
 		return Endpoint{}, "", invalid("grace", "must not be negative, got %s", grace)
@@ -228,8 +232,13 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 		grace = DefaultRotationGrace
 	}
 	now := o.now()
-	key := webhooksig.NewSecret()
+	var key, shown string
 	ep, err := o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+		key = webhooksig.NewSecret()
+		shown = key
+		if len(ep.Secrets) > 0 && strings.HasPrefix(ep.Secrets[0].Key, webhooksig.SigningKeyPrefix) {
+			key, shown = webhooksig.NewKeyPair()
+		}
 		until := now.Add(grace)
 		kept := []Secret{{Key: key}}
 		for _, s := range ep.Secrets {
@@ -247,5 +256,5 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 	if err != nil {
 		return Endpoint{}, "", err
 	}
-	return ep, key, nil
+	return ep, shown, nil
 }
