@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -76,6 +77,11 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 			full, err := opts.WithDefaults()
 			if err != nil {
 				return usageError("bench outbox: %v", err)
+			}
+			if opts.Dir != "" {
+				if fi, err := os.Stat(opts.Dir); err != nil || !fi.IsDir() {
+					return usageError("bench outbox: --dir %s: not an existing directory", opts.Dir)
+				}
 			}
 			res, err := outboxbench.Run(cmd.Context(), full)
 			if err != nil {

@@ -48,7 +48,7 @@ func TestBenchOutbox(t *testing.T) {
 func TestBenchOutboxBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--deliveries", "0"}, {"--concurrency", "-2"}, {"--publishers", "-1"}, {"--per-second", "-5"},
-		{"--sync", "OFF"}, {"--deliveries", "ten"}, {"extra-arg"},
+		{"--sync", "OFF"}, {"--deliveries", "ten"}, {"extra-arg"}, {"--dir", "/nonexistent/switchboard-bench"},
 	} {
 		code, stdout, stderr := runCLI(t, nil, append([]string{"bench", "outbox"}, args...)...)
 		if code != exitUsage || stdout != "" || stderr == "" {

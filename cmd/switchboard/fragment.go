@@ -69,25 +69,28 @@ WebSocket. The flags override the environment.`,
 				return usageError("%v", oneLine(err))
 			}
 			timeouts := fragment.Timeouts{HTTP: cfg.HTTPTimeout, WSHandshake: cfg.WSHandshakeTimeout}
-			// The -ms spellings match `serve`'s flags.
+			// The -ms spellings match `serve`'s flags; an error names the one given.
+			httpFlag, wsFlag := "http-timeout", "ws-handshake-timeout"
 			if cmd.Flags().Changed("http-timeout-ms") {
-				httpTimeoutMS, _ = cmd.Flags().GetInt64("http-timeout-ms")
+				httpFlag = "http-timeout-ms"
+				httpTimeoutMS, _ = cmd.Flags().GetInt64(httpFlag)
 				_ = cmd.Flags().Set("http-timeout", fmt.Sprint(httpTimeoutMS))
 			}
 			if cmd.Flags().Changed("ws-handshake-timeout-ms") {
-				wsHandshakeTimeoutMS, _ = cmd.Flags().GetInt64("ws-handshake-timeout-ms")
+				wsFlag = "ws-handshake-timeout-ms"
+				wsHandshakeTimeoutMS, _ = cmd.Flags().GetInt64(wsFlag)
 				_ = cmd.Flags().Set("ws-handshake-timeout", fmt.Sprint(wsHandshakeTimeoutMS))
 			}
 			// The same ranges as the variables the flags stand for.
 			if cmd.Flags().Changed("http-timeout") {
 				if httpTimeoutMS < 1 || httpTimeoutMS > 600_000 {
-					return usageError("--http-timeout=%d: want milliseconds in [1, 600000]", httpTimeoutMS)
+					return usageError("--%s=%d: want milliseconds in [1, 600000]", httpFlag, httpTimeoutMS)
 				}
 				timeouts.HTTP = time.Duration(httpTimeoutMS) * time.Millisecond
 			}
 			if cmd.Flags().Changed("ws-handshake-timeout") {
 				if wsHandshakeTimeoutMS < 1 || wsHandshakeTimeoutMS > 120_000 {
-					return usageError("--ws-handshake-timeout=%d: want milliseconds in [1, 120000]", wsHandshakeTimeoutMS)
+					return usageError("--%s=%d: want milliseconds in [1, 120000]", wsFlag, wsHandshakeTimeoutMS)
 				}
 				timeouts.WSHandshake = time.Duration(wsHandshakeTimeoutMS) * time.Millisecond
 			}

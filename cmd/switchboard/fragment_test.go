@@ -150,6 +150,9 @@ func TestFragmentExplainRejects(t *testing.T) {
 		{"unknown flag", nil, []string{"fragment", "explain", "--bogus", "https://h/p"}, "unknown flag"},
 		{"unknown command", nil, []string{"frobnicate"}, "unknown command"},
 		{"unknown fragment subcommand", nil, []string{"fragment", "frobnicate"}, "unknown command"},
+		{"-ms flag named as given", nil, []string{"fragment", "explain", "--ws-handshake-timeout-ms=200000", "wss://h/p"}, "--ws-handshake-timeout-ms=200000"},
+		{"serve flag named, not its variable", nil, []string{"serve", "--listen", "bogus"}, "--listen=\"bogus\""},
+		{"serve variable named", map[string]string{"SWITCHBOARD_LISTEN": "bogus"}, []string{"serve"}, "SWITCHBOARD_LISTEN"},
 		{"unknown bench subcommand", nil, []string{"bench", "frobnicate"}, "unknown command"},
 	}
 	for _, tt := range tests {

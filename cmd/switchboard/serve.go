@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"text/tabwriter"
@@ -58,6 +59,15 @@ Every setting comes from an environment variable or the flag of the same meaning
 				overrides[featureserver.EnvLogLevel] = lf.Value.String()
 			}
 			cfg, err := featureserver.LoadConfig(c.getenv, overrides)
+			var bad *featureserver.ConfigError
+			if errors.As(err, &bad) {
+				for _, f := range serveFlags {
+					if f.env == bad.Name && cmd.Flags().Changed(f.flag) {
+						// The value came from the flag: name the flag, not its variable.
+						return usageError("--%s=%q is invalid: want %s", f.flag, bad.Value, bad.Accept)
+					}
+				}
+			}
 			if err != nil {
 				return usageError("%s", oneLine(err))
 			}
