@@ -172,6 +172,58 @@ func TestWSRedirectCommand(t *testing.T) {
 	}
 }
 
+// §4: "the app may send redirect at any moment": one sent before the session:new
+// ack applies to the verbs that ack starts the call with (replaced, or appended to
+// with queueCommand).
+func TestWSRedirectCommandBeforeSessionNewAck(t *testing.T) {
+	for _, tc := range []struct {
+		queue bool
+		want  []string
+	}{{false, []string{"say", "hangup"}}, {true, []string{"pause", "say", "hangup"}}} {
+		t.Run(map[bool]string{false: "replace", true: "queueCommand"}[tc.queue], func(t *testing.T) {
+			_, url := newWS(t, func(s *wsSession) {
+				m := s.next("session:new")
+				s.send(map[string]any{"type": "command", "command": "redirect", "queueCommand": tc.queue,
+					"data": []any{say("from the command"), hangupVerb}})
+				time.Sleep(20 * time.Millisecond) // the command is read before the ack
+				s.ack(m, map[string]any{"verb": "pause", "length": 1})
+				s.drain()
+			})
+			r := run(t, baseOptions(t, url))
+			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			if !slices.Equal(r.Verbs, tc.want) {
+				t.Fatalf("verbs %v, want %v", r.Verbs, tc.want)
+			}
+		})
+	}
+}
+
+// A session:new ack whose verbs are invalid fails the initial session:new: the app
+// gets jambonz:error, the call is rejected (invalid-app-payload, as an HTTP app's
+// would be) and the node closes with 1001.
+func TestWSInvalidSessionNewVerbsRejectCall(t *testing.T) {
+	gotError := make(chan bool, 1)
+	_, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "fly"}, hangupVerb)
+		gotError <- s.next("jambonz:error") != nil
+		s.drain()
+	})
+	r := run(t, baseOptions(t, url))
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonInvalidPayload, 480)
+	if !<-gotError || !hasAlert(r, callctl.AlertInvalidAppPayload) {
+		t.Fatalf("jambonz:error sent or alert missing: alerts %v", r.Alerts)
+	}
+	var closed int
+	for _, e := range r.Timeline {
+		if e.Kind == callctl.KindWSClose {
+			closed = e.Code
+		}
+	}
+	if closed != 1001 {
+		t.Fatalf("closed with %d, want 1001", closed)
+	}
+}
+
 // §4: a WebSocket call whose verbs ran out waits for a command.
 func TestWSWaitsForCommandWhenVerbsRunOut(t *testing.T) {
 	_, url := newWS(t, func(s *wsSession) {

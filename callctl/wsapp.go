@@ -131,7 +131,7 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	if a.hasIn {
 		// The connection dropped while session:new waited: the session:reconnect
 		// ack stood in for it.
-		return a.standIn, true
+		return a.startWith(ctx, a.standIn), true
 	}
 	if err != nil {
 		switch {
@@ -146,7 +146,31 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 		}
 		return nil, false
 	}
-	return a.ackVerbs(ctx, data), true
+	var vs []verbs.Verb
+	if data != nil {
+		if vs, err = verbs.Decode(data); err != nil {
+			// The application answered, but nothing the call could start with: the
+			// initial session:new failed (§4, 1001), and the call is rejected as an
+			// HTTP application's would be (§6).
+			a.invalid(ctx, err)
+			c.end(StatusFailed, ReasonInvalidPayload, c.opts.WebhookErrorReturn)
+			a.closeWith(ctx, 1001, "session:new failed")
+			return nil, false
+		}
+	}
+	return a.startWith(ctx, vs), true
+}
+
+// startWith returns the verbs the call starts with: the session:new ack's, changed
+// by the commands the application sent before that ack (a redirect replaces them,
+// or appends to them with queueCommand), in order.
+func (a *wsApp) startWith(ctx context.Context, vs []verbs.Verb) []verbs.Verb {
+	if len(a.heldCommands) == 0 {
+		return vs
+	}
+	a.c.queue = vs
+	a.applyHeldCommands(ctx)
+	return a.c.queue
 }
 
 func (a *wsApp) opened(conn *wsclient.Conn) {

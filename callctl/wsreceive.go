@@ -236,13 +236,20 @@ func (a *wsApp) reconnected(ctx context.Context, data json.RawMessage) {
 // releaseHeld sends, in order, what waited for the session:reconnect ack, then
 // applies the commands that arrived meanwhile.
 func (a *wsApp) releaseHeld(ctx context.Context) {
-	out, cmds := a.heldOut, a.heldCommands
-	a.heldOut, a.heldCommands = nil, nil
+	out := a.heldOut
+	a.heldOut = nil
 	for _, m := range out {
 		if err := a.deliver(ctx, m.typ, m.id, m.hook, m.data); err != nil {
 			return // the session is gone; what is left is dropped with it
 		}
 	}
+	a.applyHeldCommands(ctx)
+}
+
+// applyHeldCommands applies, in order, the commands held while an ack was awaited.
+func (a *wsApp) applyHeldCommands(ctx context.Context) {
+	cmds := a.heldCommands
+	a.heldCommands = nil
 	for _, m := range cmds {
 		if a.gone || a.c.ended {
 			return
@@ -280,6 +287,10 @@ func (a *wsApp) command(ctx context.Context, m AppMessage) {
 				a.invalid(ctx, err)
 				return
 			}
+			if a.starting {
+				a.heldCommands = append(a.heldCommands, m) // see below
+				return
+			}
 			c.log(zerolog.InfoLevel).Str("url", url).Msg("redirect command to a new application")
 			c.redirect(ctx, url)
 			return
@@ -287,6 +298,12 @@ func (a *wsApp) command(ctx context.Context, m AppMessage) {
 		vs, err := verbs.Decode(m.Data)
 		if err != nil {
 			a.invalid(ctx, err)
+			return
+		}
+		if a.starting {
+			// Before the session:new ack, whose verbs the call starts with: the
+			// redirect applies to them (startWith). An invalid one is answered now.
+			a.heldCommands = append(a.heldCommands, m)
 			return
 		}
 		if m.QueueCommand {

@@ -2,9 +2,13 @@ package wsclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -139,6 +143,25 @@ func dialOnce(ctx context.Context, target fragment.Target, o Options) (*Conn, in
 		header = http.Header{}
 	}
 	header.Set("User-Agent", o.UserAgent)
+	// After a failed handshake (a 101 that does not verify, say) coder/websocket reads
+	// the answer's body for up to 3 s, whatever the context: closing the connection
+	// when the handshake's time is up keeps the attempt within it.
+	var (
+		connMu sync.Mutex
+		conn   net.Conn
+	)
+	hctx = httptrace.WithClientTrace(hctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		connMu.Lock()
+		conn = info.Conn
+		connMu.Unlock()
+	}})
+	closeAtDeadline := context.AfterFunc(hctx, func() {
+		connMu.Lock()
+		defer connMu.Unlock()
+		if conn != nil {
+			_ = conn.Close()
+		}
+	})
 	pongs := new(atomic.Int64)
 	ws, resp, err := websocket.Dial(hctx, target.Clean(), &websocket.DialOptions{
 		HTTPClient:     o.HTTPClient,
@@ -146,14 +169,20 @@ func dialOnce(ctx context.Context, target fragment.Target, o Options) (*Conn, in
 		Subprotocols:   []string{Subprotocol},
 		OnPongReceived: func(context.Context, []byte) { pongs.Add(1) },
 	})
+	if !closeAtDeadline() && err == nil {
+		// The time was up as the handshake completed: its connection is closed.
+		_ = ws.CloseNow()
+		err = hctx.Err()
+	}
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
 	}
 	if err != nil {
-		if hctx.Err() != nil && ctx.Err() == nil {
-			// Name the real cause: coder/websocket reports only "context deadline exceeded".
-			err = fmt.Errorf("opening handshake not completed within %v: %w", o.HandshakeTimeout, err)
+		if resp == nil && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			// No answer in time. Name the real cause: what the dial reports is "context
+			// deadline exceeded", or the connection closed above.
+			err = fmt.Errorf("opening handshake not completed within %v: %w", o.HandshakeTimeout, context.DeadlineExceeded)
 		}
 		return nil, status, err
 	}

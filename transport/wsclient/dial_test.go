@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -353,5 +355,41 @@ func TestDialBadInput(t *testing.T) {
 		if _, err := NewReconnector(mustTarget(t, "ws://127.0.0.1:1"), o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("NewReconnector options %+v: err = %v, want ErrInvalidOptions", o, err)
 		}
+	}
+}
+
+// TestDialRefusedUpgradeBoundedByHandshakeTimeout: a 101 the client must refuse, from
+// a server that then keeps the connection open, ends the attempt at the handshake
+// timeout (coder/websocket alone would read on for 3 s), classed as unparseable,
+// not as a timeout.
+func TestDialRefusedUpgradeBoundedByHandshakeTimeout(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var held sync.WaitGroup
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		held.Add(1)
+		defer held.Done()
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Protocol: other.proto\r\nSec-WebSocket-Accept: bogus\r\n\r\n")
+		rw.Flush()
+		<-release
+	}))
+	t.Cleanup(func() { close(release); held.Wait(); s.Close() })
+	opts := testOptions(t, &sleepRecorder{})
+	opts.HandshakeTimeout = 200 * time.Millisecond
+	start := time.Now()
+	_, err := Dial(context.Background(), mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")+"/ws"), opts)
+	elapsed := time.Since(start)
+	var de *DialError
+	if !errors.As(err, &de) || de.Class != retry.Unparseable || strings.Contains(err.Error(), "not completed within") {
+		t.Fatalf("err = %v, want an unparseable upgrade", err)
+	}
+	if elapsed > 2*time.Second {
+		t.Errorf("Dial took %v with a 200ms handshake timeout", elapsed)
 	}
 }
