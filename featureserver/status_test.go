@@ -2,6 +2,7 @@ package featureserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -143,12 +144,14 @@ func containsAll(have []string, want ...string) bool {
 
 // Status deliveries are dressed as the application configured its status hook: GET
 // with the fields in the query, its Basic auth, the account's Jambonz-Signature and
-// the node's User-Agent.
+// the node's User-Agent, and a Standard Webhooks signature over what is sent. A hook
+// whose URL has a query of its own is its own hook: it does not take the method and
+// credentials of the same URL without that query.
 func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 	t.Parallel()
 	type seen struct {
-		method, user, pass, status, ua string
-		sigErr                         error
+		method, user, pass, status, tenant, ua string
+		sigErr, standardErr                    error
 	}
 	got := make(chan seen, 16)
 	var secret atomic.Value
@@ -156,7 +159,19 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 		u, pw, _ := r.BasicAuth()
 		body, _ := io.ReadAll(r.Body)
 		err := transport.VerifyJambonz(secret.Load().(string), r.Header.Get(transport.JambonzSignatureHeader), body, time.Now(), time.Minute)
-		got <- seen{r.Method, u, pw, r.URL.Query().Get("call_status"), r.UserAgent(), err}
+		standard := errors.New("no verifier")
+		if v, verr := webhooksig.NewVerifier(StatusWebhookSecret(secret.Load().(string))); verr == nil {
+			standard = v.Verify(r.Header, body)
+		}
+		status := r.URL.Query().Get("call_status")
+		if status == "" {
+			var fields struct {
+				CallStatus string `json:"call_status"`
+			}
+			_ = json.Unmarshal(body, &fields)
+			status = fields.CallStatus
+		}
+		got <- seen{r.Method, u, pw, status, r.URL.Query().Get("tenant"), r.UserAgent(), err, standard}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer receiver.Close()
@@ -164,14 +179,22 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
 	secret.Store(acct.WebhookSecret)
-	n.waitCall(acct, n.startCall(acct, app.URL, map[string]any{"url": receiver.URL + "/status", "method": "GET", "username": "st", "password": "pw"}))
-	select {
-	case s := <-got:
-		if s.method != "GET" || s.user != "st" || s.pass != "pw" || s.status == "" || s.ua != "jambonz" || s.sigErr != nil {
-			t.Errorf("status delivery %+v", s)
+	n.waitCall(acct, n.startCall(acct, app.URL, map[string]any{"url": receiver.URL + "/status", "method": "POST", "username": "a", "password": "a"}))
+	n.waitCall(acct, n.startCall(acct, app.URL, map[string]any{"url": receiver.URL + "/status?tenant=b", "method": "GET", "username": "st", "password": "pw"}))
+	// Each call (hung up unanswered) sends its final status.
+	for range 2 {
+		select {
+		case s := <-got:
+			want := seen{"POST", "a", "a", s.status, "", "jambonz", nil, nil}
+			if s.tenant == "b" {
+				want = seen{"GET", "st", "pw", s.status, "b", "jambonz", nil, nil}
+			}
+			if s != want || s.status == "" {
+				t.Errorf("status delivery %+v, want %+v", s, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a status delivery is missing")
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no status delivery")
 	}
 	// The outbox store's writer is exported: it wrote the notifications.
 	_, _, metrics := n.do("GET", "/metrics", "", nil, nil)

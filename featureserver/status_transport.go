@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // statusHookTransport makes the outbox's deliveries of call status notifications
@@ -43,10 +46,13 @@ func (t *statusHookTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		return t.base.RoundTrip(out) // not a call status notification
 	}
 	out.Header.Set("User-Agent", t.userAgent)
-	clean := *out.URL
-	clean.RawQuery = ""
+	secret, secretErr := t.secretOf(req.Context(), fields.AccountSid)
+	if secretErr != nil {
+		secret = ""
+	}
 	signed := body
-	if hook, ok := t.hooks.hookFor(req.Context(), fields.AccountSid, clean.String()); ok {
+	// The endpoint's URL is the hook's, its own query included: that is the key.
+	if hook, ok := t.hooks.hookFor(req.Context(), fields.AccountSid, out.URL.String()); ok {
 		if hook.Username != "" {
 			out.SetBasicAuth(hook.Username, hook.Password)
 		}
@@ -63,10 +69,37 @@ func (t *statusHookTransport) RoundTrip(req *http.Request) (*http.Response, erro
 			out.Method, out.URL.RawQuery = http.MethodGet, q.Encode()
 			out.Body, out.ContentLength, signed = http.NoBody, 0, nil
 			out.Header.Del("Content-Type")
+			// The outbox signed the JSON body, which a GET does not send: sign what
+			// is sent (nothing), as Jambonz-Signature does, so that it verifies.
+			if secretErr != nil {
+				out.Header.Del("webhook-signature") // it could not be made right
+			} else if err := resignEmpty(out.Header, secret); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if secret, err := t.secretOf(req.Context(), fields.AccountSid); err == nil && secret != "" {
+	if secret != "" {
 		out.Header.Set(transport.JambonzSignatureHeader, transport.SignJambonz(secret, t.now(), signed))
 	}
 	return t.base.RoundTrip(out)
+}
+
+// resignEmpty replaces the Standard Webhooks signature in h with one over an empty
+// body, with the same webhook-id and webhook-timestamp, under the status webhook
+// secret of the account's webhook secret (the key of its status endpoints).
+func resignEmpty(h http.Header, secret string) error {
+	unix, err := strconv.ParseInt(h.Get("webhook-timestamp"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("status hook: webhook-timestamp %q: %w", h.Get("webhook-timestamp"), err)
+	}
+	signer, err := webhooksig.NewSigner(StatusWebhookSecret(secret))
+	if err != nil {
+		return err
+	}
+	sig, err := signer.Sign(h.Get("webhook-id"), time.Unix(unix, 0), nil)
+	if err != nil {
+		return err
+	}
+	h.Set("webhook-signature", sig)
+	return nil
 }

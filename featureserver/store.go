@@ -408,7 +408,7 @@ func (s *Store) CallRecords(ctx context.Context, accountSid string, limit int) (
 	return out, rows.Err()
 }
 
-// SaveStatusHook records how an account's status hook at url (without query) is
+// SaveStatusHook records how an account's status hook at url (its query included) is
 // configured, replacing what was recorded.
 func (s *Store) SaveStatusHook(ctx context.Context, accountSid, url string, hook HookSpec) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
