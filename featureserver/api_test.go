@@ -169,6 +169,8 @@ func TestAPIBadInput(t *testing.T) {
 		status             int
 	}{
 		{"unknown field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/"},"colour":"blue"}`, 422},
+		{"unknown field beside a password", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","username":"u","password":"hunter2-secret"},"colour":"blue"}`, 422},
+		{"password too long", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","username":"u","password":"hunter2-secret` + strings.Repeat("x", 300) + `"}}`, 422},
 		{"unknown nested field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","verb":"say"}}`, 422},
 		{"wrong type", "POST", apps, `{"name":5,"call_hook":{"url":"http://127.0.0.1/"}}`, 422},
 		{"missing field", "POST", apps, `{"call_hook":{"url":"http://127.0.0.1/"}}`, 422},
@@ -211,6 +213,9 @@ func TestAPIBadInput(t *testing.T) {
 			}
 			if err := json.Unmarshal(raw, &problem); err != nil || problem.Status != code || problem.Title == "" {
 				t.Errorf("not an RFC 9457 document: %.300s", raw)
+			}
+			if strings.Contains(string(raw), "hunter2") {
+				t.Errorf("the problem document echoes a password: %.300s", raw)
 			}
 		})
 	}

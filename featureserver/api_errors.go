@@ -1,0 +1,40 @@
+package featureserver
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// Problem documents name the rejected value, except where it would echo a secret:
+// the validator puts a whole object in value when the object itself is rejected (an
+// unknown property), and an application's hook object carries its password.
+func init() {
+	newError := huma.NewError
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		err := newError(status, msg, errs...)
+		if model, ok := err.(*huma.ErrorModel); ok {
+			for _, d := range model.Errors {
+				if d != nil && !safeToEcho(d.Location, d.Value) {
+					d.Value = nil
+				}
+			}
+		}
+		return err
+	}
+}
+
+// safeToEcho reports whether a rejected value may appear in a problem document: a
+// scalar that is not a password or a token.
+func safeToEcho(location string, value any) bool {
+	if value == nil {
+		return true
+	}
+	switch reflect.ValueOf(value).Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer:
+		return false
+	}
+	field := strings.ToLower(location[strings.LastIndexByte(location, '.')+1:])
+	return !strings.Contains(field, "password") && !strings.Contains(field, "secret") && !strings.Contains(field, "token")
+}
