@@ -282,6 +282,15 @@ func (m *CallManager) observe(lc *liveCall, account Account, e callctl.Event) {
 		lc.view.CallStatus = e.Status
 	}
 	lc.mu.Unlock()
+	if e.Kind == callctl.KindCallStatus && e.Status == string(callctl.StatusInProgress) {
+		// Answered: on record as such, with its timeline so far, so that a crash
+		// now leaves a completed call (InterruptActiveCalls). This runs on the call's
+		// goroutine, before the record of its end.
+		v := lc.snapshot(true)
+		if err := m.store.SaveCall(context.Background(), v.AccountSid, v.ApplicationSid, v.CallSid, v.CreatedAt, true, v); err != nil {
+			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("recording the answered call failed")
+		}
+	}
 	m.metrics.observe(e)
 	if e.Kind == callctl.KindAlert {
 		url := e.URL // the request at fault
@@ -462,7 +471,7 @@ func endInterrupted(raw json.RawMessage) (any, error) {
 	if v.CallStatus != string(callctl.StatusInProgress) {
 		v.CallStatus = string(callctl.StatusFailed)
 	} else {
-		v.CallStatus = string(callctl.StatusCompleted)
+		v.CallStatus, v.SipStatus = string(callctl.StatusCompleted), 200 // it had been answered
 	}
 	return v, nil
 }

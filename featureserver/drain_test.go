@@ -2,6 +2,7 @@ package featureserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -103,5 +104,53 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in time")
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// An answered call is on record as in progress, with its timeline so far, while it
+// runs: a crash of the node then leaves it completed (SIP 200) at the next start, its
+// timeline kept, rather than a failed call with no timeline.
+func TestAnsweredCallSurvivesACrashOnRecord(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/g" {
+			select { // the action hook hangs: the call stays answered and active
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"gather","actionHook":"/g"},{"verb":"hangup"}]`)
+	}))
+	defer app.Close()
+	defer close(release)
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	sid := n.startCall(acct, app.URL+"/call", nil)
+	loc, err := ParseDatabaseURL(n.cfg.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(context.Background(), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var raw json.RawMessage
+	waitFor(t, func() bool {
+		raw, err = st.CallRecord(context.Background(), acct.AccountSid, sid)
+		v, derr := decodeCallView(raw)
+		return err == nil && derr == nil && v.CallStatus == "in-progress"
+	})
+	// What the next start makes of this record if the node dies now.
+	ended, err := endInterrupted(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := ended.(CallView)
+	if v.CallStatus != "completed" || v.SipStatus != 200 || v.Reason != ReasonNodeRestart || len(v.Timeline) == 0 || v.Active {
+		t.Fatalf("after a crash: %s/%d/%s, %d timeline lines, active %v", v.CallStatus, v.SipStatus, v.Reason, len(v.Timeline), v.Active)
 	}
 }
