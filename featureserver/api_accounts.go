@@ -27,7 +27,31 @@ type createAccountOutput struct {
 	}
 }
 
+type accountOutput struct {
+	Body struct {
+		AccountSid          string `json:"account_sid"`
+		Name                string `json:"name"`
+		WebhookSecret       string `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
+		StatusWebhookSecret string `json:"status_webhook_secret" doc:"Standard Webhooks secret (whsec_) of the account's status hook deliveries"`
+	}
+}
+
 func (a *API) registerAccounts(api huma.API) {
+	// The account's own token reads its secrets: the way to learn the webhook secret
+	// a bootstrap file left for the node to generate.
+	huma.Register(api, huma.Operation{
+		OperationID: "get-account", Method: http.MethodGet, Path: "/v1/Accounts/{account}",
+		Summary: "Read the account, with its webhook secrets (the account's own token)",
+	}, func(ctx context.Context, in *struct{ AccountParams }) (*accountOutput, error) {
+		acct, err := a.authorize(ctx, in.AccountParams)
+		if err != nil {
+			return nil, err
+		}
+		out := &accountOutput{}
+		out.Body.AccountSid, out.Body.Name, out.Body.WebhookSecret = acct.Sid, acct.Name, acct.WebhookSecret
+		out.Body.StatusWebhookSecret = StatusWebhookSecret(acct.WebhookSecret)
+		return out, nil
+	})
 	huma.Register(api, huma.Operation{
 		OperationID: "create-account", Method: http.MethodPost, Path: "/v1/Accounts",
 		Summary: "Create an account (admin token)", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,

@@ -254,3 +254,32 @@ func TestAuthenticationBeforeValidation(t *testing.T) {
 		})
 	}
 }
+
+// GET /v1/Accounts/{account} gives the account's own token holder its webhook
+// secrets (a bootstrap account's generated one included), and nothing to anyone else.
+func TestGetAccountShowsItsSecrets(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	other := n.createAccount("other")
+	var got struct {
+		AccountSid          string `json:"account_sid"`
+		Name                string `json:"name"`
+		WebhookSecret       string `json:"webhook_secret"`
+		StatusWebhookSecret string `json:"status_webhook_secret"`
+		APIToken            string `json:"api_token"`
+	}
+	path := "/v1/Accounts/" + acct.AccountSid
+	if code, _, raw := n.do("GET", path, acct.APIToken, nil, &got); code != http.StatusOK {
+		t.Fatalf("get account: %d %s", code, raw)
+	}
+	if got.AccountSid != acct.AccountSid || got.Name != "acme" || got.WebhookSecret != acct.WebhookSecret ||
+		got.StatusWebhookSecret != StatusWebhookSecret(acct.WebhookSecret) || got.APIToken != "" {
+		t.Fatalf("account %+v", got)
+	}
+	for _, token := range []string{other.APIToken, "", testAdminToken} {
+		if code, _, raw := n.do("GET", path, token, nil, nil); code == http.StatusOK || strings.Contains(string(raw), acct.WebhookSecret) {
+			t.Fatalf("token %.6s… read the account: %d %s", token, code, raw)
+		}
+	}
+}
