@@ -224,6 +224,27 @@ func TestWSInvalidSessionNewVerbsRejectCall(t *testing.T) {
 	}
 }
 
+// A redirect of an answered call to another WebSocket application whose session:new
+// ack has invalid verbs does not fail the call: the app gets jambonz:error and the
+// call waits for its commands, then ends as answered calls do.
+func TestWSRedirectToAppWithInvalidAckKeepsTheCall(t *testing.T) {
+	_, urlB := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "fly"})
+		s.drain()
+	})
+	_, urlA := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hello"), map[string]any{"verb": "redirect", "actionHook": urlB})
+		s.drain()
+	})
+	o := baseOptions(t, urlA)
+	o.IdleLimit = 300 * time.Millisecond
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonIdle, 200)
+	if !hasAlert(r, callctl.AlertInvalidAppPayload) {
+		t.Fatalf("alerts %v", r.Alerts)
+	}
+}
+
 // §4: a WebSocket call whose verbs ran out waits for a command.
 func TestWSWaitsForCommandWhenVerbsRunOut(t *testing.T) {
 	_, url := newWS(t, func(s *wsSession) {

@@ -149,10 +149,14 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	var vs []verbs.Verb
 	if data != nil {
 		if vs, err = verbs.Decode(data); err != nil {
-			// The application answered, but nothing the call could start with: the
-			// initial session:new failed (§4, 1001), and the call is rejected as an
-			// HTTP application's would be (§6).
 			a.invalid(ctx, err)
+			if c.answered {
+				// A redirect of an answered call: the new application's session is
+				// open; the call waits for its commands, as after an ack without verbs.
+				return a.startWith(ctx, nil), true
+			}
+			// Nothing the call could start with: the initial session:new failed (§4,
+			// 1001), and the call is rejected as an HTTP application's would be (§6).
 			c.end(StatusFailed, ReasonInvalidPayload, c.opts.WebhookErrorReturn)
 			a.closeWith(ctx, 1001, "session:new failed")
 			return nil, false

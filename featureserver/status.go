@@ -165,8 +165,16 @@ func (p *statusPublisher) endpoint(ctx context.Context, account Account, spec Ho
 	if err != nil {
 		return "", err
 	}
+	secret := StatusWebhookSecret(account.WebhookSecret)
 	for _, ep := range eps {
 		if ep.URL == url && ep.Managed {
+			if len(ep.Secrets) != 1 || ep.Secrets[0].Key != secret {
+				// The account's webhook secret changed (a bootstrap file): sign with
+				// the status webhook secret the account can now compute.
+				if _, err := p.ob.UpdateEndpoint(ctx, account.Sid, ep.ID, outbox.EndpointUpdate{Secrets: &[]string{secret}}); err != nil {
+					return "", fmt.Errorf("status hook endpoint for %s: new secret: %w", url, err)
+				}
+			}
 			p.endpoints[key], p.urls[ep.ID] = ep.ID, url
 			return ep.ID, nil
 		}
@@ -174,7 +182,7 @@ func (p *statusPublisher) endpoint(ctx context.Context, account Account, spec Ho
 	allowHTTP := true
 	ep, err := p.ob.CreateEndpoint(ctx, outbox.EndpointSpec{
 		Account: account.Sid, URL: url, Events: []string{CallStatusEvent},
-		Secrets:   []string{StatusWebhookSecret(account.WebhookSecret)},
+		Secrets:   []string{secret},
 		Profile:   outbox.ProfileStandard,
 		Overrides: outbox.Overrides{AllowHTTP: &allowHTTP}, // application hooks are often plain http
 		Managed:   true,                                    // installed by the node: never auto-paused

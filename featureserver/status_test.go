@@ -1,12 +1,14 @@
 package featureserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
@@ -14,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
@@ -256,4 +260,45 @@ func (n *testNode) startCall(acct testAccount, appURL string, statusHook map[str
 		n.t.Fatalf("start call: %d %s", code, raw)
 	}
 	return call.CallSid
+}
+
+// When an account's webhook secret changes (a bootstrap file gives a new one), its
+// existing status hook endpoints sign with the status webhook secret of the new one,
+// the secret GET /v1/Accounts/{account} shows.
+func TestStatusEndpointFollowsTheAccountSecret(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := OpenStore(ctx, DatabaseLocation{Driver: "sqlite", Path: filepath.Join(dir, "node.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	obStore, err := sqlitestore.Open(ctx, filepath.Join(dir, "outbox.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obStore.Close()
+	ob, err := outbox.Open(ctx, outbox.Config{Store: obStore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := HookSpec{URL: "https://app.example.com/status"}
+	var ids []string
+	for _, secret := range []string{"first-secret", "second-secret"} {
+		p := newStatusPublisher(testLogger(), st) // a fresh node: nothing cached
+		p.ob = ob
+		id, err := p.endpoint(ctx, Account{Sid: "AC1", WebhookSecret: secret}, hook, hook.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep, err := ob.GetEndpoint(ctx, "AC1", id)
+		if err != nil || len(ep.Secrets) != 1 || ep.Secrets[0].Key != StatusWebhookSecret(secret) {
+			t.Fatalf("with %s: %v, keys %d", secret, err, len(ep.Secrets))
+		}
+		ids = append(ids, id)
+	}
+	if ids[0] != ids[1] {
+		t.Fatalf("a second endpoint was made: %v", ids)
+	}
 }

@@ -25,3 +25,22 @@ func TestDefaultClientDoesNotCutConnects(t *testing.T) {
 		}
 	}
 }
+
+// Rules added after endpoints were first stored are checked where endpoints are
+// written; ResolvePolicy, which the dispatcher runs on stored endpoints, tolerates
+// what they refuse (the profile's own header stays), so that such an endpoint keeps
+// the rest of its policy.
+func TestResolvePolicyToleratesWhatOnlyWritesRefuse(t *testing.T) {
+	allowHTTP, header := true, "Authorization"
+	o := Overrides{AllowHTTP: &allowHTTP, DeliveryHeader: &header, ScheduleSeconds: make([]float64, 150)}
+	p, err := ResolvePolicy(ProfileDigize, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Profile != ProfileDigize || !p.AllowHTTP || p.DeliveryHeader != "digize-delivery" || p.MaxAttempts != maxAttemptsLimit {
+		t.Fatalf("policy %+v", p)
+	}
+	if err := checkNewOverrides(o); err == nil {
+		t.Fatal("checkNewOverrides accepted them")
+	}
+}

@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -423,5 +424,43 @@ func TestRotateKeepsV1a(t *testing.T) {
 		if err := v.Verify(got.header, got.body); err != nil {
 			t.Fatalf("verify with %.5s…: %v", key, err)
 		}
+	}
+}
+
+// UpdateEndpoint with Secrets replaces the signing keys at once: the next attempt is
+// signed with the new key only, the change is audited, and a bad key changes nothing.
+func TestUpdateEndpointReplacesSecrets(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
+	fresh := webhooksig.NewSecret()
+	if _, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{Secrets: &[]string{"hunter2"}}); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("bad key: %v", err)
+	}
+	if _, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{Secrets: &[]string{}}); !errors.Is(err, outbox.ErrInvalid) {
+		t.Fatalf("no key: %v", err)
+	}
+	ep, err := h.ob.UpdateEndpoint(h.ctx, "acct", h.ep.ID, outbox.EndpointUpdate{Secrets: &[]string{fresh}})
+	if err != nil || len(ep.Secrets) != 1 || ep.Secrets[0].Key != fresh {
+		t.Fatalf("update: %v, %d keys", err, len(ep.Secrets))
+	}
+	h.publish()
+	h.run()
+	reqs := h.recv.requests()
+	last := reqs[len(reqs)-1]
+	if n := strings.Count(last.header.Get("webhook-signature"), "v1,"); n != 1 {
+		t.Fatalf("%d v1 signatures, want the new key's only", n)
+	}
+	for key, want := range map[string]bool{fresh: true, h.ep.Secrets[0].Key: false} {
+		v, err := webhooksig.NewVerifier(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Clock = h.clock
+		if err := v.Verify(last.header, last.body); (err == nil) != want {
+			t.Fatalf("verify with %.9s…: %v, want valid %v", key, err, want)
+		}
+	}
+	if log, _ := h.ob.ListAudit(h.ctx, "acct", 10); len(log) == 0 || log[0].Action != outbox.AuditRotated {
+		t.Fatalf("audit %+v", log)
 	}
 }

@@ -33,6 +33,9 @@ type EndpointUpdate struct {
 	Profile    *string
 	Overrides  *Overrides
 	Managed    *bool
+	// Secrets replaces the signing keys (whsec_ and whsk_, newest first) at once: the
+	// old ones stop signing, where RotateSecret keeps them signing for a while.
+	Secrets *[]string
 }
 
 // DefaultRotationGrace is how long an old secret keeps signing after RotateSecret.
@@ -79,6 +82,9 @@ func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoin
 func (o *Outbox) checkEndpoint(ep *Endpoint) error {
 	p, err := ResolvePolicy(ep.Profile, ep.Overrides)
 	if err != nil {
+		return err
+	}
+	if err := checkNewOverrides(ep.Overrides); err != nil {
 		return err
 	}
 	u, err := url.Parse(ep.URL)
@@ -129,10 +135,11 @@ func (o *Outbox) ListEndpoints(ctx context.Context, account string) ([]Endpoint,
 	return o.store.ListEndpoints(ctx, account)
 }
 
-// UpdateEndpoint changes an endpoint's URL, filter, API version or policy. The next
+// UpdateEndpoint changes an endpoint's URL, filter, API version, policy or keys. The next
 // attempt of every delivery uses the new values. Bad input is a *ValidationError and
 // changes nothing.
 func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u EndpointUpdate) (Endpoint, error) {
+	now := o.now()
 	return o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
 		if u.URL != nil {
 			ep.URL = *u.URL
@@ -155,10 +162,21 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 		if u.Managed != nil {
 			ep.Managed = *u.Managed
 		}
+		var audits []AuditEntry
+		if u.Secrets != nil {
+			if _, err := webhooksig.NewSigner(*u.Secrets...); err != nil || len(*u.Secrets) == 0 {
+				return Change{}, invalid("secrets", "want one or more whsec_ or whsk_ keys: %v", err)
+			}
+			ep.Secrets = nil
+			for _, k := range *u.Secrets {
+				ep.Secrets = append(ep.Secrets, Secret{Key: k})
+			}
+			audits = append(audits, audit(ep, AuditRotated, "", now))
+		}
 		if err := o.checkEndpoint(&ep); err != nil {
 			return Change{}, err
 		}
-		return Change{Endpoint: &ep}, nil
+		return Change{At: now, Endpoint: &ep, Audit: audits}, nil
 	})
 }
 

@@ -58,7 +58,8 @@ const (
 
 // ResolvePolicy applies o to the named profile ("" means standard). It fails with a
 // *ValidationError naming the field when the profile is unknown or a value is out of
-// range.
+// range. An invalid deliveryHeader is left out and a schedule of more than 99 waits
+// is cut at 100 attempts: CreateEndpoint and UpdateEndpoint refuse both.
 func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 	if profile == "" {
 		profile = ProfileStandard
@@ -77,7 +78,9 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 			}
 		}
 		p.Waits = seconds(o.ScheduleSeconds...)
-		p.MaxAttempts = len(p.Waits) + 1 // unless overridden below
+		// Unless overridden below; never past the limit (checkNewOverrides refuses a
+		// longer list where endpoints are written).
+		p.MaxAttempts = min(len(p.Waits)+1, maxAttemptsLimit)
 	}
 	if e := o.Exponential; e != nil {
 		if err := checkSeconds("overrides.exponential.firstSeconds", e.FirstSeconds, 0, maxWait); err != nil {
@@ -139,10 +142,9 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 	if o.ReapDead != nil {
 		p.ReapDead = *o.ReapDead
 	}
-	if o.DeliveryHeader != nil {
-		if err := checkDeliveryHeader(*o.DeliveryHeader); err != nil {
-			return Policy{}, err
-		}
+	if o.DeliveryHeader != nil && checkDeliveryHeader(*o.DeliveryHeader) == nil {
+		// An invalid one is left out: refused where endpoints are written
+		// (checkNewOverrides), it could only come from a store written before.
 		p.DeliveryHeader = *o.DeliveryHeader
 	}
 	if o.OnGone != nil {
@@ -207,6 +209,19 @@ func checkSeconds(field string, v float64, lo, hi time.Duration) error {
 }
 
 func secs(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+
+// checkNewOverrides checks what an endpoint's overrides must satisfy when it is
+// created or changed, beyond ResolvePolicy: rules that came after endpoints were first
+// stored, which ResolvePolicy tolerates so that such an endpoint keeps its policy.
+func checkNewOverrides(o Overrides) error {
+	if len(o.ScheduleSeconds) > maxAttemptsLimit-1 {
+		return invalid("overrides.scheduleSeconds", "at most %d waits (%d attempts), got %d", maxAttemptsLimit-1, maxAttemptsLimit, len(o.ScheduleSeconds))
+	}
+	if o.DeliveryHeader != nil {
+		return checkDeliveryHeader(*o.DeliveryHeader)
+	}
+	return nil
+}
 
 // reservedHeaders are the headers an attempt sets itself: a delivery header may not
 // replace them (a webhook-signature carrying the delivery id would not verify).

@@ -243,6 +243,7 @@ func TestEndpointValidation(t *testing.T) {
 		{"overrides.onGone", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{OnGone: ptr(outbox.GoneAction("explode"))}}},
 		{"overrides.deliveryHeader", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{DeliveryHeader: ptr("bad header\n")}}},
 		{"overrides.deliveryHeader", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{DeliveryHeader: ptr("Webhook-Signature")}}},
+		{"overrides.scheduleSeconds", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{ScheduleSeconds: make([]float64, 100)}}},
 	}
 	for _, b := range bad {
 		_, err := h.ob.CreateEndpoint(h.ctx, b.spec)

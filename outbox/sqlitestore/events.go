@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -46,7 +47,7 @@ func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, pl
 			return outbox.Published{}, err
 		}
 		old := sc.event()
-		if old.Account != ev.Account || old.Type != ev.Type || !bytes.Equal(old.Data, ev.Data) {
+		if old.Account != ev.Account || old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
 			return outbox.Published{}, fmt.Errorf("%w: event %s exists with other content", outbox.ErrConflict, ev.ID)
 		}
 		ds, err := queryDeliveries(ctx, tx, `WHERE event_id = ? ORDER BY created_at, id`, ev.ID)
@@ -199,4 +200,14 @@ func sinceMicros(t time.Time) int64 {
 		return -1 << 62
 	}
 	return micros(t)
+}
+
+// sameJSON compares event data as the outbox stores it, compacted: data stored
+// before the outbox compacted it still matches a republish of the same bytes.
+func sameJSON(stored, published []byte) bool {
+	if bytes.Equal(stored, published) {
+		return true
+	}
+	var compact bytes.Buffer
+	return json.Compact(&compact, stored) == nil && bytes.Equal(compact.Bytes(), published)
 }

@@ -1,0 +1,34 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// TestRepublishMatchesDataStoredUncompacted: event data written before the outbox
+// compacted it (spaced JSON) is still the same content as a republish of it.
+func TestRepublishMatchesDataStoredUncompacted(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "legacy.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.db.Exec(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
+		VALUES ('evt_old', 'acct', 't', 1, 1, '{ "a" : 1 }')`); err != nil {
+		t.Fatal(err)
+	}
+	none := func(outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) { return outbox.Delivery{}, nil, false }
+	pub, err := s.Publish(ctx, nil, outbox.Event{ID: "evt_old", Account: "acct", Type: "t", Data: []byte(`{"a":1}`)}, time.Now(), none)
+	if err != nil || !pub.Duplicate {
+		t.Fatalf("republish: %+v, %v", pub, err)
+	}
+	if _, err := s.Publish(ctx, nil, outbox.Event{ID: "evt_old", Account: "acct", Type: "t", Data: []byte(`{"a":2}`)}, time.Now(), none); !errors.Is(err, outbox.ErrConflict) {
+		t.Fatalf("other data: %v", err)
+	}
+}
