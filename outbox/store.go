@@ -105,7 +105,8 @@ type DecideFunc func(d Delivery, ep Endpoint) (Change, error)
 // Change is what a decision writes, applied in one transaction.
 type Change struct {
 	// Delivery, when not nil, replaces the delivery's mutable fields (status, attempts,
-	// run start, next attempt, fault since, last error); its lease is cleared.
+	// run start, next attempt, fault since, last error, updated time); its lease is
+	// cleared.
 	Delivery *Delivery
 	// Attempt, when not nil, is inserted.
 	Attempt *Attempt
@@ -113,7 +114,8 @@ type Change struct {
 	// version, secrets, profile, overrides, managed, status, health and InFlightCap.
 	// A RemovedAt set removes it: it disappears from reads and fan-out.
 	Endpoint *Endpoint
-	// At is when the change happens: the updated time of the rows it touches.
+	// At is when the change happens: the updated time of the waiting deliveries it
+	// moves (Waiting). The delivery it rewrites takes Delivery.UpdatedAt.
 	At time.Time
 	// Waiting, when set, gives every other unleased PENDING delivery of the endpoint
 	// this status (DROPPED when disabled or removed, FAILED when paused under

@@ -246,7 +246,8 @@ func (s *Store) CompleteClaim(ctx context.Context, outcomes []outbox.Completion,
 }
 
 // decideAndApply reads a delivery and its endpoint, asks decide, and applies the
-// Change. With a token, a delivery whose lease token differs is left alone (false).
+// Change. With a token, a delivery whose lease token differs, or that holds no lease,
+// is left alone (false).
 func decideAndApply(ctx context.Context, tx querier, id string, token *string, decide outbox.DecideFunc) (bool, error) {
 	var sc deliveryScan
 	var lease sql.NullString
@@ -258,7 +259,7 @@ func decideAndApply(ctx context.Context, tx querier, id string, token *string, d
 	if err != nil {
 		return false, err
 	}
-	if token != nil && lease.String != *token {
+	if token != nil && (!lease.Valid || lease.String != *token) {
 		return false, nil
 	}
 	d := sc.delivery()

@@ -110,14 +110,14 @@ func (b *batchApplier) endpoint(ctx context.Context, id string) (outbox.Endpoint
 }
 
 // apply decides one delivery and buffers its Change. With a token, a delivery whose
-// lease token differs is left alone (false). A missing delivery or endpoint is an
+// lease token differs, or that holds no lease, is left alone (false). A missing delivery or endpoint is an
 // ErrNotFound error.
 func (b *batchApplier) apply(ctx context.Context, id string, token *string, decide outbox.DecideFunc) (bool, error) {
 	c, err := b.delivery(ctx, id)
 	if err != nil {
 		return false, err
 	}
-	if token != nil && c.token != *token {
+	if token != nil && (c.token == "" || c.token != *token) { // "": no lease to match
 		return false, nil
 	}
 	ep, err := b.endpoint(ctx, c.d.EndpointID)

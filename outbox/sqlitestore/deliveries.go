@@ -119,6 +119,14 @@ WHERE created_at < ? AND lease_until IS NULL ORDER BY created_at LIMIT ?`
 func (s *Store) Recover(ctx context.Context, account, endpointID string, since, now time.Time) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx querier) error {
+		// In the transaction: an endpoint removed meanwhile gets nothing back.
+		ep, err := getEndpoint(ctx, tx, endpointID)
+		if err != nil {
+			return err
+		}
+		if ep.Account != account || ep.RemovedAt != nil {
+			return notFound("endpoint", endpointID)
+		}
 		res, err := tx.ExecContext(ctx, recoverSQL, micros(now), micros(now), account, endpointID, sinceMicros(since))
 		if err != nil {
 			return err

@@ -1,0 +1,110 @@
+package outboxtest
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// The helpers of the contract cases (contracts_*.go): each case checks sentences of
+// outbox.Store's doc comments that the older cases leave unchecked.
+
+// errDecide is the error the contract cases' decisions fail with.
+var errDecide = errors.New("decision refused")
+
+// publishWith stores an event of account created at created, stored at now, planned by
+// plan, and returns what Publish returned.
+func publishWith(t *testing.T, s outbox.Store, account, id string, created, now time.Time, plan func(ev outbox.Event) outbox.PlanFunc) outbox.Published {
+	t.Helper()
+	ev := outbox.Event{ID: id, Account: account, Type: "call.status", CreatedAt: created, Data: json.RawMessage(`{"n":1}`)}
+	pub, err := s.Publish(ctx, nil, ev, now, plan(ev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub
+}
+
+// setStatus makes delivery id of account finish with status through UpdateDelivery,
+// recording one attempt.
+func setStatus(t *testing.T, s outbox.Store, account, id string, status outbox.DeliveryStatus, at time.Time) outbox.Delivery {
+	t.Helper()
+	d, err := s.UpdateDelivery(ctx, account, id, func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
+		ch := attemptChange(d, at, at)
+		ch.Delivery.Status = status
+		return ch, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// snapshot is what a store shows of one account: enough to tell that a call that
+// failed changed nothing.
+type snapshot struct {
+	Endpoints  []outbox.Endpoint
+	Events     []outbox.Event
+	Deliveries []outbox.Delivery
+	Attempts   map[string][]outbox.Attempt
+	Audit      []outbox.AuditEntry
+}
+
+func takeSnapshot(t *testing.T, s outbox.Store, account string) snapshot {
+	t.Helper()
+	var sn snapshot
+	var err error
+	if sn.Endpoints, err = s.ListEndpoints(ctx, account); err != nil {
+		t.Fatal(err)
+	}
+	if sn.Events, err = s.ListEvents(ctx, outbox.EventQuery{Account: account, Limit: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if sn.Deliveries, err = s.ListDeliveries(ctx, outbox.DeliveryQuery{Account: account, Limit: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	sn.Attempts = map[string][]outbox.Attempt{}
+	for _, d := range sn.Deliveries {
+		_, as := getDelivery(t, s, account, d.ID)
+		sn.Attempts[d.ID] = as
+	}
+	if sn.Audit, err = s.ListAudit(ctx, account, 1000); err != nil {
+		t.Fatal(err)
+	}
+	return sn
+}
+
+// requireUnchanged fails unless account shows what before showed.
+func requireUnchanged(t *testing.T, s outbox.Store, account string, before snapshot, what string) {
+	t.Helper()
+	after := takeSnapshot(t, s, account)
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("%s changed account %s:\nbefore %+v\n after %+v", what, account, before, after)
+	}
+}
+
+// deliveryIDs lists the ids of deliveries, in order.
+func deliveryIDs(ds []outbox.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID
+	}
+	return out
+}
+
+func eventIDs(evs []outbox.Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.ID
+	}
+	return out
+}
+
+// notFoundOrEmpty reports whether a listing answered ErrNotFound or nothing: what a
+// cursor naming a row the account cannot see may give, never another's rows.
+func notFoundOrEmpty(n int, err error) bool {
+	return errors.Is(err, outbox.ErrNotFound) || err == nil && n == 0
+}

@@ -1,0 +1,195 @@
+package outboxtest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// testListEventsCursor: ListEvents is oldest first by creation time whatever the order
+// of publishing, and paging with AfterID visits every event once, even among events
+// created at the same time; Since and Type hold on every page.
+func testListEventsCursor(t *testing.T, b Bundle) {
+	s := b.Store
+	mustCreate(t, s, endpoint("ep_a", "acct"))
+	// Creation offsets in seconds, in the order of publishing; ties on purpose.
+	offsets := []int{5, 1, 3, 1, 0, 3, 5, 2, 1}
+	for i, off := range offsets {
+		ev := outbox.Event{ID: fmt.Sprintf("evt_%02d", 20-i), Account: "acct", Type: "call.status",
+			CreatedAt: t0.Add(time.Duration(off) * time.Second), Data: []byte(`{}`)}
+		if i%3 == 0 {
+			ev.Type = "call.ended"
+		}
+		if _, err := s.Publish(ctx, nil, ev, t0.Add(time.Hour), planAll(ev, t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(t, s, "other", "evt_other", t0.Add(2*time.Second))
+	walk := func(q outbox.EventQuery) []outbox.Event {
+		t.Helper()
+		var all []outbox.Event
+		for range 100 {
+			page, err := s.ListEvents(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > q.Limit {
+				t.Fatalf("page of %d over limit %d", len(page), q.Limit)
+			}
+			if len(page) == 0 {
+				return all
+			}
+			all = append(all, page...)
+			q.AfterID = page[len(page)-1].ID
+		}
+		t.Fatal("paging does not end")
+		return nil
+	}
+	check := func(q outbox.EventQuery, keep func(outbox.Event) bool) {
+		t.Helper()
+		whole, err := s.ListEvents(ctx, outbox.EventQuery{Account: q.Account, Since: q.Since, Type: q.Type, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for i, off := range offsets {
+			ev := outbox.Event{ID: fmt.Sprintf("evt_%02d", 20-i), CreatedAt: t0.Add(time.Duration(off) * time.Second), Type: "call.status"}
+			if i%3 == 0 {
+				ev.Type = "call.ended"
+			}
+			if keep(ev) {
+				want++
+			}
+		}
+		if len(whole) != want {
+			t.Fatalf("%+v listed %v, want %d events", q, eventIDs(whole), want)
+		}
+		for i, ev := range whole {
+			if ev.Account != "acct" || !keep(ev) || i > 0 && ev.CreatedAt.Before(whole[i-1].CreatedAt) {
+				t.Fatalf("%+v listed %v: not oldest first, or not filtered", q, eventIDs(whole))
+			}
+		}
+		for _, limit := range []int{1, 2, 4} {
+			q.Limit = limit
+			paged := walk(q)
+			if !slices.Equal(eventIDs(paged), eventIDs(whole)) {
+				t.Fatalf("%+v paged by %d: %v, want %v", q, limit, eventIDs(paged), eventIDs(whole))
+			}
+		}
+	}
+	check(outbox.EventQuery{Account: "acct"}, func(outbox.Event) bool { return true })
+	since := t0.Add(time.Second)
+	check(outbox.EventQuery{Account: "acct", Since: since}, func(ev outbox.Event) bool { return !ev.CreatedAt.Before(since) })
+	check(outbox.EventQuery{Account: "acct", Type: "call.status"}, func(ev outbox.Event) bool { return ev.Type == "call.status" })
+	check(outbox.EventQuery{Account: "acct", Since: since, Type: "call.ended"}, func(ev outbox.Event) bool {
+		return ev.Type == "call.ended" && !ev.CreatedAt.Before(since)
+	})
+}
+
+// testListDeliveriesCursor: ListDeliveries is newest first, and paging with BeforeID
+// visits every delivery once, even among deliveries created at the same time (one
+// event's fan-out); each filter, alone or with others, holds on every page.
+func testListDeliveriesCursor(t *testing.T, b Bundle) {
+	s := b.Store
+	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "acct"), endpoint("ep_c", "acct"))
+	for i, off := range []int{2, 0, 1, 2, 1} {
+		ev := outbox.Event{ID: fmt.Sprintf("evt_%d", i), Account: "acct", Type: "call.status",
+			CreatedAt: t0, Data: []byte(`{}`)}
+		if i == 2 {
+			ev.Type = "call.ended"
+		}
+		due := t0.Add(time.Duration(off) * time.Minute)
+		if _, err := s.Publish(ctx, nil, ev, due, planAll(ev, due)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byID := map[string]outbox.Delivery{}
+	all, err := s.ListDeliveries(ctx, outbox.DeliveryQuery{Account: "acct", Limit: 1000})
+	if err != nil || len(all) != 15 {
+		t.Fatalf("listed %d, %v", len(all), err)
+	}
+	for _, d := range all {
+		byID[d.ID] = d
+	}
+	// Some finish: two FAILED on ep_a, one SUCCEEDED on ep_b.
+	n := 0
+	for _, d := range all {
+		switch {
+		case d.EndpointID == "ep_a" && n < 2:
+			byID[d.ID] = setStatus(t, s, "acct", d.ID, outbox.DeliveryFailed, t0)
+			n++
+		case d.EndpointID == "ep_b" && d.EventID == "evt_3":
+			byID[d.ID] = setStatus(t, s, "acct", d.ID, outbox.DeliverySucceeded, t0)
+		}
+	}
+	publish(t, s, "other", "evt_x", t0)
+
+	walk := func(q outbox.DeliveryQuery) []outbox.Delivery {
+		t.Helper()
+		var got []outbox.Delivery
+		for range 100 {
+			page, err := s.ListDeliveries(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > q.Limit {
+				t.Fatalf("page of %d over limit %d", len(page), q.Limit)
+			}
+			if len(page) == 0 {
+				return got
+			}
+			got = append(got, page...)
+			q.BeforeID = page[len(page)-1].ID
+		}
+		t.Fatal("paging does not end")
+		return nil
+	}
+	for _, q := range []outbox.DeliveryQuery{
+		{Account: "acct"},
+		{Account: "acct", EndpointID: "ep_a"},
+		{Account: "acct", EventID: "evt_3"},
+		{Account: "acct", Type: "call.ended"},
+		{Account: "acct", Status: outbox.DeliveryFailed},
+		{Account: "acct", Status: outbox.DeliverySucceeded},
+		{Account: "acct", EndpointID: "ep_a", Status: outbox.DeliveryPending},
+		{Account: "acct", EndpointID: "ep_b", EventID: "evt_3", Status: outbox.DeliverySucceeded},
+		{Account: "acct", EndpointID: "ep_c", Type: "call.ended"},
+	} {
+		var want []string
+		for _, d := range byID {
+			if (q.EndpointID == "" || d.EndpointID == q.EndpointID) && (q.EventID == "" || d.EventID == q.EventID) &&
+				(q.Type == "" || d.EventType == q.Type) && (q.Status == "" || d.Status == q.Status) {
+				want = append(want, d.ID)
+			}
+		}
+		q.Limit = 1000
+		whole, err := s.ListDeliveries(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := deliveryIDs(whole)
+		if !slices.Equal(sorted(got), sorted(want)) {
+			t.Fatalf("%+v listed %v, want %v", q, got, sorted(want))
+		}
+		for i := 1; i < len(whole); i++ {
+			if whole[i].CreatedAt.After(whole[i-1].CreatedAt) {
+				t.Fatalf("%+v not newest first: %+v", q, whole)
+			}
+		}
+		for _, limit := range []int{1, 2, 4} {
+			q.Limit = limit
+			if paged := deliveryIDs(walk(q)); !slices.Equal(paged, got) {
+				t.Fatalf("%+v paged by %d: %v, want %v", q, limit, paged, got)
+			}
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,212 @@
+package outboxtest
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+// testPublishPlan: plan is called once per endpoint of the account that is not
+// removed, with its current state; ok false creates no delivery for that endpoint.
+func testPublishPlan(t *testing.T, b Bundle) {
+	s := b.Store
+	disabled := endpoint("ep_d", "acct")
+	disabled.Status = outbox.EndpointDisabled
+	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_skip", "acct"), disabled)
+	ev := outbox.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+	seen := map[string]outbox.EndpointStatus{}
+	pub, err := s.Publish(ctx, nil, ev, t0, func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+		if _, twice := seen[ep.ID]; twice {
+			t.Errorf("%s planned twice", ep.ID)
+		}
+		seen[ep.ID] = ep.Status
+		d, _, _ := planAll(ev, t0)(ep)
+		return d, nil, ep.ID == "ep_a"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(seen, map[string]outbox.EndpointStatus{"ep_a": outbox.EndpointActive,
+		"ep_skip": outbox.EndpointActive, "ep_d": outbox.EndpointDisabled}) {
+		t.Fatalf("plan saw %v", seen)
+	}
+	if len(pub.Deliveries) != 1 || pub.Deliveries[0].EndpointID != "ep_a" {
+		t.Fatalf("published %+v, want ep_a's delivery only", pub.Deliveries)
+	}
+	ds, err := s.ListDeliveries(ctx, outbox.DeliveryQuery{Account: "acct", Limit: 100})
+	if err != nil || len(ds) != 1 || ds[0].ID != pub.Deliveries[0].ID {
+		t.Fatalf("stored deliveries %v, %v", deliveryIDs(ds), err)
+	}
+	// Nothing planned: the event is stored all the same.
+	ev2 := outbox.Event{ID: "evt_2", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+	if pub, err := s.Publish(ctx, nil, ev2, t0, func(outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+		return outbox.Delivery{}, nil, false
+	}); err != nil || len(pub.Deliveries) != 0 || pub.Duplicate {
+		t.Fatalf("no delivery planned: %+v %v", pub, err)
+	}
+	if _, err := s.GetEvent(ctx, "acct", "evt_2"); err != nil {
+		t.Fatalf("event without deliveries not stored: %v", err)
+	}
+}
+
+// testPublishDuplicate: publishing an id again in the same account returns the stored
+// event and its deliveries as they are now, with Duplicate set, and writes nothing,
+// also inside a caller's transaction; another account's or other content fails with
+// ErrConflict and writes nothing.
+func testPublishDuplicate(t *testing.T, b Bundle) {
+	s := b.Store
+	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "acct"), endpoint("ep_x", "other"))
+	ev := outbox.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{"n":1}`)}
+	first, err := s.Publish(ctx, nil, ev, t0, planAll(ev, t0))
+	if err != nil || len(first.Deliveries) != 2 {
+		t.Fatalf("publish: %+v %v", first, err)
+	}
+	stored, err := s.GetEvent(ctx, "acct", "evt_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := setStatus(t, s, "acct", first.Deliveries[0].ID, outbox.DeliverySucceeded, t0.Add(time.Second))
+	mustCreate(t, s, endpoint("ep_new", "acct")) // would get a delivery if planned
+	acct, other := takeSnapshot(t, s, "acct"), takeSnapshot(t, s, "other")
+	noPlan := func(outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+		t.Error("a duplicate was planned")
+		return outbox.Delivery{}, nil, false
+	}
+	check := func(dup outbox.Published, err error) {
+		t.Helper()
+		if err != nil || !dup.Duplicate || !reflect.DeepEqual(dup.Event, stored) {
+			t.Fatalf("duplicate: %+v %v; want the stored event %+v", dup, err, stored)
+		}
+		want := map[string]outbox.Delivery{}
+		for _, d := range acct.Deliveries {
+			if d.EventID == "evt_1" {
+				want[d.ID] = d
+			}
+		}
+		got := map[string]outbox.Delivery{}
+		for _, d := range dup.Deliveries {
+			got[d.ID] = d
+		}
+		if !reflect.DeepEqual(got, want) || got[done.ID].Status != outbox.DeliverySucceeded {
+			t.Fatalf("duplicate's deliveries\n%+v\nwant them as stored\n%+v", got, want)
+		}
+	}
+	check(s.Publish(ctx, nil, ev, t0.Add(time.Hour), noPlan))
+	requireUnchanged(t, s, "acct", acct, "a duplicate publish")
+
+	tx, err := b.BeginTx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup, err := s.Publish(ctx, tx, ev, t0.Add(time.Hour), noPlan)
+	if cerr := tx.Commit(); cerr != nil {
+		t.Fatal(cerr)
+	}
+	check(dup, err)
+	requireUnchanged(t, s, "acct", acct, "a duplicate publish in a caller's transaction")
+
+	for _, bad := range []outbox.Event{
+		{ID: "evt_1", Account: "other", Type: ev.Type, CreatedAt: t0, Data: ev.Data},
+		{ID: "evt_1", Account: "acct", Type: "call.ended", CreatedAt: t0, Data: ev.Data},
+		{ID: "evt_1", Account: "acct", Type: ev.Type, CreatedAt: t0, Data: json.RawMessage(`{"n":2}`)},
+	} {
+		if _, err := s.Publish(ctx, nil, bad, t0, planAll(bad, t0)); !errors.Is(err, outbox.ErrConflict) {
+			t.Fatalf("%+v: %v, want ErrConflict", bad, err)
+		}
+	}
+	requireUnchanged(t, s, "acct", acct, "a conflicting publish")
+	requireUnchanged(t, s, "other", other, "a conflicting publish")
+	if _, err := s.GetEvent(ctx, "other", "evt_1"); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("the conflicting account reads the event: %v", err)
+	}
+}
+
+// testPublishLeaseRules: a publish lease is refused on a DISABLED endpoint; a hold
+// counts at the time of storing (now), not at the event's CreatedAt; the leases of
+// claims count against the cap, and so do those granted earlier in the same caller's
+// transaction; a published lease answers only to PublishLeaseToken.
+func testPublishLeaseRules(t *testing.T, b Bundle) {
+	s := b.Store
+	disabled := endpoint("ep_dis", "acct")
+	disabled.Status, disabled.Events = outbox.EndpointDisabled, []string{"d"}
+	heldPast := endpoint("ep_held", "acct") // held until t0: over at the time of storing
+	heldPast.HoldUntil, heldPast.Events = &t0, []string{"h"}
+	capped := endpoint("ep_cap", "acct")
+	capped.InFlightCap, capped.Events = 2, []string{"c"}
+	mustCreate(t, s, disabled, heldPast, capped)
+	leaseUntil := t0.Add(time.Minute)
+	only := func(ep string) func(ev outbox.Event) outbox.PlanFunc {
+		return func(ev outbox.Event) outbox.PlanFunc {
+			return func(e outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+				d, a, ok := leasingPlan(ev, t0, leaseUntil)(e)
+				return d, a, ok && e.ID == ep
+			}
+		}
+	}
+	if pub := publishWith(t, s, "acct", "evt_d", t0, t0, only("ep_dis")); pub.Deliveries[0].LeaseUntil != nil {
+		t.Fatalf("a disabled endpoint's delivery leased: %+v", pub.Deliveries[0])
+	}
+	// Created while held, stored once the hold is over.
+	pub := publishWith(t, s, "acct", "evt_h", t0.Add(-time.Minute), t0, only("ep_held"))
+	if pub.Deliveries[0].LeaseUntil == nil {
+		t.Fatalf("a delivery stored after the hold ended was not leased: %+v", pub.Deliveries[0])
+	}
+	// A claim's lease counts: one claimed, one more granted, then none.
+	publishWith(t, s, "acct", "evt_c0", t0, t0, func(ev outbox.Event) outbox.PlanFunc {
+		return func(e outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+			d, a, ok := planAll(ev, t0)(e)
+			return d, a, ok && e.ID == "ep_cap"
+		}
+	})
+	if jobs := claim(t, s, t0, 10, "tok"); len(jobs) != 1 || jobs[0].Endpoint.ID != "ep_cap" {
+		t.Fatalf("claimed %v", jobIDs(jobs))
+	}
+	tx, err := b.BeginTx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var granted []bool
+	var inTx []outbox.Delivery
+	for _, id := range []string{"evt_c1", "evt_c2"} {
+		ev := outbox.Event{ID: id, Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+		pub, err := s.Publish(ctx, tx, ev, t0, only("ep_cap")(ev))
+		if err != nil {
+			_ = tx.Rollback()
+			t.Fatal(err)
+		}
+		granted = append(granted, pub.Deliveries[0].LeaseUntil != nil)
+		inTx = append(inTx, pub.Deliveries[0])
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(granted, []bool{true, false}) {
+		t.Fatalf("leases granted in one transaction under cap 2 with one claimed: %v, want [true false]", granted)
+	}
+	for i, d := range inTx {
+		stored, _ := getDelivery(t, s, "acct", d.ID)
+		if (stored.LeaseUntil != nil) != granted[i] {
+			t.Fatalf("stored %+v, published %+v", stored, d)
+		}
+	}
+	// The published lease answers to its publish token only.
+	leased := inTx[0].ID
+	for _, c := range []struct {
+		token string
+		want  bool
+	}{{"tok", false}, {"", false}, {outbox.PublishLeaseToken(leased), true}} {
+		applied, err := s.Complete(ctx, []outbox.Completion{{DeliveryID: leased, Token: c.token,
+			Decide: func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
+				ch := attemptChange(d, t0, t0)
+				ch.Delivery.Status = outbox.DeliverySucceeded
+				return ch, nil
+			}}})
+		if err != nil || len(applied) != 1 || applied[0] != c.want {
+			t.Fatalf("completing the publish lease with token %q: %v %v, want %v", c.token, applied, err, c.want)
+		}
+	}
+}
