@@ -29,7 +29,9 @@ type dispatcher struct {
 	stop context.Context
 	// held counts the deliveries this node holds leased and has not recorded: queued,
 	// in an attempt, or awaiting the completer, plus room reserved for a claim under
-	// way. It never exceeds maxHeld, which bounds memory and the channels below.
+	// way. Claims keep it within maxHeld; hand-offs may take Workers more (a claim
+	// under way reserves its whole batch, and a publish to idle workers must not wait
+	// for it). maxHeld+Workers bounds memory and the channels below.
 	held    atomic.Int64
 	maxHeld int
 	// busy counts jobs queued or in an attempt: fewer than Workers means a worker is
@@ -61,8 +63,9 @@ type outcome struct {
 
 func newDispatcher(o *Outbox, attemptCtx context.Context) *dispatcher {
 	maxHeld := o.cfg.Workers + o.cfg.BatchSize
+	bound := maxHeld + o.cfg.Workers // see held
 	return &dispatcher{o: o, attemptCtx: attemptCtx, maxHeld: maxHeld,
-		queue: make(chan Job, maxHeld), results: make(chan outcome, maxHeld), halted: map[string]time.Time{}}
+		queue: make(chan Job, bound), results: make(chan outcome, bound), halted: map[string]time.Time{}}
 }
 
 // halt records that endpoint takes no deliveries from now on, until the store says
@@ -184,7 +187,7 @@ func (d *dispatcher) runJob(job Job) result {
 }
 
 // enqueue queues jobs, claimed from claimedAt on, for the workers. The queue holds
-// maxHeld jobs and held counts them, so this never blocks.
+// maxHeld+Workers jobs and held counts them, so this never blocks.
 func (d *dispatcher) enqueue(jobs []Job, claimedAt time.Time) {
 	d.busy.Add(int64(len(jobs)))
 	for _, job := range jobs {
@@ -217,13 +220,14 @@ func (d *dispatcher) handoff() *handoff {
 }
 
 // take reserves room for delivery id of ep when a worker is idle. Publishes at once
-// may together queue a few jobs beyond the idle workers; held stays bounded.
+// may together queue a few jobs beyond the idle workers; held stays bounded, by
+// maxHeld+Workers (see held).
 func (h *handoff) take(id string, ep Endpoint) bool {
 	if int(h.d.busy.Load())+h.taken >= h.d.o.cfg.Workers {
 		return false
 	}
 	if h.d.reserve(func(held int) int {
-		if held < h.d.maxHeld {
+		if held < h.d.maxHeld+h.d.o.cfg.Workers {
 			return 1
 		}
 		return 0
@@ -257,9 +261,9 @@ func (h *handoff) finish(pub Published, err error) (all bool) {
 // per finished attempt.
 func (d *dispatcher) minClaim() int { return max(1, min(d.o.cfg.BatchSize, d.maxHeld)/4) }
 
-// reserve takes want(held) of the room under maxHeld at once (none when it is not
-// positive) and returns how much it took: the claim loop and the completer both
-// claim, and neither may overfill the node.
+// reserve takes want(held) more of held at once (none when it is not positive) and
+// returns how much it took: the claim loop, the completer and hand-offs all take
+// room, and want sees held as it is, so none of them overfills the node.
 func (d *dispatcher) reserve(want func(held int) int) int {
 	for {
 		cur := d.held.Load()
