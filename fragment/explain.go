@@ -1,6 +1,9 @@
 package fragment
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Default connect timeouts used by Explain when none is given (CALL-CONTROL.md §7).
 const (
@@ -18,15 +21,16 @@ func RampDelay(k int) time.Duration {
 	if k < 1 {
 		return 0
 	}
-	d := firstRampDelay
-	for i := 1; i < k; i++ {
-		if d < rampDoublingLimit {
-			d *= 2
-		} else {
-			d += rampStepAfterDoublingLimit
-		}
+	d, i := firstRampDelay, 1
+	for ; i < k && d < rampDoublingLimit; i++ {
+		d *= 2
 	}
-	return d
+	// Then a step per retry, in one multiplication that saturates: any k is O(1).
+	steps := time.Duration(k - i)
+	if steps > (math.MaxInt64-d)/rampStepAfterDoublingLimit {
+		return math.MaxInt64
+	}
+	return d + steps*rampStepAfterDoublingLimit
 }
 
 // Timeouts are the per-attempt connect costs used to compute the time to failure.

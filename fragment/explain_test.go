@@ -1,6 +1,7 @@
 package fragment
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -17,6 +18,15 @@ func TestRampDelay(t *testing.T) {
 	}
 	if RampDelay(0) != 0 || RampDelay(-3) != 0 {
 		t.Error("RampDelay of a non-positive retry must be 0")
+	}
+	// It never runs out and never wraps: 2 s a retry up to the largest Duration.
+	if got := RampDelay(1_000_000); got != 1_999_996*time.Second {
+		t.Errorf("RampDelay(1e6) = %v", got)
+	}
+	for _, k := range []int{5_000_000_000, 1 << 40, math.MaxInt} {
+		if got := RampDelay(k); got != math.MaxInt64 {
+			t.Errorf("RampDelay(%d) = %v, want the largest Duration", k, got)
+		}
 	}
 }
 

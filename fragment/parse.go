@@ -57,7 +57,7 @@ func TransportOf(scheme string) (Transport, error) {
 // Policy.Warnings says why. A malformed URL, an unsupported scheme or a missing host
 // is an error wrapping ErrInvalidURL.
 func Parse(raw string) (Target, error) {
-	u, err := parseAbsolute(raw)
+	u, frag, err := parseAbsolute(raw)
 	if err != nil {
 		return Target{}, err
 	}
@@ -65,24 +65,33 @@ func Parse(raw string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	return fromURL(raw, u, tr)
+	return fromURL(raw, u, frag, tr)
 }
 
-func parseAbsolute(raw string) (*url.URL, error) {
+// splitFragment cuts the fragment off raw before url.Parse sees it: url.Parse
+// rejects a fragment with a bad escape, which must cost a warning, not the URL.
+func splitFragment(raw string) (base, frag string) {
+	base, frag, _ = strings.Cut(raw, "#")
+	return base, frag
+}
+
+// parseAbsolute parses raw without its fragment, which it returns as written.
+func parseAbsolute(raw string) (*url.URL, string, error) {
 	if strings.TrimSpace(raw) == "" {
-		return nil, invalid("empty URL")
+		return nil, "", invalid("empty URL")
 	}
-	u, err := url.Parse(raw)
+	base, frag := splitFragment(raw)
+	u, err := url.Parse(base)
 	if err != nil {
-		return nil, invalid("%v", unwrapURLError(err))
+		return nil, "", invalid("%v", unwrapURLError(err))
 	}
 	if u.Scheme == "" {
-		return nil, invalid("%q is not absolute (want http, https, ws or wss)", raw)
+		return nil, "", invalid("%q is not absolute (want http, https, ws or wss)", raw)
 	}
 	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
-		return nil, invalid("%q has no host", raw)
+		return nil, "", invalid("%q has no host", raw)
 	}
-	return u, nil
+	return u, frag, nil
 }
 
 func unwrapURLError(err error) error {
@@ -93,15 +102,16 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// fromURL splits the fragment off u and parses it into a policy for transport tr.
-func fromURL(raw string, u *url.URL, tr Transport) (Target, error) {
+// fromURL parses frag, the fragment of raw as written, into a policy for transport
+// tr; u is raw without it.
+func fromURL(raw string, u *url.URL, frag string, tr Transport) (Target, error) {
 	// url.Parse checks that a port is made of digits, not that it can be dialled.
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return Target{}, invalid("%q: port %s is out of range (1-65535)", raw, port)
 		}
 	}
-	values, problems := parseFragment(u.EscapedFragment())
+	values, problems := parseFragment(frag)
 	clean := *u
 	clean.Fragment, clean.RawFragment = "", ""
 	p, hasPolicy := policyFromValues(values, tr)
@@ -211,7 +221,8 @@ func Resolve(app Target, hook string) (Target, error) {
 	if strings.TrimSpace(hook) == "" {
 		return Target{}, invalid("empty hook URL")
 	}
-	ref, err := url.Parse(hook)
+	base, frag := splitFragment(hook)
+	ref, err := url.Parse(base)
 	if err != nil {
 		return Target{}, invalid("hook %v", unwrapURLError(err))
 	}
@@ -222,13 +233,16 @@ func Resolve(app Target, hook string) (Target, error) {
 		return Target{}, invalid("relative hook %q has no application URL to resolve against", hook)
 	}
 	abs := app.URL.ResolveReference(ref)
-	t, err := fromURL(hook, abs, app.Policy.Transport)
+	t, err := fromURL(hook, abs, frag, app.Policy.Transport)
 	if err != nil {
 		return Target{}, err
 	}
 	if !t.hasPolicy {
+		// Without rc or rp its warnings can only be about parts of its fragment that
+		// could not be decoded: those stay; the application's own do not repeat.
+		warnings := t.Policy.Warnings
 		t.Policy = app.Policy
-		t.Policy.Warnings = nil
+		t.Policy.Warnings = warnings
 	}
 	return t, nil
 }

@@ -82,6 +82,16 @@ func CallControlRules(allowLoopback bool) EgressRules {
 	}
 }
 
+// unmapPrefix makes an allow-list entry written in IPv4-mapped form
+// (::ffff:127.0.0.0/104) the IPv4 prefix it stands for: addresses are unmapped
+// before they are checked, so the mapped form would match none.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p
+}
+
 // CheckIP returns nil when the rules allow connecting to ip, or a *RefusedError.
 // IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry, and zones
 // are ignored.
@@ -91,7 +101,7 @@ func (r EgressRules) CheckIP(ip netip.Addr) error {
 	}
 	ip = ip.Unmap().WithZone("")
 	for _, p := range r.AllowPrefixes {
-		if p.Contains(ip) {
+		if unmapPrefix(p).Contains(ip) {
 			return nil
 		}
 	}

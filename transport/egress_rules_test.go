@@ -105,8 +105,10 @@ func TestCheckIPRanges(t *testing.T) {
 func TestCheckIPKnobsAndAllowList(t *testing.T) {
 	t.Parallel()
 	r := transport.PublicOnly()
-	r.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("fd00:ec2::254/128")}
-	for ip, want := range map[string]bool{"10.1.2.3": true, "10.2.0.1": false, "::ffff:10.1.0.1": true, "fd00:ec2::254": true} {
+	r.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("fd00:ec2::254/128"),
+		netip.MustParsePrefix("::ffff:127.0.0.0/104")} // written mapped: it means 127.0.0.0/8
+	for ip, want := range map[string]bool{"10.1.2.3": true, "10.2.0.1": false, "::ffff:10.1.0.1": true, "fd00:ec2::254": true,
+		"127.0.0.1": true, "::ffff:127.0.0.1": true, "::1": false} {
 		if err := r.CheckIP(netip.MustParseAddr(ip)); (err == nil) != want {
 			t.Errorf("allow-list CheckIP(%s) = %v, want allowed=%v", ip, err, want)
 		}

@@ -23,6 +23,8 @@ var (
 	ErrSignatureMalformed = errors.New("malformed Jambonz-Signature header")
 	ErrSignatureExpired   = errors.New("Jambonz-Signature timestamp outside tolerance")
 	ErrSignatureMismatch  = errors.New("Jambonz-Signature does not match")
+	// ErrNoSecret: verification needs the secret; with an empty one, anyone could sign.
+	ErrNoSecret = errors.New("no webhook secret to verify Jambonz-Signature with")
 )
 
 // SignJambonz returns the Jambonz-Signature value for body sent at t:
@@ -42,10 +44,14 @@ func jambonzMAC(secret, ts string, body []byte) []byte {
 
 // VerifyJambonz checks a Jambonz-Signature header value against body: the timestamp
 // must be within tolerance of now (0 means DefaultSignatureTolerance) and one of the
-// v1 signatures must match. Unknown schemes in the header are ignored. It returns
-// nil, or an error wrapping ErrSignatureMalformed, ErrSignatureExpired or
-// ErrSignatureMismatch.
+// v1 signatures must match. Unknown schemes in the header are ignored, and so is a
+// v1 entry that is not a signature when another one is. It returns nil, or an error
+// wrapping ErrNoSecret (an empty secret), ErrSignatureMalformed, ErrSignatureExpired
+// or ErrSignatureMismatch.
 func VerifyJambonz(secret, header string, body []byte, now time.Time, tolerance time.Duration) error {
+	if secret == "" {
+		return ErrNoSecret
+	}
 	ts, sigs, err := parseJambonzSignature(header)
 	if err != nil {
 		return err
@@ -71,12 +77,15 @@ func VerifyJambonz(secret, header string, body []byte, now time.Time, tolerance 
 const maxSignatures = 8
 
 // parseJambonzSignature reads "t=<digits>,v1=<64 hex>[,v1=...]" (spaces around items
-// allowed). Exactly one t is required and at least one v1.
+// allowed). Exactly one t is required and at least one well-formed v1; other v1
+// entries are skipped, as Standard Webhooks verifiers skip signatures they cannot read.
 func parseJambonzSignature(header string) (int64, [][]byte, error) {
 	var (
-		ts    int64
-		hasTS bool
-		sigs  [][]byte
+		ts     int64
+		hasTS  bool
+		sigs   [][]byte
+		badSig bool
+		seen   int
 	)
 	for item := range strings.SplitSeq(header, ",") {
 		key, value, ok := strings.Cut(strings.TrimSpace(item), "=")
@@ -97,18 +106,22 @@ func parseJambonzSignature(header string) (int64, [][]byte, error) {
 			}
 			ts, hasTS = n, true
 		case "v1":
-			if len(sigs) == maxSignatures {
+			if seen++; seen > maxSignatures {
 				return 0, nil, fmt.Errorf("%w: more than %d v1 signatures", ErrSignatureMalformed, maxSignatures)
 			}
 			sig, err := hex.DecodeString(value)
 			if err != nil || len(sig) != sha256.Size {
-				return 0, nil, fmt.Errorf("%w: v1 is not %d hex bytes", ErrSignatureMalformed, sha256.Size)
+				badSig = true
+				continue
 			}
 			sigs = append(sigs, sig)
 		}
 	}
 	if !hasTS {
 		return 0, nil, fmt.Errorf("%w: no t", ErrSignatureMalformed)
+	}
+	if len(sigs) == 0 && badSig {
+		return 0, nil, fmt.Errorf("%w: v1 is not %d hex bytes", ErrSignatureMalformed, sha256.Size)
 	}
 	if len(sigs) == 0 {
 		return 0, nil, fmt.Errorf("%w: no v1 signature", ErrSignatureMalformed)

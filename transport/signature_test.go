@@ -94,3 +94,26 @@ func FuzzVerifyJambonz(f *testing.F) {
 		}
 	})
 }
+
+// An empty secret verifies nothing (anyone can sign with it), and a v1 entry that is
+// not a signature is skipped when another one is there, as Standard Webhooks
+// verifiers skip what they cannot read.
+func TestVerifyJambonzEmptySecretAndUnreadableEntries(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1700000000, 0)
+	if err := transport.VerifyJambonz("", transport.SignJambonz("", now, nil), nil, now, 0); !errors.Is(err, transport.ErrNoSecret) {
+		t.Fatalf("empty secret: %v", err)
+	}
+	valid := strings.TrimPrefix(vecSig, "t=1700000000,")
+	for header, want := range map[string]error{
+		"t=1700000000,v1=00," + valid:      nil,
+		"t=1700000000," + valid + ",v1=zz": nil,
+		"t=1700000000,v1=00":               transport.ErrSignatureMalformed,
+		"t=1700000000,v1=00,v1=zz":         transport.ErrSignatureMalformed,
+	} {
+		err := transport.VerifyJambonz(vecSecret, header, []byte(vecBody), now, 0)
+		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("%q: %v, want %v", header, err, want)
+		}
+	}
+}

@@ -140,7 +140,7 @@ func TestFragmentExplainRejects(t *testing.T) {
 		{"malformed URL", nil, []string{"fragment", "explain", "https://[::1/p"}, "invalid application URL"},
 		{"bad scheme", nil, []string{"fragment", "explain", "ftp://h/p"}, "unsupported scheme"},
 		{"relative URL", nil, []string{"fragment", "explain", "/call#rc=1"}, "not absolute"},
-		{"bad fragment escape", nil, []string{"fragment", "explain", "https://h/p#rc=%zz"}, "invalid URL escape"},
+		{"bad path escape", nil, []string{"fragment", "explain", "https://h/p%zz#rc=1"}, "invalid URL escape"},
 		{"no URL", nil, []string{"fragment", "explain"}, "exactly one URL"},
 		{"two URLs", nil, []string{"fragment", "explain", "https://a/", "https://b/"}, "exactly one URL"},
 		{"bad env value", map[string]string{"JAMBONES_HTTP_TIMEOUT": "ten"}, []string{"fragment", "explain", "https://h/p"}, "JAMBONES_HTTP_TIMEOUT"},
