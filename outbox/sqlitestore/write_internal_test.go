@@ -31,20 +31,6 @@ func TestGroupCommit(t *testing.T) {
 			return err
 		})
 	}()
-	waitQueued := func(n int) {
-		for deadline := time.Now().Add(5 * time.Second); ; {
-			s.commits.mu.Lock()
-			queued := len(s.commits.queue)
-			s.commits.mu.Unlock()
-			if queued >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d writes queued, want %d", queued, n)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	time.Sleep(10 * time.Millisecond) // let the first write take the lead
 	leading := time.Now()
 	boom := errors.New("boom")
@@ -65,24 +51,14 @@ func TestGroupCommit(t *testing.T) {
 			})
 		}()
 	}
-	waitQueued(len(errs))
+	waitQueued(t, s, len(errs))
 	held := time.Since(leading)
 	close(release)
 	wg.Wait()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	rows, err := s.db.Query(`SELECT k FROM t ORDER BY k`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var k string
-		_ = rows.Scan(&k)
-		keys = append(keys, k)
-	}
-	rows.Close()
+	keys := tableKeys(t, s)
 	for i, err := range errs {
 		if (i%3 == 0) != errors.Is(err, boom) || i%3 != 0 && err != nil {
 			t.Fatalf("write %d: %v", i, err)
@@ -123,26 +99,13 @@ func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
 	go func() {
 		done <- s.write(ctx, func(q querier) error { <-release; return nil }) // holds the lead
 	}()
-	queued := func(n int) {
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			s.commits.mu.Lock()
-			got := len(s.commits.queue)
-			s.commits.mu.Unlock()
-			if got == n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d writes queued, want %d", got, n)
-			}
-		}
-	}
 	time.Sleep(10 * time.Millisecond) // let it take the lead
 	canceled, cancel := context.WithCancel(ctx)
 	withdrawn := make(chan error, 1)
 	go func() { withdrawn <- insert(canceled, "withdrawn") }()
-	queued(1)
+	waitQueued(t, s, 1)
 	go func() { done <- insert(ctx, "kept") }()
-	queued(2)
+	waitQueued(t, s, 2)
 	cancel()
 	if err := <-withdrawn; !errors.Is(err, context.Canceled) {
 		t.Fatalf("withdrawn write: %v", err)
@@ -153,21 +116,46 @@ func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var keys []string
-	rows, err := s.db.Query(`SELECT k FROM t ORDER BY k`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var k string
-		_ = rows.Scan(&k)
-		keys = append(keys, k)
-	}
-	rows.Close()
+	keys := tableKeys(t, s)
 	if fmt.Sprint(keys) != "[kept]" {
 		t.Fatalf("rows %v, want [kept]", keys)
 	}
 	if err := insert(ctx, "after"); err != nil { // the lead was handed on
 		t.Fatal(err)
 	}
+}
+
+// waitQueued returns once at least n writes wait behind the running transaction.
+func waitQueued(t *testing.T, s *Store, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.commits.mu.Lock()
+		queued := len(s.commits.queue)
+		s.commits.mu.Unlock()
+		if queued >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued, want %d", queued, n)
+		}
+	}
+}
+
+// tableKeys returns the keys of the test table t, in order.
+func tableKeys(t *testing.T, s *Store) []string {
+	t.Helper()
+	rows, err := s.db.Query(`SELECT k FROM t ORDER BY k`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	return keys
 }
