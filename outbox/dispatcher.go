@@ -371,7 +371,7 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 			dec := decide(o.policyOf(ep), cur, ep, r, now, o.cfg.Rand)
 			lock.Lock()
 			notices[id] = dec.notices
-			if ch := dec.change; ch.Delivery != nil && ch.Attempt != nil && r.fault == nil && !r.released {
+			if ch := dec.change; o.cfg.Observe != nil && ch.Delivery != nil && ch.Attempt != nil && r.fault == nil && !r.released {
 				recorded[id] = observed{*ch.Delivery, *ch.Attempt}
 			}
 			if ne := dec.change.Endpoint; ne != nil && !takesDeliveries(*ne, now) {
@@ -421,7 +421,7 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 		for _, n := range notices[oc.job.Delivery.ID] {
 			o.cfg.Notify(n)
 		}
-		if rec, ok := recorded[oc.job.Delivery.ID]; ok && o.cfg.Observe != nil {
+		if rec, ok := recorded[oc.job.Delivery.ID]; ok {
 			o.cfg.Observe(rec.delivery, rec.attempt)
 		}
 	}
