@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
@@ -32,7 +33,7 @@ var errSchemeRefused = errors.New("scheme not allowed by the endpoint's profile"
 // attempt makes one HTTP attempt of a claimed delivery (OUTBOX.md §2), its outcome
 // named in the outbox's classes (outcomeClass). ctx is the dispatcher's: when it is
 // canceled (shutdown) the result is released, not counted.
-func (o *Outbox) attempt(ctx context.Context, job Job, p Policy) result {
+func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p Policy) result {
 	r := o.send(ctx, job, p)
 	if r.attempt.Class != "" {
 		r.attempt.Class = outcomeClass(r.attempt.Class)
@@ -41,7 +42,7 @@ func (o *Outbox) attempt(ctx context.Context, job Job, p Policy) result {
 }
 
 // send makes the attempt; its classes are the retry core's.
-func (o *Outbox) send(ctx context.Context, job Job, p Policy) result {
+func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p Policy) result {
 	now := o.cfg.Clock.Now()
 	a := Attempt{At: now, ScheduledAt: job.Delivery.NextAttemptAt}
 	body, err := o.cfg.Renderer(ctx, job.Event, job.Endpoint)
@@ -163,4 +164,31 @@ func liveKeys(secrets []Secret, now time.Time) []string {
 		}
 	}
 	return keys
+}
+
+// outcomeClass names a class of the retry core in the outbox's vocabulary.
+func outcomeClass(c retry.Class) retry.Class {
+	switch c {
+	case retry.Success:
+		return ClassSuccess
+	case retry.Gone:
+		return ClassGone
+	case retry.Throttled:
+		return ClassThrottled
+	case retry.Status4xx:
+		return ClassHTTP4xx
+	case retry.Status5xx:
+		return ClassHTTP5xx
+	case retry.Redirect:
+		return ClassRedirect
+	case retry.ResponseTimeout:
+		return ClassTimeout
+	case retry.EgressRefused:
+		return ClassEgressRefused
+	case retry.Internal:
+		return ClassInternal
+	default:
+		// Connect failures, handshake and TLS errors, DNS, malformed answers.
+		return ClassNetwork
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -16,7 +17,7 @@ import (
 // Config configures an Outbox. Zero values take the defaults documented per field.
 type Config struct {
 	// Store keeps everything. Required.
-	Store Store
+	Store outboxdriver.Store
 	// HTTPClient makes the attempts, one request per claim; Open uses a copy that
 	// never follows redirects. Default: transport.NewHTTPClient(Egress, ...), which
 	// checks every destination IP at dial time.

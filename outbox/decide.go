@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -36,13 +37,13 @@ type Notice struct {
 	At     time.Time
 }
 
-// decision is the Change for one outcome plus the notices to send once it is stored.
+// decision is the outboxdriver.Change for one outcome plus the notices to send once it is stored.
 type decision struct {
-	change  Change
+	change  outboxdriver.Change
 	notices []Notice
 }
 
-// decide turns the outcome of one attempt into a Change under policy p
+// decide turns the outcome of one attempt into a outboxdriver.Change under policy p
 // (OUTBOX.md §2 step 6 and §3). It is a pure function of its inputs.
 func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retry.Rand) decision {
 	nd := d
@@ -55,7 +56,7 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 		if st, why := waitingFate(p, ep); st != "" {
 			nd.Status, nd.LastError = st, why
 		}
-		return decision{change: Change{At: now, Delivery: &nd}}
+		return decision{change: outboxdriver.Change{At: now, Delivery: &nd}}
 	}
 	if r.fault != nil {
 		return decideFault(p, nd, r.fault, now)
@@ -65,7 +66,7 @@ func decide(p Policy, d Delivery, ep Endpoint, r result, now time.Time, rnd retr
 	a := r.attempt
 	a.DeliveryID = d.ID
 	a.Number = nd.Attempts
-	out := decision{change: Change{Delivery: &nd, Attempt: &a}}
+	out := decision{change: outboxdriver.Change{Delivery: &nd, Attempt: &a}}
 	ne := ep
 	out.change.Endpoint = &ne
 
@@ -176,7 +177,7 @@ func decideFault(p Policy, nd Delivery, fault error, now time.Time) decision {
 		nd.Status = DeliveryPending
 		nd.NextAttemptAt = now.Add(p.FaultRetry)
 	}
-	return decision{change: Change{At: now, Delivery: &nd}}
+	return decision{change: outboxdriver.Change{At: now, Delivery: &nd}}
 }
 
 // honourRetryAfter applies a 429's or 503's Retry-After under action: a hold of the
@@ -244,7 +245,7 @@ func autoPauseDue(p Policy, ne Endpoint, now time.Time) bool {
 
 // pauseEndpoint pauses ne and applies the policy's WhilePaused to the delivery nd
 // (nil for an operator pause) and to the endpoint's waiting deliveries.
-func pauseEndpoint(p Policy, ch *Change, ne *Endpoint, nd *Delivery, reason string, now time.Time) Notice {
+func pauseEndpoint(p Policy, ch *outboxdriver.Change, ne *Endpoint, nd *Delivery, reason string, now time.Time) Notice {
 	ne.Status = EndpointPaused
 	ne.PausedAt = &now
 	ne.PauseReason = reason
@@ -254,7 +255,7 @@ func pauseEndpoint(p Policy, ch *Change, ne *Endpoint, nd *Delivery, reason stri
 }
 
 // disableEndpoint disables ne and drops its waiting deliveries, nd among them.
-func disableEndpoint(p Policy, ch *Change, ne *Endpoint, nd *Delivery, reason string, now time.Time) Notice {
+func disableEndpoint(p Policy, ch *outboxdriver.Change, ne *Endpoint, nd *Delivery, reason string, now time.Time) Notice {
 	ne.Status = EndpointDisabled
 	ne.DisabledAt = &now
 	ne.PauseReason = reason
@@ -265,7 +266,7 @@ func disableEndpoint(p Policy, ch *Change, ne *Endpoint, nd *Delivery, reason st
 
 // endWaiting gives ep's waiting deliveries, and nd (nil: none) when it is pending,
 // the status waitingFate says ep's new state gives them.
-func endWaiting(p Policy, ch *Change, ep Endpoint, nd *Delivery) {
+func endWaiting(p Policy, ch *outboxdriver.Change, ep Endpoint, nd *Delivery) {
 	st, why := waitingFate(p, ep)
 	if st == "" {
 		return
@@ -296,7 +297,7 @@ func waitingFate(p Policy, ep Endpoint) (DeliveryStatus, string) {
 // (it may have reached the receiver) with an unknown outcome; the delivery is due
 // again at once (or ends as ep's waiting deliveries did, waitingFate), or ends when
 // that was its last attempt.
-func decideReaped(p Policy, d Delivery, ep Endpoint, now time.Time) Change {
+func decideReaped(p Policy, d Delivery, ep Endpoint, now time.Time) outboxdriver.Change {
 	nd := d
 	nd.LeaseUntil = nil
 	nd.UpdatedAt = now
@@ -318,7 +319,7 @@ func decideReaped(p Policy, d Delivery, ep Endpoint, now time.Time) Change {
 	default:
 		nd.Status = DeliveryFailed
 	}
-	return Change{At: now, Delivery: &nd, Attempt: &a}
+	return outboxdriver.Change{At: now, Delivery: &nd, Attempt: &a}
 }
 
 // pauseReason names the answer that paused an endpoint.

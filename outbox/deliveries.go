@@ -3,6 +3,8 @@ package outbox
 import (
 	"context"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // DefaultListLimit and MaxListLimit bound listings.
@@ -13,7 +15,7 @@ const (
 
 // GetEvent returns one event of the account.
 func (o *Outbox) GetEvent(ctx context.Context, account, id string) (Event, error) {
-	return o.store.GetEvent(ctx, account, id)
+	return o.store.GetEvent(ctx, outboxdriver.GetEventParams{Account: account, ID: id})
 }
 
 // ListEvents returns the account's events, oldest first (q.Limit defaults to 50, at
@@ -25,7 +27,7 @@ func (o *Outbox) ListEvents(ctx context.Context, q EventQuery) ([]Event, error) 
 
 // GetDelivery returns one delivery of the account with all its attempts.
 func (o *Outbox) GetDelivery(ctx context.Context, account, id string) (Delivery, []Attempt, error) {
-	return o.store.GetDelivery(ctx, account, id)
+	return o.store.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: account, ID: id})
 }
 
 // ListDeliveries returns deliveries, newest first (q.Limit defaults to 50, at most
@@ -42,7 +44,7 @@ func (o *Outbox) ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Deliver
 
 // ListAudit returns the account's audit log, newest first.
 func (o *Outbox) ListAudit(ctx context.Context, account string, limit int) ([]AuditEntry, error) {
-	return o.store.ListAudit(ctx, account, listLimit(limit))
+	return o.store.ListAudit(ctx, outboxdriver.ListAuditParams{Account: account, Limit: listLimit(limit)})
 }
 
 // Retry sends a finished delivery again, with a fresh attempt budget, as soon as the
@@ -51,18 +53,18 @@ func (o *Outbox) ListAudit(ctx context.Context, account string, limit int) ([]Au
 // ErrNotFound when the delivery, or its endpoint, is gone.
 func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Delivery, error) {
 	now := o.now()
-	d, err := o.store.UpdateDelivery(ctx, account, deliveryID, func(d Delivery, ep Endpoint) (Change, error) {
+	d, err := o.store.UpdateDelivery(ctx, outboxdriver.UpdateDeliveryParams{Account: account, ID: deliveryID, Decide: func(d Delivery, ep Endpoint) (outboxdriver.Change, error) {
 		switch {
 		case ep.RemovedAt != nil:
-			return Change{}, ErrNotFound
+			return outboxdriver.Change{}, ErrNotFound
 		case ep.Status != EndpointActive:
-			return Change{}, ErrEndpointNotActive
+			return outboxdriver.Change{}, ErrEndpointNotActive
 		case !d.Status.Finished():
-			return Change{}, ErrDeliveryNotFinished
+			return outboxdriver.Change{}, ErrDeliveryNotFinished
 		}
 		nd := requeue(d, now)
-		return Change{At: now, Delivery: &nd}, nil
-	})
+		return outboxdriver.Change{At: now, Delivery: &nd}, nil
+	}})
 	if err == nil {
 		o.nudge()
 	}
@@ -72,14 +74,14 @@ func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Deliver
 // Recover retries every FAILED delivery of an active endpoint created at or after
 // since, and returns how many it queued.
 func (o *Outbox) Recover(ctx context.Context, account, endpointID string, since time.Time) (int, error) {
-	ep, err := o.store.GetEndpoint(ctx, account, endpointID)
+	ep, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: account, ID: endpointID})
 	if err != nil {
 		return 0, err
 	}
 	if ep.Status != EndpointActive {
 		return 0, ErrEndpointNotActive
 	}
-	n, err := o.store.Recover(ctx, account, endpointID, since, o.now())
+	n, err := o.store.Recover(ctx, outboxdriver.RecoverParams{Account: account, EndpointID: endpointID, Since: since, Now: o.now()})
 	if n > 0 {
 		o.nudge()
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // dispatcher claims due deliveries in batches, runs their attempts on a pool of
@@ -37,7 +39,7 @@ type dispatcher struct {
 	// busy counts jobs queued or in an attempt: fewer than Workers means a worker is
 	// idle (handoff).
 	busy    atomic.Int64
-	queue   chan Job
+	queue   chan queued
 	results chan outcome
 	workers sync.WaitGroup
 	// claiming, under mu, counts completer claims under way; stopping ends them once
@@ -55,9 +57,17 @@ type dispatcher struct {
 	halted map[string]time.Time
 }
 
+// queued is a claimed job waiting for a worker. claimedAt is when the dispatcher
+// asked the store for it (its monotonic clock): a job claimed before the node learned
+// that its endpoint stopped taking deliveries is released unsent (haltedSince).
+type queued struct {
+	job       outboxdriver.Job
+	claimedAt time.Time
+}
+
 // outcome pairs a claimed job with what its attempt produced.
 type outcome struct {
-	job Job
+	job outboxdriver.Job
 	r   result
 }
 
@@ -65,7 +75,7 @@ func newDispatcher(o *Outbox, attemptCtx context.Context) *dispatcher {
 	maxHeld := o.cfg.Workers + o.cfg.BatchSize
 	bound := maxHeld + o.cfg.Workers // see held
 	return &dispatcher{o: o, attemptCtx: attemptCtx, maxHeld: maxHeld,
-		queue: make(chan Job, bound), results: make(chan outcome, bound), halted: map[string]time.Time{}}
+		queue: make(chan queued, bound), results: make(chan outcome, bound), halted: map[string]time.Time{}}
 }
 
 // halt records that endpoint takes no deliveries from now on, until the store says
@@ -83,12 +93,12 @@ func (d *dispatcher) halt(endpoint string) {
 	d.halted[endpoint] = now
 }
 
-// haltedSince reports whether job's endpoint was halted after the job was claimed.
-func (d *dispatcher) haltedSince(job Job) bool {
+// haltedSince reports whether q's endpoint was halted after q was claimed.
+func (d *dispatcher) haltedSince(q queued) bool {
 	d.haltMu.Lock()
 	defer d.haltMu.Unlock()
-	at, ok := d.halted[job.Endpoint.ID]
-	return ok && job.claimedAt.Before(at)
+	at, ok := d.halted[q.job.Endpoint.ID]
+	return ok && q.claimedAt.Before(at)
 }
 
 // run claims until ctx ends, then releases what is queued, waits for the attempts
@@ -154,10 +164,10 @@ func (d *dispatcher) run(ctx context.Context) {
 
 // work runs attempts for queued jobs until the queue closes.
 func (d *dispatcher) work() {
-	for job := range d.queue {
-		r := d.runJob(job)
+	for q := range d.queue {
+		r := d.runJob(q)
 		d.busy.Add(-1)
-		d.results <- outcome{job: job, r: r}
+		d.results <- outcome{job: q.job, r: r}
 	}
 }
 
@@ -166,8 +176,9 @@ func (d *dispatcher) work() {
 // its lease, spent partly in the queue, no longer covers the attempt and its
 // recording: an attempt after the lease ends could race another node's attempt of the
 // same delivery. An answer that holds the endpoint halts it.
-func (d *dispatcher) runJob(job Job) result {
-	if d.stop.Err() != nil || d.haltedSince(job) {
+func (d *dispatcher) runJob(q queued) result {
+	job := q.job
+	if d.stop.Err() != nil || d.haltedSince(q) {
 		return result{released: true}
 	}
 	p := d.o.policyOf(job.Endpoint)
@@ -188,11 +199,10 @@ func (d *dispatcher) runJob(job Job) result {
 
 // enqueue queues jobs, claimed from claimedAt on, for the workers. The queue holds
 // maxHeld+Workers jobs and held counts them, so this never blocks.
-func (d *dispatcher) enqueue(jobs []Job, claimedAt time.Time) {
+func (d *dispatcher) enqueue(jobs []outboxdriver.Job, claimedAt time.Time) {
 	d.busy.Add(int64(len(jobs)))
 	for _, job := range jobs {
-		job.claimedAt = claimedAt
-		d.queue <- job
+		d.queue <- queued{job: job, claimedAt: claimedAt}
 	}
 }
 
@@ -243,11 +253,11 @@ func (h *handoff) take(id string, ep Endpoint) bool {
 // use. It reports whether every delivery of pub was handed over.
 func (h *handoff) finish(pub Published, err error) (all bool) {
 	defer h.d.claiming.Done()
-	var jobs []Job
+	var jobs []outboxdriver.Job
 	if err == nil && !pub.Duplicate {
 		for _, dl := range pub.Deliveries {
 			if ep, ok := h.endpoints[dl.ID]; ok && dl.LeaseUntil != nil {
-				jobs = append(jobs, Job{Delivery: dl, Event: pub.Event, Endpoint: ep, Token: PublishLeaseToken(dl.ID)})
+				jobs = append(jobs, outboxdriver.Job{Delivery: dl, Event: pub.Event, Endpoint: ep, Token: outboxdriver.PublishLeaseToken(dl.ID)})
 			}
 		}
 	}
@@ -292,13 +302,13 @@ func (d *dispatcher) nextWait(ctx context.Context) time.Duration {
 	return wait
 }
 
-func (d *dispatcher) claim(ctx context.Context, limit int) ([]Job, error) {
+func (d *dispatcher) claim(ctx context.Context, limit int) ([]outboxdriver.Job, error) {
 	return d.o.store.Claim(ctx, d.o.claimParams(limit))
 }
 
-func (o *Outbox) claimParams(limit int) ClaimParams {
+func (o *Outbox) claimParams(limit int) outboxdriver.ClaimParams {
 	now := o.now()
-	return ClaimParams{Now: now, LeaseUntil: now.Add(o.cfg.LeaseDuration), Limit: limit, Token: newID("lease")}
+	return outboxdriver.ClaimParams{Now: now, LeaseUntil: now.Add(o.cfg.LeaseDuration), Limit: limit, Token: newID("lease")}
 }
 
 // completeLoop records outcomes in batches: it takes what has arrived, writes it in one
@@ -359,15 +369,15 @@ func (o *Outbox) complete(ctx context.Context, batch []outcome) {
 
 // completeClaim is complete, claiming up to limit deliveries in the same transaction
 // when limit > 0; it returns the jobs claimed (none when recording failed).
-func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) []Job {
+func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) []outboxdriver.Job {
 	now := o.now()
 	notices := make(map[string][]Notice, len(batch))
 	recorded := make(map[string]observed, len(batch)) // for Observe
 	halts := map[string]bool{}                        // endpoints a decision left not taking deliveries
 	var lock sync.Mutex
-	build := func(oc outcome, r result) Completion {
+	build := func(oc outcome, r result) outboxdriver.Completion {
 		id := oc.job.Delivery.ID
-		return Completion{DeliveryID: id, Token: oc.job.Token, Decide: func(cur Delivery, ep Endpoint) (Change, error) {
+		return outboxdriver.Completion{DeliveryID: id, Token: oc.job.Token, Decide: func(cur Delivery, ep Endpoint) (outboxdriver.Change, error) {
 			dec := decide(o.policyOf(ep), cur, ep, r, now, o.cfg.Rand)
 			lock.Lock()
 			notices[id] = dec.notices
@@ -381,17 +391,17 @@ func (o *Outbox) completeClaim(ctx context.Context, batch []outcome, limit int) 
 			return dec.change, nil
 		}}
 	}
-	items := make([]Completion, len(batch))
+	items := make([]outboxdriver.Completion, len(batch))
 	for i, oc := range batch {
 		items[i] = build(oc, oc.r)
 	}
 	var (
 		applied []bool
-		jobs    []Job
+		jobs    []outboxdriver.Job
 		err     error
 	)
 	if limit > 0 {
-		applied, jobs, err = o.store.CompleteClaim(ctx, items, o.claimParams(limit))
+		applied, jobs, err = o.store.CompleteClaim(ctx, outboxdriver.CompleteClaimParams{Outcomes: items, Next: o.claimParams(limit)})
 	} else {
 		applied, err = o.store.Complete(ctx, items)
 	}

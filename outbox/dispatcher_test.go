@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -166,18 +167,18 @@ func TestDefaultClientKeepsAConnectionPerWorker(t *testing.T) {
 
 // claimCounter is a store that counts the deliveries its claims return.
 type claimCounter struct {
-	outbox.Store
+	outboxdriver.Store
 	claimed atomic.Int64
 }
 
-func (c *claimCounter) Claim(ctx context.Context, p outbox.ClaimParams) ([]outbox.Job, error) {
+func (c *claimCounter) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
 	jobs, err := c.Store.Claim(ctx, p)
 	c.claimed.Add(int64(len(jobs)))
 	return jobs, err
 }
 
-func (c *claimCounter) CompleteClaim(ctx context.Context, o []outbox.Completion, p outbox.ClaimParams) ([]bool, []outbox.Job, error) {
-	applied, jobs, err := c.Store.CompleteClaim(ctx, o, p)
+func (c *claimCounter) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimParams) ([]bool, []outboxdriver.Job, error) {
+	applied, jobs, err := c.Store.CompleteClaim(ctx, p)
 	c.claimed.Add(int64(len(jobs)))
 	return applied, jobs, err
 }

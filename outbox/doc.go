@@ -3,7 +3,7 @@
 //
 // A program opens an Outbox on a Store (package outbox/sqlitestore for the embedded
 // SQLite database), registers Endpoints, and publishes Events with Publish, or with
-// PublishTx inside its own *sql.Tx so that a rolled-back change sends nothing. Each
+// PublishTx inside its own transaction so that a rolled-back change sends nothing. Each
 // event becomes one Delivery per matching endpoint. After Start, the Dispatcher claims
 // due deliveries in batches with a lease, makes one HTTP attempt per claim through the
 // egress-checked client of package transport, records the Attempt, and decides with
@@ -23,6 +23,7 @@
 //
 // The package owns durable delivery and its policy; it does not know about calls or
 // verbs, does not dial by itself (transport does), and does not serve HTTP (the REST
-// handlers live beside it in a later package). Stores implement Store and must pass the
-// shared suite in package outbox/outboxtest.
+// handlers live beside it in a later package). Stores implement the interface of
+// package outboxdriver, the seam apart from this API, and must pass the shared suite
+// in package outbox/outboxtest.
 package outbox

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -233,7 +234,7 @@ func TestCloseReleasesInFlight(t *testing.T) {
 	if err := ob.Close(ctx); err != nil { // twice
 		t.Fatal(err)
 	}
-	d, as, err := st.GetDelivery(ctx, "a", pub.Deliveries[0].ID)
+	d, as, err := st.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: "a", ID: pub.Deliveries[0].ID})
 	if err != nil || d.Status != outbox.DeliveryPending || d.Attempts != 0 || d.LeaseUntil != nil || len(as) != 0 {
 		t.Fatalf("after Close: %+v %v %v", d, as, err)
 	}
@@ -279,7 +280,7 @@ func TestCloseReleasesQueued(t *testing.T) {
 	}
 	succeeded := 0
 	for _, id := range ids {
-		d, as, err := st.GetDelivery(ctx, "a", id)
+		d, as, err := st.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: "a", ID: id})
 		switch {
 		case err != nil:
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -72,7 +73,7 @@ func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoin
 	if err := o.checkEndpoint(&ep); err != nil {
 		return Endpoint{}, err
 	}
-	if err := o.store.CreateEndpoint(ctx, ep, audit(ep, AuditCreated, "", now)); err != nil {
+	if err := o.store.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: ep, Audit: audit(ep, AuditCreated, "", now)}); err != nil {
 		return Endpoint{}, err
 	}
 	return ep, nil
@@ -127,7 +128,7 @@ func (o *Outbox) checkEndpoint(ep *Endpoint) error {
 
 // GetEndpoint returns one endpoint of the account.
 func (o *Outbox) GetEndpoint(ctx context.Context, account, id string) (Endpoint, error) {
-	return o.store.GetEndpoint(ctx, account, id)
+	return o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: account, ID: id})
 }
 
 // ListEndpoints returns the account's endpoints with their health.
@@ -140,7 +141,7 @@ func (o *Outbox) ListEndpoints(ctx context.Context, account string) ([]Endpoint,
 // changes nothing.
 func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u EndpointUpdate) (Endpoint, error) {
 	now := o.now()
-	return o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+	return o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		if u.URL != nil {
 			ep.URL = *u.URL
 		}
@@ -165,7 +166,7 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 		var audits []AuditEntry
 		if u.Secrets != nil {
 			if _, err := webhooksig.NewSigner(*u.Secrets...); err != nil || len(*u.Secrets) == 0 {
-				return Change{}, invalid("secrets", "want one or more whsec_ or whsk_ keys: %v", err)
+				return outboxdriver.Change{}, invalid("secrets", "want one or more whsec_ or whsk_ keys: %v", err)
 			}
 			ep.Secrets = nil
 			for _, k := range *u.Secrets {
@@ -174,9 +175,9 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 			audits = append(audits, audit(ep, AuditRotated, "", now))
 		}
 		if err := o.checkEndpoint(&ep); err != nil {
-			return Change{}, err
+			return outboxdriver.Change{}, err
 		}
-		return Change{At: now, Endpoint: &ep, Audit: audits}, nil
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: audits}, nil
 	})
 }
 
@@ -184,9 +185,9 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 // entry is written. Its delivery log stays readable until retention removes it.
 func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string) error {
 	now := o.now()
-	_, err := o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+	_, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		ep.RemovedAt = &now
-		return Change{At: now, Endpoint: &ep, Waiting: DeliveryDropped, WaitingReason: "endpoint removed",
+		return outboxdriver.Change{At: now, Endpoint: &ep, Waiting: DeliveryDropped, WaitingReason: "endpoint removed",
 			Audit: []AuditEntry{audit(ep, AuditRemoved, ReasonManual, now)}}, nil
 	})
 	return err
@@ -197,14 +198,14 @@ func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string) error {
 // ErrEndpointDisabled.
 func (o *Outbox) Pause(ctx context.Context, account, id string) (Endpoint, error) {
 	now := o.now()
-	return o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+	return o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		switch ep.Status {
 		case EndpointDisabled:
-			return Change{}, ErrEndpointDisabled
+			return outboxdriver.Change{}, ErrEndpointDisabled
 		case EndpointPaused:
-			return Change{}, nil
+			return outboxdriver.Change{}, nil
 		}
-		ch := Change{At: now}
+		ch := outboxdriver.Change{At: now}
 		pauseEndpoint(o.policyOf(ep), &ch, &ep, nil, ReasonManual, now)
 		ch.Endpoint = &ep
 		return ch, nil
@@ -217,17 +218,17 @@ func (o *Outbox) Pause(ctx context.Context, account, id string) (Endpoint, error
 // cannot be resumed (ErrEndpointDisabled): add it again.
 func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, error) {
 	now := o.now()
-	ep, err := o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+	ep, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		switch ep.Status {
 		case EndpointDisabled:
-			return Change{}, ErrEndpointDisabled
+			return outboxdriver.Change{}, ErrEndpointDisabled
 		case EndpointActive:
-			return Change{}, nil
+			return outboxdriver.Change{}, nil
 		}
 		ep.Status = EndpointActive
 		ep.PausedAt, ep.PauseReason, ep.HoldUntil = nil, "", nil
 		ep.Failures, ep.FailingSince = 0, nil
-		return Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditResumed, "", now)}}, nil
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditResumed, "", now)}}, nil
 	})
 	if err == nil {
 		o.nudge()
@@ -251,7 +252,7 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 	}
 	now := o.now()
 	var key, shown string
-	ep, err := o.store.UpdateEndpoint(ctx, account, id, func(ep Endpoint) (Change, error) {
+	ep, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		key = webhooksig.NewSecret()
 		shown = key
 		if len(ep.Secrets) > 0 && strings.HasPrefix(ep.Secrets[0].Key, webhooksig.SigningKeyPrefix) {
@@ -269,10 +270,15 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 			kept = append(kept, s)
 		}
 		ep.Secrets = kept
-		return Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditRotated, "", now)}}, nil
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditRotated, "", now)}}, nil
 	})
 	if err != nil {
 		return Endpoint{}, "", err
 	}
 	return ep, shown, nil
+}
+
+// updateEndpoint applies change to endpoint id of account in one transaction.
+func (o *Outbox) updateEndpoint(ctx context.Context, account, id string, change outboxdriver.ChangeFunc) (Endpoint, error) {
+	return o.store.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: account, ID: id, Change: change})
 }

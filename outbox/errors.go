@@ -3,17 +3,19 @@ package outbox
 import (
 	"errors"
 	"fmt"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // Sentinel errors: every error of this package wraps one of them, or the context's
-// error when the context ended first.
+// error when the context ended first. Test them with errors.Is.
 var (
 	// ErrNotFound: no event, endpoint or delivery with that id in that account.
-	ErrNotFound = errors.New("outbox: not found")
+	ErrNotFound = outboxdriver.ErrNotFound
 	// ErrInvalid: the input was rejected; nothing changed. A *ValidationError says why.
-	ErrInvalid = errors.New("outbox: invalid input")
+	ErrInvalid = outboxdriver.ErrInvalid
 	// ErrConflict: the id exists with other content or in another account.
-	ErrConflict = errors.New("outbox: conflict")
+	ErrConflict = outboxdriver.ErrConflict
 	// ErrEndpointNotActive: the endpoint is paused or disabled, so the operation (a
 	// manual retry or recover) would send nothing; resume it first.
 	ErrEndpointNotActive = errors.New("outbox: endpoint not active")
@@ -30,17 +32,7 @@ var (
 )
 
 // ValidationError names the field that was rejected and why. It wraps ErrInvalid.
-type ValidationError struct {
-	Field  string
-	Reason string
-}
-
-func (e *ValidationError) Error() string {
-	return fmt.Sprintf("outbox: invalid %s: %s", e.Field, e.Reason)
-}
-
-// Unwrap makes errors.Is(err, ErrInvalid) true.
-func (e *ValidationError) Unwrap() error { return ErrInvalid }
+type ValidationError = outboxdriver.ValidationError
 
 func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}

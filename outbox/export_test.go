@@ -41,17 +41,17 @@ func (o *Outbox) ClaimOnly(ctx context.Context) (int, error) {
 // RunQueued claims due deliveries as the dispatcher does, calls queued (a test moves
 // its clock there: the time the jobs waited in the queue for a worker), then runs and
 // records them as the workers and the completer do.
-func (o *Outbox) RunQueued(ctx context.Context, queued func()) (int, error) {
+func (o *Outbox) RunQueued(ctx context.Context, wait func()) (int, error) {
 	d := newDispatcher(o, ctx)
 	d.stop = ctx
 	jobs, err := d.claim(ctx, o.cfg.BatchSize)
 	if err != nil {
 		return 0, err
 	}
-	queued()
+	wait()
 	batch := make([]outcome, len(jobs))
 	for i, job := range jobs {
-		batch[i] = outcome{job: job, r: d.runJob(job)}
+		batch[i] = outcome{job: job, r: d.runJob(queued{job: job})}
 	}
 	o.complete(ctx, batch)
 	return len(jobs), nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -226,7 +227,7 @@ func (h *harness) delivery(id string) (outbox.Delivery, []outbox.Attempt) {
 
 func (h *harness) endpointNow() outbox.Endpoint {
 	h.t.Helper()
-	ep, err := h.store.GetEndpoint(h.ctx, "acct", h.ep.ID)
+	ep, err := h.store.GetEndpoint(h.ctx, outboxdriver.GetEndpointParams{Account: "acct", ID: h.ep.ID})
 	if err != nil {
 		h.t.Fatal(err)
 	}

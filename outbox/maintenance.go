@@ -3,6 +3,8 @@ package outbox
 import (
 	"context"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // reapBatch bounds the deliveries one reap pass settles.
@@ -15,9 +17,9 @@ func (o *Outbox) Reap(ctx context.Context) (int, error) {
 	now := o.now()
 	total := 0
 	for {
-		n, err := o.store.Reap(ctx, now, reapBatch, func(d Delivery, ep Endpoint) (Change, error) {
+		n, err := o.store.Reap(ctx, outboxdriver.ReapParams{Now: now, Limit: reapBatch, Decide: func(d Delivery, ep Endpoint) (outboxdriver.Change, error) {
 			return decideReaped(o.policyOf(ep), d, ep, now), nil
-		})
+		}})
 		total += n
 		if err != nil || n < reapBatch {
 			if total > 0 {
@@ -33,7 +35,7 @@ func (o *Outbox) Reap(ctx context.Context) (int, error) {
 func (o *Outbox) Purge(ctx context.Context) (deliveries, events int, err error) {
 	before := o.now().Add(-o.cfg.Retention)
 	for {
-		d, e, err := o.store.Purge(ctx, before, o.cfg.PurgeBatch)
+		d, e, err := o.store.Purge(ctx, outboxdriver.PurgeParams{Before: before, Limit: o.cfg.PurgeBatch})
 		deliveries += d
 		events += e
 		if err != nil || d < o.cfg.PurgeBatch && e < o.cfg.PurgeBatch {

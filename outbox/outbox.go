@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // Outbox is the engine: the library API over a Store plus the background services
 // (dispatcher, reaper, retention purge) that Start runs and Close stops.
 type Outbox struct {
 	cfg   Config
-	store Store
+	store outboxdriver.Store
 	log   zerolog.Logger
 
 	// wake nudges the dispatcher after a publish, a completion or a resume.
@@ -51,9 +52,6 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	cfg.HTTPClient = &client
 	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: *cfg.Logger, wake: make(chan struct{}, 1)}, nil
 }
-
-// Store returns the store the outbox works on (Config.Store).
-func (o *Outbox) Store() Store { return o.cfg.Store }
 
 // Start runs the dispatcher, the reaper and the retention purge until Close. Calling
 // it twice, or after Close, is an error.

@@ -7,47 +7,6 @@ import (
 	"time"
 )
 
-// Overrides changes any policy value for one endpoint. Nil fields keep the profile's
-// value. Durations are in seconds so that an override is plain JSON
-// ({"scheduleSeconds":[1,1], "maxAttempts":3}).
-type Overrides struct {
-	MaxAttempts *int `json:"maxAttempts,omitempty"`
-	// ScheduleSeconds replaces the schedule with a fixed list of waits. Unless
-	// MaxAttempts is overridden too, a run then makes one attempt more than the list
-	// has waits (as lucibook's "schedule + 1"); a larger MaxAttempts repeats the last
-	// wait.
-	ScheduleSeconds []float64 `json:"scheduleSeconds,omitempty"`
-	// Exponential replaces the schedule with First * Factor^(k-1), at most Cap.
-	Exponential *ExponentialOverride `json:"exponential,omitempty"`
-
-	Jitter               *float64          `json:"jitter,omitempty"`
-	TimeoutSeconds       *float64          `json:"timeoutSeconds,omitempty"`
-	AllowHTTP            *bool             `json:"allowHttp,omitempty"`
-	OnGone               *GoneAction       `json:"onGone,omitempty"`
-	On429                *RetryAfterAction `json:"on429,omitempty"`
-	On503                *RetryAfterAction `json:"on503,omitempty"`
-	CountThrottled       *bool             `json:"countThrottled,omitempty"`
-	HoldDefaultSeconds   *float64          `json:"holdDefaultSeconds,omitempty"`
-	MaxRetryAfterSeconds *float64          `json:"maxRetryAfterSeconds,omitempty"`
-	EgressDead           *bool             `json:"egressDead,omitempty"`
-	AutoPause            *AutoPauseAction  `json:"autoPause,omitempty"`
-	AutoPauseFailures    *int              `json:"autoPauseFailures,omitempty"`
-	AutoPauseAfterSecs   *float64          `json:"autoPauseAfterSeconds,omitempty"`
-	WhilePaused          *PausedAction     `json:"whilePaused,omitempty"`
-	ReapDead             *bool             `json:"reapDead,omitempty"`
-	FaultRetrySeconds    *float64          `json:"faultRetrySeconds,omitempty"`
-	FaultWindowSeconds   *float64          `json:"faultWindowSeconds,omitempty"`
-	DeliveryHeader       *string           `json:"deliveryHeader,omitempty"`
-	MaxInFlight          *int              `json:"maxInFlight,omitempty"`
-}
-
-// ExponentialOverride is an exponential schedule in seconds.
-type ExponentialOverride struct {
-	FirstSeconds float64 `json:"firstSeconds"`
-	Factor       float64 `json:"factor"`
-	CapSeconds   float64 `json:"capSeconds"`
-}
-
 // Limits on overridable values, so that one endpoint cannot make the dispatcher hold a
 // lease longer than it lasts or retry without bound.
 const (

@@ -6,62 +6,6 @@ import (
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
-// GoneAction says what a 410 Gone answer does.
-type GoneAction string
-
-// Gone actions.
-const (
-	// GonePause pauses the endpoint (reason HTTP_410); see WhilePaused for its
-	// deliveries.
-	GonePause GoneAction = "pause"
-	// GoneRemove removes the endpoint, drops its waiting deliveries and writes an audit
-	// entry.
-	GoneRemove GoneAction = "remove"
-	// GoneDead marks the delivery DEAD; the answer counts as a failure.
-	GoneDead GoneAction = "dead"
-)
-
-// RetryAfterAction says what a 429, or a 503 carrying Retry-After, does.
-type RetryAfterAction string
-
-// Retry-After actions.
-const (
-	// RetryAfterIgnore treats the answer as an ordinary failure on the schedule.
-	RetryAfterIgnore RetryAfterAction = "ignore"
-	// RetryAfterDelay schedules this delivery's next attempt at Retry-After clamped to
-	// [the scheduled wait, MaxRetryAfter]; without the header the schedule applies.
-	RetryAfterDelay RetryAfterAction = "delay"
-	// RetryAfterHold holds every delivery to the endpoint until Retry-After (HoldDefault
-	// when missing or invalid, at most MaxRetryAfter).
-	RetryAfterHold RetryAfterAction = "hold"
-)
-
-// PausedAction says what happens to deliveries while their endpoint is paused.
-type PausedAction string
-
-// Paused actions.
-const (
-	// PausedHold keeps waiting and new deliveries PENDING; resume releases them.
-	PausedHold PausedAction = "hold"
-	// PausedLogFailed writes each new event as a FAILED delivery with one attempt
-	// numbered 0; waiting deliveries end FAILED with the pause's reason. Resume does
-	// not resend them.
-	PausedLogFailed PausedAction = "log_failed"
-	// PausedFail ends waiting and new deliveries as FAILED without sending; after
-	// resume they are replayed with Retry or Recover.
-	PausedFail PausedAction = "fail"
-)
-
-// AutoPauseAction says what the failure threshold does to an endpoint.
-type AutoPauseAction string
-
-// Auto-pause actions.
-const (
-	AutoPauseNone    AutoPauseAction = "none"
-	AutoPausePause   AutoPauseAction = "pause"
-	AutoPauseDisable AutoPauseAction = "disable"
-)
-
 // Policy is every value that decides how deliveries to one endpoint behave: a
 // profile's defaults with the endpoint's Overrides applied (see ResolvePolicy).
 type Policy struct {

@@ -3,10 +3,11 @@ package outbox
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // Limits on published events.
@@ -28,12 +29,15 @@ func (o *Outbox) Publish(ctx context.Context, ev Event) (Published, error) {
 	return o.publish(ctx, nil, ev, nil)
 }
 
-// PublishTx is Publish inside the caller's transaction on the same database (for the
-// SQLite store, a transaction begun on its DB): the event and its deliveries commit or
-// roll back with the caller's own changes, so nothing is sent for a change that was
-// rolled back. Deliveries become visible to the dispatcher when tx commits, which
-// finds them within Config.PollInterval.
-func (o *Outbox) PublishTx(ctx context.Context, tx *sql.Tx, ev Event) (Published, error) {
+// PublishTx is Publish inside the caller's transaction on the store's database: the
+// event and its deliveries commit or roll back with the caller's own changes, so
+// nothing is sent for a change that was rolled back. tx is of the type the store
+// writes in: a *sql.Tx begun on DB() for the SQLite store; the PostgreSQL store takes
+// a pgx.Tx or a *sql.Tx. Another type, or a nil tx, is a *ValidationError and stores
+// nothing; an error leaves tx to the caller, who should roll it back. Deliveries
+// become visible to the dispatcher when tx commits, which finds them within
+// Config.PollInterval.
+func (o *Outbox) PublishTx(ctx context.Context, tx any, ev Event) (Published, error) {
 	if tx == nil {
 		return Published{}, invalid("tx", "nil transaction")
 	}
@@ -43,7 +47,7 @@ func (o *Outbox) PublishTx(ctx context.Context, tx *sql.Tx, ev Event) (Published
 // Ping sends a settings.webhook.ping event to one endpoint whatever events it chose,
 // and returns its delivery.
 func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery, error) {
-	if _, err := o.store.GetEndpoint(ctx, account, endpointID); err != nil {
+	if _, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: account, ID: endpointID}); err != nil {
 		return Delivery{}, err
 	}
 	ev := Event{Account: account, Type: PingEventType, Data: json.RawMessage(`{}`)}
@@ -57,7 +61,7 @@ func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery
 	return pub.Deliveries[0], nil
 }
 
-func (o *Outbox) publish(ctx context.Context, tx *sql.Tx, ev Event, only func(Endpoint) bool) (Published, error) {
+func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoint) bool) (Published, error) {
 	now := o.now()
 	createdAtGiven := !ev.CreatedAt.IsZero()
 	if err := validateEvent(&ev, now); err != nil {
@@ -84,7 +88,7 @@ func (o *Outbox) publish(ctx context.Context, tx *sql.Tx, ev Event, only func(En
 		}
 		return d, a, ok
 	}
-	pub, err := o.store.Publish(ctx, tx, ev, now, plan)
+	pub, err := o.store.Publish(ctx, outboxdriver.PublishParams{Tx: tx, Event: ev, Now: now, Plan: plan})
 	handedAll := false
 	if hand != nil {
 		handedAll = hand.finish(pub, err)

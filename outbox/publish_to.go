@@ -3,13 +3,15 @@ package outbox
 import (
 	"context"
 	"fmt"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // PublishTo is Publish addressed to one endpoint of the account, whatever event types
 // it chose: for events that belong to that endpoint alone, such as the call status
 // notifications of the application whose status hook it is.
 func (o *Outbox) PublishTo(ctx context.Context, ev Event, endpointID string) (Published, error) {
-	if _, err := o.store.GetEndpoint(ctx, ev.Account, endpointID); err != nil {
+	if _, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: ev.Account, ID: endpointID}); err != nil {
 		return Published{}, err
 	}
 	pub, err := o.publish(ctx, nil, ev, func(ep Endpoint) bool { return ep.ID == endpointID })

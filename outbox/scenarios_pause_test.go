@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // publishN publishes n events and attempts them all now.
@@ -89,7 +90,7 @@ func checkManagedGoneRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.publishN(1)
-	if _, err := h.store.GetEndpoint(h.ctx, "acct", h.ep.ID); !errors.Is(err, outbox.ErrNotFound) {
+	if _, err := h.store.GetEndpoint(h.ctx, outboxdriver.GetEndpointParams{Account: "acct", ID: h.ep.ID}); !errors.Is(err, outbox.ErrNotFound) {
 		t.Fatalf("managed digize endpoint after a 410: %v, want removed", err)
 	}
 }

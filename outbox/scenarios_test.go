@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -75,7 +76,7 @@ func checkGone(t *testing.T, profile string, want goneExpect) {
 	if d, _ := h.delivery(waiting.ID); d.Status != want.waiting {
 		t.Fatalf("waiting delivery: %s, want %s", d.Status, want.waiting)
 	}
-	ep, err := h.store.GetEndpoint(h.ctx, "acct", h.ep.ID)
+	ep, err := h.store.GetEndpoint(h.ctx, outboxdriver.GetEndpointParams{Account: "acct", ID: h.ep.ID})
 	if want.endpoint == "" {
 		if !errors.Is(err, outbox.ErrNotFound) {
 			t.Fatalf("endpoint not removed: %v %v", ep.Status, err)
@@ -317,11 +318,11 @@ func checkRendererFault(t *testing.T, profile string) {
 
 // failingStore fails Complete a set number of times, as a store outage would.
 type failingStore struct {
-	outbox.Store
+	outboxdriver.Store
 	failures int
 }
 
-func (f *failingStore) Complete(ctx context.Context, cs []outbox.Completion) ([]bool, error) {
+func (f *failingStore) Complete(ctx context.Context, cs []outboxdriver.Completion) ([]bool, error) {
 	if f.failures > 0 {
 		f.failures--
 		return nil, errors.New("disk I/O error")
@@ -329,12 +330,12 @@ func (f *failingStore) Complete(ctx context.Context, cs []outbox.Completion) ([]
 	return f.Store.Complete(ctx, cs)
 }
 
-func (f *failingStore) CompleteClaim(ctx context.Context, cs []outbox.Completion, next outbox.ClaimParams) ([]bool, []outbox.Job, error) {
+func (f *failingStore) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimParams) ([]bool, []outboxdriver.Job, error) {
 	if f.failures > 0 {
 		f.failures--
 		return nil, nil, errors.New("disk I/O error")
 	}
-	return f.Store.CompleteClaim(ctx, cs, next)
+	return f.Store.CompleteClaim(ctx, p)
 }
 
 // checkStoreFault: the store fails while recording an attempt; the delivery is

@@ -2,10 +2,11 @@ package outbox
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // sentinels are the errors an outbox error wraps (errors.go).
@@ -27,97 +28,86 @@ func storeErr(err error) error {
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
+// checked passes a store method's results on with its error through storeErr.
+func checked[T any](v T, err error) (T, error) { return v, storeErr(err) }
+
+// checked2 is checked for the methods with two results besides the error.
+func checked2[T, U any](v T, w U, err error) (T, U, error) { return v, w, storeErr(err) }
+
 // checkedStore is the Store the Outbox works through: the same store, its errors
 // passed through storeErr.
-type checkedStore struct{ s Store }
+type checkedStore struct{ s outboxdriver.Store }
 
-var _ Store = checkedStore{}
+var _ outboxdriver.Store = checkedStore{}
 
-func (c checkedStore) CreateEndpoint(ctx context.Context, ep Endpoint, audit AuditEntry) error {
-	return storeErr(c.s.CreateEndpoint(ctx, ep, audit))
+func (c checkedStore) CreateEndpoint(ctx context.Context, p outboxdriver.CreateEndpointParams) error {
+	return storeErr(c.s.CreateEndpoint(ctx, p))
 }
 
-func (c checkedStore) GetEndpoint(ctx context.Context, account, id string) (Endpoint, error) {
-	ep, err := c.s.GetEndpoint(ctx, account, id)
-	return ep, storeErr(err)
+func (c checkedStore) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParams) (Endpoint, error) {
+	return checked(c.s.GetEndpoint(ctx, p))
 }
 
 func (c checkedStore) ListEndpoints(ctx context.Context, account string) ([]Endpoint, error) {
-	eps, err := c.s.ListEndpoints(ctx, account)
-	return eps, storeErr(err)
+	return checked(c.s.ListEndpoints(ctx, account))
 }
 
-func (c checkedStore) UpdateEndpoint(ctx context.Context, account, id string, change func(Endpoint) (Change, error)) (Endpoint, error) {
-	ep, err := c.s.UpdateEndpoint(ctx, account, id, change)
-	return ep, storeErr(err)
+func (c checkedStore) UpdateEndpoint(ctx context.Context, p outboxdriver.UpdateEndpointParams) (Endpoint, error) {
+	return checked(c.s.UpdateEndpoint(ctx, p))
 }
 
-func (c checkedStore) Publish(ctx context.Context, tx *sql.Tx, ev Event, now time.Time, plan PlanFunc) (Published, error) {
-	pub, err := c.s.Publish(ctx, tx, ev, now, plan)
-	return pub, storeErr(err)
+func (c checkedStore) Publish(ctx context.Context, p outboxdriver.PublishParams) (Published, error) {
+	return checked(c.s.Publish(ctx, p))
 }
 
-func (c checkedStore) GetEvent(ctx context.Context, account, id string) (Event, error) {
-	ev, err := c.s.GetEvent(ctx, account, id)
-	return ev, storeErr(err)
+func (c checkedStore) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (Event, error) {
+	return checked(c.s.GetEvent(ctx, p))
 }
 
 func (c checkedStore) ListEvents(ctx context.Context, q EventQuery) ([]Event, error) {
-	evs, err := c.s.ListEvents(ctx, q)
-	return evs, storeErr(err)
+	return checked(c.s.ListEvents(ctx, q))
 }
 
-func (c checkedStore) Claim(ctx context.Context, p ClaimParams) ([]Job, error) {
-	jobs, err := c.s.Claim(ctx, p)
-	return jobs, storeErr(err)
+func (c checkedStore) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
+	return checked(c.s.Claim(ctx, p))
 }
 
 func (c checkedStore) NextDue(ctx context.Context) (time.Time, bool, error) {
-	at, ok, err := c.s.NextDue(ctx)
-	return at, ok, storeErr(err)
+	return checked2(c.s.NextDue(ctx))
 }
 
-func (c checkedStore) Complete(ctx context.Context, outcomes []Completion) ([]bool, error) {
-	applied, err := c.s.Complete(ctx, outcomes)
-	return applied, storeErr(err)
+func (c checkedStore) Complete(ctx context.Context, outcomes []outboxdriver.Completion) ([]bool, error) {
+	return checked(c.s.Complete(ctx, outcomes))
 }
 
-func (c checkedStore) CompleteClaim(ctx context.Context, outcomes []Completion, next ClaimParams) ([]bool, []Job, error) {
-	applied, jobs, err := c.s.CompleteClaim(ctx, outcomes, next)
-	return applied, jobs, storeErr(err)
+func (c checkedStore) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimParams) ([]bool, []outboxdriver.Job, error) {
+	return checked2(c.s.CompleteClaim(ctx, p))
 }
 
-func (c checkedStore) Reap(ctx context.Context, now time.Time, limit int, decide DecideFunc) (int, error) {
-	n, err := c.s.Reap(ctx, now, limit, decide)
-	return n, storeErr(err)
+func (c checkedStore) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error) {
+	return checked(c.s.Reap(ctx, p))
 }
 
-func (c checkedStore) UpdateDelivery(ctx context.Context, account, id string, change DecideFunc) (Delivery, error) {
-	d, err := c.s.UpdateDelivery(ctx, account, id, change)
-	return d, storeErr(err)
+func (c checkedStore) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliveryParams) (Delivery, error) {
+	return checked(c.s.UpdateDelivery(ctx, p))
 }
 
-func (c checkedStore) Recover(ctx context.Context, account, endpointID string, since, now time.Time) (int, error) {
-	n, err := c.s.Recover(ctx, account, endpointID, since, now)
-	return n, storeErr(err)
+func (c checkedStore) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int, error) {
+	return checked(c.s.Recover(ctx, p))
 }
 
-func (c checkedStore) GetDelivery(ctx context.Context, account, id string) (Delivery, []Attempt, error) {
-	d, as, err := c.s.GetDelivery(ctx, account, id)
-	return d, as, storeErr(err)
+func (c checkedStore) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParams) (Delivery, []Attempt, error) {
+	return checked2(c.s.GetDelivery(ctx, p))
 }
 
 func (c checkedStore) ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error) {
-	ds, err := c.s.ListDeliveries(ctx, q)
-	return ds, storeErr(err)
+	return checked(c.s.ListDeliveries(ctx, q))
 }
 
-func (c checkedStore) ListAudit(ctx context.Context, account string, limit int) ([]AuditEntry, error) {
-	es, err := c.s.ListAudit(ctx, account, limit)
-	return es, storeErr(err)
+func (c checkedStore) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) ([]AuditEntry, error) {
+	return checked(c.s.ListAudit(ctx, p))
 }
 
-func (c checkedStore) Purge(ctx context.Context, before time.Time, limit int) (int, int, error) {
-	d, e, err := c.s.Purge(ctx, before, limit)
-	return d, e, storeErr(err)
+func (c checkedStore) Purge(ctx context.Context, p outboxdriver.PurgeParams) (int, int, error) {
+	return checked2(c.s.Purge(ctx, p))
 }

@@ -7,20 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 func testClaim(t *testing.T, b Bundle) {
 	s := b.Store
 	paused, disabled, held, removed := endpoint("ep_p", "acct"), endpoint("ep_d", "acct"), endpoint("ep_h", "acct"), endpoint("ep_r", "acct")
-	paused.Status, disabled.Status = outbox.EndpointPaused, outbox.EndpointDisabled
+	paused.Status, disabled.Status = outboxdriver.EndpointPaused, outboxdriver.EndpointDisabled
 	holdUntil := t0.Add(time.Minute)
 	held.HoldUntil = &holdUntil
 	mustCreate(t, s, endpoint("ep_a", "acct"), paused, disabled, held, removed)
-	if _, err := s.UpdateEndpoint(ctx, "acct", "ep_r", func(ep outbox.Endpoint) (outbox.Change, error) {
+	if _, err := s.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: "acct", ID: "ep_r", Change: func(ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		ep.RemovedAt = &t0
-		return outbox.Change{Endpoint: &ep}, nil
-	}); err != nil {
+		return outboxdriver.Change{Endpoint: &ep}, nil
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := s.NextDue(ctx); ok || err != nil {
@@ -62,7 +62,7 @@ func testClaim(t *testing.T, b Bundle) {
 	if len(jobs) != 2 {
 		t.Fatalf("claimed %d later deliveries, want 2", len(jobs))
 	}
-	if _, err := s.Claim(ctx, outbox.ClaimParams{Now: t0, LeaseUntil: t0, Limit: 0, Token: "x"}); err != nil {
+	if _, err := s.Claim(ctx, outboxdriver.ClaimParams{Now: t0, LeaseUntil: t0, Limit: 0, Token: "x"}); err != nil {
 		t.Fatalf("limit 0: %v", err)
 	}
 }
@@ -93,11 +93,11 @@ func testClaimInFlightCap(t *testing.T, b Bundle) {
 	for _, j := range jobs {
 		if j.Endpoint.ID == "ep_c" {
 			done := j.Delivery
-			done.Status = outbox.DeliverySucceeded
+			done.Status = outboxdriver.DeliverySucceeded
 			done.UpdatedAt = t0
-			if _, err := s.Complete(ctx, []outbox.Completion{{DeliveryID: j.Delivery.ID, Token: "tok1",
-				Decide: func(outbox.Delivery, outbox.Endpoint) (outbox.Change, error) {
-					return outbox.Change{At: t0, Delivery: &done}, nil
+			if _, err := s.Complete(ctx, []outboxdriver.Completion{{DeliveryID: j.Delivery.ID, Token: "tok1",
+				Decide: func(outboxdriver.Delivery, outboxdriver.Endpoint) (outboxdriver.Change, error) {
+					return outboxdriver.Change{At: t0, Delivery: &done}, nil
 				}}}); err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func testClaimConcurrent(t *testing.T, b Bundle) {
 			defer wg.Done()
 			token := fmt.Sprintf("tok%d", w)
 			for {
-				jobs, err := s.Claim(ctx, outbox.ClaimParams{Now: t0, LeaseUntil: t0.Add(time.Minute), Limit: 7, Token: token})
+				jobs, err := s.Claim(ctx, outboxdriver.ClaimParams{Now: t0, LeaseUntil: t0.Add(time.Minute), Limit: 7, Token: token})
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)

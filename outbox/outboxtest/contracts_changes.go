@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // testEndpointChange: Change.Endpoint replaces every mutable field of the endpoint
@@ -26,20 +26,20 @@ func testEndpointChange(t *testing.T, b Bundle) {
 	held, exp := at.Add(time.Hour), at.Add(24*time.Hour)
 	want := newer
 	want.URL, want.Events, want.APIVersion = "https://changed.example/hook", []string{"call.status", "call.ended"}, "v2"
-	want.Secrets = []outbox.Secret{{Key: "whsk_bmV3IGtleQ"}, {Key: newer.Secrets[0].Key, ExpiresAt: &exp}}
-	want.Profile, want.Overrides, want.Managed = outbox.ProfileLucibook, outbox.Overrides{Jitter: ptr(0.5)}, true
-	want.Status, want.Failures, want.FailingSince, want.LastDeliveryAt = outbox.EndpointPaused, 4, &at, &at
-	want.PausedAt, want.PauseReason, want.DisabledAt, want.HoldUntil = &at, outbox.ReasonNetwork, &at, &held
+	want.Secrets = []outboxdriver.Secret{{Key: "whsk_bmV3IGtleQ"}, {Key: newer.Secrets[0].Key, ExpiresAt: &exp}}
+	want.Profile, want.Overrides, want.Managed = "lucibook", outboxdriver.Overrides{Jitter: ptr(0.5)}, true
+	want.Status, want.Failures, want.FailingSince, want.LastDeliveryAt = outboxdriver.EndpointPaused, 4, &at, &at
+	want.PausedAt, want.PauseReason, want.DisabledAt, want.HoldUntil = &at, outboxdriver.ReasonNetwork, &at, &held
 	want.InFlightCap = 7
-	got, err := s.UpdateEndpoint(ctx, "acct", "ep_a", func(ep outbox.Endpoint) (outbox.Change, error) {
+	got, err := s.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: "acct", ID: "ep_a", Change: func(ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		ne := want
 		ne.Account, ne.CreatedAt = "other", t0.Add(time.Hour) // not the change's to set
-		return outbox.Change{At: at, Endpoint: &ne}, nil
-	})
+		return outboxdriver.Change{At: at, Endpoint: &ne}, nil
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, err := s.GetEndpoint(ctx, "acct", "ep_a")
+	read, err := s.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: "acct", ID: "ep_a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,25 +50,25 @@ func testEndpointChange(t *testing.T, b Bundle) {
 		t.Fatalf("UpdateEndpoint returned\n%+v\nbut a read gives\n%+v", got, read)
 	}
 	// Back to healthy: the times set to nil are cleared.
-	want.Status, want.Failures, want.PauseReason = outbox.EndpointActive, 0, ""
+	want.Status, want.Failures, want.PauseReason = outboxdriver.EndpointActive, 0, ""
 	want.FailingSince, want.PausedAt, want.DisabledAt, want.HoldUntil = nil, nil, nil, nil
 	want.Secrets = want.Secrets[:1]
-	if _, err := s.UpdateEndpoint(ctx, "acct", "ep_a", func(ep outbox.Endpoint) (outbox.Change, error) {
+	if _, err := s.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: "acct", ID: "ep_a", Change: func(ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		ne := want
-		return outbox.Change{At: at, Endpoint: &ne}, nil
-	}); err != nil {
+		return outboxdriver.Change{At: at, Endpoint: &ne}, nil
+	}}); err != nil {
 		t.Fatal(err)
 	}
-	if read, _ := s.GetEndpoint(ctx, "acct", "ep_a"); !reflect.DeepEqual(read, want) {
+	if read, _ := s.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: "acct", ID: "ep_a"}); !reflect.DeepEqual(read, want) {
 		t.Fatalf("after clearing:\n got %+v\nwant %+v", read, want)
 	}
 	// A Change without an endpoint leaves it alone.
-	if got, err := s.UpdateEndpoint(ctx, "acct", "ep_a", func(outbox.Endpoint) (outbox.Change, error) {
-		return outbox.Change{At: at}, nil
-	}); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := s.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: "acct", ID: "ep_a", Change: func(outboxdriver.Endpoint) (outboxdriver.Change, error) {
+		return outboxdriver.Change{At: at}, nil
+	}}); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("an empty change: %+v %v", got, err)
 	}
-	if other, _ := s.GetEndpoint(ctx, "acct", "ep_z"); !reflect.DeepEqual(other, older) {
+	if other, _ := s.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: "acct", ID: "ep_z"}); !reflect.DeepEqual(other, older) {
 		t.Fatalf("another endpoint changed: %+v", other)
 	}
 }
@@ -86,13 +86,13 @@ func testDeliveryChange(t *testing.T, b Bundle) {
 		t.Fatalf("claimed %d", len(jobs))
 	}
 	at, next, fault := t0.Add(time.Minute), t0.Add(time.Hour), t0.Add(30*time.Second)
-	var want outbox.Delivery
-	got, err := s.UpdateDelivery(ctx, "acct", orig.ID, func(d outbox.Delivery, ep outbox.Endpoint) (outbox.Change, error) {
+	var want outboxdriver.Delivery
+	got, err := s.UpdateDelivery(ctx, outboxdriver.UpdateDeliveryParams{Account: "acct", ID: orig.ID, Decide: func(d outboxdriver.Delivery, ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		if d.LeaseUntil == nil {
 			t.Errorf("the decision saw no lease on a claimed delivery: %+v", d)
 		}
 		want = d
-		want.Status, want.Attempts, want.RunStart, want.NextAttemptAt = outbox.DeliveryPending, 3, 2, next
+		want.Status, want.Attempts, want.RunStart, want.NextAttemptAt = outboxdriver.DeliveryPending, 3, 2, next
 		want.FaultSince, want.LastError, want.UpdatedAt, want.LeaseUntil = &fault, "store unavailable", at, nil
 		nd := want
 		// Not the change's to set.
@@ -100,9 +100,9 @@ func testDeliveryChange(t *testing.T, b Bundle) {
 		nd.LeaseUntil = &next
 		ne := ep
 		ne.Failures = 9
-		return outbox.Change{At: at, Delivery: &nd, Endpoint: &ne,
-			Audit: []outbox.AuditEntry{{Account: "acct", EndpointID: "ep_a", Action: outbox.AuditResumed, Reason: "retry", At: at}}}, nil
-	})
+		return outboxdriver.Change{At: at, Delivery: &nd, Endpoint: &ne,
+			Audit: []outboxdriver.AuditEntry{{Account: "acct", EndpointID: "ep_a", Action: outboxdriver.AuditResumed, Reason: "retry", At: at}}}, nil
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,28 +113,28 @@ func testDeliveryChange(t *testing.T, b Bundle) {
 	if !reflect.DeepEqual(got, read) {
 		t.Fatalf("UpdateDelivery returned\n%+v\nbut a read gives\n%+v", got, read)
 	}
-	if ep, _ := s.GetEndpoint(ctx, "acct", "ep_a"); ep.Failures != 9 {
+	if ep, _ := s.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: "acct", ID: "ep_a"}); ep.Failures != 9 {
 		t.Fatalf("the change's endpoint not written: %+v", ep)
 	}
-	if audit, _ := s.ListAudit(ctx, "acct", 1); len(audit) != 1 || audit[0].Action != outbox.AuditResumed ||
+	if audit, _ := s.ListAudit(ctx, outboxdriver.ListAuditParams{Account: "acct", Limit: 1}); len(audit) != 1 || audit[0].Action != outboxdriver.AuditResumed ||
 		audit[0].Reason != "retry" || !audit[0].At.Equal(at) || audit[0].EndpointID != "ep_a" {
 		t.Fatalf("the change's audit entry: %+v", audit)
 	}
 	// The lease the change cleared is lost: its completion is skipped.
-	if applied, err := s.Complete(ctx, []outbox.Completion{{DeliveryID: orig.ID, Token: "tok",
-		Decide: func(outbox.Delivery, outbox.Endpoint) (outbox.Change, error) {
+	if applied, err := s.Complete(ctx, []outboxdriver.Completion{{DeliveryID: orig.ID, Token: "tok",
+		Decide: func(outboxdriver.Delivery, outboxdriver.Endpoint) (outboxdriver.Change, error) {
 			t.Error("a cleared lease was completed")
-			return outbox.Change{}, nil
+			return outboxdriver.Change{}, nil
 		}}}); err != nil || len(applied) != 1 || applied[0] {
 		t.Fatalf("completion after the lease was cleared: %v %v", applied, err)
 	}
 	// Attempts come back oldest first whatever order they were written in.
 	for _, n := range []int{2, 0, 1} {
-		if _, err := s.UpdateDelivery(ctx, "acct", orig.ID, func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
-			a := outbox.Attempt{DeliveryID: d.ID, Number: n, At: t0.Add(time.Duration(n) * time.Minute),
-				ScheduledAt: t0, Status: 500, Class: outbox.ClassHTTP5xx}
-			return outbox.Change{At: at, Attempt: &a}, nil
-		}); err != nil {
+		if _, err := s.UpdateDelivery(ctx, outboxdriver.UpdateDeliveryParams{Account: "acct", ID: orig.ID, Decide: func(d outboxdriver.Delivery, _ outboxdriver.Endpoint) (outboxdriver.Change, error) {
+			a := outboxdriver.Attempt{DeliveryID: d.ID, Number: n, At: t0.Add(time.Duration(n) * time.Minute),
+				ScheduledAt: t0, Status: 500, Class: outboxdriver.ClassHTTP5xx}
+			return outboxdriver.Change{At: at, Attempt: &a}, nil
+		}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,11 +151,11 @@ func testChangeAt(t *testing.T, b Bundle) {
 	mustCreate(t, s, endpoint("ep_a", "acct"))
 	ds := publish(t, s, "acct", "evt_1", t0)
 	decided, at := t0.Add(time.Minute), t0.Add(time.Hour)
-	d, err := s.UpdateDelivery(ctx, "acct", ds[0].ID, func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
+	d, err := s.UpdateDelivery(ctx, outboxdriver.UpdateDeliveryParams{Account: "acct", ID: ds[0].ID, Decide: func(d outboxdriver.Delivery, _ outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		nd := d
-		nd.Status, nd.UpdatedAt = outbox.DeliveryFailed, decided
-		return outbox.Change{At: at, Delivery: &nd}, nil
-	})
+		nd.Status, nd.UpdatedAt = outboxdriver.DeliveryFailed, decided
+		return outboxdriver.Change{At: at, Delivery: &nd}, nil
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,41 +175,41 @@ func testWaitingScope(t *testing.T, b Bundle) {
 	ev1 := publish(t, s, "acct", "evt_1", t0)                // both endpoints
 	ev2 := publish(t, s, "acct", "evt_2", t0.Add(time.Hour)) // both endpoints, not due
 	ev3 := publish(t, s, "acct", "evt_3", t0.Add(time.Hour))
-	byEP := func(ds []outbox.Delivery, ep string) outbox.Delivery {
+	byEP := func(ds []outboxdriver.Delivery, ep string) outboxdriver.Delivery {
 		for _, d := range ds {
 			if d.EndpointID == ep {
 				return d
 			}
 		}
 		t.Fatalf("no delivery to %s", ep)
-		return outbox.Delivery{}
+		return outboxdriver.Delivery{}
 	}
 	leased := claim(t, s, t0, 10, "tok") // evt_1 to both
 	if len(leased) != 2 {
 		t.Fatalf("claimed %d", len(leased))
 	}
-	succeeded := setStatus(t, s, "acct", byEP(ev3, "ep_a").ID, outbox.DeliverySucceeded, t0)
+	succeeded := setStatus(t, s, "acct", byEP(ev3, "ep_a").ID, outboxdriver.DeliverySucceeded, t0)
 	waiting, otherWaiting := byEP(ev2, "ep_a"), byEP(ev2, "ep_b")
 
 	at := t0.Add(2 * time.Minute)
-	if _, err := s.UpdateEndpoint(ctx, "acct", "ep_a", func(ep outbox.Endpoint) (outbox.Change, error) {
-		ep.Status, ep.DisabledAt = outbox.EndpointDisabled, &at
-		return outbox.Change{At: at, Endpoint: &ep, Waiting: outbox.DeliveryDropped, WaitingReason: "endpoint disabled"}, nil
-	}); err != nil {
+	if _, err := s.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: "acct", ID: "ep_a", Change: func(ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
+		ep.Status, ep.DisabledAt = outboxdriver.EndpointDisabled, &at
+		return outboxdriver.Change{At: at, Endpoint: &ep, Waiting: outboxdriver.DeliveryDropped, WaitingReason: "endpoint disabled"}, nil
+	}}); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := getDelivery(t, s, "acct", waiting.ID); d.Status != outbox.DeliveryDropped || d.LastError != "endpoint disabled" ||
+	if d, _ := getDelivery(t, s, "acct", waiting.ID); d.Status != outboxdriver.DeliveryDropped || d.LastError != "endpoint disabled" ||
 		!d.UpdatedAt.Equal(at) {
 		t.Fatalf("waiting delivery: %+v", d)
 	}
-	if d, _ := getDelivery(t, s, "acct", byEP(ev1, "ep_a").ID); d.Status != outbox.DeliveryPending || d.LeaseUntil == nil {
+	if d, _ := getDelivery(t, s, "acct", byEP(ev1, "ep_a").ID); d.Status != outboxdriver.DeliveryPending || d.LeaseUntil == nil {
 		t.Fatalf("leased delivery moved: %+v", d)
 	}
 	if d, _ := getDelivery(t, s, "acct", succeeded.ID); !reflect.DeepEqual(d, succeeded) {
 		t.Fatalf("finished delivery moved:\n got %+v\nwant %+v", d, succeeded)
 	}
 	for _, id := range []string{otherWaiting.ID, byEP(ev3, "ep_b").ID, byEP(ev1, "ep_b").ID} {
-		if d, _ := getDelivery(t, s, "acct", id); d.Status != outbox.DeliveryPending || d.LastError != "" {
+		if d, _ := getDelivery(t, s, "acct", id); d.Status != outboxdriver.DeliveryPending || d.LastError != "" {
 			t.Fatalf("another endpoint's delivery moved: %+v", d)
 		}
 	}
@@ -220,12 +220,12 @@ func testWaitingScope(t *testing.T, b Bundle) {
 func testAuditLog(t *testing.T, b Bundle) {
 	s := b.Store
 	mustCreate(t, s, endpoint("ep_a", "acct")) // endpoint.created at t0
-	entry := func(action, reason string, at time.Time) []outbox.AuditEntry {
-		return []outbox.AuditEntry{{Account: "acct", EndpointID: "ep_a", Action: action, Reason: reason, At: at}}
+	entry := func(action, reason string, at time.Time) []outboxdriver.AuditEntry {
+		return []outboxdriver.AuditEntry{{Account: "acct", EndpointID: "ep_a", Action: action, Reason: reason, At: at}}
 	}
-	if _, err := s.UpdateEndpoint(ctx, "acct", "ep_a", func(outbox.Endpoint) (outbox.Change, error) {
-		return outbox.Change{At: t0.Add(1 * time.Minute), Audit: entry(outbox.AuditRotated, "", t0.Add(1*time.Minute))}, nil
-	}); err != nil {
+	if _, err := s.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: "acct", ID: "ep_a", Change: func(outboxdriver.Endpoint) (outboxdriver.Change, error) {
+		return outboxdriver.Change{At: t0.Add(1 * time.Minute), Audit: entry(outboxdriver.AuditRotated, "", t0.Add(1*time.Minute))}, nil
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, s, "acct", "evt_1", t0)
@@ -234,11 +234,11 @@ func testAuditLog(t *testing.T, b Bundle) {
 	if len(jobs) != 1 {
 		t.Fatalf("claimed %d", len(jobs))
 	}
-	if _, err := s.Complete(ctx, []outbox.Completion{{DeliveryID: jobs[0].Delivery.ID, Token: "tok",
-		Decide: func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
+	if _, err := s.Complete(ctx, []outboxdriver.Completion{{DeliveryID: jobs[0].Delivery.ID, Token: "tok",
+		Decide: func(d outboxdriver.Delivery, _ outboxdriver.Endpoint) (outboxdriver.Change, error) {
 			at := t0.Add(2 * time.Minute)
 			ch := attemptChange(d, at, at)
-			ch.Audit = entry(outbox.AuditPaused, outbox.Reason5xx, at)
+			ch.Audit = entry(outboxdriver.AuditPaused, outboxdriver.Reason5xx, at)
 			return ch, nil
 		}}}); err != nil {
 		t.Fatal(err)
@@ -247,27 +247,27 @@ func testAuditLog(t *testing.T, b Bundle) {
 	if len(other) != 1 {
 		t.Fatalf("claimed %d", len(other))
 	}
-	if n, err := s.Reap(ctx, t0.Add(time.Hour), 10, func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
+	if n, err := s.Reap(ctx, outboxdriver.ReapParams{Now: t0.Add(time.Hour), Limit: 10, Decide: func(d outboxdriver.Delivery, _ outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		at := t0.Add(3 * time.Minute)
 		ch := attemptChange(d, at, at)
-		ch.Audit = entry(outbox.AuditDisabled, "", at)
+		ch.Audit = entry(outboxdriver.AuditDisabled, "", at)
 		return ch, nil
-	}); n != 1 || err != nil {
+	}}); n != 1 || err != nil {
 		t.Fatalf("reaped %d, %v", n, err)
 	}
-	if _, err := s.UpdateDelivery(ctx, "acct", jobs[0].Delivery.ID, func(outbox.Delivery, outbox.Endpoint) (outbox.Change, error) {
+	if _, err := s.UpdateDelivery(ctx, outboxdriver.UpdateDeliveryParams{Account: "acct", ID: jobs[0].Delivery.ID, Decide: func(outboxdriver.Delivery, outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		at := t0.Add(4 * time.Minute)
-		return outbox.Change{At: at, Audit: append(entry(outbox.AuditResumed, outbox.ReasonManual, at),
-			entry(outbox.AuditRemoved, "", at.Add(time.Second))...)}, nil
-	}); err != nil {
+		return outboxdriver.Change{At: at, Audit: append(entry(outboxdriver.AuditResumed, outboxdriver.ReasonManual, at),
+			entry(outboxdriver.AuditRemoved, "", at.Add(time.Second))...)}, nil
+	}}); err != nil {
 		t.Fatal(err)
 	}
-	all, err := s.ListAudit(ctx, "acct", 100)
+	all, err := s.ListAudit(ctx, outboxdriver.ListAuditParams{Account: "acct", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantActions := []string{outbox.AuditRemoved, outbox.AuditResumed, outbox.AuditDisabled, outbox.AuditPaused,
-		outbox.AuditRotated, outbox.AuditCreated}
+	wantActions := []string{outboxdriver.AuditRemoved, outboxdriver.AuditResumed, outboxdriver.AuditDisabled, outboxdriver.AuditPaused,
+		outboxdriver.AuditRotated, outboxdriver.AuditCreated}
 	if len(all) != len(wantActions) {
 		t.Fatalf("audit log %+v, want %v", all, wantActions)
 	}
@@ -281,14 +281,14 @@ func testAuditLog(t *testing.T, b Bundle) {
 			t.Fatalf("audit log not newest first: %+v", all)
 		}
 	}
-	if all[3].Reason != outbox.Reason5xx || !all[3].At.Equal(t0.Add(2*time.Minute)) || all[1].Reason != outbox.ReasonManual {
+	if all[3].Reason != outboxdriver.Reason5xx || !all[3].At.Equal(t0.Add(2*time.Minute)) || all[1].Reason != outboxdriver.ReasonManual {
 		t.Fatalf("audit entries not as written: %+v", all)
 	}
-	top, err := s.ListAudit(ctx, "acct", 2)
+	top, err := s.ListAudit(ctx, outboxdriver.ListAuditParams{Account: "acct", Limit: 2})
 	if err != nil || !reflect.DeepEqual(top, all[:2]) {
 		t.Fatalf("limit 2: %+v %v", top, err)
 	}
-	if none, err := s.ListAudit(ctx, "nobody", 10); err != nil && !errors.Is(err, outbox.ErrNotFound) || len(none) != 0 {
+	if none, err := s.ListAudit(ctx, outboxdriver.ListAuditParams{Account: "nobody", Limit: 10}); err != nil && !errors.Is(err, outboxdriver.ErrNotFound) || len(none) != 0 {
 		t.Fatalf("an account without entries: %+v %v", none, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // testListEventsCursor: ListEvents is oldest first by creation time whatever the order
@@ -18,19 +18,19 @@ func testListEventsCursor(t *testing.T, b Bundle) {
 	// Creation offsets in seconds, in the order of publishing; ties on purpose.
 	offsets := []int{5, 1, 3, 1, 0, 3, 5, 2, 1}
 	for i, off := range offsets {
-		ev := outbox.Event{ID: fmt.Sprintf("evt_%02d", 20-i), Account: "acct", Type: "call.status",
+		ev := outboxdriver.Event{ID: fmt.Sprintf("evt_%02d", 20-i), Account: "acct", Type: "call.status",
 			CreatedAt: t0.Add(time.Duration(off) * time.Second), Data: []byte(`{}`)}
 		if i%3 == 0 {
 			ev.Type = "call.ended"
 		}
-		if _, err := s.Publish(ctx, nil, ev, t0.Add(time.Hour), planAll(ev, t0)); err != nil {
+		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0.Add(time.Hour), Plan: planAll(ev, t0)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	publish(t, s, "other", "evt_other", t0.Add(2*time.Second))
-	walk := func(q outbox.EventQuery) []outbox.Event {
+	walk := func(q outboxdriver.EventQuery) []outboxdriver.Event {
 		t.Helper()
-		var all []outbox.Event
+		var all []outboxdriver.Event
 		for range 100 {
 			page, err := s.ListEvents(ctx, q)
 			if err != nil {
@@ -48,15 +48,15 @@ func testListEventsCursor(t *testing.T, b Bundle) {
 		t.Fatal("paging does not end")
 		return nil
 	}
-	check := func(q outbox.EventQuery, keep func(outbox.Event) bool) {
+	check := func(q outboxdriver.EventQuery, keep func(outboxdriver.Event) bool) {
 		t.Helper()
-		whole, err := s.ListEvents(ctx, outbox.EventQuery{Account: q.Account, Since: q.Since, Type: q.Type, Limit: 1000})
+		whole, err := s.ListEvents(ctx, outboxdriver.EventQuery{Account: q.Account, Since: q.Since, Type: q.Type, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := 0
 		for i, off := range offsets {
-			ev := outbox.Event{ID: fmt.Sprintf("evt_%02d", 20-i), CreatedAt: t0.Add(time.Duration(off) * time.Second), Type: "call.status"}
+			ev := outboxdriver.Event{ID: fmt.Sprintf("evt_%02d", 20-i), CreatedAt: t0.Add(time.Duration(off) * time.Second), Type: "call.status"}
 			if i%3 == 0 {
 				ev.Type = "call.ended"
 			}
@@ -80,11 +80,11 @@ func testListEventsCursor(t *testing.T, b Bundle) {
 			}
 		}
 	}
-	check(outbox.EventQuery{Account: "acct"}, func(outbox.Event) bool { return true })
+	check(outboxdriver.EventQuery{Account: "acct"}, func(outboxdriver.Event) bool { return true })
 	since := t0.Add(time.Second)
-	check(outbox.EventQuery{Account: "acct", Since: since}, func(ev outbox.Event) bool { return !ev.CreatedAt.Before(since) })
-	check(outbox.EventQuery{Account: "acct", Type: "call.status"}, func(ev outbox.Event) bool { return ev.Type == "call.status" })
-	check(outbox.EventQuery{Account: "acct", Since: since, Type: "call.ended"}, func(ev outbox.Event) bool {
+	check(outboxdriver.EventQuery{Account: "acct", Since: since}, func(ev outboxdriver.Event) bool { return !ev.CreatedAt.Before(since) })
+	check(outboxdriver.EventQuery{Account: "acct", Type: "call.status"}, func(ev outboxdriver.Event) bool { return ev.Type == "call.status" })
+	check(outboxdriver.EventQuery{Account: "acct", Since: since, Type: "call.ended"}, func(ev outboxdriver.Event) bool {
 		return ev.Type == "call.ended" && !ev.CreatedAt.Before(since)
 	})
 }
@@ -96,18 +96,18 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 	s := b.Store
 	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "acct"), endpoint("ep_c", "acct"))
 	for i, off := range []int{2, 0, 1, 2, 1} {
-		ev := outbox.Event{ID: fmt.Sprintf("evt_%d", i), Account: "acct", Type: "call.status",
+		ev := outboxdriver.Event{ID: fmt.Sprintf("evt_%d", i), Account: "acct", Type: "call.status",
 			CreatedAt: t0, Data: []byte(`{}`)}
 		if i == 2 {
 			ev.Type = "call.ended"
 		}
 		due := t0.Add(time.Duration(off) * time.Minute)
-		if _, err := s.Publish(ctx, nil, ev, due, planAll(ev, due)); err != nil {
+		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: due, Plan: planAll(ev, due)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	byID := map[string]outbox.Delivery{}
-	all, err := s.ListDeliveries(ctx, outbox.DeliveryQuery{Account: "acct", Limit: 1000})
+	byID := map[string]outboxdriver.Delivery{}
+	all, err := s.ListDeliveries(ctx, outboxdriver.DeliveryQuery{Account: "acct", Limit: 1000})
 	if err != nil || len(all) != 15 {
 		t.Fatalf("listed %d, %v", len(all), err)
 	}
@@ -119,17 +119,17 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 	for _, d := range all {
 		switch {
 		case d.EndpointID == "ep_a" && n < 2:
-			byID[d.ID] = setStatus(t, s, "acct", d.ID, outbox.DeliveryFailed, t0)
+			byID[d.ID] = setStatus(t, s, "acct", d.ID, outboxdriver.DeliveryFailed, t0)
 			n++
 		case d.EndpointID == "ep_b" && d.EventID == "evt_3":
-			byID[d.ID] = setStatus(t, s, "acct", d.ID, outbox.DeliverySucceeded, t0)
+			byID[d.ID] = setStatus(t, s, "acct", d.ID, outboxdriver.DeliverySucceeded, t0)
 		}
 	}
 	publish(t, s, "other", "evt_x", t0)
 
-	walk := func(q outbox.DeliveryQuery) []outbox.Delivery {
+	walk := func(q outboxdriver.DeliveryQuery) []outboxdriver.Delivery {
 		t.Helper()
-		var got []outbox.Delivery
+		var got []outboxdriver.Delivery
 		for range 100 {
 			page, err := s.ListDeliveries(ctx, q)
 			if err != nil {
@@ -147,15 +147,15 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 		t.Fatal("paging does not end")
 		return nil
 	}
-	for _, q := range []outbox.DeliveryQuery{
+	for _, q := range []outboxdriver.DeliveryQuery{
 		{Account: "acct"},
 		{Account: "acct", EndpointID: "ep_a"},
 		{Account: "acct", EventID: "evt_3"},
 		{Account: "acct", Type: "call.ended"},
-		{Account: "acct", Status: outbox.DeliveryFailed},
-		{Account: "acct", Status: outbox.DeliverySucceeded},
-		{Account: "acct", EndpointID: "ep_a", Status: outbox.DeliveryPending},
-		{Account: "acct", EndpointID: "ep_b", EventID: "evt_3", Status: outbox.DeliverySucceeded},
+		{Account: "acct", Status: outboxdriver.DeliveryFailed},
+		{Account: "acct", Status: outboxdriver.DeliverySucceeded},
+		{Account: "acct", EndpointID: "ep_a", Status: outboxdriver.DeliveryPending},
+		{Account: "acct", EndpointID: "ep_b", EventID: "evt_3", Status: outboxdriver.DeliverySucceeded},
 		{Account: "acct", EndpointID: "ep_c", Type: "call.ended"},
 	} {
 		var want []string

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // testPublishPlan: plan is called once per endpoint of the account that is not
@@ -15,40 +15,40 @@ import (
 func testPublishPlan(t *testing.T, b Bundle) {
 	s := b.Store
 	disabled := endpoint("ep_d", "acct")
-	disabled.Status = outbox.EndpointDisabled
+	disabled.Status = outboxdriver.EndpointDisabled
 	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_skip", "acct"), disabled)
-	ev := outbox.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
-	seen := map[string]outbox.EndpointStatus{}
-	pub, err := s.Publish(ctx, nil, ev, t0, func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	ev := outboxdriver.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+	seen := map[string]outboxdriver.EndpointStatus{}
+	pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		if _, twice := seen[ep.ID]; twice {
 			t.Errorf("%s planned twice", ep.ID)
 		}
 		seen[ep.ID] = ep.Status
 		d, _, _ := planAll(ev, t0)(ep)
 		return d, nil, ep.ID == "ep_a"
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(seen, map[string]outbox.EndpointStatus{"ep_a": outbox.EndpointActive,
-		"ep_skip": outbox.EndpointActive, "ep_d": outbox.EndpointDisabled}) {
+	if !reflect.DeepEqual(seen, map[string]outboxdriver.EndpointStatus{"ep_a": outboxdriver.EndpointActive,
+		"ep_skip": outboxdriver.EndpointActive, "ep_d": outboxdriver.EndpointDisabled}) {
 		t.Fatalf("plan saw %v", seen)
 	}
 	if len(pub.Deliveries) != 1 || pub.Deliveries[0].EndpointID != "ep_a" {
 		t.Fatalf("published %+v, want ep_a's delivery only", pub.Deliveries)
 	}
-	ds, err := s.ListDeliveries(ctx, outbox.DeliveryQuery{Account: "acct", Limit: 100})
+	ds, err := s.ListDeliveries(ctx, outboxdriver.DeliveryQuery{Account: "acct", Limit: 100})
 	if err != nil || len(ds) != 1 || ds[0].ID != pub.Deliveries[0].ID {
 		t.Fatalf("stored deliveries %v, %v", deliveryIDs(ds), err)
 	}
 	// Nothing planned: the event is stored all the same.
-	ev2 := outbox.Event{ID: "evt_2", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
-	if pub, err := s.Publish(ctx, nil, ev2, t0, func(outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
-		return outbox.Delivery{}, nil, false
-	}); err != nil || len(pub.Deliveries) != 0 || pub.Duplicate {
+	ev2 := outboxdriver.Event{ID: "evt_2", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+	if pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev2, Now: t0, Plan: func(outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+		return outboxdriver.Delivery{}, nil, false
+	}}); err != nil || len(pub.Deliveries) != 0 || pub.Duplicate {
 		t.Fatalf("no delivery planned: %+v %v", pub, err)
 	}
-	if _, err := s.GetEvent(ctx, "acct", "evt_2"); err != nil {
+	if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: "evt_2"}); err != nil {
 		t.Fatalf("event without deliveries not stored: %v", err)
 	}
 }
@@ -60,67 +60,67 @@ func testPublishPlan(t *testing.T, b Bundle) {
 func testPublishDuplicate(t *testing.T, b Bundle) {
 	s := b.Store
 	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "acct"), endpoint("ep_x", "other"))
-	ev := outbox.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{"n":1}`)}
-	first, err := s.Publish(ctx, nil, ev, t0, planAll(ev, t0))
+	ev := outboxdriver.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{"n":1}`)}
+	first, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: planAll(ev, t0)})
 	if err != nil || len(first.Deliveries) != 2 {
 		t.Fatalf("publish: %+v %v", first, err)
 	}
-	stored, err := s.GetEvent(ctx, "acct", "evt_1")
+	stored, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: "evt_1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := setStatus(t, s, "acct", first.Deliveries[0].ID, outbox.DeliverySucceeded, t0.Add(time.Second))
+	done := setStatus(t, s, "acct", first.Deliveries[0].ID, outboxdriver.DeliverySucceeded, t0.Add(time.Second))
 	mustCreate(t, s, endpoint("ep_new", "acct")) // would get a delivery if planned
 	acct, other := takeSnapshot(t, s, "acct"), takeSnapshot(t, s, "other")
-	noPlan := func(outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	noPlan := func(outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		t.Error("a duplicate was planned")
-		return outbox.Delivery{}, nil, false
+		return outboxdriver.Delivery{}, nil, false
 	}
-	check := func(dup outbox.Published, err error) {
+	check := func(dup outboxdriver.Published, err error) {
 		t.Helper()
 		if err != nil || !dup.Duplicate || !reflect.DeepEqual(dup.Event, stored) {
 			t.Fatalf("duplicate: %+v %v; want the stored event %+v", dup, err, stored)
 		}
-		want := map[string]outbox.Delivery{}
+		want := map[string]outboxdriver.Delivery{}
 		for _, d := range acct.Deliveries {
 			if d.EventID == "evt_1" {
 				want[d.ID] = d
 			}
 		}
-		got := map[string]outbox.Delivery{}
+		got := map[string]outboxdriver.Delivery{}
 		for _, d := range dup.Deliveries {
 			got[d.ID] = d
 		}
-		if !reflect.DeepEqual(got, want) || got[done.ID].Status != outbox.DeliverySucceeded {
+		if !reflect.DeepEqual(got, want) || got[done.ID].Status != outboxdriver.DeliverySucceeded {
 			t.Fatalf("duplicate's deliveries\n%+v\nwant them as stored\n%+v", got, want)
 		}
 	}
-	check(s.Publish(ctx, nil, ev, t0.Add(time.Hour), noPlan))
+	check(s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0.Add(time.Hour), Plan: noPlan}))
 	requireUnchanged(t, s, "acct", acct, "a duplicate publish")
 
 	tx, err := b.BeginTx(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dup, err := s.Publish(ctx, tx, ev, t0.Add(time.Hour), noPlan)
+	dup, err := s.Publish(ctx, outboxdriver.PublishParams{Tx: tx.Tx, Event: ev, Now: t0.Add(time.Hour), Plan: noPlan})
 	if cerr := tx.Commit(); cerr != nil {
 		t.Fatal(cerr)
 	}
 	check(dup, err)
 	requireUnchanged(t, s, "acct", acct, "a duplicate publish in a caller's transaction")
 
-	for _, bad := range []outbox.Event{
+	for _, bad := range []outboxdriver.Event{
 		{ID: "evt_1", Account: "other", Type: ev.Type, CreatedAt: t0, Data: ev.Data},
 		{ID: "evt_1", Account: "acct", Type: "call.ended", CreatedAt: t0, Data: ev.Data},
 		{ID: "evt_1", Account: "acct", Type: ev.Type, CreatedAt: t0, Data: json.RawMessage(`{"n":2}`)},
 	} {
-		if _, err := s.Publish(ctx, nil, bad, t0, planAll(bad, t0)); !errors.Is(err, outbox.ErrConflict) {
+		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: bad, Now: t0, Plan: planAll(bad, t0)}); !errors.Is(err, outboxdriver.ErrConflict) {
 			t.Fatalf("%+v: %v, want ErrConflict", bad, err)
 		}
 	}
 	requireUnchanged(t, s, "acct", acct, "a conflicting publish")
 	requireUnchanged(t, s, "other", other, "a conflicting publish")
-	if _, err := s.GetEvent(ctx, "other", "evt_1"); !errors.Is(err, outbox.ErrNotFound) {
+	if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "other", ID: "evt_1"}); !errors.Is(err, outboxdriver.ErrNotFound) {
 		t.Fatalf("the conflicting account reads the event: %v", err)
 	}
 }
@@ -132,16 +132,16 @@ func testPublishDuplicate(t *testing.T, b Bundle) {
 func testPublishLeaseRules(t *testing.T, b Bundle) {
 	s := b.Store
 	disabled := endpoint("ep_dis", "acct")
-	disabled.Status, disabled.Events = outbox.EndpointDisabled, []string{"d"}
+	disabled.Status, disabled.Events = outboxdriver.EndpointDisabled, []string{"d"}
 	heldPast := endpoint("ep_held", "acct") // held until t0: over at the time of storing
 	heldPast.HoldUntil, heldPast.Events = &t0, []string{"h"}
 	capped := endpoint("ep_cap", "acct")
 	capped.InFlightCap, capped.Events = 2, []string{"c"}
 	mustCreate(t, s, disabled, heldPast, capped)
 	leaseUntil := t0.Add(time.Minute)
-	only := func(ep string) func(ev outbox.Event) outbox.PlanFunc {
-		return func(ev outbox.Event) outbox.PlanFunc {
-			return func(e outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	only := func(ep string) func(ev outboxdriver.Event) outboxdriver.PlanFunc {
+		return func(ev outboxdriver.Event) outboxdriver.PlanFunc {
+			return func(e outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 				d, a, ok := leasingPlan(ev, t0, leaseUntil)(e)
 				return d, a, ok && e.ID == ep
 			}
@@ -156,8 +156,8 @@ func testPublishLeaseRules(t *testing.T, b Bundle) {
 		t.Fatalf("a delivery stored after the hold ended was not leased: %+v", pub.Deliveries[0])
 	}
 	// A claim's lease counts: one claimed, one more granted, then none.
-	publishWith(t, s, "acct", "evt_c0", t0, t0, func(ev outbox.Event) outbox.PlanFunc {
-		return func(e outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	publishWith(t, s, "acct", "evt_c0", t0, t0, func(ev outboxdriver.Event) outboxdriver.PlanFunc {
+		return func(e outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 			d, a, ok := planAll(ev, t0)(e)
 			return d, a, ok && e.ID == "ep_cap"
 		}
@@ -170,10 +170,10 @@ func testPublishLeaseRules(t *testing.T, b Bundle) {
 		t.Fatal(err)
 	}
 	var granted []bool
-	var inTx []outbox.Delivery
+	var inTx []outboxdriver.Delivery
 	for _, id := range []string{"evt_c1", "evt_c2"} {
-		ev := outbox.Event{ID: id, Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
-		pub, err := s.Publish(ctx, tx, ev, t0, only("ep_cap")(ev))
+		ev := outboxdriver.Event{ID: id, Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+		pub, err := s.Publish(ctx, outboxdriver.PublishParams{Tx: tx.Tx, Event: ev, Now: t0, Plan: only("ep_cap")(ev)})
 		if err != nil {
 			_ = tx.Rollback()
 			t.Fatal(err)
@@ -198,11 +198,11 @@ func testPublishLeaseRules(t *testing.T, b Bundle) {
 	for _, c := range []struct {
 		token string
 		want  bool
-	}{{"tok", false}, {"", false}, {outbox.PublishLeaseToken(leased), true}} {
-		applied, err := s.Complete(ctx, []outbox.Completion{{DeliveryID: leased, Token: c.token,
-			Decide: func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
+	}{{"tok", false}, {"", false}, {outboxdriver.PublishLeaseToken(leased), true}} {
+		applied, err := s.Complete(ctx, []outboxdriver.Completion{{DeliveryID: leased, Token: c.token,
+			Decide: func(d outboxdriver.Delivery, _ outboxdriver.Endpoint) (outboxdriver.Change, error) {
 				ch := attemptChange(d, t0, t0)
-				ch.Delivery.Status = outbox.DeliverySucceeded
+				ch.Delivery.Status = outboxdriver.DeliverySucceeded
 				return ch, nil
 			}}})
 		if err != nil || len(applied) != 1 || applied[0] != c.want {

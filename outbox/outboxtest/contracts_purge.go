@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // testPurgeScope: Purge deletes deliveries created strictly before before, whatever
@@ -20,9 +20,9 @@ func testPurgeScope(t *testing.T, b Bundle) {
 
 	// A delivery of each finished status and one PENDING, all created before before,
 	// each with an attempt.
-	var old []outbox.Delivery
-	for i, st := range []outbox.DeliveryStatus{outbox.DeliveryFailed, outbox.DeliverySucceeded, outbox.DeliveryDead,
-		outbox.DeliveryDropped, outbox.DeliveryPending} {
+	var old []outboxdriver.Delivery
+	for i, st := range []outboxdriver.DeliveryStatus{outboxdriver.DeliveryFailed, outboxdriver.DeliverySucceeded, outboxdriver.DeliveryDead,
+		outboxdriver.DeliveryDropped, outboxdriver.DeliveryPending} {
 		d := publish(t, s, "acct", fmt.Sprintf("evt_old_%d", i), t0)[0]
 		old = append(old, setStatus(t, s, "acct", d.ID, st, t0))
 	}
@@ -31,19 +31,19 @@ func testPurgeScope(t *testing.T, b Bundle) {
 	// Events without deliveries (no endpoint of theirs): two old, one stored late though
 	// created long ago (a publisher's CreatedAt).
 	for i := range 2 {
-		publishWith(t, s, "quiet", fmt.Sprintf("evt_q%d", i), t0, t0, func(ev outbox.Event) outbox.PlanFunc { return planAll(ev, t0) })
+		publishWith(t, s, "quiet", fmt.Sprintf("evt_q%d", i), t0, t0, func(ev outboxdriver.Event) outboxdriver.PlanFunc { return planAll(ev, t0) })
 	}
-	publishWith(t, s, "quiet", "evt_late", t0.Add(-30*24*time.Hour), before, func(ev outbox.Event) outbox.PlanFunc {
+	publishWith(t, s, "quiet", "evt_late", t0.Add(-30*24*time.Hour), before, func(ev outboxdriver.Event) outboxdriver.PlanFunc {
 		return planAll(ev, before)
 	})
 
-	d, e, err := s.Purge(ctx, before, 1)
+	d, e, err := s.Purge(ctx, outboxdriver.PurgeParams{Before: before, Limit: 1})
 	if err != nil || d != 1 || e != 1 {
 		t.Fatalf("limit 1: %d deliveries, %d events, %v", d, e, err)
 	}
 	td, te := d, e
 	for range 20 {
-		d, e, err = s.Purge(ctx, before, 1)
+		d, e, err = s.Purge(ctx, outboxdriver.PurgeParams{Before: before, Limit: 1})
 		if err != nil || d > 1 || e > 1 {
 			t.Fatalf("limit 1: %d deliveries, %d events, %v", d, e, err)
 		}
@@ -57,29 +57,29 @@ func testPurgeScope(t *testing.T, b Bundle) {
 		t.Fatalf("purged %d deliveries and %d events, want 5 and 7", td, te)
 	}
 	for _, d := range old {
-		if _, _, err := s.GetDelivery(ctx, "acct", d.ID); !errors.Is(err, outbox.ErrNotFound) {
+		if _, _, err := s.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: "acct", ID: d.ID}); !errors.Is(err, outboxdriver.ErrNotFound) {
 			t.Fatalf("%s delivery kept: %v", d.Status, err)
 		}
 	}
-	if _, _, err := s.GetDelivery(ctx, "acct", edge.ID); err != nil {
+	if _, _, err := s.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: "acct", ID: edge.ID}); err != nil {
 		t.Fatalf("delivery created at before purged: %v", err)
 	}
 	for _, id := range []string{"evt_edge"} {
-		if _, err := s.GetEvent(ctx, "acct", id); err != nil {
+		if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: id}); err != nil {
 			t.Fatalf("event %s purged: %v", id, err)
 		}
 	}
-	if _, err := s.GetEvent(ctx, "quiet", "evt_late"); err != nil {
+	if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "quiet", ID: "evt_late"}); err != nil {
 		t.Fatalf("an event stored at before purged by its CreatedAt: %v", err)
 	}
 	// The attempts went with their delivery: a delivery stored again under the same id
 	// has none.
-	ev := outbox.Event{ID: "evt_again", Account: "acct", Type: "call.status", CreatedAt: before, Data: []byte(`{}`)}
-	if _, err := s.Publish(ctx, nil, ev, before, func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	ev := outboxdriver.Event{ID: "evt_again", Account: "acct", Type: "call.status", CreatedAt: before, Data: []byte(`{}`)}
+	if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: before, Plan: func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		d, _, ok := planAll(ev, before)(ep)
 		d.ID = old[0].ID
 		return d, nil, ok
-	}); err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, as := getDelivery(t, s, "acct", old[0].ID); len(as) != 0 {

@@ -1,80 +1,81 @@
 package outboxtest
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 func testPublish(t *testing.T, b Bundle) {
 	s := b.Store
 	paused := endpoint("ep_p", "acct")
-	paused.Status = outbox.EndpointPaused
+	paused.Status = outboxdriver.EndpointPaused
 	mustCreate(t, s, endpoint("ep_a", "acct"), paused, endpoint("ep_x", "other"))
 
-	ev := outbox.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0.Add(-time.Hour),
+	ev := outboxdriver.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0.Add(-time.Hour),
 		Data: json.RawMessage(`{"callSid":"CA1"}`)}
 	var seen []string
-	pub, err := s.Publish(ctx, nil, ev, t0, func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		seen = append(seen, ep.ID)
 		d, _, _ := planAll(ev, t0)(ep)
-		if ep.Status == outbox.EndpointPaused {
-			d.Status = outbox.DeliveryFailed
-			return d, &outbox.Attempt{DeliveryID: d.ID, Number: 0, At: t0, ScheduledAt: t0, Class: outbox.ClassEndpointPaused}, true
+		if ep.Status == outboxdriver.EndpointPaused {
+			d.Status = outboxdriver.DeliveryFailed
+			return d, &outboxdriver.Attempt{DeliveryID: d.ID, Number: 0, At: t0, ScheduledAt: t0, Class: outboxdriver.ClassEndpointPaused}, true
 		}
 		return d, nil, true
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 2 || len(pub.Deliveries) != 2 || pub.Duplicate {
 		t.Fatalf("plan saw %v, deliveries %d (the other account's endpoint must not be planned)", seen, len(pub.Deliveries))
 	}
-	got, err := s.GetEvent(ctx, "acct", "evt_1")
+	got, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: "evt_1"})
 	if err != nil || got.ID != ev.ID || !got.CreatedAt.Equal(ev.CreatedAt) || string(got.Data) != string(ev.Data) || got.Type != ev.Type {
 		t.Fatalf("event round trip: %+v %v", got, err)
 	}
-	if _, err := s.GetEvent(ctx, "other", "evt_1"); !errors.Is(err, outbox.ErrNotFound) {
+	if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "other", ID: "evt_1"}); !errors.Is(err, outboxdriver.ErrNotFound) {
 		t.Fatalf("event across accounts: %v", err)
 	}
 	for _, d := range pub.Deliveries {
 		stored, as := getDelivery(t, s, "acct", d.ID)
 		if stored.EndpointID == "ep_p" {
-			if stored.Status != outbox.DeliveryFailed || len(as) != 1 || as[0].Number != 0 || as[0].Class != outbox.ClassEndpointPaused {
+			if stored.Status != outboxdriver.DeliveryFailed || len(as) != 1 || as[0].Number != 0 || as[0].Class != outboxdriver.ClassEndpointPaused {
 				t.Fatalf("paused endpoint's delivery: %+v %+v", stored, as)
 			}
-		} else if stored.Status != outbox.DeliveryPending || !stored.NextAttemptAt.Equal(t0) || len(as) != 0 {
+		} else if stored.Status != outboxdriver.DeliveryPending || !stored.NextAttemptAt.Equal(t0) || len(as) != 0 {
 			t.Fatalf("delivery: %+v", stored)
 		}
 	}
 	// The same id again: the stored event and deliveries, nothing planned.
-	again, err := s.Publish(ctx, nil, ev, t0, func(outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	again, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: func(outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		t.Fatal("plan called for a duplicate")
-		return outbox.Delivery{}, nil, false
-	})
+		return outboxdriver.Delivery{}, nil, false
+	}})
 	if err != nil || !again.Duplicate || len(again.Deliveries) != 2 {
 		t.Fatalf("duplicate: %+v %v", again, err)
 	}
-	for _, evOther := range []outbox.Event{
+	for _, evOther := range []outboxdriver.Event{
 		{ID: "evt_1", Account: "other", Type: ev.Type, Data: ev.Data},
 		{ID: "evt_1", Account: "acct", Type: ev.Type, Data: json.RawMessage(`{"callSid":"CA2"}`)},
 	} {
-		if _, err := s.Publish(ctx, nil, evOther, t0, planAll(evOther, t0)); !errors.Is(err, outbox.ErrConflict) {
+		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: evOther, Now: t0, Plan: planAll(evOther, t0)}); !errors.Is(err, outboxdriver.ErrConflict) {
 			t.Fatalf("conflicting id: %v", err)
 		}
 	}
 	// A failing plan insert (duplicate delivery id) rolls the event back.
-	ev2 := outbox.Event{ID: "evt_2", Account: "acct", Type: "x", CreatedAt: t0, Data: json.RawMessage(`1`)}
-	if _, err := s.Publish(ctx, nil, ev2, t0, func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
-		return outbox.Delivery{ID: "same", Account: "acct", EventID: "evt_2", EndpointID: ep.ID,
-			Status: outbox.DeliveryPending, NextAttemptAt: t0, CreatedAt: t0, UpdatedAt: t0}, nil, true
-	}); err == nil {
+	ev2 := outboxdriver.Event{ID: "evt_2", Account: "acct", Type: "x", CreatedAt: t0, Data: json.RawMessage(`1`)}
+	if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev2, Now: t0, Plan: func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+		return outboxdriver.Delivery{ID: "same", Account: "acct", EventID: "evt_2", EndpointID: ep.ID,
+			Status: outboxdriver.DeliveryPending, NextAttemptAt: t0, CreatedAt: t0, UpdatedAt: t0}, nil, true
+	}}); err == nil {
 		t.Fatal("duplicate delivery ids accepted")
 	}
-	if _, err := s.GetEvent(ctx, "acct", "evt_2"); !errors.Is(err, outbox.ErrNotFound) {
+	if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: "evt_2"}); !errors.Is(err, outboxdriver.ErrNotFound) {
 		t.Fatalf("half-published event kept: %v", err)
 	}
 }
@@ -88,8 +89,8 @@ func testPublishTx(t *testing.T, b Bundle) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev := outbox.Event{ID: id, Account: "acct", Type: "x", CreatedAt: t0, Data: json.RawMessage(`{}`)}
-		if _, err := s.Publish(ctx, tx, ev, t0, planAll(ev, t0)); err != nil {
+		ev := outboxdriver.Event{ID: id, Account: "acct", Type: "x", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Tx: tx.Tx, Event: ev, Now: t0, Plan: planAll(ev, t0)}); err != nil {
 			t.Fatal(err)
 		}
 		if commit {
@@ -100,7 +101,7 @@ func testPublishTx(t *testing.T, b Bundle) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.GetEvent(ctx, "acct", id)
+		_, err = s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: id})
 		if commit != (err == nil) {
 			t.Fatalf("commit=%v: event read %v", commit, err)
 		}
@@ -109,15 +110,26 @@ func testPublishTx(t *testing.T, b Bundle) {
 	if len(jobs) != 1 || jobs[0].Event.ID != "evt_ok" {
 		t.Fatalf("claimed %+v", jobs)
 	}
+	// A transaction of a type the store does not write in, or a nil one, is refused,
+	// and nothing is stored.
+	for _, foreign := range []any{struct{}{}, "tx", (*sql.Tx)(nil)} {
+		ev := outboxdriver.Event{ID: "evt_foreign", Account: "acct", Type: "x", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Tx: foreign, Event: ev, Now: t0, Plan: planAll(ev, t0)}); !errors.Is(err, outboxdriver.ErrInvalid) {
+			t.Fatalf("Publish with a %T as its transaction: %v, want ErrInvalid", foreign, err)
+		}
+		if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: ev.ID}); !errors.Is(err, outboxdriver.ErrNotFound) {
+			t.Fatalf("the refused publish stored its event: %v", err)
+		}
+	}
 }
 
 // attemptChange is a Change recording a failed attempt and rescheduling.
-func attemptChange(d outbox.Delivery, at time.Time, next time.Time) outbox.Change {
+func attemptChange(d outboxdriver.Delivery, at time.Time, next time.Time) outboxdriver.Change {
 	nd := d
 	nd.Attempts++
 	nd.NextAttemptAt = next
 	nd.UpdatedAt = at
-	return outbox.Change{At: at, Delivery: &nd, Attempt: &outbox.Attempt{DeliveryID: d.ID, Number: nd.Attempts,
+	return outboxdriver.Change{At: at, Delivery: &nd, Attempt: &outboxdriver.Attempt{DeliveryID: d.ID, Number: nd.Attempts,
 		At: at, ScheduledAt: d.NextAttemptAt, Duration: 1500 * time.Microsecond, Status: 503,
-		Class: outbox.ClassHTTP5xx, Error: "", Response: `{"busy":true}`}}
+		Class: outboxdriver.ClassHTTP5xx, Error: "", Response: `{"busy":true}`}}
 }

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // leasingPlan is planAll asking for every delivery to be leased until leaseUntil.
-func leasingPlan(ev outbox.Event, due, leaseUntil time.Time) outbox.PlanFunc {
+func leasingPlan(ev outboxdriver.Event, due, leaseUntil time.Time) outboxdriver.PlanFunc {
 	base := planAll(ev, due)
-	return func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	return func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		d, a, ok := base(ep)
 		d.LeaseUntil = &leaseUntil
 		return d, a, ok
@@ -31,18 +31,18 @@ func testPublishLease(t *testing.T, b Bundle) {
 	holdUntil := t0.Add(time.Hour)
 	held.HoldUntil = &holdUntil
 	paused := endpoint("ep_paused", "acct")
-	paused.Status = outbox.EndpointPaused
+	paused.Status = outboxdriver.EndpointPaused
 	mustCreate(t, s, open, held, paused)
 	leaseUntil := t0.Add(time.Minute)
 
-	publishLeasing := func(id string) map[string]outbox.Delivery {
+	publishLeasing := func(id string) map[string]outboxdriver.Delivery {
 		t.Helper()
-		ev := outbox.Event{ID: id, Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
-		pub, err := s.Publish(ctx, nil, ev, t0, leasingPlan(ev, t0, leaseUntil))
+		ev := outboxdriver.Event{ID: id, Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+		pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: leasingPlan(ev, t0, leaseUntil)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]outbox.Delivery{}
+		out := map[string]outboxdriver.Delivery{}
 		for _, d := range pub.Deliveries {
 			out[d.EndpointID] = d
 		}
@@ -69,13 +69,13 @@ func testPublishLease(t *testing.T, b Bundle) {
 		t.Fatalf("claimed %d while the endpoint is at its cap", len(jobs))
 	}
 	// A published lease completes with its token like a claimed one, and frees a slot.
-	done := outbox.Completion{DeliveryID: first["ep_open"].ID, Token: outbox.PublishLeaseToken(first["ep_open"].ID),
-		Decide: func(d outbox.Delivery, _ outbox.Endpoint) (outbox.Change, error) {
+	done := outboxdriver.Completion{DeliveryID: first["ep_open"].ID, Token: outboxdriver.PublishLeaseToken(first["ep_open"].ID),
+		Decide: func(d outboxdriver.Delivery, _ outboxdriver.Endpoint) (outboxdriver.Change, error) {
 			nd := d
-			nd.Status, nd.UpdatedAt = outbox.DeliverySucceeded, t0
-			return outbox.Change{At: t0, Delivery: &nd}, nil
+			nd.Status, nd.UpdatedAt = outboxdriver.DeliverySucceeded, t0
+			return outboxdriver.Change{At: t0, Delivery: &nd}, nil
 		}}
-	if applied, err := s.Complete(ctx, []outbox.Completion{done}); err != nil || len(applied) != 1 || !applied[0] {
+	if applied, err := s.Complete(ctx, []outboxdriver.Completion{done}); err != nil || len(applied) != 1 || !applied[0] {
 		t.Fatalf("complete with the publish token: %v %v", applied, err)
 	}
 	jobs := claim(t, s, t0.Add(time.Second), 10, "tok_b")
@@ -100,8 +100,8 @@ func testPublishLeaseConcurrent(t *testing.T, b Bundle) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ev := outbox.Event{ID: fmt.Sprintf("evt_c%d", i), Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
-			pub, err := s.Publish(ctx, nil, ev, t0, leasingPlan(ev, t0, t0.Add(time.Minute)))
+			ev := outboxdriver.Event{ID: fmt.Sprintf("evt_c%d", i), Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{}`)}
+			pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: leasingPlan(ev, t0, t0.Add(time.Minute))})
 			if err != nil {
 				t.Error(err)
 				return

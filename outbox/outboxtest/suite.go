@@ -2,22 +2,31 @@ package outboxtest
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // Bundle is what a store implementation gives the suite for one test: a fresh, empty
 // store, and a way to begin a transaction on its database (for Publish with a
 // caller's transaction).
 type Bundle struct {
-	Store   outbox.Store
-	BeginTx func(ctx context.Context) (*sql.Tx, error)
+	Store outboxdriver.Store
+	// BeginTx begins a transaction of a type the store's Publish writes in.
+	BeginTx func(ctx context.Context) (Tx, error)
+}
+
+// Tx is a caller's transaction as the suite drives it: Tx is what goes in
+// outboxdriver.PublishParams.Tx (a *sql.Tx, a pgx.Tx), with its way to commit and to
+// roll back.
+type Tx struct {
+	Tx       any
+	Commit   func() error
+	Rollback func() error
 }
 
 // Factory returns a fresh Bundle; it registers its own cleanup on t.
@@ -81,19 +90,19 @@ var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 
 var ctx = context.Background()
 
-func endpoint(id, account string) outbox.Endpoint {
-	return outbox.Endpoint{
+func endpoint(id, account string) outboxdriver.Endpoint {
+	return outboxdriver.Endpoint{
 		ID: id, Account: account, URL: "https://example.com/" + id, Events: []string{"*"}, APIVersion: "v1",
-		Secrets: []outbox.Secret{{Key: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}, Profile: outbox.ProfileStandard,
-		Overrides: outbox.Overrides{MaxAttempts: ptr(3)}, Status: outbox.EndpointActive, CreatedAt: t0, InFlightCap: 10,
+		Secrets: []outboxdriver.Secret{{Key: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}, Profile: "standard",
+		Overrides: outboxdriver.Overrides{MaxAttempts: ptr(3)}, Status: outboxdriver.EndpointActive, CreatedAt: t0, InFlightCap: 10,
 	}
 }
 
-func mustCreate(t *testing.T, s outbox.Store, eps ...outbox.Endpoint) {
+func mustCreate(t *testing.T, s outboxdriver.Store, eps ...outboxdriver.Endpoint) {
 	t.Helper()
 	for _, ep := range eps {
-		if err := s.CreateEndpoint(ctx, ep, outbox.AuditEntry{Account: ep.Account, EndpointID: ep.ID,
-			Action: outbox.AuditCreated, At: t0}); err != nil {
+		if err := s.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: ep, Audit: outboxdriver.AuditEntry{Account: ep.Account, EndpointID: ep.ID,
+			Action: outboxdriver.AuditCreated, At: t0}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,37 +111,37 @@ func mustCreate(t *testing.T, s outbox.Store, eps ...outbox.Endpoint) {
 var seq atomic.Int64
 
 // planAll plans one PENDING delivery due at due for every endpoint.
-func planAll(ev outbox.Event, due time.Time) outbox.PlanFunc {
-	return func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
-		return outbox.Delivery{ID: fmt.Sprintf("dlv_%s_%s_%d", ev.ID, ep.ID, seq.Add(1)), Account: ev.Account, EventID: ev.ID,
-			EventType: ev.Type, EndpointID: ep.ID, Status: outbox.DeliveryPending, NextAttemptAt: due,
+func planAll(ev outboxdriver.Event, due time.Time) outboxdriver.PlanFunc {
+	return func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+		return outboxdriver.Delivery{ID: fmt.Sprintf("dlv_%s_%s_%d", ev.ID, ep.ID, seq.Add(1)), Account: ev.Account, EventID: ev.ID,
+			EventType: ev.Type, EndpointID: ep.ID, Status: outboxdriver.DeliveryPending, NextAttemptAt: due,
 			CreatedAt: due, UpdatedAt: due}, nil, true
 	}
 }
 
 // publish stores an event of account and returns its deliveries.
-func publish(t *testing.T, s outbox.Store, account, id string, due time.Time) []outbox.Delivery {
+func publish(t *testing.T, s outboxdriver.Store, account, id string, due time.Time) []outboxdriver.Delivery {
 	t.Helper()
-	ev := outbox.Event{ID: id, Account: account, Type: "call.status", CreatedAt: due, Data: json.RawMessage(`{"n":1}`)}
-	pub, err := s.Publish(ctx, nil, ev, due, planAll(ev, due))
+	ev := outboxdriver.Event{ID: id, Account: account, Type: "call.status", CreatedAt: due, Data: json.RawMessage(`{"n":1}`)}
+	pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: due, Plan: planAll(ev, due)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pub.Deliveries
 }
 
-func claim(t *testing.T, s outbox.Store, now time.Time, limit int, token string) []outbox.Job {
+func claim(t *testing.T, s outboxdriver.Store, now time.Time, limit int, token string) []outboxdriver.Job {
 	t.Helper()
-	jobs, err := s.Claim(ctx, outbox.ClaimParams{Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, Token: token})
+	jobs, err := s.Claim(ctx, outboxdriver.ClaimParams{Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return jobs
 }
 
-func getDelivery(t *testing.T, s outbox.Store, account, id string) (outbox.Delivery, []outbox.Attempt) {
+func getDelivery(t *testing.T, s outboxdriver.Store, account, id string) (outboxdriver.Delivery, []outboxdriver.Attempt) {
 	t.Helper()
-	d, as, err := s.GetDelivery(ctx, account, id)
+	d, as, err := s.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: account, ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

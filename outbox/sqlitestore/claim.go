@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // claimSQL reads the window of due deliveries a claim chooses from. It walks the due
@@ -72,12 +72,12 @@ func pickDue(window []dueRow, limit int) []string {
 	return ids
 }
 
-// Claim implements outbox.Store.
-func (s *Store) Claim(ctx context.Context, p outbox.ClaimParams) ([]outbox.Job, error) {
+// Claim implements outboxdriver.Store.
+func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
 	if p.Limit <= 0 {
 		return nil, nil
 	}
-	var jobs []outbox.Job
+	var jobs []outboxdriver.Job
 	err := s.write(ctx, func(tx querier) error {
 		var err error
 		jobs, err = claimIn(ctx, tx, p)
@@ -92,7 +92,7 @@ func (s *Store) Claim(ctx context.Context, p outbox.ClaimParams) ([]outbox.Job, 
 // claimIn makes one claim on tx: it reads the window, picks from it (pickDue), leases
 // the pick with one UPDATE that returns the deliveries, reads their events in one
 // query and each endpoint once.
-func claimIn(ctx context.Context, tx querier, p outbox.ClaimParams) ([]outbox.Job, error) {
+func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
 	rows, err := tx.QueryContext(ctx, claimSQL, sql.Named("now", micros(p.Now)), sql.Named("scan", 4*p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: claim: %w", err)
@@ -118,7 +118,7 @@ func claimIn(ctx context.Context, tx querier, p outbox.ClaimParams) ([]outbox.Jo
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: claim: %w", err)
 	}
-	var claimed []outbox.Delivery
+	var claimed []outboxdriver.Delivery
 	for rows.Next() {
 		var ds deliveryScan
 		if err := rows.Scan(ds.dest()...); err != nil {
@@ -131,7 +131,7 @@ func claimIn(ctx context.Context, tx querier, p outbox.ClaimParams) ([]outbox.Jo
 	if err := rows.Err(); err != nil || len(claimed) == 0 {
 		return nil, err
 	}
-	slices.SortFunc(claimed, func(a, b outbox.Delivery) int {
+	slices.SortFunc(claimed, func(a, b outboxdriver.Delivery) int {
 		if c := a.NextAttemptAt.Compare(b.NextAttemptAt); c != 0 {
 			return c
 		}
@@ -145,13 +145,13 @@ func claimIn(ctx context.Context, tx querier, p outbox.ClaimParams) ([]outbox.Jo
 	if err != nil {
 		return nil, err
 	}
-	endpoints := map[string]outbox.Endpoint{}
-	jobs := make([]outbox.Job, 0, len(claimed))
+	endpoints := map[string]outboxdriver.Endpoint{}
+	jobs := make([]outboxdriver.Job, 0, len(claimed))
 	for _, d := range claimed {
 		ep, ok := endpoints[d.EndpointID]
 		if !ok {
 			ep, err = getEndpoint(ctx, tx, d.EndpointID)
-			if err != nil && !errors.Is(err, outbox.ErrNotFound) {
+			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
 				return nil, err
 			}
 			endpoints[d.EndpointID] = ep
@@ -162,13 +162,13 @@ func claimIn(ctx context.Context, tx querier, p outbox.ClaimParams) ([]outbox.Jo
 			// expires and the reaper decides it, as for a crashed claimer.
 			continue
 		}
-		jobs = append(jobs, outbox.Job{Delivery: d, Endpoint: ep, Event: ev, Token: p.Token})
+		jobs = append(jobs, outboxdriver.Job{Delivery: d, Endpoint: ep, Event: ev, Token: p.Token})
 	}
 	return jobs, nil
 }
 
 // eventsByID reads events by id in one query.
-func eventsByID(ctx context.Context, tx querier, ids []string) (map[string]outbox.Event, error) {
+func eventsByID(ctx context.Context, tx querier, ids []string) (map[string]outboxdriver.Event, error) {
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func eventsByID(ctx context.Context, tx querier, ids []string) (map[string]outbo
 		return nil, err
 	}
 	defer rows.Close()
-	out := make(map[string]outbox.Event, len(ids))
+	out := make(map[string]outboxdriver.Event, len(ids))
 	for rows.Next() {
 		var vs eventScan
 		if err := rows.Scan(vs.dest()...); err != nil {
@@ -190,7 +190,7 @@ func eventsByID(ctx context.Context, tx querier, ids []string) (map[string]outbo
 	return out, rows.Err()
 }
 
-// NextDue implements outbox.Store.
+// NextDue implements outboxdriver.Store.
 func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var v sql.NullInt64
 	err := s.read().QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM outbox_deliveries
@@ -201,17 +201,18 @@ func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return fromMicros(v.Int64), true, nil
 }
 
-// Complete implements outbox.Store. The batch costs a few statements whatever its
+// Complete implements outboxdriver.Store. The batch costs a few statements whatever its
 // size: see batchApplier.
-func (s *Store) Complete(ctx context.Context, outcomes []outbox.Completion) ([]bool, error) {
-	applied, _, err := s.CompleteClaim(ctx, outcomes, outbox.ClaimParams{})
+func (s *Store) Complete(ctx context.Context, outcomes []outboxdriver.Completion) ([]bool, error) {
+	applied, _, err := s.CompleteClaim(ctx, outboxdriver.CompleteClaimParams{Outcomes: outcomes})
 	return applied, err
 }
 
-// CompleteClaim implements outbox.Store.
-func (s *Store) CompleteClaim(ctx context.Context, outcomes []outbox.Completion, next outbox.ClaimParams) ([]bool, []outbox.Job, error) {
+// CompleteClaim implements outboxdriver.Store.
+func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimParams) ([]bool, []outboxdriver.Job, error) {
+	outcomes, next := p.Outcomes, p.Next
 	applied := make([]bool, len(outcomes))
-	var jobs []outbox.Job
+	var jobs []outboxdriver.Job
 	err := s.write(ctx, func(tx querier) error {
 		clear(applied)
 		b := newBatchApplier(tx)
@@ -224,7 +225,7 @@ func (s *Store) CompleteClaim(ctx context.Context, outcomes []outbox.Completion,
 		}
 		for i, c := range outcomes {
 			ok, err := b.apply(ctx, c.DeliveryID, &c.Token, c.Decide)
-			if err != nil && !errors.Is(err, outbox.ErrNotFound) {
+			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
 				return err
 			}
 			applied[i] = ok // false: purged, or reaped and perhaps claimed again
@@ -248,7 +249,7 @@ func (s *Store) CompleteClaim(ctx context.Context, outcomes []outbox.Completion,
 // decideAndApply reads a delivery and its endpoint, asks decide, and applies the
 // Change. With a token, a delivery whose lease token differs, or that holds no lease,
 // is left alone (false).
-func decideAndApply(ctx context.Context, tx querier, id string, token *string, decide outbox.DecideFunc) (bool, error) {
+func decideAndApply(ctx context.Context, tx querier, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
 	var sc deliveryScan
 	var lease sql.NullString
 	err := tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+`, lease_token FROM outbox_deliveries WHERE id = ?`, id).
@@ -274,8 +275,9 @@ func decideAndApply(ctx context.Context, tx querier, id string, token *string, d
 	return true, applyChange(ctx, tx, ch, d.ID, ep.ID)
 }
 
-// Reap implements outbox.Store.
-func (s *Store) Reap(ctx context.Context, now time.Time, limit int, decide outbox.DecideFunc) (int, error) {
+// Reap implements outboxdriver.Store.
+func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error) {
+	now, limit, decide := p.Now, p.Limit, p.Decide
 	n := 0
 	err := s.write(ctx, func(tx querier) error {
 		n = 0

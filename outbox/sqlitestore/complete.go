@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // batchApplier decides and applies the changes of many deliveries in one transaction
@@ -30,19 +30,19 @@ type batchApplier struct {
 	endpoints  map[string]*cachedEndpoint
 	// pending delivery updates by id (the last change of a delivery wins, as it
 	// would have in sequence) and attempt inserts, in order.
-	updates     []outbox.Delivery
+	updates     []outboxdriver.Delivery
 	updateIndex map[string]int
-	attempts    []outbox.Attempt
+	attempts    []outboxdriver.Attempt
 	dirty       []string // endpoints changed since the last flush, in order
 }
 
 type cachedDelivery struct {
-	d     outbox.Delivery
+	d     outboxdriver.Delivery
 	token string
 }
 
 type cachedEndpoint struct {
-	ep    outbox.Endpoint
+	ep    outboxdriver.Endpoint
 	dirty bool
 }
 
@@ -97,13 +97,13 @@ func (b *batchApplier) delivery(ctx context.Context, id string) (*cachedDelivery
 	return c, nil
 }
 
-func (b *batchApplier) endpoint(ctx context.Context, id string) (outbox.Endpoint, error) {
+func (b *batchApplier) endpoint(ctx context.Context, id string) (outboxdriver.Endpoint, error) {
 	if c, ok := b.endpoints[id]; ok {
 		return c.ep, nil
 	}
 	ep, err := getEndpoint(ctx, b.tx, id)
 	if err != nil {
-		return outbox.Endpoint{}, err
+		return outboxdriver.Endpoint{}, err
 	}
 	b.endpoints[id] = &cachedEndpoint{ep: ep}
 	return ep, nil
@@ -112,7 +112,7 @@ func (b *batchApplier) endpoint(ctx context.Context, id string) (outbox.Endpoint
 // apply decides one delivery and buffers its Change. With a token, a delivery whose
 // lease token differs, or that holds no lease, is left alone (false). A missing delivery or endpoint is an
 // ErrNotFound error.
-func (b *batchApplier) apply(ctx context.Context, id string, token *string, decide outbox.DecideFunc) (bool, error) {
+func (b *batchApplier) apply(ctx context.Context, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
 	c, err := b.delivery(ctx, id)
 	if err != nil {
 		return false, err
@@ -133,7 +133,7 @@ func (b *batchApplier) apply(ctx context.Context, id string, token *string, deci
 
 // change buffers ch, which is about delivery deliveryID of endpoint endpointID, in the
 // order applyChange writes it.
-func (b *batchApplier) change(ctx context.Context, ch outbox.Change, deliveryID, endpointID string) error {
+func (b *batchApplier) change(ctx context.Context, ch outboxdriver.Change, deliveryID, endpointID string) error {
 	if d := ch.Delivery; d != nil {
 		nd := normalizedDelivery(*d)
 		if i, ok := b.updateIndex[nd.ID]; ok {
@@ -157,7 +157,7 @@ func (b *batchApplier) change(ctx context.Context, ch outbox.Change, deliveryID,
 	}
 	if ep := ch.Endpoint; ep != nil {
 		c, ok := b.endpoints[ep.ID]
-		var nep outbox.Endpoint
+		var nep outboxdriver.Endpoint
 		if ok && sameEncodedFields(c.ep, *ep) {
 			// A health change (every attempt makes one): the JSON columns are those
 			// already normalized, so only the times need it.
@@ -172,7 +172,7 @@ func (b *batchApplier) change(ctx context.Context, ch outbox.Change, deliveryID,
 		if !ok {
 			// Never read in this batch: keep the columns the update does not set.
 			cur, err := getEndpoint(ctx, b.tx, ep.ID)
-			if errors.Is(err, outbox.ErrNotFound) {
+			if errors.Is(err, outboxdriver.ErrNotFound) {
 				c = &cachedEndpoint{ep: nep} // the update matches no row, as in sequence
 			} else if err != nil {
 				return err
@@ -293,7 +293,7 @@ func (b *batchApplier) flushAttempts(ctx context.Context) error {
 }
 
 // normalizedDelivery is d as a read after writing it returns it.
-func normalizedDelivery(d outbox.Delivery) outbox.Delivery {
+func normalizedDelivery(d outboxdriver.Delivery) outboxdriver.Delivery {
 	d.NextAttemptAt, d.UpdatedAt = fromMicros(micros(d.NextAttemptAt)), fromMicros(micros(d.UpdatedAt))
 	if d.FaultSince != nil {
 		t := fromMicros(micros(*d.FaultSince))
@@ -304,28 +304,28 @@ func normalizedDelivery(d outbox.Delivery) outbox.Delivery {
 
 // normalizedEndpoint is ep as a read after writing it returns it: its columns go
 // through the same encoding.
-func normalizedEndpoint(ep outbox.Endpoint) (outbox.Endpoint, error) {
+func normalizedEndpoint(ep outboxdriver.Endpoint) (outboxdriver.Endpoint, error) {
 	args, err := endpointArgs(ep)
 	if err != nil {
-		return outbox.Endpoint{}, err
+		return outboxdriver.Endpoint{}, err
 	}
 	var sc endpointScan
 	for i, dst := range sc.dest() {
 		if err := convertColumn(dst, args[i]); err != nil {
-			return outbox.Endpoint{}, fmt.Errorf("sqlitestore: endpoint column %d: %w", i, err)
+			return outboxdriver.Endpoint{}, fmt.Errorf("sqlitestore: endpoint column %d: %w", i, err)
 		}
 	}
 	return sc.endpoint()
 }
 
 // sameEncodedFields reports whether a and b agree on the fields stored as JSON.
-func sameEncodedFields(a, b outbox.Endpoint) bool {
+func sameEncodedFields(a, b outboxdriver.Endpoint) bool {
 	return reflect.DeepEqual(a.Events, b.Events) && reflect.DeepEqual(a.Secrets, b.Secrets) &&
 		reflect.DeepEqual(a.Overrides, b.Overrides)
 }
 
 // normalizedTimes is ep with its times as a read after writing them returns them.
-func normalizedTimes(ep outbox.Endpoint) outbox.Endpoint {
+func normalizedTimes(ep outboxdriver.Endpoint) outboxdriver.Endpoint {
 	for _, t := range []**time.Time{&ep.FailingSince, &ep.LastDeliveryAt, &ep.PausedAt, &ep.DisabledAt, &ep.HoldUntil, &ep.RemovedAt} {
 		if *t != nil {
 			v := fromMicros(micros(**t))

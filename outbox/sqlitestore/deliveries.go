@@ -3,30 +3,29 @@ package sqlitestore
 import (
 	"context"
 	"encoding/json"
-	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-func getDelivery(ctx context.Context, q querier, id string) (outbox.Delivery, error) {
+func getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
 	var sc deliveryScan
 	err := q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id).Scan(sc.dest()...)
 	if isNoRows(err) {
-		return outbox.Delivery{}, notFound("delivery", id)
+		return outboxdriver.Delivery{}, notFound("delivery", id)
 	}
 	if err != nil {
-		return outbox.Delivery{}, err
+		return outboxdriver.Delivery{}, err
 	}
 	return sc.delivery(), nil
 }
 
-func queryDeliveries(ctx context.Context, q querier, where string, args ...any) ([]outbox.Delivery, error) {
+func queryDeliveries(ctx context.Context, q querier, where string, args ...any) ([]outboxdriver.Delivery, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries `+where, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []outbox.Delivery
+	var out []outboxdriver.Delivery
 	for rows.Next() {
 		var sc deliveryScan
 		if err := rows.Scan(sc.dest()...); err != nil {
@@ -37,34 +36,35 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 	return out, rows.Err()
 }
 
-// GetDelivery implements outbox.Store.
-func (s *Store) GetDelivery(ctx context.Context, account, id string) (outbox.Delivery, []outbox.Attempt, error) {
+// GetDelivery implements outboxdriver.Store.
+func (s *Store) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParams) (outboxdriver.Delivery, []outboxdriver.Attempt, error) {
+	account, id := p.Account, p.ID
 	d, err := getDelivery(ctx, s.read(), id)
 	if err != nil {
-		return outbox.Delivery{}, nil, err
+		return outboxdriver.Delivery{}, nil, err
 	}
 	if d.Account != account {
-		return outbox.Delivery{}, nil, notFound("delivery", id)
+		return outboxdriver.Delivery{}, nil, notFound("delivery", id)
 	}
 	rows, err := s.read().QueryContext(ctx, `SELECT `+attemptColumns+` FROM outbox_attempts
 		WHERE delivery_id = ? ORDER BY number`, id)
 	if err != nil {
-		return outbox.Delivery{}, nil, err
+		return outboxdriver.Delivery{}, nil, err
 	}
 	defer rows.Close()
-	var attempts []outbox.Attempt
+	var attempts []outboxdriver.Attempt
 	for rows.Next() {
 		a, err := scanAttempt(rows)
 		if err != nil {
-			return outbox.Delivery{}, nil, err
+			return outboxdriver.Delivery{}, nil, err
 		}
 		attempts = append(attempts, a)
 	}
 	return d, attempts, rows.Err()
 }
 
-// ListDeliveries implements outbox.Store.
-func (s *Store) ListDeliveries(ctx context.Context, q outbox.DeliveryQuery) ([]outbox.Delivery, error) {
+// ListDeliveries implements outboxdriver.Store.
+func (s *Store) ListDeliveries(ctx context.Context, q outboxdriver.DeliveryQuery) ([]outboxdriver.Delivery, error) {
 	where := `WHERE account = ?`
 	args := []any{q.Account}
 	for _, f := range []struct{ col, v string }{
@@ -84,9 +84,10 @@ func (s *Store) ListDeliveries(ctx context.Context, q outbox.DeliveryQuery) ([]o
 	return queryDeliveries(ctx, s.read(), where, args...)
 }
 
-// UpdateDelivery implements outbox.Store.
-func (s *Store) UpdateDelivery(ctx context.Context, account, id string, change outbox.DecideFunc) (outbox.Delivery, error) {
-	var out outbox.Delivery
+// UpdateDelivery implements outboxdriver.Store.
+func (s *Store) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliveryParams) (outboxdriver.Delivery, error) {
+	account, id, change := p.Account, p.ID, p.Decide
+	var out outboxdriver.Delivery
 	err := s.write(ctx, func(tx querier) error {
 		d, err := getDelivery(ctx, tx, id)
 		if err != nil {
@@ -115,8 +116,9 @@ WHERE account = ? AND endpoint_id = ? AND status = 'FAILED' AND created_at >= ?`
 const purgeDeliveriesSQL = `SELECT id FROM outbox_deliveries
 WHERE created_at < ? AND lease_until IS NULL ORDER BY created_at LIMIT ?`
 
-// Recover implements outbox.Store.
-func (s *Store) Recover(ctx context.Context, account, endpointID string, since, now time.Time) (int, error) {
+// Recover implements outboxdriver.Store.
+func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int, error) {
+	account, endpointID, since, now := p.Account, p.EndpointID, p.Since, p.Now
 	var n int64
 	err := s.write(ctx, func(tx querier) error {
 		// In the transaction: an endpoint removed meanwhile gets nothing back.
@@ -137,8 +139,9 @@ func (s *Store) Recover(ctx context.Context, account, endpointID string, since, 
 	return int(n), err
 }
 
-// Purge implements outbox.Store.
-func (s *Store) Purge(ctx context.Context, before time.Time, limit int) (deliveries, events int, err error) {
+// Purge implements outboxdriver.Store.
+func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveries, events int, err error) {
+	before, limit := p.Before, p.Limit
 	err = s.write(ctx, func(tx querier) error {
 		ids, err := queryIDs(ctx, tx, purgeDeliveriesSQL, micros(before), limit)
 		if err != nil {

@@ -1,6 +1,7 @@
-// Package sqlitestore is the embedded outbox.Store: one SQLite database file (pure Go,
-// modernc.org/sqlite) in WAL mode with synchronous=FULL by default, schema applied from
-// embedded migrations at Open.
+// Package sqlitestore is the embedded outboxdriver.Store: one SQLite database file
+// (pure Go, modernc.org/sqlite) in WAL mode with synchronous=FULL by default, schema
+// applied from embedded migrations at Open. It stands on package outboxdriver alone
+// and passes the shared suite of outbox/outboxtest.
 //
 // Durability: with WAL, synchronous=FULL syncs the log on every commit, so an event is
 // on disk when Publish returns and survives power loss; NORMAL (an option) survives a
@@ -13,5 +14,6 @@
 // the pool runs in the same transaction.
 //
 // Times are stored as Unix microseconds. Programs that publish inside their own
-// transaction (outbox.PublishTx) begin it on DB().
+// transaction (the outbox's PublishTx) begin a *sql.Tx on DB() and pass it; the store
+// refuses any other transaction type with ErrInvalid.
 package sqlitestore

@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-// CreateEndpoint implements outbox.Store.
-func (s *Store) CreateEndpoint(ctx context.Context, ep outbox.Endpoint, audit outbox.AuditEntry) error {
+// CreateEndpoint implements outboxdriver.Store.
+func (s *Store) CreateEndpoint(ctx context.Context, p outboxdriver.CreateEndpointParams) error {
+	ep := p.Endpoint
 	args, err := endpointArgs(ep)
 	if err != nil {
 		return err
@@ -20,43 +21,43 @@ func (s *Store) CreateEndpoint(ctx context.Context, ep outbox.Endpoint, audit ou
 			return err
 		}
 		if n > 0 {
-			return fmt.Errorf("%w: endpoint %s exists", outbox.ErrConflict, ep.ID)
+			return fmt.Errorf("%w: endpoint %s exists", outboxdriver.ErrConflict, ep.ID)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_endpoints (`+endpointColumns+`)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
 			return err
 		}
-		return insertAudit(ctx, tx, []outbox.AuditEntry{audit})
+		return insertAudit(ctx, tx, []outboxdriver.AuditEntry{p.Audit})
 	})
 }
 
-// GetEndpoint implements outbox.Store.
-func (s *Store) GetEndpoint(ctx context.Context, account, id string) (outbox.Endpoint, error) {
-	ep, err := getEndpoint(ctx, s.read(), id)
+// GetEndpoint implements outboxdriver.Store.
+func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParams) (outboxdriver.Endpoint, error) {
+	ep, err := getEndpoint(ctx, s.read(), p.ID)
 	if err != nil {
-		return outbox.Endpoint{}, err
+		return outboxdriver.Endpoint{}, err
 	}
-	if ep.Account != account || ep.RemovedAt != nil {
-		return outbox.Endpoint{}, notFound("endpoint", id)
+	if ep.Account != p.Account || ep.RemovedAt != nil {
+		return outboxdriver.Endpoint{}, notFound("endpoint", p.ID)
 	}
 	return ep, nil
 }
 
 // getEndpoint reads an endpoint by id whatever its account, removed ones included.
-func getEndpoint(ctx context.Context, q querier, id string) (outbox.Endpoint, error) {
+func getEndpoint(ctx context.Context, q querier, id string) (outboxdriver.Endpoint, error) {
 	var sc endpointScan
 	err := q.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = ?`, id).Scan(sc.dest()...)
 	if isNoRows(err) {
-		return outbox.Endpoint{}, notFound("endpoint", id)
+		return outboxdriver.Endpoint{}, notFound("endpoint", id)
 	}
 	if err != nil {
-		return outbox.Endpoint{}, err
+		return outboxdriver.Endpoint{}, err
 	}
 	return sc.endpoint()
 }
 
-// ListEndpoints implements outbox.Store.
-func (s *Store) ListEndpoints(ctx context.Context, account string) ([]outbox.Endpoint, error) {
+// ListEndpoints implements outboxdriver.Store.
+func (s *Store) ListEndpoints(ctx context.Context, account string) ([]outboxdriver.Endpoint, error) {
 	rows, err := s.read().QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, account)
 	if err != nil {
@@ -65,9 +66,9 @@ func (s *Store) ListEndpoints(ctx context.Context, account string) ([]outbox.End
 	return scanEndpoints(rows)
 }
 
-func scanEndpoints(rows *sql.Rows) ([]outbox.Endpoint, error) {
+func scanEndpoints(rows *sql.Rows) ([]outboxdriver.Endpoint, error) {
 	defer rows.Close()
-	var out []outbox.Endpoint
+	var out []outboxdriver.Endpoint
 	for rows.Next() {
 		var sc endpointScan
 		if err := rows.Scan(sc.dest()...); err != nil {
@@ -82,9 +83,10 @@ func scanEndpoints(rows *sql.Rows) ([]outbox.Endpoint, error) {
 	return out, rows.Err()
 }
 
-// UpdateEndpoint implements outbox.Store.
-func (s *Store) UpdateEndpoint(ctx context.Context, account, id string, change func(outbox.Endpoint) (outbox.Change, error)) (outbox.Endpoint, error) {
-	var result outbox.Endpoint
+// UpdateEndpoint implements outboxdriver.Store.
+func (s *Store) UpdateEndpoint(ctx context.Context, p outboxdriver.UpdateEndpointParams) (outboxdriver.Endpoint, error) {
+	account, id, change := p.Account, p.ID, p.Change
+	var result outboxdriver.Endpoint
 	err := s.write(ctx, func(tx querier) error {
 		ep, err := getEndpoint(ctx, tx, id)
 		if err != nil {
@@ -104,7 +106,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, account, id string, change f
 		return err
 	})
 	if err != nil {
-		return outbox.Endpoint{}, err
+		return outboxdriver.Endpoint{}, err
 	}
 	return result, nil
 }
@@ -123,7 +125,7 @@ const updateEndpointSQL = `UPDATE outbox_endpoints SET url = ?, events = ?, api_
 const moveWaitingSQL = `UPDATE outbox_deliveries SET status = ?, last_error = ?, updated_at = ?
 WHERE endpoint_id = ? AND status = 'PENDING' AND lease_until IS NULL AND id != ?`
 
-func applyChange(ctx context.Context, tx querier, ch outbox.Change, deliveryID, endpointID string) error {
+func applyChange(ctx context.Context, tx querier, ch outboxdriver.Change, deliveryID, endpointID string) error {
 	if d := ch.Delivery; d != nil {
 		if _, err := tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = ?, attempts = ?, run_start = ?,
 			next_attempt_at = ?, fault_since = ?, last_error = ?, updated_at = ?, lease_until = NULL, lease_token = NULL
@@ -158,7 +160,7 @@ func applyChange(ctx context.Context, tx querier, ch outbox.Change, deliveryID, 
 	return insertAudit(ctx, tx, ch.Audit)
 }
 
-func insertAudit(ctx context.Context, tx querier, entries []outbox.AuditEntry) error {
+func insertAudit(ctx context.Context, tx querier, entries []outboxdriver.AuditEntry) error {
 	for _, a := range entries {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_audit (account, endpoint_id, action, reason, at)
 			VALUES (?, ?, ?, ?, ?)`, a.Account, a.EndpointID, a.Action, a.Reason, micros(a.At)); err != nil {
@@ -168,18 +170,18 @@ func insertAudit(ctx context.Context, tx querier, entries []outbox.AuditEntry) e
 	return nil
 }
 
-// ListAudit implements outbox.Store.
-func (s *Store) ListAudit(ctx context.Context, account string, limit int) ([]outbox.AuditEntry, error) {
+// ListAudit implements outboxdriver.Store.
+func (s *Store) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) ([]outboxdriver.AuditEntry, error) {
 	rows, err := s.read().QueryContext(ctx, `SELECT id, account, endpoint_id, action, reason, at FROM outbox_audit
-		WHERE account = ? ORDER BY id DESC LIMIT ?`, account, limit)
+		WHERE account = ? ORDER BY id DESC LIMIT ?`, p.Account, p.Limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []outbox.AuditEntry
+	var out []outboxdriver.AuditEntry
 	for rows.Next() {
 		var (
-			a  outbox.AuditEntry
+			a  outboxdriver.AuditEntry
 			us int64
 		)
 		if err := rows.Scan(&a.ID, &a.Account, &a.EndpointID, &a.Action, &a.Reason, &us); err != nil {

@@ -8,13 +8,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-// Publish implements outbox.Store. With a caller's tx it runs on that transaction
-// (which holds SQLite's write lock from BEGIN IMMEDIATE) and the caller commits.
-func (s *Store) Publish(ctx context.Context, tx *sql.Tx, ev outbox.Event, now time.Time, plan outbox.PlanFunc) (outbox.Published, error) {
-	if tx != nil {
+// Publish implements outboxdriver.Store. A caller's p.Tx must be a *sql.Tx begun on DB:
+// the publish runs on it (it holds SQLite's write lock from BEGIN IMMEDIATE) and the
+// caller commits.
+func (s *Store) Publish(ctx context.Context, p outboxdriver.PublishParams) (outboxdriver.Published, error) {
+	ev, now, plan := p.Event, p.Now, p.Plan
+	if p.Tx != nil {
+		tx, err := callerTx(p.Tx)
+		if err != nil {
+			return outboxdriver.Published{}, err
+		}
 		return publish(ctx, s.on(tx), ev, now, plan)
 	}
 	// The group may write this publish with the others of its transaction; fn is the
@@ -26,43 +32,58 @@ func (s *Store) Publish(ctx context.Context, tx *sql.Tx, ev outbox.Event, now ti
 		return err
 	}})
 	if err != nil {
-		return outbox.Published{}, err
+		return outboxdriver.Published{}, err
 	}
 	return pr.out, nil
 }
 
-func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, plan outbox.PlanFunc) (outbox.Published, error) {
+// callerTx is the caller's transaction of a Publish: the SQLite store writes in a
+// *sql.Tx (begun on DB), and refuses anything else with ErrInvalid.
+func callerTx(tx any) (*sql.Tx, error) {
+	switch t := tx.(type) {
+	case *sql.Tx:
+		if t != nil {
+			return t, nil
+		}
+		return nil, &outboxdriver.ValidationError{Field: "tx", Reason: "nil *sql.Tx"}
+	default:
+		return nil, &outboxdriver.ValidationError{Field: "tx",
+			Reason: fmt.Sprintf("the SQLite store writes in a *sql.Tx begun on its DB, not a %T", tx)}
+	}
+}
+
+func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Time, plan outboxdriver.PlanFunc) (outboxdriver.Published, error) {
 	// Insert first: the common case (a new id) costs one statement.
 	res, err := tx.ExecContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(now), []byte(ev.Data))
 	if err != nil {
-		return outbox.Published{}, fmt.Errorf("sqlitestore: insert event: %w", err)
+		return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert event: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return outbox.Published{}, err
+		return outboxdriver.Published{}, err
 	} else if n == 0 {
 		var sc eventScan
 		if err := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ?`, ev.ID).Scan(sc.dest()...); err != nil {
-			return outbox.Published{}, err
+			return outboxdriver.Published{}, err
 		}
 		old := sc.event()
 		if old.Account != ev.Account || old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
-			return outbox.Published{}, fmt.Errorf("%w: event %s exists with other content", outbox.ErrConflict, ev.ID)
+			return outboxdriver.Published{}, fmt.Errorf("%w: event %s exists with other content", outboxdriver.ErrConflict, ev.ID)
 		}
 		ds, err := queryDeliveries(ctx, tx, `WHERE event_id = ? ORDER BY created_at, id`, ev.ID)
-		return outbox.Published{Event: old, Deliveries: ds, Duplicate: true}, err
+		return outboxdriver.Published{Event: old, Deliveries: ds, Duplicate: true}, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, ev.Account)
 	if err != nil {
-		return outbox.Published{}, err
+		return outboxdriver.Published{}, err
 	}
 	endpoints, err := scanEndpoints(rows)
 	if err != nil {
-		return outbox.Published{}, err
+		return outboxdriver.Published{}, err
 	}
-	pub := outbox.Published{Event: ev}
+	pub := outboxdriver.Published{Event: ev}
 	leases := newPublishLeases(tx, now)
 	for _, ep := range endpoints {
 		d, a, ok := plan(ep)
@@ -70,15 +91,15 @@ func publish(ctx context.Context, tx querier, ev outbox.Event, now time.Time, pl
 			continue
 		}
 		if err := leases.grant(ctx, ep, &d); err != nil {
-			return outbox.Published{}, err
+			return outboxdriver.Published{}, err
 		}
 		if err := insertDelivery(ctx, tx, d); err != nil {
-			return outbox.Published{}, err
+			return outboxdriver.Published{}, err
 		}
 		if a != nil {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
 				attemptArgs(*a)...); err != nil {
-				return outbox.Published{}, fmt.Errorf("sqlitestore: insert attempt: %w", err)
+				return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert attempt: %w", err)
 			}
 		}
 		pub.Deliveries = append(pub.Deliveries, d)
@@ -94,17 +115,17 @@ const insertDeliveryColumns = `id, account, event_id, event_type, endpoint_id,
 // insertDeliveryArgs is len(deliveryArgs(d)).
 const insertDeliveryArgs = 15
 
-func deliveryArgs(d outbox.Delivery) []any {
+func deliveryArgs(d outboxdriver.Delivery) []any {
 	var token any
 	if d.LeaseUntil != nil {
-		token = outbox.PublishLeaseToken(d.ID)
+		token = outboxdriver.PublishLeaseToken(d.ID)
 	}
 	return []any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
 		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt),
 		microsPtr(d.LeaseUntil), token}
 }
 
-func insertDelivery(ctx context.Context, tx querier, d outbox.Delivery) error {
+func insertDelivery(ctx context.Context, tx querier, d outboxdriver.Delivery) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`)
 		VALUES `+rowsSQL(1, insertDeliveryArgs), deliveryArgs(d)...)
 	if err != nil {
@@ -113,7 +134,7 @@ func insertDelivery(ctx context.Context, tx querier, d outbox.Delivery) error {
 	return nil
 }
 
-// publishLeases grants the leases new deliveries ask for (outbox.PlanFunc) within one
+// publishLeases grants the leases new deliveries ask for (outboxdriver.PlanFunc) within one
 // transaction, counting each endpoint's leases once and then those it grants.
 type publishLeases struct {
 	tx     querier
@@ -126,12 +147,12 @@ func newPublishLeases(tx querier, now time.Time) *publishLeases {
 }
 
 // grant keeps d's lease when ep can take one more, and clears it otherwise.
-func (l *publishLeases) grant(ctx context.Context, ep outbox.Endpoint, d *outbox.Delivery) error {
+func (l *publishLeases) grant(ctx context.Context, ep outboxdriver.Endpoint, d *outboxdriver.Delivery) error {
 	if d.LeaseUntil == nil {
 		return nil
 	}
 	held := ep.HoldUntil != nil && ep.HoldUntil.After(l.now)
-	if d.Status != outbox.DeliveryPending || ep.Status != outbox.EndpointActive || ep.RemovedAt != nil || held {
+	if d.Status != outboxdriver.DeliveryPending || ep.Status != outboxdriver.EndpointActive || ep.RemovedAt != nil || held {
 		d.LeaseUntil = nil
 		return nil
 	}
@@ -151,22 +172,22 @@ func (l *publishLeases) grant(ctx context.Context, ep outbox.Endpoint, d *outbox
 	return nil
 }
 
-// GetEvent implements outbox.Store.
-func (s *Store) GetEvent(ctx context.Context, account, id string) (outbox.Event, error) {
+// GetEvent implements outboxdriver.Store.
+func (s *Store) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (outboxdriver.Event, error) {
 	var sc eventScan
 	err := s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
-		id, account).Scan(sc.dest()...)
+		p.ID, p.Account).Scan(sc.dest()...)
 	if isNoRows(err) {
-		return outbox.Event{}, notFound("event", id)
+		return outboxdriver.Event{}, notFound("event", p.ID)
 	}
 	if err != nil {
-		return outbox.Event{}, err
+		return outboxdriver.Event{}, err
 	}
 	return sc.event(), nil
 }
 
-// ListEvents implements outbox.Store.
-func (s *Store) ListEvents(ctx context.Context, q outbox.EventQuery) ([]outbox.Event, error) {
+// ListEvents implements outboxdriver.Store.
+func (s *Store) ListEvents(ctx context.Context, q outboxdriver.EventQuery) ([]outboxdriver.Event, error) {
 	query := `SELECT ` + eventColumns + ` FROM outbox_events WHERE account = ? AND created_at >= ?`
 	args := []any{q.Account, sinceMicros(q.Since)}
 	if q.Type != "" {
@@ -184,7 +205,7 @@ func (s *Store) ListEvents(ctx context.Context, q outbox.EventQuery) ([]outbox.E
 		return nil, err
 	}
 	defer rows.Close()
-	var out []outbox.Event
+	var out []outboxdriver.Event
 	for rows.Next() {
 		var sc eventScan
 		if err := rows.Scan(sc.dest()...); err != nil {

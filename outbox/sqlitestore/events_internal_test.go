@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // TestRepublishMatchesDataStoredUncompacted: event data written before the outbox
@@ -23,12 +23,14 @@ func TestRepublishMatchesDataStoredUncompacted(t *testing.T) {
 		VALUES ('evt_old', 'acct', 't', 1, 1, '{ "a" : 1 }')`); err != nil {
 		t.Fatal(err)
 	}
-	none := func(outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) { return outbox.Delivery{}, nil, false }
-	pub, err := s.Publish(ctx, nil, outbox.Event{ID: "evt_old", Account: "acct", Type: "t", Data: []byte(`{"a":1}`)}, time.Now(), none)
+	none := func(outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+		return outboxdriver.Delivery{}, nil, false
+	}
+	pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: outboxdriver.Event{ID: "evt_old", Account: "acct", Type: "t", Data: []byte(`{"a":1}`)}, Now: time.Now(), Plan: none})
 	if err != nil || !pub.Duplicate {
 		t.Fatalf("republish: %+v, %v", pub, err)
 	}
-	if _, err := s.Publish(ctx, nil, outbox.Event{ID: "evt_old", Account: "acct", Type: "t", Data: []byte(`{"a":2}`)}, time.Now(), none); !errors.Is(err, outbox.ErrConflict) {
+	if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: outboxdriver.Event{ID: "evt_old", Account: "acct", Type: "t", Data: []byte(`{"a":2}`)}, Now: time.Now(), Plan: none}); !errors.Is(err, outboxdriver.ErrConflict) {
 		t.Fatalf("other data: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // TestNormalizedTimesMatchesRoundTrip: the shortcut the batch takes for health changes
@@ -13,10 +13,10 @@ import (
 // through the columns gives.
 func TestNormalizedTimesMatchesRoundTrip(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
-	ep := outbox.Endpoint{ID: "ep_1", Account: "a", URL: "https://example.com/h", Events: []string{"call.status"},
-		Secrets: []outbox.Secret{{Key: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}, Profile: "standard",
-		Overrides: outbox.Overrides{MaxAttempts: new(int), ScheduleSeconds: []float64{1, 2}},
-		Status:    outbox.EndpointActive, Failures: 3, FailingSince: &at, LastDeliveryAt: &at, HoldUntil: &at, CreatedAt: at}
+	ep := outboxdriver.Endpoint{ID: "ep_1", Account: "a", URL: "https://example.com/h", Events: []string{"call.status"},
+		Secrets: []outboxdriver.Secret{{Key: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}, Profile: "standard",
+		Overrides: outboxdriver.Overrides{MaxAttempts: new(int), ScheduleSeconds: []float64{1, 2}},
+		Status:    outboxdriver.EndpointActive, Failures: 3, FailingSince: &at, LastDeliveryAt: &at, HoldUntil: &at, CreatedAt: at}
 	cached, err := normalizedEndpoint(ep)
 	if err != nil {
 		t.Fatal(err)

@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // pubReq is one Publish waiting in a group commit.
 type pubReq struct {
-	ev   outbox.Event
+	ev   outboxdriver.Event
 	now  time.Time
-	plan outbox.PlanFunc
-	out  outbox.Published
+	plan outboxdriver.PlanFunc
+	out  outboxdriver.Published
 }
 
 // publishTogether writes the publishes of a group with multi-row statements: the new
@@ -87,11 +87,11 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 		return nil, err
 	}
 	wrote := make([]bool, len(reqs))
-	endpoints := map[string][]outbox.Endpoint{}
+	endpoints := map[string][]outboxdriver.Endpoint{}
 	var leases *publishLeases
 	var (
-		deliveries []outbox.Delivery
-		attempts   []outbox.Attempt
+		deliveries []outboxdriver.Delivery
+		attempts   []outboxdriver.Attempt
 	)
 	for k, r := range reqs {
 		// The first request with a new id inserted it; a repeat goes its own way.
@@ -112,7 +112,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 			}
 			endpoints[r.ev.Account] = eps
 		}
-		r.out = outbox.Published{Event: r.ev}
+		r.out = outboxdriver.Published{Event: r.ev}
 		if leases == nil {
 			leases = newPublishLeases(q, r.now)
 		}

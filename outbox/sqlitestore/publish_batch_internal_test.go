@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -28,10 +28,10 @@ func newGroupHarness(t *testing.T) *groupHarness {
 	t.Cleanup(func() { _ = st.Close() })
 	h := &groupHarness{t: t, st: st, now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	for _, ep := range []struct{ id, account string }{{"ep_1", "a"}, {"ep_2", "a"}, {"ep_3", "b"}} {
-		e := outbox.Endpoint{ID: ep.id, Account: ep.account, URL: "https://example.com", Events: []string{"*"},
-			Profile: outbox.ProfileStandard, Status: outbox.EndpointActive, CreatedAt: h.now, InFlightCap: 5}
-		if err := st.CreateEndpoint(context.Background(), e, outbox.AuditEntry{Account: ep.account, EndpointID: ep.id,
-			Action: outbox.AuditCreated, At: h.now}); err != nil {
+		e := outboxdriver.Endpoint{ID: ep.id, Account: ep.account, URL: "https://example.com", Events: []string{"*"},
+			Profile: "standard", Status: outboxdriver.EndpointActive, CreatedAt: h.now, InFlightCap: 5}
+		if err := st.CreateEndpoint(context.Background(), outboxdriver.CreateEndpointParams{Endpoint: e, Audit: outboxdriver.AuditEntry{Account: ep.account, EndpointID: ep.id,
+			Action: outboxdriver.AuditCreated, At: h.now}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,15 +41,15 @@ func newGroupHarness(t *testing.T) *groupHarness {
 // publishReq is a group member doing what Store.Publish does; attemptOn adds attempt 0
 // for that endpoint's delivery.
 func (h *groupHarness) publishReq(id, account, data, attemptOn string) *writeReq {
-	ev := outbox.Event{ID: id, Account: account, Type: "call.status", CreatedAt: h.now, Data: json.RawMessage(data)}
-	plan := func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
-		d := outbox.Delivery{ID: "dlv_" + id + "_" + ep.ID, Account: account, EventID: id, EventType: ev.Type,
-			EndpointID: ep.ID, Status: outbox.DeliveryPending, NextAttemptAt: h.now, CreatedAt: h.now, UpdatedAt: h.now}
+	ev := outboxdriver.Event{ID: id, Account: account, Type: "call.status", CreatedAt: h.now, Data: json.RawMessage(data)}
+	plan := func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+		d := outboxdriver.Delivery{ID: "dlv_" + id + "_" + ep.ID, Account: account, EventID: id, EventType: ev.Type,
+			EndpointID: ep.ID, Status: outboxdriver.DeliveryPending, NextAttemptAt: h.now, CreatedAt: h.now, UpdatedAt: h.now}
 		if ep.ID != attemptOn {
 			return d, nil, true
 		}
-		d.Status = outbox.DeliveryFailed
-		return d, &outbox.Attempt{DeliveryID: d.ID, At: h.now, ScheduledAt: h.now, Class: retry.Class("endpoint_paused")}, true
+		d.Status = outboxdriver.DeliveryFailed
+		return d, &outboxdriver.Attempt{DeliveryID: d.ID, At: h.now, ScheduledAt: h.now, Class: retry.Class("endpoint_paused")}, true
 	}
 	pr := &pubReq{ev: ev, now: h.now, plan: plan}
 	return &writeReq{pub: pr, done: make(chan error, 1), fn: func(q querier) error {
@@ -59,17 +59,17 @@ func (h *groupHarness) publishReq(id, account, data, attemptOn string) *writeReq
 	}}
 }
 
-func (h *groupHarness) result(r *writeReq) (outbox.Published, error) {
+func (h *groupHarness) result(r *writeReq) (outboxdriver.Published, error) {
 	select {
 	case err := <-r.done:
 		return r.pub.out, err
 	default:
 		h.t.Fatal("a member of the group got no answer")
-		return outbox.Published{}, nil
+		return outboxdriver.Published{}, nil
 	}
 }
 
-func deliveryIDs(p outbox.Published) []string {
+func deliveryIDs(p outboxdriver.Published) []string {
 	var ids []string
 	for _, d := range p.Deliveries {
 		ids = append(ids, d.ID)
@@ -84,17 +84,17 @@ func deliveryIDs(p outbox.Published) []string {
 func TestPublishTogether(t *testing.T) {
 	h := newGroupHarness(t)
 	ctx := context.Background()
-	if _, err := h.st.Publish(ctx, nil, outbox.Event{ID: "old", Account: "a", Type: "call.status", CreatedAt: h.now,
-		Data: json.RawMessage(`{"n":0}`)}, h.now, func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
-		return outbox.Delivery{ID: "dlv_old_" + ep.ID, Account: "a", EventID: "old", EventType: "call.status", EndpointID: ep.ID,
-			Status: outbox.DeliveryPending, NextAttemptAt: h.now, CreatedAt: h.now, UpdatedAt: h.now}, nil, true
-	}); err != nil {
+	if _, err := h.st.Publish(ctx, outboxdriver.PublishParams{Event: outboxdriver.Event{ID: "old", Account: "a", Type: "call.status", CreatedAt: h.now,
+		Data: json.RawMessage(`{"n":0}`)}, Now: h.now, Plan: func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+		return outboxdriver.Delivery{ID: "dlv_old_" + ep.ID, Account: "a", EventID: "old", EventType: "call.status", EndpointID: ep.ID,
+			Status: outboxdriver.DeliveryPending, NextAttemptAt: h.now, CreatedAt: h.now, UpdatedAt: h.now}, nil, true
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	var otherRan bool
 	other := &writeReq{done: make(chan error, 1), fn: func(q querier) error {
 		otherRan = true
-		return insertAudit(ctx, q, []outbox.AuditEntry{{Account: "a", EndpointID: "ep_1", Action: "note", At: h.now}})
+		return insertAudit(ctx, q, []outboxdriver.AuditEntry{{Account: "a", EndpointID: "ep_1", Action: "note", At: h.now}})
 	}}
 	batch := []*writeReq{
 		h.publishReq("e1", "a", `{"n":1}`, ""),
@@ -138,15 +138,15 @@ func TestPublishTogether(t *testing.T) {
 	if err != nil || !old.Duplicate || len(old.Deliveries) != 2 {
 		t.Fatalf("old: %+v, %v", old, err)
 	}
-	if _, err := h.result(batch[5]); !errors.Is(err, outbox.ErrConflict) {
+	if _, err := h.result(batch[5]); !errors.Is(err, outboxdriver.ErrConflict) {
 		t.Fatalf("old with other content: %v", err)
 	}
 	if _, err := h.result(batch[6]); err != nil {
 		t.Fatal(err)
 	}
 	// What the store holds: every delivery once, attempt 0 with its delivery.
-	d, as, err := h.st.GetDelivery(ctx, "b", "dlv_e2_ep_3")
-	if err != nil || d.Status != outbox.DeliveryFailed || len(as) != 1 {
+	d, as, err := h.st.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: "b", ID: "dlv_e2_ep_3"})
+	if err != nil || d.Status != outboxdriver.DeliveryFailed || len(as) != 1 {
 		t.Fatalf("e2 delivery %+v, attempts %+v, %v", d, as, err)
 	}
 	var n int
@@ -166,7 +166,7 @@ func TestPublishTogetherFallsBack(t *testing.T) {
 	bad := h.publishReq("e2", "b", `{"n":2}`, "")
 	// The bad one plans a delivery id the good one takes: the multi-row insert fails.
 	plan := bad.pub.plan
-	bad.pub.plan = func(ep outbox.Endpoint) (outbox.Delivery, *outbox.Attempt, bool) {
+	bad.pub.plan = func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		d, a, ok := plan(ep)
 		d.ID = "dlv_e1_" + ep.ID
 		return d, a, ok
@@ -183,7 +183,7 @@ func TestPublishTogetherFallsBack(t *testing.T) {
 	if _, err := h.result(bad); err == nil {
 		t.Fatal("the publish with a taken delivery id succeeded")
 	}
-	if _, err := h.st.GetEvent(context.Background(), "b", "e2"); !errors.Is(err, outbox.ErrNotFound) {
+	if _, err := h.st.GetEvent(context.Background(), outboxdriver.GetEventParams{Account: "b", ID: "e2"}); !errors.Is(err, outboxdriver.ErrNotFound) {
 		t.Fatalf("the failed publish left its event: %v", err)
 	}
 	var n int

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -54,7 +54,7 @@ func endpointColumnsAs(alias string) string {
 
 // endpointScan holds the destinations of one endpoint row.
 type endpointScan struct {
-	ep                                        outbox.Endpoint
+	ep                                        outboxdriver.Endpoint
 	events, secrets, overrides                string
 	failing, last, paused, disabled, hold, rm sql.NullInt64
 	created                                   int64
@@ -67,9 +67,9 @@ func (s *endpointScan) dest() []any {
 		&s.paused, &s.ep.PauseReason, &s.disabled, &s.hold, &s.rm, &s.created, &s.ep.InFlightCap}
 }
 
-func (s *endpointScan) endpoint() (outbox.Endpoint, error) {
+func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
 	ep := s.ep
-	ep.Status = outbox.EndpointStatus(s.status)
+	ep.Status = outboxdriver.EndpointStatus(s.status)
 	ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt = fromNull(s.failing), fromNull(s.last), fromNull(s.paused)
 	ep.DisabledAt, ep.HoldUntil, ep.RemovedAt = fromNull(s.disabled), fromNull(s.hold), fromNull(s.rm)
 	ep.CreatedAt = fromMicros(s.created)
@@ -86,7 +86,7 @@ func (s *endpointScan) endpoint() (outbox.Endpoint, error) {
 }
 
 // endpointArgs are the values of endpointColumns for ep, in order.
-func endpointArgs(ep outbox.Endpoint) ([]any, error) {
+func endpointArgs(ep outboxdriver.Endpoint) ([]any, error) {
 	events, err := json.Marshal(ep.Events)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func deliveryColumnsAs(alias string) string {
 }
 
 type deliveryScan struct {
-	d                      outbox.Delivery
+	d                      outboxdriver.Delivery
 	status                 string
 	next, created, updated int64
 	lease, fault           sql.NullInt64
@@ -127,9 +127,9 @@ func (s *deliveryScan) dest() []any {
 		&s.d.Attempts, &s.d.RunStart, &s.next, &s.lease, &s.fault, &s.d.LastError, &s.created, &s.updated}
 }
 
-func (s *deliveryScan) delivery() outbox.Delivery {
+func (s *deliveryScan) delivery() outboxdriver.Delivery {
 	d := s.d
-	d.Status = outbox.DeliveryStatus(s.status)
+	d.Status = outboxdriver.DeliveryStatus(s.status)
 	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = fromMicros(s.next), fromMicros(s.created), fromMicros(s.updated)
 	d.LeaseUntil, d.FaultSince = fromNull(s.lease), fromNull(s.fault)
 	return d
@@ -138,7 +138,7 @@ func (s *deliveryScan) delivery() outbox.Delivery {
 const eventColumns = `id, account, type, created_at, data`
 
 type eventScan struct {
-	ev      outbox.Event
+	ev      outboxdriver.Event
 	created int64
 	data    []byte
 }
@@ -147,7 +147,7 @@ func (s *eventScan) dest() []any {
 	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data}
 }
 
-func (s *eventScan) event() outbox.Event {
+func (s *eventScan) event() outboxdriver.Event {
 	ev := s.ev
 	ev.CreatedAt = fromMicros(s.created)
 	ev.Data = json.RawMessage(append([]byte(nil), s.data...))
@@ -156,9 +156,9 @@ func (s *eventScan) event() outbox.Event {
 
 const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
 
-func scanAttempt(rows *sql.Rows) (outbox.Attempt, error) {
+func scanAttempt(rows *sql.Rows) (outboxdriver.Attempt, error) {
 	var (
-		a                    outbox.Attempt
+		a                    outboxdriver.Attempt
 		at, scheduled, durUS int64
 		class                string
 	)
@@ -171,7 +171,7 @@ func scanAttempt(rows *sql.Rows) (outbox.Attempt, error) {
 	return a, nil
 }
 
-func attemptArgs(a outbox.Attempt) []any {
+func attemptArgs(a outboxdriver.Attempt) []any {
 	return []any{a.DeliveryID, a.Number, micros(a.At), micros(a.ScheduledAt), a.Duration.Microseconds(),
 		a.Status, string(a.Class), a.Error, a.Response}
 }

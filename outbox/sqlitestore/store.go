@@ -16,7 +16,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 //go:embed migrations/*.sql
@@ -35,7 +35,7 @@ type Options struct {
 	MaxOpenConns int
 }
 
-// Store is the SQLite implementation of outbox.Store: one database file in WAL mode.
+// Store is the SQLite implementation of outboxdriver.Store: one database file in WAL mode.
 // It is safe for concurrent use by one process; several processes may share the file
 // (SQLite's lock serializes their writes).
 type Store struct {
@@ -88,13 +88,13 @@ func (c *stmtCache) close() {
 	clear(c.stmts)
 }
 
-var _ outbox.Store = (*Store)(nil)
+var _ outboxdriver.Store = (*Store)(nil)
 
 // Open opens (creating when missing) the database file at path and applies the
 // embedded migrations. ":memory:" is refused: the outbox is durable by definition.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" || path == ":memory:" {
-		return nil, fmt.Errorf("sqlitestore: %w: a database file path is required", outbox.ErrInvalid)
+		return nil, fmt.Errorf("sqlitestore: %w: a database file path is required", outboxdriver.ErrInvalid)
 	}
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 10 * time.Second
@@ -104,7 +104,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.Synchronous = "FULL"
 	case "FULL", "NORMAL":
 	default:
-		return nil, fmt.Errorf("sqlitestore: %w: Synchronous must be FULL or NORMAL, got %q", outbox.ErrInvalid, opts.Synchronous)
+		return nil, fmt.Errorf("sqlitestore: %w: Synchronous must be FULL or NORMAL, got %q", outboxdriver.ErrInvalid, opts.Synchronous)
 	}
 	if opts.MaxOpenConns <= 0 {
 		opts.MaxOpenConns = 8
@@ -142,7 +142,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// DB returns the database handle: begin transactions on it for outbox.PublishTx, and
+// DB returns the database handle: begin transactions on it for the outbox's PublishTx, and
 // keep the program's own tables in the same file.
 func (s *Store) DB() *sql.DB { return s.db }
 
@@ -209,7 +209,7 @@ func (s *Store) applyMigration(ctx context.Context, version int, body string) (e
 }
 
 func notFound(what, id string) error {
-	return fmt.Errorf("%w: %s %s", outbox.ErrNotFound, what, id)
+	return fmt.Errorf("%w: %s %s", outboxdriver.ErrNotFound, what, id)
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

@@ -2,12 +2,11 @@ package sqlitestore_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/outboxtest"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
@@ -26,8 +25,12 @@ func open(t *testing.T, path string) *sqlitestore.Store {
 func TestConformance(t *testing.T) {
 	outboxtest.Run(t, func(t *testing.T) outboxtest.Bundle {
 		st := open(t, filepath.Join(t.TempDir(), "outbox.db"))
-		return outboxtest.Bundle{Store: st, BeginTx: func(ctx context.Context) (*sql.Tx, error) {
-			return st.DB().BeginTx(ctx, nil)
+		return outboxtest.Bundle{Store: st, BeginTx: func(ctx context.Context) (outboxtest.Tx, error) {
+			tx, err := st.DB().BeginTx(ctx, nil)
+			if err != nil {
+				return outboxtest.Tx{}, err
+			}
+			return outboxtest.Tx{Tx: tx, Commit: tx.Commit, Rollback: tx.Rollback}, nil
 		}}
 	})
 }
@@ -52,7 +55,7 @@ func TestOpen(t *testing.T) {
 		path string
 		opts sqlitestore.Options
 	}{{"", sqlitestore.Options{}}, {":memory:", sqlitestore.Options{}}, {path, sqlitestore.Options{Synchronous: "OFF"}}} {
-		if _, err := sqlitestore.Open(context.Background(), bad.path, bad.opts); !errors.Is(err, outbox.ErrInvalid) {
+		if _, err := sqlitestore.Open(context.Background(), bad.path, bad.opts); !errors.Is(err, outboxdriver.ErrInvalid) {
 			t.Fatalf("Open(%q, %+v): %v", bad.path, bad.opts, err)
 		}
 	}

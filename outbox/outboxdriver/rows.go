@@ -1,0 +1,200 @@
+package outboxdriver
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/retry"
+)
+
+// Event is something that happened, published once and delivered to every matching
+// endpoint of its account. Events are immutable and kept for the retention window.
+type Event struct {
+	// ID identifies the event; Publish generates one when empty. Publishing an ID that
+	// exists again is idempotent: the stored event and its deliveries are returned.
+	ID string `json:"id"`
+	// Account owns the event; only the account's endpoints receive it.
+	Account string `json:"account"`
+	// Type is matched against endpoint filters, e.g. "call.status".
+	Type string `json:"type"`
+	// CreatedAt defaults to the time of publishing.
+	CreatedAt time.Time `json:"createdAt"`
+	// Data is the event's JSON payload.
+	Data json.RawMessage `json:"data"`
+}
+
+// EndpointStatus is the state of an endpoint.
+type EndpointStatus string
+
+// Endpoint states.
+const (
+	EndpointActive   EndpointStatus = "ACTIVE"
+	EndpointPaused   EndpointStatus = "PAUSED"
+	EndpointDisabled EndpointStatus = "DISABLED"
+)
+
+// Pause reasons: the last answer before an endpoint was paused or disabled.
+const (
+	ReasonGone      = "HTTP_410"
+	ReasonThrottled = "HTTP_429"
+	Reason4xx       = "HTTP_4xx"
+	Reason5xx       = "HTTP_5xx"
+	ReasonRedirect  = "HTTP_3xx"
+	ReasonNetwork   = "NETWORK_ERROR"
+	ReasonTimeout   = "TIMEOUT"
+	ReasonManual    = "MANUAL"
+)
+
+// Secret is one signing key of an endpoint: "whsec_..." (Standard Webhooks v1, HMAC)
+// or "whsk_..." (v1a, ed25519). During a rotation the old key keeps signing until
+// ExpiresAt, so every attempt carries one signature per live key.
+type Secret struct {
+	Key       string     `json:"key"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+// Endpoint is a subscriber URL with its filter, secrets, policy and health.
+type Endpoint struct {
+	ID      string `json:"id"`
+	Account string `json:"account"`
+	URL     string `json:"url"`
+	// Events filters event types; "*" (the default) takes every type.
+	Events []string `json:"events"`
+	// APIVersion is rendered into every attempt as it is at attempt time.
+	APIVersion string `json:"apiVersion"`
+	// Secrets sign every attempt; the first is the newest.
+	Secrets []Secret `json:"-"`
+	// Profile names the policy defaults ("standard" when empty); Overrides changes any
+	// value of it for this endpoint.
+	Profile   string    `json:"profile"`
+	Overrides Overrides `json:"overrides"`
+	// Managed endpoints were installed by an integration: never paused automatically.
+	Managed bool `json:"managed"`
+
+	Status         EndpointStatus `json:"status"`
+	Failures       int            `json:"failures"`
+	FailingSince   *time.Time     `json:"failingSince,omitempty"`
+	LastDeliveryAt *time.Time     `json:"lastDeliveryAt,omitempty"`
+	PausedAt       *time.Time     `json:"pausedAt,omitempty"`
+	PauseReason    string         `json:"pauseReason,omitempty"`
+	DisabledAt     *time.Time     `json:"disabledAt,omitempty"`
+	HoldUntil      *time.Time     `json:"holdUntil,omitempty"`
+	RemovedAt      *time.Time     `json:"removedAt,omitempty"`
+	CreatedAt      time.Time      `json:"createdAt"`
+	// InFlightCap is the MaxInFlight of the endpoint's policy, kept beside it by the
+	// engine so that a store can claim in one statement.
+	InFlightCap int `json:"-"`
+}
+
+// Wants reports whether the endpoint's filter takes events of type t.
+func (e Endpoint) Wants(t string) bool {
+	if len(e.Events) == 0 {
+		return true
+	}
+	for _, x := range e.Events {
+		if x == "*" || x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// DeliveryStatus is the state of a delivery.
+type DeliveryStatus string
+
+// Delivery states.
+const (
+	DeliveryPending   DeliveryStatus = "PENDING"
+	DeliverySucceeded DeliveryStatus = "SUCCEEDED"
+	DeliveryFailed    DeliveryStatus = "FAILED"
+	DeliveryDead      DeliveryStatus = "DEAD"
+	DeliveryDropped   DeliveryStatus = "DROPPED"
+)
+
+// Finished reports whether no further attempt is planned.
+func (s DeliveryStatus) Finished() bool { return s != DeliveryPending }
+
+// Delivery is one event to one endpoint, tried on its own.
+type Delivery struct {
+	ID         string         `json:"id"`
+	Account    string         `json:"account"`
+	EventID    string         `json:"eventId"`
+	EventType  string         `json:"eventType"`
+	EndpointID string         `json:"endpointId"`
+	Status     DeliveryStatus `json:"status"`
+	// Attempts counts the attempts recorded (numbered 1..Attempts).
+	Attempts int `json:"attempts"`
+	// RunStart is the value of Attempts when the current run began (0, or the count at
+	// the last manual retry); the policy's attempt budget applies to Attempts-RunStart.
+	RunStart      int        `json:"-"`
+	NextAttemptAt time.Time  `json:"nextAttemptAt"`
+	LeaseUntil    *time.Time `json:"leaseUntil,omitempty"`
+	// FaultSince is when faults on our side began rescheduling this delivery.
+	FaultSince *time.Time `json:"faultSince,omitempty"`
+	LastError  string     `json:"lastError,omitempty"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+}
+
+// Attempt is the record of one try of a delivery.
+type Attempt struct {
+	DeliveryID string `json:"deliveryId"`
+	// Number is 1 for the first try; 0 marks the record written for an event that
+	// arrived while the endpoint was paused.
+	Number   int           `json:"number"`
+	At       time.Time     `json:"at"`
+	Duration time.Duration `json:"duration"`
+	// ScheduledAt is when the attempt was due; At minus ScheduledAt is its lateness.
+	ScheduledAt time.Time `json:"scheduledAt"`
+	// Status is the HTTP status, 0 when nothing answered.
+	Status int         `json:"status"`
+	Class  retry.Class `json:"class"`
+	Error  string      `json:"error,omitempty"`
+	// Response is the stored response body: at most 64 KiB, and a body that is not
+	// JSON is cut to its first 1,000 characters.
+	Response string `json:"response,omitempty"`
+}
+
+// Outcome classes of an attempt (docs/outbox.md §2 step 4), as stored and reported.
+const (
+	ClassSuccess   retry.Class = "success"
+	ClassGone      retry.Class = "gone"      // 410
+	ClassThrottled retry.Class = "throttled" // 429
+	ClassHTTP4xx   retry.Class = "http_4xx"  // another 4xx
+	ClassHTTP5xx   retry.Class = "http_5xx"  // 5xx, 503 with Retry-After included
+	ClassRedirect  retry.Class = "redirect"  // 3xx, never followed
+	// ClassTimeout: no answer within the profile's timeout (connect and response).
+	ClassTimeout retry.Class = "timeout"
+	// ClassNetwork: refused, reset, TLS, DNS, or an answer that is not HTTP.
+	ClassNetwork       retry.Class = "network"
+	ClassEgressRefused retry.Class = "egress_refused"
+	// ClassInternal: a fault on our side (the attempt is not counted).
+	ClassInternal retry.Class = "internal"
+	// ClassEndpointPaused marks attempt 0, written for an event that arrived while its
+	// endpoint was paused under a profile that logs such events as failed.
+	ClassEndpointPaused retry.Class = "endpoint_paused"
+	// ClassLeaseExpired marks an attempt whose outcome is unknown because the process
+	// holding its lease stopped; the reaper writes it.
+	ClassLeaseExpired retry.Class = "lease_expired"
+)
+
+// AuditEntry records a change to an endpoint that an operator must be able to find
+// later: removals, pauses, disables, resumes and secret rotations.
+type AuditEntry struct {
+	ID         int64     `json:"id"`
+	Account    string    `json:"account"`
+	EndpointID string    `json:"endpointId"`
+	Action     string    `json:"action"`
+	Reason     string    `json:"reason,omitempty"`
+	At         time.Time `json:"at"`
+}
+
+// Audit actions.
+const (
+	AuditRemoved  = "endpoint.removed"
+	AuditPaused   = "endpoint.paused"
+	AuditDisabled = "endpoint.disabled"
+	AuditResumed  = "endpoint.resumed"
+	AuditRotated  = "endpoint.secret_rotated"
+	AuditCreated  = "endpoint.created"
+)
