@@ -13,67 +13,69 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
+	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
-// Response storage limits (OUTBOX.md §2 step 5).
+// Response storage limits (docs/outbox.md §2 step 5).
 const (
-	// MaxStoredResponse caps the stored response body.
-	MaxStoredResponse = 64 << 10
-	// MaxStoredNonJSON is how many characters of a body that is not JSON are kept.
-	MaxStoredNonJSON = 1000
+	// maxStoredResponse caps the stored response body.
+	maxStoredResponse = 64 << 10
+	// maxStoredNonJSON is how many characters of a body that is not JSON are kept.
+	maxStoredNonJSON = 1000
 )
 
 // errSchemeRefused is the refusal of a URL scheme the endpoint's policy does not allow.
 var errSchemeRefused = errors.New("scheme not allowed by the endpoint's profile")
 
-// attempt makes one HTTP attempt of a claimed delivery (OUTBOX.md §2), its outcome
+// attempt makes one HTTP attempt of a claimed delivery (docs/outbox.md §2), its outcome
 // named in the outbox's classes (outcomeClass). ctx is the dispatcher's: when it is
 // canceled (shutdown) the result is released, not counted.
-func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p Policy) result {
+func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Policy) decide.Result {
 	r := o.send(ctx, job, p)
-	if r.attempt.Class != "" {
-		r.attempt.Class = outcomeClass(r.attempt.Class)
+	if r.Attempt.Class != "" {
+		r.Attempt.Class = outcomeClass(r.Attempt.Class)
 	}
 	return r
 }
 
 // send makes the attempt; its classes are the retry core's.
-func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p Policy) result {
+func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy) decide.Result {
 	now := o.cfg.Clock.Now()
 	a := Attempt{At: now, ScheduledAt: job.Delivery.NextAttemptAt}
 	body, err := o.cfg.Renderer(ctx, job.Event, job.Endpoint)
 	if err != nil {
-		return result{fault: fmt.Errorf("rendering the payload: %w", err)}
+		return decide.Result{Fault: fmt.Errorf("rendering the payload: %w", err)}
 	}
 	signer, err := webhooksig.NewSigner(liveKeys(job.Endpoint.Secrets, now)...)
 	if err != nil {
-		return result{fault: fmt.Errorf("signing key: %w", err)}
+		return decide.Result{Fault: fmt.Errorf("signing key: %w", err)}
 	}
 	headers, err := signer.Headers(job.Event.ID, now, body)
 	if err != nil {
-		return result{fault: fmt.Errorf("signing: %w", err)}
+		return decide.Result{Fault: fmt.Errorf("signing: %w", err)}
 	}
 	u, err := url.Parse(job.Endpoint.URL)
 	if err != nil {
 		a.Class, a.Error = retry.Permanent, err.Error()
-		return result{attempt: a}
+		return decide.Result{Attempt: a}
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && p.AllowHTTP) {
 		a.Class = retry.EgressRefused
 		a.Error = fmt.Sprintf("%v: %s (%s profile)", errSchemeRefused, u.Scheme, p.Profile)
-		return result{attempt: a}
+		return decide.Result{Attempt: a}
 	}
 
-	reqCtx, cancel := context.WithTimeout(ctx, o.attemptTimeout(p))
+	reqCtx, cancel := context.WithTimeout(ctx, p.AttemptTimeout(o.cfg.LeaseDuration))
 	defer cancel()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		a.Class, a.Error = retry.Permanent, err.Error()
-		return result{attempt: a}
+		return decide.Result{Attempt: a}
 	}
 	for k, v := range headers {
 		req.Header[k] = v
@@ -89,7 +91,7 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p Policy) resul
 	if err != nil {
 		a.Duration = time.Since(start)
 		if ctx.Err() != nil {
-			return result{released: true}
+			return decide.Result{Released: true}
 		}
 		a.Class = transport.Classify(err)
 		if reqCtx.Err() != nil {
@@ -97,39 +99,33 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p Policy) resul
 			a.Class = retry.ResponseTimeout
 		}
 		a.Error = err.Error()
-		return result{attempt: a}
+		return decide.Result{Attempt: a}
 	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, MaxStoredResponse+1))
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxStoredResponse+1))
 	_ = resp.Body.Close()
 	a.Duration = time.Since(start)
 	a.Status = resp.StatusCode
 	a.Response = storedResponse(raw, resp.Header.Get("Content-Type"))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		a.Class = retry.Success
-		return result{attempt: a}
+		return decide.Result{Attempt: a}
 	}
 	a.Class = retry.ClassifyStatus(resp.StatusCode)
-	r := result{attempt: a}
+	r := decide.Result{Attempt: a}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		r.answeredAt = o.cfg.Clock.Now()
-		r.retryAfter, r.hasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), r.answeredAt)
+		r.AnsweredAt = o.cfg.Clock.Now()
+		r.RetryAfter, r.HasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), r.AnsweredAt)
 	}
 	return r
 }
 
-// attemptTimeout bounds one attempt: the policy's timeout, and at most half the
-// lease, so that an attempt started on a fresh lease ends well before it does.
-func (o *Outbox) attemptTimeout(p Policy) time.Duration {
-	return min(p.Timeout, o.cfg.LeaseDuration/2)
-}
-
 // storedResponse applies the storage limits to a response body: at most
-// MaxStoredResponse bytes, and a body that is not JSON cut to MaxStoredNonJSON
+// maxStoredResponse bytes, and a body that is not JSON cut to maxStoredNonJSON
 // characters. A body cut by the byte cap counts as JSON when its Content-Type says so.
 func storedResponse(raw []byte, contentType string) string {
-	truncated := len(raw) > MaxStoredResponse
+	truncated := len(raw) > maxStoredResponse
 	if truncated {
-		raw = raw[:MaxStoredResponse]
+		raw = raw[:maxStoredResponse]
 	}
 	isJSON := json.Valid(raw)
 	if truncated {
@@ -138,9 +134,9 @@ func storedResponse(raw []byte, contentType string) string {
 	s := strings.ToValidUTF8(string(raw), "\uFFFD")
 	s = strings.ReplaceAll(s, "\x00", "\uFFFD") // PostgreSQL text cannot hold NUL
 	if isJSON {
-		return cutAt(s, MaxStoredResponse, utf8.RuneLen)
+		return cutAt(s, maxStoredResponse, utf8.RuneLen)
 	}
-	return cutAt(s, MaxStoredNonJSON, func(rune) int { return 1 })
+	return cutAt(s, maxStoredNonJSON, func(rune) int { return 1 })
 }
 
 // cutAt returns the longest prefix of s, on a character boundary, whose size (the sum

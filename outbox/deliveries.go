@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -62,7 +63,7 @@ func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Deliver
 		case !d.Status.Finished():
 			return outboxdriver.Change{}, ErrDeliveryNotFinished
 		}
-		nd := requeue(d, now)
+		nd := decide.Requeue(d, now)
 		return outboxdriver.Change{At: now, Delivery: &nd}, nil
 	}})
 	if err == nil {
@@ -86,17 +87,6 @@ func (o *Outbox) Recover(ctx context.Context, account, endpointID string, since 
 		o.nudge()
 	}
 	return n, err
-}
-
-// requeue starts a new run of d: PENDING, due at now, budget counted from here.
-func requeue(d Delivery, now time.Time) Delivery {
-	d.Status = DeliveryPending
-	d.RunStart = d.Attempts
-	d.NextAttemptAt = now
-	d.FaultSince = nil
-	d.LastError = ""
-	d.UpdatedAt = now
-	return d
 }
 
 func listLimit(n int) int {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
+	"github.com/switchboard-voice/switchboard/outbox/internal/ids"
+	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
@@ -47,7 +50,7 @@ const DefaultRotationGrace = 24 * time.Hour
 func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoint, error) {
 	now := o.now()
 	ep := Endpoint{
-		ID: newID("ep"), Account: spec.Account, URL: spec.URL, Events: spec.Events,
+		ID: ids.New("ep"), Account: spec.Account, URL: spec.URL, Events: spec.Events,
 		APIVersion: spec.APIVersion, Profile: spec.Profile, Overrides: spec.Overrides,
 		Managed: spec.Managed, Status: EndpointActive, CreatedAt: now,
 	}
@@ -73,7 +76,7 @@ func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoin
 	if err := o.checkEndpoint(&ep); err != nil {
 		return Endpoint{}, err
 	}
-	if err := o.store.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: ep, Audit: audit(ep, AuditCreated, "", now)}); err != nil {
+	if err := o.store.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: ep, Audit: decide.Audit(ep, AuditCreated, "", now)}); err != nil {
 		return Endpoint{}, err
 	}
 	return ep, nil
@@ -81,11 +84,11 @@ func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoin
 
 // checkEndpoint validates the writable fields of ep and sets its InFlightCap.
 func (o *Outbox) checkEndpoint(ep *Endpoint) error {
-	p, err := ResolvePolicy(ep.Profile, ep.Overrides)
+	p, err := policy.Resolve(ep.Profile, ep.Overrides)
 	if err != nil {
 		return err
 	}
-	if err := checkNewOverrides(ep.Overrides); err != nil {
+	if err := policy.CheckNew(ep.Overrides); err != nil {
 		return err
 	}
 	u, err := url.Parse(ep.URL)
@@ -172,7 +175,7 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 			for _, k := range *u.Secrets {
 				ep.Secrets = append(ep.Secrets, Secret{Key: k})
 			}
-			audits = append(audits, audit(ep, AuditRotated, "", now))
+			audits = append(audits, decide.Audit(ep, AuditRotated, "", now))
 		}
 		if err := o.checkEndpoint(&ep); err != nil {
 			return outboxdriver.Change{}, err
@@ -188,7 +191,7 @@ func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string) error {
 	_, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		ep.RemovedAt = &now
 		return outboxdriver.Change{At: now, Endpoint: &ep, Waiting: DeliveryDropped, WaitingReason: "endpoint removed",
-			Audit: []AuditEntry{audit(ep, AuditRemoved, ReasonManual, now)}}, nil
+			Audit: []AuditEntry{decide.Audit(ep, AuditRemoved, ReasonManual, now)}}, nil
 	})
 	return err
 }
@@ -206,7 +209,7 @@ func (o *Outbox) Pause(ctx context.Context, account, id string) (Endpoint, error
 			return outboxdriver.Change{}, nil
 		}
 		ch := outboxdriver.Change{At: now}
-		pauseEndpoint(o.policyOf(ep), &ch, &ep, nil, ReasonManual, now)
+		decide.Pause(o.policyOf(ep), &ch, &ep, nil, ReasonManual, now)
 		ch.Endpoint = &ep
 		return ch, nil
 	})
@@ -228,7 +231,7 @@ func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, erro
 		ep.Status = EndpointActive
 		ep.PausedAt, ep.PauseReason, ep.HoldUntil = nil, "", nil
 		ep.Failures, ep.FailingSince = 0, nil
-		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditResumed, "", now)}}, nil
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{decide.Audit(ep, AuditResumed, "", now)}}, nil
 	})
 	if err == nil {
 		o.nudge()
@@ -270,7 +273,7 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 			kept = append(kept, s)
 		}
 		ep.Secrets = kept
-		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{audit(ep, AuditRotated, "", now)}}, nil
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{decide.Audit(ep, AuditRotated, "", now)}}, nil
 	})
 	if err != nil {
 		return Endpoint{}, "", err

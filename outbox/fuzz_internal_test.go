@@ -19,10 +19,10 @@ func FuzzStoredResponse(f *testing.F) {
 	f.Add([]byte(`["`+strings.Repeat("\xff", 70<<10)+`"]`), "application/json")
 	f.Fuzz(func(t *testing.T, raw []byte, contentType string) {
 		s := storedResponse(raw, contentType)
-		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) || len(s) > MaxStoredResponse {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) || len(s) > maxStoredResponse {
 			t.Fatalf("stored %d bytes, valid %v", len(s), utf8.ValidString(s))
 		}
-		if len(raw) <= MaxStoredResponse && !json.Valid(raw) && utf8.RuneCountInString(s) > MaxStoredNonJSON {
+		if len(raw) <= maxStoredResponse && !json.Valid(raw) && utf8.RuneCountInString(s) > maxStoredNonJSON {
 			t.Fatalf("non-JSON kept %d characters", utf8.RuneCountInString(s))
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -18,7 +19,7 @@ func (o *Outbox) Reap(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		n, err := o.store.Reap(ctx, outboxdriver.ReapParams{Now: now, Limit: reapBatch, Decide: func(d Delivery, ep Endpoint) (outboxdriver.Change, error) {
-			return decideReaped(o.policyOf(ep), d, ep, now), nil
+			return decide.Reaped(o.policyOf(ep), d, ep, now), nil
 		}})
 		total += n
 		if err != nil || n < reapBatch {

@@ -2,8 +2,6 @@ package outbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"sync"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/switchboard-voice/switchboard/outbox/internal/dispatch"
+	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -25,7 +25,7 @@ type Outbox struct {
 	wake chan struct{}
 	// disp is the running dispatcher (nil before Start): Publish hands it new
 	// deliveries directly while it has idle workers.
-	disp atomic.Pointer[dispatcher]
+	disp atomic.Pointer[dispatch.Dispatcher]
 
 	mu      sync.Mutex
 	started bool
@@ -68,11 +68,11 @@ func (o *Outbox) Start(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	o.stop, o.abort, o.done = stop, abort, make(chan struct{})
-	d := newDispatcher(o, attemptCtx)
+	d := dispatch.New(o.dispatchConfig(), attemptCtx)
 	o.disp.Store(d)
 	var wg sync.WaitGroup
 	wg.Add(3)
-	go func() { defer wg.Done(); d.run(runCtx) }()
+	go func() { defer wg.Done(); d.Run(runCtx) }()
 	go func() { defer wg.Done(); o.every(runCtx, o.cfg.ReapInterval, o.reapOnce) }()
 	go func() { defer wg.Done(); o.every(runCtx, o.cfg.PurgeInterval, o.purgeOnce) }()
 	go func() { wg.Wait(); close(o.done) }()
@@ -136,31 +136,19 @@ func (o *Outbox) nudge() {
 
 // now is the engine's time, truncated to microseconds so that what is stored and what
 // is returned compare equal in every store.
-func (o *Outbox) now() time.Time { return o.cfg.Clock.Now().UTC().Truncate(time.Microsecond) }
+func (o *Outbox) now() time.Time { return dispatch.Now(o.cfg.Clock) }
 
-// newID returns a random identifier with a type prefix ("evt_…"): visible ASCII
-// without ".", as webhook-id requires.
-func newID(prefix string) string {
-	// Time first (milliseconds, big-endian), then randomness: ids made close in time
-	// sort together, so the store's primary-key indexes grow at their right edge and
-	// a commit touches a few index pages instead of one per new row.
-	var b [16]byte
-	ms := uint64(time.Now().UnixMilli())
-	for i := range 6 {
-		b[i] = byte(ms >> (40 - 8*i))
+// dispatchConfig is what the dispatcher takes of the outbox.
+func (o *Outbox) dispatchConfig() dispatch.Config {
+	return dispatch.Config{
+		Store: o.store, Workers: o.cfg.Workers, BatchSize: o.cfg.BatchSize, LeaseDuration: o.cfg.LeaseDuration,
+		PollInterval: o.cfg.PollInterval, Clock: o.cfg.Clock, Rand: o.cfg.Rand, Logger: o.log,
+		Attempt: o.attempt, Observe: o.cfg.Observe, Wake: o.wake,
+		Notify: func(e AuditEntry, url string) {
+			o.cfg.Notify(Notice{Account: e.Account, EndpointID: e.EndpointID, URL: url, Action: e.Action, Reason: e.Reason, At: e.At})
+		},
 	}
-	_, _ = rand.Read(b[6:])
-	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
-// policyOf resolves an endpoint's policy. Stored endpoints were validated when
-// written, so an error here means the store holds something this version does not
-// know; the standard profile is used rather than stopping deliveries.
-func (o *Outbox) policyOf(ep Endpoint) Policy {
-	p, err := ResolvePolicy(ep.Profile, ep.Overrides)
-	if err != nil {
-		o.log.Error().Err(err).Str("endpoint", ep.ID).Msg("stored policy invalid; using the standard profile")
-		p, _ = Profile(ProfileStandard)
-	}
-	return p
-}
+// policyOf resolves an endpoint's policy (policy.Of).
+func (o *Outbox) policyOf(ep Endpoint) policy.Policy { return policy.Of(ep, o.log) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
 )
 
 // One table per profile: each row is a behaviour of the profile's reference document
@@ -66,7 +67,7 @@ func commonRows(profile string, first time.Duration, deliveryHeader string) []ro
 // policyRow checks the static values: attempts, timeout, schemes, jitter.
 func policyRow(profile string, attempts int, timeout time.Duration, httpOK bool, jitter float64) row {
 	return row{"policy values", func(t *testing.T) {
-		p, err := outbox.ResolvePolicy(profile, outbox.Overrides{})
+		p, err := policy.Resolve(profile, outbox.Overrides{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +205,7 @@ func TestProfileStandard(t *testing.T) {
 
 // A schedule overridden in seconds defines the run, as lucibook's "schedule + 1":
 // one attempt more than it lists waits. A MaxAttempts overridden with it wins, and
-// the last wait repeats; ResolvePolicy reports what the dispatcher does.
+// the last wait repeats; policy.Resolve reports what the dispatcher does.
 func TestScheduleOverrideAndAttempts(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -222,9 +223,9 @@ func TestScheduleOverrideAndAttempts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := outbox.ResolvePolicy(outbox.ProfileLucibook, tc.o)
+			p, err := policy.Resolve(outbox.ProfileLucibook, tc.o)
 			if err != nil || p.MaxAttempts != tc.attempts {
-				t.Fatalf("ResolvePolicy: MaxAttempts %d, %v; want %d", p.MaxAttempts, err, tc.attempts)
+				t.Fatalf("policy.Resolve: MaxAttempts %d, %v; want %d", p.MaxAttempts, err, tc.attempts)
 			}
 			h := newHarness(t, outbox.ProfileLucibook, tc.o, status(500))
 			waits, d := h.drive(h.publish().ID, 50)

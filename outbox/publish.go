@@ -7,18 +7,20 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
+	"github.com/switchboard-voice/switchboard/outbox/internal/dispatch"
+	"github.com/switchboard-voice/switchboard/outbox/internal/ids"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // Limits on published events.
 const (
-	maxIDLen        = 128
-	maxTypeLen      = 128
-	maxEventData    = 256 << 10
-	pausedAttemptEr = "endpoint paused"
+	maxIDLen     = 128
+	maxTypeLen   = 128
+	maxEventData = 256 << 10
 )
 
-// PingEventType is the type of the event Ping sends (OUTBOX.md §3, every profile).
+// PingEventType is the type of the event Ping sends (docs/outbox.md §3, every profile).
 const PingEventType = "settings.webhook.ping"
 
 // Publish stores ev and one delivery per matching endpoint of its account, in one
@@ -69,9 +71,9 @@ func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoi
 	}
 	// Deliveries stored in the caller's transaction become visible when it commits,
 	// which may never happen: only the outbox's own publishes are handed over.
-	var hand *handoff
+	var hand *dispatch.Handoff
 	if d := o.disp.Load(); d != nil && tx == nil {
-		hand = d.handoff()
+		hand = d.Handoff()
 	}
 	plan := func(ep Endpoint) (Delivery, *Attempt, bool) {
 		if only != nil {
@@ -81,8 +83,8 @@ func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoi
 		} else if !ep.Wants(ev.Type) {
 			return Delivery{}, nil, false
 		}
-		d, a, ok := planDelivery(o.policyOf(ep), ev, ep, now)
-		if ok && hand != nil && d.Status == DeliveryPending && ep.Status == EndpointActive && hand.take(d.ID, ep) {
+		d, a, ok := decide.Plan(o.policyOf(ep), ev, ep, ids.New("dlv"), now)
+		if ok && hand != nil && d.Status == DeliveryPending && ep.Status == EndpointActive && hand.Take(d.ID, ep) {
 			lease := now.Add(o.cfg.LeaseDuration)
 			d.LeaseUntil = &lease
 		}
@@ -91,7 +93,7 @@ func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoi
 	pub, err := o.store.Publish(ctx, outboxdriver.PublishParams{Tx: tx, Event: ev, Now: now, Plan: plan})
 	handedAll := false
 	if hand != nil {
-		handedAll = hand.finish(pub, err)
+		handedAll = hand.Finish(pub, err)
 	}
 	if err != nil {
 		return Published{}, err
@@ -108,31 +110,6 @@ func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoi
 	return pub, nil
 }
 
-// planDelivery is the delivery of a new event to one endpoint, by its status and the
-// policy's WhilePaused (OUTBOX.md §3 "while paused").
-func planDelivery(p Policy, ev Event, ep Endpoint, now time.Time) (Delivery, *Attempt, bool) {
-	d := Delivery{
-		ID: newID("dlv"), Account: ev.Account, EventID: ev.ID, EventType: ev.Type, EndpointID: ep.ID,
-		Status: DeliveryPending, NextAttemptAt: now, CreatedAt: now, UpdatedAt: now,
-	}
-	switch ep.Status {
-	case EndpointDisabled:
-		return Delivery{}, nil, false
-	case EndpointPaused:
-		switch p.WhilePaused {
-		case PausedLogFailed:
-			d.Status = DeliveryFailed
-			d.LastError = pausedAttemptEr + ": " + ep.PauseReason
-			return d, &Attempt{DeliveryID: d.ID, Number: 0, At: now, ScheduledAt: now,
-				Class: ClassEndpointPaused, Error: d.LastError}, true
-		case PausedFail:
-			d.Status = DeliveryFailed
-			d.LastError = pausedAttemptEr + ": " + ep.PauseReason
-		}
-	}
-	return d, nil, true
-}
-
 // validateEvent checks ev and fills its defaults (id, createdAt).
 func validateEvent(ev *Event, now time.Time) error {
 	if ev.Account == "" {
@@ -142,7 +119,7 @@ func validateEvent(ev *Event, now time.Time) error {
 		return invalid("type", "must be 1 to %d visible ASCII characters", maxTypeLen)
 	}
 	if ev.ID == "" {
-		ev.ID = newID("evt")
+		ev.ID = ids.New("evt")
 	} else if err := checkID(ev.ID); err != nil {
 		return invalid("id", "%s", err)
 	}

@@ -97,3 +97,12 @@ const (
 	AutoPausePause   AutoPauseAction = "pause"
 	AutoPauseDisable AutoPauseAction = "disable"
 )
+
+// Profile names: the values of Endpoint.Profile, each a named set of policy values
+// (docs/outbox.md §3).
+const (
+	ProfileSajn     = "sajn"
+	ProfileDigize   = "digize"
+	ProfileLucibook = "lucibook"
+	ProfileStandard = "standard"
+)

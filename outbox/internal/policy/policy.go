@@ -1,13 +1,14 @@
-package outbox
+package policy
 
 import (
 	"time"
 
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // Policy is every value that decides how deliveries to one endpoint behave: a
-// profile's defaults with the endpoint's Overrides applied (see ResolvePolicy).
+// profile's defaults with the endpoint's Overrides applied (see Resolve).
 type Policy struct {
 	Profile string
 	// MaxAttempts counts every attempt of a run, the first included.
@@ -26,10 +27,10 @@ type Policy struct {
 	// AllowHTTP permits http:// URLs; https is always allowed.
 	AllowHTTP bool
 
-	OnGone GoneAction
+	OnGone outboxdriver.GoneAction
 	// On429 and On503 (503 carrying Retry-After) say how Retry-After is honoured.
-	On429 RetryAfterAction
-	On503 RetryAfterAction
+	On429 outboxdriver.RetryAfterAction
+	On503 outboxdriver.RetryAfterAction
 	// CountThrottled says whether a 429 counts toward the auto-pause threshold.
 	CountThrottled bool
 	// HoldDefault is the endpoint hold when a 429 has no valid Retry-After.
@@ -42,10 +43,10 @@ type Policy struct {
 
 	// AutoPause acts after AutoPauseFailures consecutive failed attempts, once the
 	// endpoint has been failing for at least AutoPauseAfter.
-	AutoPause         AutoPauseAction
+	AutoPause         outboxdriver.AutoPauseAction
 	AutoPauseFailures int
 	AutoPauseAfter    time.Duration
-	WhilePaused       PausedAction
+	WhilePaused       outboxdriver.PausedAction
 	// ReapDead marks DEAD, rather than FAILED, a delivery whose lease expired on its
 	// last attempt.
 	ReapDead bool
@@ -77,18 +78,10 @@ func (p Policy) Schedule(rnd retry.Rand) retry.Schedule {
 	return s
 }
 
-// Profile names.
-const (
-	ProfileSajn     = "sajn"
-	ProfileDigize   = "digize"
-	ProfileLucibook = "lucibook"
-	ProfileStandard = "standard"
-)
+// Names lists the built-in profiles.
+var Names = []string{outboxdriver.ProfileSajn, outboxdriver.ProfileDigize, outboxdriver.ProfileLucibook, outboxdriver.ProfileStandard}
 
-// ProfileNames lists the built-in profiles.
-var ProfileNames = []string{ProfileSajn, ProfileDigize, ProfileLucibook, ProfileStandard}
-
-// common holds the values every profile shares (OUTBOX.md §3).
+// common holds the values every profile shares (docs/outbox.md §3).
 func common(name string) Policy {
 	return Policy{
 		Profile:       name,
@@ -97,59 +90,59 @@ func common(name string) Policy {
 		FaultRetry:    5 * time.Minute,
 		FaultWindow:   24 * time.Hour,
 		MaxInFlight:   10,
-		OnGone:        GonePause,
-		On429:         RetryAfterIgnore,
-		On503:         RetryAfterIgnore,
-		WhilePaused:   PausedHold,
-		AutoPause:     AutoPauseNone,
+		OnGone:        outboxdriver.GonePause,
+		On429:         outboxdriver.RetryAfterIgnore,
+		On503:         outboxdriver.RetryAfterIgnore,
+		WhilePaused:   outboxdriver.PausedHold,
+		AutoPause:     outboxdriver.AutoPauseNone,
 	}
 }
 
-// Profile returns the policy of a built-in profile (OUTBOX.md §3) and whether it
+// Profile returns the policy of a built-in profile (docs/outbox.md §3) and whether it
 // exists.
 func Profile(name string) (Policy, bool) {
 	p := common(name)
 	switch name {
-	case ProfileSajn:
+	case outboxdriver.ProfileSajn:
 		p.MaxAttempts = 12
 		p.First, p.Factor, p.Cap = 10*time.Second, 6, 12*time.Hour
 		p.Timeout = 30 * time.Second
 		p.AllowHTTP = true
-		p.OnGone = GonePause
-		p.On429 = RetryAfterHold
+		p.OnGone = outboxdriver.GonePause
+		p.On429 = outboxdriver.RetryAfterHold
 		p.CountThrottled = true
-		p.AutoPause, p.AutoPauseFailures, p.AutoPauseAfter = AutoPausePause, 5, 72*time.Hour
-		p.WhilePaused = PausedLogFailed
-	case ProfileDigize:
+		p.AutoPause, p.AutoPauseFailures, p.AutoPauseAfter = outboxdriver.AutoPausePause, 5, 72*time.Hour
+		p.WhilePaused = outboxdriver.PausedLogFailed
+	case outboxdriver.ProfileDigize:
 		p.MaxAttempts = 12
 		p.First, p.Factor, p.Cap = 5*time.Second, 2, time.Hour
 		p.Timeout = 5 * time.Second
 		p.AllowHTTP = true
-		p.OnGone = GoneRemove
+		p.OnGone = outboxdriver.GoneRemove
 		p.CountThrottled = true
-		p.AutoPause, p.AutoPauseFailures = AutoPauseDisable, 50
+		p.AutoPause, p.AutoPauseFailures = outboxdriver.AutoPauseDisable, 50
 		p.DeliveryHeader = "digize-delivery"
-	case ProfileLucibook:
+	case outboxdriver.ProfileLucibook:
 		p.Waits = seconds(60, 300, 1800, 7200, 43200)
 		p.MaxAttempts = len(p.Waits) + 1
 		p.Timeout = 5 * time.Second
-		p.OnGone = GoneDead
-		p.On429, p.On503 = RetryAfterDelay, RetryAfterDelay
+		p.OnGone = outboxdriver.GoneDead
+		p.On429, p.On503 = outboxdriver.RetryAfterDelay, outboxdriver.RetryAfterDelay
 		p.EgressDead = true
-		p.AutoPause, p.AutoPauseFailures = AutoPausePause, 50
-		p.WhilePaused = PausedFail
+		p.AutoPause, p.AutoPauseFailures = outboxdriver.AutoPausePause, 50
+		p.WhilePaused = outboxdriver.PausedFail
 		p.ReapDead = true
-	case ProfileStandard:
+	case outboxdriver.ProfileStandard:
 		p.Waits = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 			2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
 		p.MaxAttempts = 10
 		p.Jitter = 0.1
 		p.Timeout = 15 * time.Second
-		p.OnGone = GonePause
-		p.On429, p.On503 = RetryAfterHold, RetryAfterHold
+		p.OnGone = outboxdriver.GonePause
+		p.On429, p.On503 = outboxdriver.RetryAfterHold, outboxdriver.RetryAfterHold
 		p.EgressDead = true
-		p.AutoPause, p.AutoPauseFailures, p.AutoPauseAfter = AutoPausePause, 50, 24*time.Hour
-		p.WhilePaused = PausedHold
+		p.AutoPause, p.AutoPauseFailures, p.AutoPauseAfter = outboxdriver.AutoPausePause, 50, 24*time.Hour
+		p.WhilePaused = outboxdriver.PausedHold
 	default:
 		return Policy{}, false
 	}

@@ -1,10 +1,12 @@
-package outbox
+package policy
 
 import (
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // Limits on overridable values, so that one endpoint cannot make the dispatcher hold a
@@ -15,13 +17,13 @@ const (
 	maxWait          = 7 * 24 * time.Hour
 )
 
-// ResolvePolicy applies o to the named profile ("" means standard). It fails with a
+// Resolve applies o to the named profile ("" means standard). It fails with a
 // *ValidationError naming the field when the profile is unknown or a value is out of
 // range. An invalid deliveryHeader is left out and a schedule of more than 99 waits
-// is cut at 100 attempts: CreateEndpoint and UpdateEndpoint refuse both.
-func ResolvePolicy(profile string, o Overrides) (Policy, error) {
+// is cut at 100 attempts: CheckNew, run where endpoints are written, refuses both.
+func Resolve(profile string, o outboxdriver.Overrides) (Policy, error) {
 	if profile == "" {
-		profile = ProfileStandard
+		profile = outboxdriver.ProfileStandard
 	}
 	p, ok := Profile(profile)
 	if !ok {
@@ -37,7 +39,7 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 			}
 		}
 		p.Waits = seconds(o.ScheduleSeconds...)
-		// Unless overridden below; never past the limit (checkNewOverrides refuses a
+		// Unless overridden below; never past the limit (CheckNew refuses a
 		// longer list where endpoints are written).
 		p.MaxAttempts = min(len(p.Waits)+1, maxAttemptsLimit)
 	}
@@ -103,12 +105,12 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 	}
 	if o.DeliveryHeader != nil && checkDeliveryHeader(*o.DeliveryHeader) == nil {
 		// An invalid one is left out: refused where endpoints are written
-		// (checkNewOverrides), it could only come from a store written before.
+		// (CheckNew), it could only come from a store written before.
 		p.DeliveryHeader = *o.DeliveryHeader
 	}
 	if o.OnGone != nil {
 		switch *o.OnGone {
-		case GonePause, GoneRemove, GoneDead:
+		case outboxdriver.GonePause, outboxdriver.GoneRemove, outboxdriver.GoneDead:
 			p.OnGone = *o.OnGone
 		default:
 			return Policy{}, invalid("overrides.onGone", "unknown action %q", *o.OnGone)
@@ -116,14 +118,14 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 	}
 	for _, ra := range []struct {
 		field string
-		v     *RetryAfterAction
-		dst   *RetryAfterAction
+		v     *outboxdriver.RetryAfterAction
+		dst   *outboxdriver.RetryAfterAction
 	}{{"overrides.on429", o.On429, &p.On429}, {"overrides.on503", o.On503, &p.On503}} {
 		if ra.v == nil {
 			continue
 		}
 		switch *ra.v {
-		case RetryAfterIgnore, RetryAfterDelay, RetryAfterHold:
+		case outboxdriver.RetryAfterIgnore, outboxdriver.RetryAfterDelay, outboxdriver.RetryAfterHold:
 			*ra.dst = *ra.v
 		default:
 			return Policy{}, invalid(ra.field, "unknown action %q", *ra.v)
@@ -131,7 +133,7 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 	}
 	if o.AutoPause != nil {
 		switch *o.AutoPause {
-		case AutoPauseNone, AutoPausePause, AutoPauseDisable:
+		case outboxdriver.AutoPauseNone, outboxdriver.AutoPausePause, outboxdriver.AutoPauseDisable:
 			p.AutoPause = *o.AutoPause
 		default:
 			return Policy{}, invalid("overrides.autoPause", "unknown action %q", *o.AutoPause)
@@ -145,7 +147,7 @@ func ResolvePolicy(profile string, o Overrides) (Policy, error) {
 	}
 	if o.WhilePaused != nil {
 		switch *o.WhilePaused {
-		case PausedHold, PausedLogFailed, PausedFail:
+		case outboxdriver.PausedHold, outboxdriver.PausedLogFailed, outboxdriver.PausedFail:
 			p.WhilePaused = *o.WhilePaused
 		default:
 			return Policy{}, invalid("overrides.whilePaused", "unknown action %q", *o.WhilePaused)
@@ -169,10 +171,10 @@ func checkSeconds(field string, v float64, lo, hi time.Duration) error {
 
 func secs(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
 
-// checkNewOverrides checks what an endpoint's overrides must satisfy when it is
-// created or changed, beyond ResolvePolicy: rules that came after endpoints were first
-// stored, which ResolvePolicy tolerates so that such an endpoint keeps its policy.
-func checkNewOverrides(o Overrides) error {
+// CheckNew checks what an endpoint's overrides must satisfy when it is
+// created or changed, beyond Resolve: rules that came after endpoints were first
+// stored, which Resolve tolerates so that such an endpoint keeps its policy.
+func CheckNew(o outboxdriver.Overrides) error {
 	if len(o.ScheduleSeconds) > maxAttemptsLimit-1 {
 		return invalid("overrides.scheduleSeconds", "at most %d waits (%d attempts), got %d", maxAttemptsLimit-1, maxAttemptsLimit, len(o.ScheduleSeconds))
 	}

@@ -33,3 +33,13 @@ const (
 	AutoPausePause   = outboxdriver.AutoPausePause
 	AutoPauseDisable = outboxdriver.AutoPauseDisable
 )
+
+// Profile names (Endpoint.Profile, EndpointSpec.Profile): each a named set of policy
+// values, which Overrides changes per endpoint (docs/outbox.md §3).
+const (
+	ProfileSajn     = outboxdriver.ProfileSajn
+	ProfileDigize   = outboxdriver.ProfileDigize
+	ProfileLucibook = outboxdriver.ProfileLucibook
+	// ProfileStandard is the default: the best of the three, plus what none has.
+	ProfileStandard = outboxdriver.ProfileStandard
+)

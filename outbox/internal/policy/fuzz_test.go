@@ -1,4 +1,4 @@
-package outbox_test
+package policy_test
 
 import (
 	"encoding/json"
@@ -6,27 +6,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-// FuzzResolvePolicy: overrides arrive as JSON from the API. Whatever they hold, the
+// FuzzResolve: overrides arrive as JSON from the API. Whatever they hold, the
 // resolved policy is usable (attempts ≥ 1, a positive bounded timeout, waits not
 // negative) or the error is a *ValidationError.
-func FuzzResolvePolicy(f *testing.F) {
+func FuzzResolve(f *testing.F) {
 	f.Add("standard", []byte(`{"scheduleSeconds":[1,1],"maxAttempts":3}`))
 	f.Add("sajn", []byte(`{"exponential":{"firstSeconds":1,"factor":2,"capSeconds":60}}`))
 	f.Add("lucibook", []byte(`{"timeoutSeconds":1e308}`))
 	f.Add("digize", []byte(`{"onGone":"explode"}`))
 	f.Add("acme", []byte(`{}`))
 	f.Fuzz(func(t *testing.T, profile string, raw []byte) {
-		var o outbox.Overrides
+		var o outboxdriver.Overrides
 		if json.Unmarshal(raw, &o) != nil {
 			return
 		}
-		p, err := outbox.ResolvePolicy(profile, o)
+		p, err := policy.Resolve(profile, o)
 		if err != nil {
-			var ve *outbox.ValidationError
-			if !errors.As(err, &ve) || !errors.Is(err, outbox.ErrInvalid) {
+			var ve *outboxdriver.ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, outboxdriver.ErrInvalid) {
 				t.Fatalf("error %v is not a ValidationError", err)
 			}
 			return

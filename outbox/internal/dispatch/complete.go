@@ -1,0 +1,143 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
+	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
+)
+
+// completeLoop records outcomes in batches: it takes what has arrived, writes it in one
+// transaction that also claims the room the batch frees, queues what it claimed, and
+// nudges the claim loop (retries possibly due). Once Run stops it only records.
+func (d *Dispatcher) completeLoop(ctx context.Context) {
+	const maxBatch = 256
+	batch := make([]outcome, 0, maxBatch)
+	for first := range d.results {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case oc, ok := <-d.results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, oc)
+			default:
+				break drain
+			}
+		}
+		n := len(batch)
+		limit := 0
+		d.mu.Lock()
+		claiming := !d.stopping && ctx.Err() == nil
+		if claiming {
+			d.claiming.Add(1)
+		}
+		d.mu.Unlock()
+		if claiming {
+			limit = d.reserve(func(held int) int {
+				// Like the claim loop, take a quarter of a batch or more at once while
+				// the node holds other deliveries.
+				if room := d.maxHeld - held + n; room >= d.minClaim() || held == n {
+					return min(d.cfg.BatchSize, room)
+				}
+				return 0
+			})
+		}
+		claimedAt := time.Now()
+		jobs := d.completeClaim(context.Background(), batch, limit)
+		d.held.Add(int64(len(jobs) - n - limit))
+		d.enqueue(jobs, claimedAt)
+		if claiming {
+			d.claiming.Done()
+		}
+		d.nudge()
+	}
+}
+
+// complete records a batch of outcomes. When the store fails, the batch is recorded
+// again as faults on our side (rescheduled after FaultRetry, no attempt used); when
+// that fails too, the leases expire and the reaper takes over.
+func (d *Dispatcher) complete(ctx context.Context, batch []outcome) {
+	d.completeClaim(ctx, batch, 0)
+}
+
+// completeClaim is complete, claiming up to limit deliveries in the same transaction
+// when limit > 0; it returns the jobs claimed (none when recording failed).
+func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit int) []outboxdriver.Job {
+	now := Now(d.cfg.Clock)
+	notices := make(map[string][]notice, len(batch))
+	recorded := make(map[string]observed, len(batch)) // for Observe
+	halts := map[string]bool{}                        // endpoints a decision left not taking deliveries
+	var lock sync.Mutex
+	build := func(oc outcome, r decide.Result) outboxdriver.Completion {
+		id := oc.job.Delivery.ID
+		return outboxdriver.Completion{DeliveryID: id, Token: oc.job.Token, Decide: func(cur outboxdriver.Delivery, ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
+			ch := decide.Outcome(policy.Of(ep, d.cfg.Logger), cur, ep, r, now, d.cfg.Rand)
+			lock.Lock()
+			notices[id] = noticesOf(ch, ep)
+			if d.cfg.Observe != nil && ch.Delivery != nil && ch.Attempt != nil && r.Fault == nil && !r.Released {
+				recorded[id] = observed{*ch.Delivery, *ch.Attempt}
+			}
+			if ne := ch.Endpoint; ne != nil && !decide.TakesDeliveries(*ne, now) {
+				halts[ne.ID] = true
+			}
+			lock.Unlock()
+			return ch, nil
+		}}
+	}
+	items := make([]outboxdriver.Completion, len(batch))
+	for i, oc := range batch {
+		items[i] = build(oc, oc.r)
+	}
+	var (
+		applied []bool
+		jobs    []outboxdriver.Job
+		err     error
+	)
+	if limit > 0 {
+		applied, jobs, err = d.cfg.Store.CompleteClaim(ctx, outboxdriver.CompleteClaimParams{Outcomes: items, Next: d.claimParams(limit)})
+	} else {
+		applied, err = d.cfg.Store.Complete(ctx, items)
+	}
+	if err != nil {
+		d.cfg.Logger.Error().Err(err).Int("deliveries", len(batch)).Msg("outbox: recording attempts failed; rescheduling as internal faults")
+		clear(notices)
+		clear(recorded)
+		fault := errors.Join(errors.New("store error while recording the attempt"), err)
+		for i, oc := range batch {
+			items[i] = build(oc, decide.Result{Fault: fault})
+		}
+		if _, err = d.cfg.Store.Complete(ctx, items); err != nil {
+			d.cfg.Logger.Error().Err(err).Msg("outbox: rescheduling failed; leases will expire")
+		}
+		return nil
+	}
+	for id := range halts {
+		d.halt(id)
+	}
+	for i, oc := range batch {
+		if !applied[i] {
+			d.cfg.Logger.Warn().Str("delivery", oc.job.Delivery.ID).Msg("outbox: lease lost before the attempt was recorded")
+			continue
+		}
+		for _, n := range notices[oc.job.Delivery.ID] {
+			d.cfg.Notify(n.entry, n.url)
+		}
+		if rec, ok := recorded[oc.job.Delivery.ID]; ok {
+			d.cfg.Observe(rec.delivery, rec.attempt)
+		}
+	}
+	return jobs
+}
+
+// observed is what Observe is shown of a recorded attempt.
+type observed struct {
+	delivery outboxdriver.Delivery
+	attempt  outboxdriver.Attempt
+}

@@ -1,0 +1,68 @@
+package dispatch
+
+import (
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
+)
+
+// Handoff carries the deliveries of one Publish straight to the workers, leased as
+// they are stored (outboxdriver.PlanFunc), skipping the claim and its commit. It takes room
+// only while a worker is idle: a node with work queued claims from the store instead,
+// so that deliveries already due (retries, an earlier backlog) are not starved by new
+// ones.
+type Handoff struct {
+	d         *Dispatcher
+	taken     int
+	endpoints map[string]outboxdriver.Endpoint // delivery id → its endpoint, for the job
+	opened    time.Time                        // before the store leased anything: the claim time
+}
+
+// Handoff opens one, or returns nil once Run is shutting down. Finish must follow.
+func (d *Dispatcher) Handoff() *Handoff {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopping {
+		return nil
+	}
+	d.claiming.Add(1) // Run closes the queue only after Finish
+	return &Handoff{d: d, endpoints: map[string]outboxdriver.Endpoint{}, opened: time.Now()}
+}
+
+// Take reserves room for delivery id of ep when a worker is idle. Publishes at once
+// may together queue a few jobs beyond the idle workers; held stays bounded, by
+// maxHeld+Workers (see held).
+func (h *Handoff) Take(id string, ep outboxdriver.Endpoint) bool {
+	if int(h.d.busy.Load())+h.taken >= h.d.cfg.Workers {
+		return false
+	}
+	if h.d.reserve(func(held int) int {
+		if held < h.d.maxHeld+h.d.cfg.Workers {
+			return 1
+		}
+		return 0
+	}) == 0 {
+		return false
+	}
+	h.taken++
+	h.endpoints[id] = ep
+	return true
+}
+
+// Finish queues the deliveries the store leased and gives back the room it did not
+// use; pub and err are what the publish returned. It reports whether every delivery
+// of pub was handed over.
+func (h *Handoff) Finish(pub outboxdriver.Published, err error) (all bool) {
+	defer h.d.claiming.Done()
+	var jobs []outboxdriver.Job
+	if err == nil && !pub.Duplicate {
+		for _, dl := range pub.Deliveries {
+			if ep, ok := h.endpoints[dl.ID]; ok && dl.LeaseUntil != nil {
+				jobs = append(jobs, outboxdriver.Job{Delivery: dl, Event: pub.Event, Endpoint: ep, Token: outboxdriver.PublishLeaseToken(dl.ID)})
+			}
+		}
+	}
+	h.d.held.Add(int64(len(jobs) - h.taken))
+	h.d.enqueue(jobs, h.opened)
+	return err == nil && len(jobs) == len(pub.Deliveries)
+}
