@@ -102,7 +102,7 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 // openOutbox opens the outbox on the node's database file. Status hooks are
 // application hooks, so the outbox dials with the call-control egress rules (private
 // addresses allowed, the node's allow-list applied), not the public-only default, and
-// its requests are dressed as jambonz status hooks (statusHookTransport).
+// builds its requests as jambonz status hooks (statusPublisher.dressRequest).
 func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *statusPublisher) error {
 	st, err := sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
 	if err != nil {
@@ -112,16 +112,9 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
 	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
-	client.Transport = &statusHookTransport{
-		base: client.Transport, hooks: status, userAgent: n.cfg.CallControl.UserAgent, now: time.Now,
-		secretOf: func(ctx context.Context, accountSid string) (string, error) {
-			a, err := n.store.Account(ctx, accountSid)
-			return a.WebhookSecret, err
-		},
-	}
 	logger := n.log
 	ob, err := outbox.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, HTTPClient: client, Renderer: renderStatus, Logger: &logger,
+		Store: st, Egress: &rules, HTTPClient: client, Renderer: renderStatus, Request: status.dressRequest, Logger: &logger,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
 		// start) after a short wait, so that a node without calls stops promptly.
@@ -142,7 +135,7 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 }
 
 // alertFailedStatus raises an alert on the account when a call status notification
-// is given up (CALL-CONTROL.md §6: a failed status hook is logged and alerted): d is
+// is given up (docs/call-control.md §6: a failed status hook is logged and alerted): d is
 // the delivery as the attempt a left it.
 func (n *Node) alertFailedStatus(d outbox.Delivery, a outbox.Attempt, status *statusPublisher) {
 	if d.EventType != CallStatusEvent || (d.Status != outbox.DeliveryFailed && d.Status != outbox.DeliveryDead) {

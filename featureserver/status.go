@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // CallStatusEvent is the outbox event type of call status notifications.
@@ -220,6 +222,32 @@ func (p *statusPublisher) forget(account Account, url string) {
 	p.mu.Lock()
 	delete(p.endpoints, hookKey(account.Sid, url))
 	p.mu.Unlock()
+}
+
+// dressRequest makes the outbox's delivery of a call status notification the status
+// hook a jambonz application expects (docs/call-control.md §3): its configured method
+// (GET sends the fields as query parameters), its Basic auth, and the Jambonz-Signature
+// of the account's webhook secret over what is sent, beside the outbox's own Standard
+// Webhooks signature and the node's User-Agent (outbox.Config.UserAgent). Other events
+// go as the outbox builds them. A hook or an account that cannot be read leaves the
+// request as it is, as the hook did before it was known.
+func (p *statusPublisher) dressRequest(ctx context.Context, r *outbox.Request) error {
+	if r.Event.Type != CallStatusEvent {
+		return nil
+	}
+	// The endpoint's URL is the hook's, its own query included: that is the key.
+	if hook, ok := p.hookFor(ctx, r.Event.Account, r.Endpoint.URL); ok {
+		if hook.Username != "" {
+			r.SetBasicAuth(hook.Username, hook.Password)
+		}
+		if hook.Method == http.MethodGet {
+			r.Method = http.MethodGet
+		}
+	}
+	if a, err := p.store.Account(ctx, r.Event.Account); err == nil && a.WebhookSecret != "" {
+		r.Header.Set(transport.JambonzSignatureHeader, transport.SignJambonz(a.WebhookSecret, r.At, r.Body()))
+	}
+	return nil
 }
 
 // renderStatus sends a call.status event as the application expects a status hook:

@@ -55,10 +55,6 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 	if err != nil {
 		return decide.Result{Fault: fmt.Errorf("signing key: %w", err)}
 	}
-	headers, err := signer.Headers(job.Event.ID, now, body)
-	if err != nil {
-		return decide.Result{Fault: fmt.Errorf("signing: %w", err)}
-	}
 	u, err := url.Parse(job.Endpoint.URL)
 	if err != nil {
 		a.Class, a.Error = retry.Permanent, err.Error()
@@ -72,19 +68,19 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 
 	reqCtx, cancel := context.WithTimeout(ctx, p.AttemptTimeout(o.cfg.LeaseDuration))
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, u.String(), bytes.NewReader(body))
+	out, err := o.shape(reqCtx, job, now, body, signer, u, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return decide.Result{Released: true}
+		}
+		return decide.Result{Fault: err}
+	}
+	req, err := http.NewRequestWithContext(reqCtx, out.method, out.url, bytes.NewReader(out.body))
 	if err != nil {
 		a.Class, a.Error = retry.Permanent, err.Error()
 		return decide.Result{Attempt: a}
 	}
-	for k, v := range headers {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", o.cfg.UserAgent)
-	if p.DeliveryHeader != "" {
-		req.Header.Set(p.DeliveryHeader, job.Delivery.ID)
-	}
+	req.Header = out.header
 
 	start := time.Now()
 	resp, err := o.cfg.HTTPClient.Do(req)

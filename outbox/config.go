@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -31,6 +32,14 @@ type Config struct {
 	Rand retry.Rand
 	// Renderer builds each attempt's body. Default DefaultRenderer.
 	Renderer Renderer
+	// Request, when set, shapes each attempt's request after it is built and before
+	// it is signed and sent: its method (GET or POST), Basic auth, headers of the
+	// embedding program's own, such as another signature over r.Body() (Request). Its
+	// ctx ends with the attempt's timeout. An error is a fault on our side: the
+	// delivery is rescheduled after the policy's FaultRetry without using an attempt,
+	// as for a Renderer's error. It runs on the attempt's goroutine, several at once.
+	// Default none: a POST of the rendered body.
+	Request func(ctx context.Context, r *Request) error
 	// Notify receives pause, disable and removal notices after they are stored. It is
 	// called from the dispatcher's completer: hand the notice off, do not block.
 	// Default: none (they are still in the audit log).

@@ -238,7 +238,7 @@ func TestPublishHandsOverToIdleWorkers(t *testing.T) {
 	}
 }
 
-// TestHoldReleasesQueuedJobs: OUTBOX.md §3, a 429 under sajn (and standard) holds
+// TestHoldReleasesQueuedJobs: docs/outbox.md §3, a 429 under sajn (and standard) holds
 // every delivery to the endpoint and uses one attempt of that delivery only.
 // Deliveries of the endpoint already claimed and waiting for a worker when the 429
 // comes back are released unsent: no request, no attempt used, still PENDING.
@@ -304,7 +304,7 @@ func TestHoldReleasesQueuedJobs(t *testing.T) {
 }
 
 // TestRedirectsNeverFollowedWhateverTheClient: a caller's own HTTP client, which
-// would follow redirects, does not: the 3xx is the attempt's answer (OUTBOX.md §2).
+// would follow redirects, does not: the 3xx is the attempt's answer (docs/outbox.md §2).
 func TestRedirectsNeverFollowedWhateverTheClient(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, false, func(_ int, r *http.Request) reply {

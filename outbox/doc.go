@@ -7,8 +7,13 @@
 // nothing. Each event becomes one Delivery per matching endpoint. After Start, the
 // outbox claims due deliveries in batches with a lease, makes one HTTP attempt per
 // claim through the egress-checked client of package transport, records the Attempt,
-// and decides with package retry and the endpoint's policy what follows.
-// Config.Workers attempts run at once; a node holds up to
+// and decides with package retry and the endpoint's policy what follows. The outbox
+// builds each attempt's request whole (docs/outbox.md §7): the body (Config.Renderer)
+// as a POST, which the embedding program's Config.Request hook may make a GET with
+// the fields in the query, give Basic auth or headers of its own (another signature
+// over the bytes sent); then the Standard Webhooks signature over exactly what is
+// sent. Nothing rewrites its requests afterwards. Config.Workers attempts run at
+// once; a node holds up to
 // Workers+BatchSize leases, so that claimed deliveries wait in memory for a worker and
 // finished ones for the single writer, which records and claims in the same
 // transaction. While a worker is idle, Publish leases its deliveries as it stores them

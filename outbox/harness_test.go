@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -59,6 +60,8 @@ type reply struct {
 
 // received is one request the receiver got.
 type received struct {
+	method string
+	url    *url.URL
 	header http.Header
 	body   []byte
 	at     time.Time
@@ -79,7 +82,7 @@ func newReceiver(t *testing.T, tlsOn bool, script func(n int, r *http.Request) r
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
 		n := len(rc.got)
-		rc.got = append(rc.got, received{header: r.Header.Clone(), body: body, at: time.Now()})
+		rc.got = append(rc.got, received{method: r.Method, url: r.URL, header: r.Header.Clone(), body: body, at: time.Now()})
 		script := rc.script
 		rc.mu.Unlock()
 		rep := reply{status: http.StatusNoContent}

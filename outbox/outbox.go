@@ -45,7 +45,7 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	// Redirects are never followed (OUTBOX.md §2 step 3), whatever client the caller
+	// Redirects are never followed (docs/outbox.md §2 step 3), whatever client the caller
 	// gave: a copy of it returns the 3xx as the answer.
 	client := *cfg.HTTPClient
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

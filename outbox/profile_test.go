@@ -11,7 +11,7 @@ import (
 )
 
 // One table per profile: each row is a behaviour of the profile's reference document
-// and of its column in OUTBOX.md §3. Time is the injected clock: nothing sleeps for
+// and of its column in docs/outbox.md §3. Time is the injected clock: nothing sleeps for
 // schedule time.
 
 type row struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // Renderer builds the body of one attempt. It runs at attempt time, so the endpoint's
-// current APIVersion shapes every retry (OUTBOX.md §2 step 2). An error is a fault on
+// current APIVersion shapes every retry (docs/outbox.md §2 step 2). An error is a fault on
 // our side: the delivery is rescheduled without using an attempt.
 type Renderer func(ctx context.Context, ev Event, ep Endpoint) ([]byte, error)
 

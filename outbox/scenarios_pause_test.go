@@ -82,7 +82,7 @@ func checkSajnAutoPause(t *testing.T) {
 }
 
 // checkManagedGoneRemoved: digize removes an endpoint that answers 410 even when an
-// integration manages it: removal is not a pause, and OUTBOX.md §1 exempts managed
+// integration manages it: removal is not a pause, and docs/outbox.md §1 exempts managed
 // endpoints from pauses only.
 func checkManagedGoneRemoved(t *testing.T) {
 	h := newHarness(t, outbox.ProfileDigize, outbox.Overrides{}, status(410))

@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
-// The scenarios below each exercise one behaviour of OUTBOX.md §3 for one profile;
+// The scenarios below each exercise one behaviour of docs/outbox.md §3 for one profile;
 // profile_test.go lists them, one table per profile, with that profile's expectations.
 
 // checkSchedule: every attempt answers 500; the waits between attempts and the number
