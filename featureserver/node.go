@@ -112,9 +112,8 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
 	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
-	logger := n.log
 	ob, err := outbox.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, HTTPClient: client, Renderer: renderStatus, Request: status.dressRequest, Logger: &logger,
+		Store: st, Egress: &rules, HTTPClient: client, Renderer: renderStatus, Request: status.dressRequest, Logger: n.log,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
 		// start) after a short wait, so that a node without calls stops promptly.

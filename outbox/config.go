@@ -17,7 +17,8 @@ import (
 
 // Config configures an Outbox. Zero values take the defaults documented per field.
 type Config struct {
-	// Store keeps everything. Required.
+	// Store keeps everything: an *sqlitestore.Store, or any outboxdriver.Store that
+	// passes the suite of outbox/outboxtest. Required.
 	Store outboxdriver.Store
 	// HTTPClient makes the attempts, one request per claim; Open uses a copy that
 	// never follows redirects. Default: transport.NewHTTPClient(Egress, ...), which
@@ -49,8 +50,8 @@ type Config struct {
 	// NextAttemptAt are the decision's. For metrics (outcome, lateness At minus
 	// ScheduledAt) and alerts. It must not block.
 	Observe func(d Delivery, a Attempt)
-	// Logger receives structured logs. Default zerolog.Nop().
-	Logger *zerolog.Logger
+	// Logger receives structured logs. Default: the zero Logger, which discards them.
+	Logger zerolog.Logger
 	// UserAgent is sent with every attempt. Default "Switchboard-Outbox/1".
 	UserAgent string
 
@@ -99,10 +100,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Notify == nil {
 		c.Notify = func(Notice) {}
-	}
-	if c.Logger == nil {
-		l := zerolog.Nop()
-		c.Logger = &l
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "Switchboard-Outbox/1"
@@ -153,16 +150,14 @@ func setDefault[T int | time.Duration](v *T, d T) {
 	}
 }
 
-// validate reports the first value out of range, as a *ValidationError.
+// validate reports every value out of range at once, each as a *ValidationError.
 func (c Config) validate() error {
-	if c.Store == nil {
-		return invalid("Config.Store", "required")
-	}
 	checks := []struct {
 		ok    bool
 		field string
 		why   string
 	}{
+		{c.Store != nil, "Config.Store", "required"},
 		{c.Workers >= 1 && c.Workers <= 10000, "Config.Workers", "must be in [1, 10000]"},
 		{c.BatchSize >= 1 && c.BatchSize <= 10000, "Config.BatchSize", "must be in [1, 10000]"},
 		{c.PurgeBatch >= 1, "Config.PurgeBatch", "must be at least 1"},

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
@@ -315,7 +316,7 @@ func TestRedirectsNeverFollowedWhateverTheClient(t *testing.T) {
 	})
 	own := &http.Client{} // follows redirects by default
 	st := openStore(t)
-	ob, err := outbox.Open(context.Background(), outbox.Config{Store: st, HTTPClient: own, Clock: newFakeClock()})
+	ob, err := outbox.Open(context.Background(), outbox.Config{Store: st, HTTPClient: own, Clock: testkit.NewClock()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,39 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
 )
-
-// fakeClock is an injected clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 // reply is what the receiver answers to one request.
 type reply struct {
@@ -156,7 +129,7 @@ func openStore(t testing.TB) *sqlitestore.Store {
 type harness struct {
 	t       *testing.T
 	ctx     context.Context
-	clock   *fakeClock
+	clock   *testkit.Clock
 	store   *sqlitestore.Store
 	ob      *outbox.Outbox
 	recv    *receiver
@@ -167,7 +140,7 @@ type harness struct {
 
 func newHarness(t *testing.T, profile string, o outbox.Overrides, script func(n int, r *http.Request) reply) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), clock: newFakeClock(), store: openStore(t)}
+	h := &harness{t: t, ctx: context.Background(), clock: testkit.NewClock(), store: openStore(t)}
 	h.recv = newReceiver(t, true, script)
 	ob, err := outbox.Open(h.ctx, outbox.Config{
 		Store: h.store, Clock: h.clock, HTTPClient: loopbackClient(h.recv),

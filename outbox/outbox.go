@@ -50,7 +50,7 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	client := *cfg.HTTPClient
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg.HTTPClient = &client
-	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: *cfg.Logger, wake: make(chan struct{}, 1)}, nil
+	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: cfg.Logger, wake: make(chan struct{}, 1)}, nil
 }
 
 // Start runs the dispatcher, the reaper and the retention purge until Close. Calling
