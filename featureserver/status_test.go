@@ -30,7 +30,8 @@ func TestStatusHooksThroughOutboxSurviveRestart(t *testing.T) {
 	var up atomic.Bool
 	var mu sync.Mutex
 	var statuses []string
-	var secret atomic.Value // the account's status_webhook_secret
+	arrived := make(chan struct{}, 1) // notified after each status is recorded
+	var secret atomic.Value           // the account's status_webhook_secret
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !up.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -54,6 +55,10 @@ func TestStatusHooksThroughOutboxSurviveRestart(t *testing.T) {
 		mu.Lock()
 		statuses = append(statuses, fields.CallStatus)
 		mu.Unlock()
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer receiver.Close()
@@ -82,7 +87,7 @@ func TestStatusHooksThroughOutboxSurviveRestart(t *testing.T) {
 
 	up.Store(true)
 	startNodeOn(t, n)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		mu.Lock()
 		got := append([]string(nil), statuses...)
@@ -90,10 +95,11 @@ func TestStatusHooksThroughOutboxSurviveRestart(t *testing.T) {
 		if containsAll(got, "in-progress", "completed") {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-arrived:
+		case <-deadline:
 			t.Fatalf("status notifications after restart: %v", got)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -23,6 +23,13 @@ type outboxLedger struct {
 	mu    sync.Mutex
 	seen  map[string]int
 	total int
+	// quarter is closed once a quarter of want requests arrived: the moment to kill.
+	want    int
+	quarter chan struct{}
+}
+
+func newOutboxLedger(want int) *outboxLedger {
+	return &outboxLedger{seen: map[string]int{}, want: want, quarter: make(chan struct{})}
 }
 
 func (l *outboxLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -30,9 +37,19 @@ func (l *outboxLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	l.seen[id]++
 	l.total++
+	if l.total == l.want/4 {
+		close(l.quarter)
+	}
 	l.mu.Unlock()
-	// A little latency keeps deliveries in flight when the kill lands.
-	time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+	// A little latency (up to 3 ms) keeps deliveries in flight when the kill lands;
+	// an attempt the kill cuts short ends it.
+	latency := time.NewTimer(time.Duration(rand.IntN(3000)) * time.Microsecond)
+	defer latency.Stop()
+	select {
+	case <-latency.C:
+	case <-r.Context().Done():
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -58,7 +75,7 @@ func TestOutboxCrashSafety(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build crashpublisher: %v\n%s", err, out)
 	}
-	ledger := &outboxLedger{seen: map[string]int{}}
+	ledger := newOutboxLedger(events)
 	srv := httptest.NewServer(ledger)
 	defer srv.Close()
 	db := filepath.Join(dir, "outbox.db")
@@ -71,17 +88,12 @@ func TestOutboxCrashSafety(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if total, _ := ledger.counts(); total >= events/4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = first.Process.Kill()
-			_ = first.Wait()
-			t.Fatalf("the first run delivered too little before the deadline; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-ledger.quarter:
+	case <-time.After(2 * time.Minute):
+		_ = first.Process.Kill()
+		_ = first.Wait()
+		t.Fatalf("the first run delivered too little before the deadline; stderr:\n%s", stderr.String())
 	}
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -20,20 +20,35 @@ import (
 
 // TestWorkersBoundAttempts: the claim loop and the completer (which claims with each
 // batch it records) share the pool: no more than Config.Workers attempts run at once
-// even when the endpoint's own cap is far higher, and every delivery arrives.
+// even when the endpoint's own cap is far higher, and every delivery arrives. The
+// receiver answers the requests in groups of Workers, each group once it has all
+// arrived, so the pool is full at every step and a worker beyond the bound would add
+// a request to a group that waits.
 func TestWorkersBoundAttempts(t *testing.T) {
 	t.Parallel()
 	const workers, events = 3, 60
 	var (
 		mu            sync.Mutex
 		running, peak int
+		groups        = map[int]chan struct{}{} // n/workers → closed once the group is in
 	)
-	rc := newReceiver(t, false, func(int, *http.Request) reply {
+	rc := newReceiver(t, false, func(n int, r *http.Request) reply {
 		mu.Lock()
 		running++
 		peak = max(peak, running)
+		g, ok := groups[n/workers]
+		if !ok {
+			g = make(chan struct{})
+			groups[n/workers] = g
+		}
+		if n%workers == workers-1 {
+			close(g)
+		}
 		mu.Unlock()
-		time.Sleep(2 * time.Millisecond) // overlap, not schedule time
+		select {
+		case <-g:
+		case <-r.Context().Done():
+		}
 		mu.Lock()
 		running--
 		mu.Unlock()
@@ -50,11 +65,11 @@ func TestWorkersBoundAttempts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 20*time.Second, "every delivery", func() bool { return len(rc.requests()) >= events })
+	waitFor(t, 20*time.Second, "every delivery", rc.changed, func() bool { return len(rc.requests()) >= events })
 	mu.Lock()
 	defer mu.Unlock()
-	if peak < 1 || peak > workers {
-		t.Fatalf("%d attempts ran at once, want 1..%d (Workers)", peak, workers)
+	if peak != workers {
+		t.Fatalf("%d attempts ran at once, want %d (Workers)", peak, workers)
 	}
 }
 
@@ -128,7 +143,8 @@ func TestDefaultClientKeepsAConnectionPerWorker(t *testing.T) {
 	loopback := transport.PublicOnly()
 	loopback.AllowLoopback = true
 	ctx := context.Background()
-	ob, err := outbox.Open(ctx, outbox.Config{Store: openStore(t), Egress: &loopback, Workers: workers,
+	changed := newSignal()
+	ob, err := outbox.Open(ctx, outbox.Config{Store: watched(openStore(t), changed), Egress: &loopback, Workers: workers,
 		PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +166,7 @@ func TestDefaultClientKeepsAConnectionPerWorker(t *testing.T) {
 			}
 			ids = append(ids, pub.Deliveries[0].ID)
 		}
-		waitFor(t, 20*time.Second, fmt.Sprintf("burst %d delivered", burst+1), func() bool {
+		waitFor(t, 20*time.Second, fmt.Sprintf("burst %d delivered", burst+1), changed, func() bool {
 			for _, id := range ids {
 				if d, _, err := ob.GetDelivery(ctx, "a", id); err != nil || d.Status != outbox.DeliverySucceeded {
 					return false
@@ -212,7 +228,7 @@ func TestPublishHandsOverToIdleWorkers(t *testing.T) {
 		if pub.Deliveries[0].LeaseUntil == nil {
 			t.Fatalf("publish %d: delivery not leased as stored, with idle workers", i)
 		}
-		waitFor(t, 10*time.Second, "the delivery", func() bool { return len(rc.requests()) == i+1 })
+		waitFor(t, 10*time.Second, "the delivery", rc.changed, func() bool { return len(rc.requests()) == i+1 })
 	}
 	if n := st.claimed.Load(); n != 0 {
 		t.Fatalf("%d deliveries came from claims, want none (handed over at publish)", n)
@@ -233,7 +249,7 @@ func TestPublishHandsOverToIdleWorkers(t *testing.T) {
 	if pub.Deliveries[0].LeaseUntil != nil {
 		t.Fatal("PublishTx leased its delivery before the caller committed")
 	}
-	waitFor(t, 10*time.Second, "the PublishTx delivery", func() bool { return len(rc.requests()) == 6 })
+	waitFor(t, 10*time.Second, "the PublishTx delivery", rc.changed, func() bool { return len(rc.requests()) == 6 })
 	if n := st.claimed.Load(); n != 1 {
 		t.Fatalf("%d deliveries came from claims, want the PublishTx one", n)
 	}
@@ -276,9 +292,9 @@ func TestHoldReleasesQueuedJobs(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, 10*time.Second, "every delivery claimed", func() bool { return leased() == events })
+	waitFor(t, 10*time.Second, "every delivery claimed", rc.changed, func() bool { return leased() == events })
 	close(release)
-	waitFor(t, 10*time.Second, "the queued deliveries released", func() bool { return leased() == 0 })
+	waitFor(t, 10*time.Second, "the queued deliveries released", rc.changed, func() bool { return leased() == 0 })
 	if n := len(rc.requests()); n != 1 {
 		t.Fatalf("receiver got %d requests, want only the one answered 429", n)
 	}

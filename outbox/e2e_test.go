@@ -17,10 +17,18 @@ import (
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
+// startLive starts an outbox of cfg on a fresh store that sends to rc; its store's
+// writes and its Observe notify rc.changed.
 func startLive(t *testing.T, rc *receiver, cfg outbox.Config) *outbox.Outbox {
 	t.Helper()
-	st := openStore(t)
-	cfg.Store = st
+	cfg.Store = watched(openStore(t), rc.changed)
+	observe := cfg.Observe
+	cfg.Observe = func(d outbox.Delivery, a outbox.Attempt) {
+		if observe != nil {
+			observe(d, a)
+		}
+		rc.changed.notify()
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = loopbackClient(rc)
 	}
@@ -40,18 +48,6 @@ func startLive(t *testing.T, rc *receiver, cfg outbox.Config) *outbox.Outbox {
 		}
 	})
 	return ob
-}
-
-// waitFor polls cond until it holds or the generous deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestEndToEnd500500200: a real receiver answers 500, 500, then 200; the schedule is
@@ -87,7 +83,7 @@ func TestEndToEnd500500200(t *testing.T) {
 	id := pub.Deliveries[0].ID
 	var d outbox.Delivery
 	var attempts []outbox.Attempt
-	waitFor(t, 20*time.Second, "the delivery to succeed", func() bool {
+	waitFor(t, 20*time.Second, "the delivery to succeed", rc.changed, func() bool {
 		d, attempts, err = ob.GetDelivery(ctx, "acct", id)
 		return err == nil && d.Status.Finished()
 	})
@@ -131,7 +127,7 @@ func TestEndToEnd500500200(t *testing.T) {
 		t.Fatalf("endpoint health after success: %+v", got)
 	}
 	// Observe sees each attempt as stored, with the delivery as it left it.
-	waitFor(t, 5*time.Second, "Observe to see the last attempt", func() bool {
+	waitFor(t, 5*time.Second, "Observe to see the last attempt", rc.changed, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(observed) == 3
@@ -173,7 +169,7 @@ func TestSlowEndpointDoesNotDelayAnother(t *testing.T) {
 		}
 		ids = append(ids, pub.Deliveries[0].ID)
 	}
-	waitFor(t, 8*time.Second, "the fast endpoint's deliveries", func() bool {
+	waitFor(t, 8*time.Second, "the fast endpoint's deliveries", fast.changed, func() bool {
 		for _, id := range ids {
 			if d, _, _ := ob.GetDelivery(ctx, "a", id); d.Status != outbox.DeliverySucceeded {
 				return false
@@ -223,7 +219,7 @@ func TestCloseReleasesInFlight(t *testing.T) {
 	if err := ob.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the attempt to start", func() bool { return len(rc.requests()) == 1 })
+	waitFor(t, 5*time.Second, "the attempt to start", rc.changed, func() bool { return len(rc.requests()) == 1 })
 	start := time.Now()
 	if err := ob.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -245,8 +241,14 @@ func TestCloseReleasesInFlight(t *testing.T) {
 // finishes within the shutdown timeout and is recorded.
 func TestCloseReleasesQueued(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, false, func(int, *http.Request) reply {
-		time.Sleep(300 * time.Millisecond) // long enough for Close to begin meanwhile
+	var stopped <-chan struct{} // the outbox's, set before started is closed
+	started := make(chan struct{})
+	rc := newReceiver(t, false, func(_ int, r *http.Request) reply {
+		<-started
+		select { // answered once Close has stopped claiming: the others are queued then
+		case <-stopped:
+		case <-r.Context().Done():
+		}
 		return reply{status: http.StatusNoContent}
 	})
 	st := openStore(t)
@@ -271,7 +273,9 @@ func TestCloseReleasesQueued(t *testing.T) {
 	if err := ob.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the first attempt", func() bool { return len(rc.requests()) == 1 })
+	stopped = ob.ClaimingStopped()
+	close(started)
+	waitFor(t, 5*time.Second, "the first attempt", rc.changed, func() bool { return len(rc.requests()) == 1 })
 	if err := ob.Close(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,17 @@ func Example() {
 	defer store.Close()
 	rules := transport.PublicOnly()
 	rules.AllowLoopback = true
-	ob, err := outbox.Open(ctx, outbox.Config{Store: store, Egress: &rules, PollInterval: 50 * time.Millisecond})
+	finished := make(chan outbox.Delivery, 1)
+	ob, err := outbox.Open(ctx, outbox.Config{Store: store, Egress: &rules,
+		// Observe sees each attempt once it is recorded; it must not block.
+		Observe: func(d outbox.Delivery, _ outbox.Attempt) {
+			if d.Status.Finished() {
+				select {
+				case finished <- d:
+				default:
+				}
+			}
+		}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -54,14 +64,12 @@ func Example() {
 	pub, _ := ob.Publish(ctx, outbox.Event{Account: "acme", Type: "call.status",
 		Data: json.RawMessage(`{"callSid":"CA1","status":"completed"}`)})
 
-	for range 100 {
+	select {
+	case <-finished:
 		d, attempts, _ := ob.GetDelivery(ctx, "acme", pub.Deliveries[0].ID)
-		if d.Status.Finished() {
-			fmt.Println(d.Status, len(attempts), attempts[0].Status, d.EndpointID == ep.ID)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+		fmt.Println(d.Status, len(attempts), attempts[0].Status, d.EndpointID == ep.ID)
+	case <-time.After(10 * time.Second):
+		fmt.Println("not delivered")
 	}
-	fmt.Println("not delivered")
 	// Output: SUCCEEDED 1 204 true
 }

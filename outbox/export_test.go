@@ -19,6 +19,9 @@ func (o *Outbox) ClaimOnly(ctx context.Context) (int, error) {
 	return dispatch.New(o.dispatchConfig(), ctx).ClaimOnly(ctx)
 }
 
+// ClaimingStopped is closed once Close has stopped claiming (after Start).
+func (o *Outbox) ClaimingStopped() <-chan struct{} { return o.run.Done() }
+
 // RunQueued claims due deliveries as the dispatcher does, calls wait (a test moves its
 // clock there: the time the jobs waited in the queue for a worker), then runs and
 // records them as the workers and the completer do.

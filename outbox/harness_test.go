@@ -46,11 +46,14 @@ type receiver struct {
 	mu     sync.Mutex
 	got    []received
 	script func(n int, r *http.Request) reply
+	// changed is notified after each request is recorded; startLive's outboxes
+	// notify it too after every write of their store and every Observe.
+	changed signal
 }
 
 func newReceiver(t *testing.T, tlsOn bool, script func(n int, r *http.Request) reply) *receiver {
 	t.Helper()
-	rc := &receiver{script: script}
+	rc := &receiver{script: script, changed: newSignal()}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
@@ -58,6 +61,7 @@ func newReceiver(t *testing.T, tlsOn bool, script func(n int, r *http.Request) r
 		rc.got = append(rc.got, received{method: r.Method, url: r.URL, header: r.Header.Clone(), body: body, at: time.Now()})
 		script := rc.script
 		rc.mu.Unlock()
+		rc.changed.notify()
 		rep := reply{status: http.StatusNoContent}
 		if script != nil {
 			rep = script(n, r)
@@ -84,6 +88,69 @@ func newReceiver(t *testing.T, tlsOn bool, script func(n int, r *http.Request) r
 	}
 	t.Cleanup(rc.srv.Close)
 	return rc
+}
+
+// signal wakes a waiter without blocking whoever notifies it: notices that come
+// before the waiter looks count as one, enough for a waiter that checks its
+// condition again on each (waitFor).
+type signal chan struct{}
+
+func newSignal() signal { return make(signal, 1) }
+
+func (s signal) notify() {
+	select {
+	case s <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor checks cond again each time s is notified, until it holds; at the generous
+// deadline it fails the test. Whatever makes cond true must notify s after it.
+func waitFor(t *testing.T, within time.Duration, what string, s signal, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for !cond() {
+		select {
+		case <-s:
+		case <-deadline.C:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// watchedStore notifies changed after every write of the store it wraps returns, so
+// that a test waiting for a state of the store (waitFor) is woken when it may hold.
+type watchedStore struct {
+	outboxdriver.Store
+	changed signal
+}
+
+func watched(st outboxdriver.Store, changed signal) watchedStore { return watchedStore{st, changed} }
+
+func (w watchedStore) Publish(ctx context.Context, p outboxdriver.PublishParams) (outboxdriver.Published, error) {
+	defer w.changed.notify()
+	return w.Store.Publish(ctx, p)
+}
+
+func (w watchedStore) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
+	defer w.changed.notify()
+	return w.Store.Claim(ctx, p)
+}
+
+func (w watchedStore) Complete(ctx context.Context, cs []outboxdriver.Completion) ([]bool, error) {
+	defer w.changed.notify()
+	return w.Store.Complete(ctx, cs)
+}
+
+func (w watchedStore) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimParams) ([]bool, []outboxdriver.Job, error) {
+	defer w.changed.notify()
+	return w.Store.CompleteClaim(ctx, p)
+}
+
+func (w watchedStore) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error) {
+	defer w.changed.notify()
+	return w.Store.Reap(ctx, p)
 }
 
 func (rc *receiver) requests() []received {

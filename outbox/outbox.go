@@ -30,6 +30,7 @@ type Outbox struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
+	run     context.Context    // the services': Close cancels it (stop) to stop claiming
 	stop    context.CancelFunc // stops claiming and the periodic services
 	abort   context.CancelFunc // cancels attempts in flight
 	done    chan struct{}      // closed when every service has returned
@@ -67,7 +68,7 @@ func (o *Outbox) Start(ctx context.Context) error {
 	o.started = true
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
-	o.stop, o.abort, o.done = stop, abort, make(chan struct{})
+	o.run, o.stop, o.abort, o.done = runCtx, stop, abort, make(chan struct{})
 	d := dispatch.New(o.dispatchConfig(), attemptCtx)
 	o.disp.Store(d)
 	var wg sync.WaitGroup

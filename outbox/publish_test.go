@@ -285,12 +285,24 @@ func TestEndpointValidation(t *testing.T) {
 func TestLockedStoreHonoursContextAndSaysUnavailable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "locked.db"), sqlitestore.Options{BusyTimeout: 300 * time.Millisecond})
+	path := filepath.Join(t.TempDir(), "locked.db")
+	// Two outboxes on the file: one whose store gives up after 300 ms, one whose store
+	// would wait a minute, far longer than the context it is given.
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{BusyTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	ob, err := outbox.Open(ctx, outbox.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patientStore, err := sqlitestore.Open(ctx, path, sqlitestore.Options{BusyTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { patientStore.Close() })
+	patient, err := outbox.Open(ctx, outbox.Config{Store: patientStore})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +315,7 @@ func TestLockedStoreHonoursContextAndSaysUnavailable(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := ob.Publish(short, outbox.Event{Account: "a", Type: "t"}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := patient.Publish(short, outbox.Event{Account: "a", Type: "t"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("publish with a short deadline: %v, want context.DeadlineExceeded", err)
 	}
 	if _, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "t"}); !errors.Is(err, outbox.ErrUnavailable) {

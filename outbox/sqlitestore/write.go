@@ -22,6 +22,9 @@ type groupCommit struct {
 	leading bool
 	// What Stats reports.
 	transactions, writes, busyNanos, commitNanos atomic.Int64
+	// queued, when not nil (tests), is notified, without blocking, each time a write
+	// joins the queue: tests wait for a queue's length on it instead of polling.
+	queued chan struct{}
 }
 
 // Stats describes the single writer's work since Open. The writer runs every write
@@ -73,6 +76,12 @@ func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	g := &s.commits
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
+	if g.queued != nil {
+		select {
+		case g.queued <- struct{}{}:
+		default:
+		}
+	}
 	if g.leading {
 		g.mu.Unlock()
 		select {

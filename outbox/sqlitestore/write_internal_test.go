@@ -22,16 +22,18 @@ func TestGroupCommit(t *testing.T) {
 	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	release := make(chan struct{})
+	watchQueue(s)
+	release, leads := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
 		first <- s.write(ctx, func(q querier) error {
+			close(leads)
 			<-release // hold the lead while the others queue
 			_, err := q.ExecContext(ctx, `INSERT INTO t (k) VALUES ('first')`)
 			return err
 		})
 	}()
-	time.Sleep(10 * time.Millisecond) // let the first write take the lead
+	<-leads // the first write runs its transaction
 	leading := time.Now()
 	boom := errors.New("boom")
 	var wg sync.WaitGroup
@@ -88,18 +90,19 @@ func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
 	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
+	watchQueue(s)
 	insert := func(ctx context.Context, k string) error {
 		return s.write(ctx, func(q querier) error {
 			_, err := q.ExecContext(ctx, `INSERT INTO t (k) VALUES (?)`, k)
 			return err
 		})
 	}
-	release := make(chan struct{})
+	release, leads := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 2)
 	go func() {
-		done <- s.write(ctx, func(q querier) error { <-release; return nil }) // holds the lead
+		done <- s.write(ctx, func(q querier) error { close(leads); <-release; return nil }) // holds the lead
 	}()
-	time.Sleep(10 * time.Millisecond) // let it take the lead
+	<-leads
 	canceled, cancel := context.WithCancel(ctx)
 	withdrawn := make(chan error, 1)
 	go func() { withdrawn <- insert(canceled, "withdrawn") }()
@@ -125,17 +128,25 @@ func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
 	}
 }
 
+// watchQueue makes s notify each write that joins its queue (waitQueued). Call it
+// before any write.
+func watchQueue(s *Store) { s.commits.queued = make(chan struct{}, 1) }
+
 // waitQueued returns once at least n writes wait behind the running transaction.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	for {
 		s.commits.mu.Lock()
 		queued := len(s.commits.queue)
 		s.commits.mu.Unlock()
 		if queued >= n {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-s.commits.queued:
+		case <-deadline.C:
 			t.Fatalf("%d writes queued, want %d", queued, n)
 		}
 	}

@@ -2,7 +2,7 @@
 // outbox on a SQLite file, makes sure one endpoint points at the test's receiver,
 // publishes events evt-0 … evt-(n-1) (idempotently, so a restart publishes what the
 // kill interrupted and nothing twice), and exits 0 once every delivery has SUCCEEDED,
-// printing "done". It prints "published" when every event is stored.
+// printing "done" (it counts them again after each attempt is recorded). It prints "published" when every event is stored.
 package main
 
 import (
@@ -40,11 +40,20 @@ func run(path, url string, n, publishers int) error {
 	defer st.Close()
 	rules := transport.PublicOnly()
 	rules.AllowLoopback = true // the receiver is on 127.0.0.1
+	// recorded is notified (without blocking) after each attempt is stored: the
+	// moment to count the deliveries that succeeded again.
+	recorded := make(chan struct{}, 1)
 	ob, err := outbox.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, // A lease far above the 1 s attempt timeout: under heavy CPU starvation a
 		// completion can take seconds to commit, and an expired lease would re-send.
 		Workers: 32, LeaseDuration: 10 * time.Second,
 		ReapInterval: 500 * time.Millisecond, PollInterval: 100 * time.Millisecond,
+		Observe: func(outbox.Delivery, outbox.Attempt) {
+			select {
+			case recorded <- struct{}{}:
+			default:
+			}
+		},
 	})
 	if err != nil {
 		return err
@@ -103,7 +112,7 @@ func run(path, url string, n, publishers int) error {
 			fmt.Println("done")
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		<-recorded
 	}
 }
 
