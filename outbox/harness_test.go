@@ -252,11 +252,33 @@ func (h *harness) publish() outbox.Delivery {
 // run attempts everything due now.
 func (h *harness) run() int {
 	h.t.Helper()
-	n, err := h.ob.RunDue(h.ctx)
+	return h.runOn(h.ob)
+}
+
+// runOn attempts everything due now with ob and returns how many.
+func (h *harness) runOn(ob *outbox.Outbox) int {
+	h.t.Helper()
+	n, err := ob.RunDue(h.ctx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return n
+}
+
+// another opens a second outbox of cfg on the harness's store (unless cfg has its
+// own) and clock, closed when the test ends.
+func (h *harness) another(cfg outbox.Config) *outbox.Outbox {
+	h.t.Helper()
+	if cfg.Store == nil {
+		cfg.Store = h.store
+	}
+	cfg.Clock = h.clock
+	ob, err := outbox.Open(h.ctx, cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = ob.Close(context.Background()) })
+	return ob
 }
 
 func (h *harness) delivery(id string) (outbox.Delivery, []outbox.Attempt) {

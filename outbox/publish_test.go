@@ -198,10 +198,7 @@ func TestResponseStorage(t *testing.T) {
 func TestRetentionPurge(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
-	ob, err := outbox.Open(h.ctx, outbox.Config{Store: h.store, Clock: h.clock, HTTPClient: loopbackClient(h.recv), PurgeBatch: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ob := h.another(outbox.Config{HTTPClient: loopbackClient(h.recv), PurgeBatch: 3})
 	var old []outbox.Delivery
 	for range 7 {
 		old = append(old, h.publish())

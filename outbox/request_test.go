@@ -28,13 +28,8 @@ func hookSignature(at time.Time, body []byte) string {
 func requestHarness(t *testing.T, renderer outbox.Renderer, hook func(ctx context.Context, r *outbox.Request) error) (*harness, *outbox.Outbox) {
 	t.Helper()
 	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
-	ob, err := outbox.Open(h.ctx, outbox.Config{Store: h.store, Clock: h.clock, HTTPClient: loopbackClient(h.recv),
-		UserAgent: "switchboard-test", Renderer: renderer, Request: hook})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ob.Close(context.Background()) })
-	return h, ob
+	return h, h.another(outbox.Config{HTTPClient: loopbackClient(h.recv), UserAgent: "switchboard-test",
+		Renderer: renderer, Request: hook})
 }
 
 // A request hook makes the attempt a GET: the rendered body's fields travel in the
@@ -65,9 +60,7 @@ func TestRequestHookGET(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ob.RunDue(h.ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.runOn(ob)
 	reqs := h.recv.requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests, want 1", len(reqs))
@@ -111,9 +104,7 @@ func TestRequestHookPOST(t *testing.T) {
 		return nil
 	})
 	h.publish()
-	if _, err := ob.RunDue(h.ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.runOn(ob)
 	reqs := h.recv.requests()
 	if len(reqs) != 1 || reqs[0].method != http.MethodPost || len(reqs[0].body) == 0 ||
 		reqs[0].header.Get("Content-Type") != "application/json" {

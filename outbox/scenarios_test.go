@@ -178,14 +178,9 @@ func checkRetryAfter(t *testing.T, profile string, code int, retryAfter string, 
 // egress_refused and nothing reaches the receiver.
 func checkEgress(t *testing.T, profile string, want outbox.DeliveryStatus) {
 	h := newHarness(t, profile, outbox.Overrides{}, status(204))
-	ob, err := outbox.Open(h.ctx, outbox.Config{Store: h.store, Clock: h.clock}) // default rules
-	if err != nil {
-		t.Fatal(err)
-	}
+	ob := h.another(outbox.Config{}) // default rules
 	d := h.publish()
-	if _, err := ob.RunDue(h.ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.runOn(ob)
 	d, as := h.delivery(d.ID)
 	if d.Status != want || len(as) != 1 || as[0].Class != outbox.ClassEgressRefused || as[0].Status != 0 {
 		t.Fatalf("delivery %s attempts %+v, want %s after one egress_refused", d.Status, as, want)
@@ -285,13 +280,10 @@ func (h *harness) reactivateAfterExhaustion(profile, deliveryID string) {
 // delivery every 5 minutes without using an attempt, for 24 hours, then FAILED.
 func checkRendererFault(t *testing.T, profile string) {
 	h := newHarness(t, profile, outbox.Overrides{}, status(204))
-	ob, err := outbox.Open(h.ctx, outbox.Config{Store: h.store, Clock: h.clock, HTTPClient: loopbackClient(h.recv),
+	ob := h.another(outbox.Config{HTTPClient: loopbackClient(h.recv),
 		Renderer: func(context.Context, outbox.Event, outbox.Endpoint) ([]byte, error) {
 			return nil, errors.New("template missing")
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t0 := h.clock.Now()
 	d := h.publish()
 	for i := range 3 {
@@ -305,9 +297,7 @@ func checkRendererFault(t *testing.T, profile string) {
 		h.clock.Set(d.NextAttemptAt)
 	}
 	h.clock.Set(t0.Add(24 * time.Hour))
-	if _, err := ob.RunDue(h.ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.runOn(ob)
 	if d, _ = h.delivery(d.ID); d.Status != outbox.DeliveryFailed || d.Attempts != 0 {
 		t.Fatalf("after 24 h of faults: %s with %d attempts", d.Status, d.Attempts)
 	}
@@ -342,15 +332,9 @@ func (f *failingStore) CompleteClaim(ctx context.Context, p outboxdriver.Complet
 // rescheduled 5 minutes later and no attempt is used.
 func checkStoreFault(t *testing.T, profile string) {
 	h := newHarness(t, profile, outbox.Overrides{}, status(500))
-	ob, err := outbox.Open(h.ctx, outbox.Config{Store: &failingStore{Store: h.store, failures: 1}, Clock: h.clock,
-		HTTPClient: loopbackClient(h.recv)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ob := h.another(outbox.Config{Store: &failingStore{Store: h.store, failures: 1}, HTTPClient: loopbackClient(h.recv)})
 	d := h.publish()
-	if _, err := ob.RunDue(h.ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.runOn(ob)
 	d, as := h.delivery(d.ID)
 	if d.Status != outbox.DeliveryPending || d.Attempts != 0 || len(as) != 0 || d.NextAttemptAt.Sub(h.clock.Now()) != 5*time.Minute {
 		t.Fatalf("after a store fault: %s attempts %d next %v", d.Status, d.Attempts, d.NextAttemptAt.Sub(h.clock.Now()))

@@ -32,25 +32,9 @@ func fromNull(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 const endpointColumns = `id, account, url, events, api_version, secrets, profile, overrides, managed,
 	status, failures, failing_since, last_delivery_at, paused_at, pause_reason, disabled_at,
 	hold_until, removed_at, created_at, in_flight_cap`
-
-// endpointColumnsAs is endpointColumns qualified by a table alias.
-func endpointColumnsAs(alias string) string {
-	return alias + `.id, ` + alias + `.account, ` + alias + `.url, ` + alias + `.events, ` + alias + `.api_version, ` +
-		alias + `.secrets, ` + alias + `.profile, ` + alias + `.overrides, ` + alias + `.managed, ` + alias + `.status, ` +
-		alias + `.failures, ` + alias + `.failing_since, ` + alias + `.last_delivery_at, ` + alias + `.paused_at, ` +
-		alias + `.pause_reason, ` + alias + `.disabled_at, ` + alias + `.hold_until, ` + alias + `.removed_at, ` +
-		alias + `.created_at, ` + alias + `.in_flight_cap`
-}
 
 // endpointScan holds the destinations of one endpoint row.
 type endpointScan struct {
@@ -107,13 +91,6 @@ func endpointArgs(ep outboxdriver.Endpoint) ([]any, error) {
 
 const deliveryColumns = `id, account, event_id, event_type, endpoint_id, status, attempts, run_start,
 	next_attempt_at, lease_until, fault_since, last_error, created_at, updated_at`
-
-func deliveryColumnsAs(alias string) string {
-	return alias + `.id, ` + alias + `.account, ` + alias + `.event_id, ` + alias + `.event_type, ` +
-		alias + `.endpoint_id, ` + alias + `.status, ` + alias + `.attempts, ` + alias + `.run_start, ` +
-		alias + `.next_attempt_at, ` + alias + `.lease_until, ` + alias + `.fault_since, ` +
-		alias + `.last_error, ` + alias + `.created_at, ` + alias + `.updated_at`
-}
 
 type deliveryScan struct {
 	d                      outboxdriver.Delivery

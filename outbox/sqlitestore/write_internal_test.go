@@ -14,15 +14,7 @@ import (
 // a write that fails is rolled back alone (its savepoint) and the others commit.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "group.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	watchQueue(s)
+	s := openQueueTest(t)
 	release, leads := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
@@ -82,15 +74,7 @@ func TestGroupCommit(t *testing.T) {
 // it, including the one due to lead next, still run.
 func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "withdraw.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	watchQueue(s)
+	s := openQueueTest(t)
 	insert := func(ctx context.Context, k string) error {
 		return s.write(ctx, func(q querier) error {
 			_, err := q.ExecContext(ctx, `INSERT INTO t (k) VALUES (?)`, k)
@@ -128,9 +112,21 @@ func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
 	}
 }
 
-// watchQueue makes s notify each write that joins its queue (waitQueued). Call it
-// before any write.
-func watchQueue(s *Store) { s.commits.queued = make(chan struct{}, 1) }
+// openQueueTest opens a store with a test table t whose queue notifies each write
+// that joins it (waitQueued).
+func openQueueTest(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "queue.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	s.commits.queued = make(chan struct{}, 1)
+	return s
+}
 
 // waitQueued returns once at least n writes wait behind the running transaction.
 func waitQueued(t *testing.T, s *Store, n int) {

@@ -306,24 +306,20 @@ func Reaped(p policy.Policy, d outboxdriver.Delivery, ep outboxdriver.Endpoint, 
 	return outboxdriver.Change{At: now, Delivery: &nd, Attempt: &a}
 }
 
+// pauseReasons name the answer that paused an endpoint, by its class; any other
+// class is ReasonNetwork (pauseReason).
+var pauseReasons = map[retry.Class]string{
+	outboxdriver.ClassGone: outboxdriver.ReasonGone, outboxdriver.ClassThrottled: outboxdriver.ReasonThrottled,
+	outboxdriver.ClassHTTP4xx: outboxdriver.Reason4xx, outboxdriver.ClassHTTP5xx: outboxdriver.Reason5xx,
+	outboxdriver.ClassRedirect: outboxdriver.ReasonRedirect, outboxdriver.ClassTimeout: outboxdriver.ReasonTimeout,
+}
+
 // pauseReason names the answer that paused an endpoint.
 func pauseReason(a outboxdriver.Attempt) string {
-	switch a.Class {
-	case outboxdriver.ClassGone:
-		return outboxdriver.ReasonGone
-	case outboxdriver.ClassThrottled:
-		return outboxdriver.ReasonThrottled
-	case outboxdriver.ClassHTTP4xx:
-		return outboxdriver.Reason4xx
-	case outboxdriver.ClassHTTP5xx:
-		return outboxdriver.Reason5xx
-	case outboxdriver.ClassRedirect:
-		return outboxdriver.ReasonRedirect
-	case outboxdriver.ClassTimeout:
-		return outboxdriver.ReasonTimeout
-	default:
-		return outboxdriver.ReasonNetwork
+	if r, ok := pauseReasons[a.Class]; ok {
+		return r
 	}
+	return outboxdriver.ReasonNetwork
 }
 
 func attemptError(a outboxdriver.Attempt) string {
