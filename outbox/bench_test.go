@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox/outboxbench"
+	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 )
 
 // BenchmarkDeliveryVsPlainHTTP measures deliveries per second from Publish to a

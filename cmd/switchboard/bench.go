@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-voice/switchboard/outbox/outboxbench"
+	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 )
 
 func init() { extraCommands = append(extraCommands, newBenchCmd) }

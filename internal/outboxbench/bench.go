@@ -195,7 +195,6 @@ func (rc *receiver) waitFor(ctx context.Context, n int64) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-rc.arrived:
-		case <-time.After(10 * time.Millisecond):
 		}
 	}
 	return nil
@@ -291,6 +290,8 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 	var (
 		mu  sync.Mutex
 		lat = make([]time.Duration, 0, opts.Deliveries)
+		// recorded is notified (without blocking) after each attempt Observe sees.
+		recorded = make(chan struct{}, 1)
 	)
 	loopback := transport.PublicOnly()
 	loopback.AllowLoopback = true
@@ -299,6 +300,10 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 			mu.Lock()
 			lat = append(lat, a.At.Sub(a.ScheduledAt))
 			mu.Unlock()
+			select {
+			case recorded <- struct{}{}:
+			default:
+			}
 		}})
 	if err != nil {
 		return nil, err
@@ -358,7 +363,7 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Millisecond):
+		case <-recorded:
 		}
 	}
 	mu.Lock()

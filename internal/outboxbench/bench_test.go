@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/outbox/outboxbench"
+	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 )
 
 // TestRun: a small run measures both sides on loopback and leaves nothing running;

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/outbox/outboxbench"
 )
 
 // BenchmarkWriteFloor measures the least SQLite work a durable delivery can cost, to
