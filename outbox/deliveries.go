@@ -14,7 +14,8 @@ const (
 	MaxListLimit     = 500
 )
 
-// GetEvent returns one event of the account.
+// GetEvent returns one event of the account, or ErrNotFound (also for another
+// account's event).
 func (o *Outbox) GetEvent(ctx context.Context, account, id string) (Event, error) {
 	return o.store.GetEvent(ctx, outboxdriver.GetEventParams{Account: account, ID: id})
 }
@@ -26,7 +27,8 @@ func (o *Outbox) ListEvents(ctx context.Context, q EventQuery) ([]Event, error) 
 	return o.store.ListEvents(ctx, q)
 }
 
-// GetDelivery returns one delivery of the account with all its attempts.
+// GetDelivery returns one delivery of the account with all its attempts, oldest
+// first, or ErrNotFound (also for another account's delivery).
 func (o *Outbox) GetDelivery(ctx context.Context, account, id string) (Delivery, []Attempt, error) {
 	return o.store.GetDelivery(ctx, outboxdriver.GetDeliveryParams{Account: account, ID: id})
 }
@@ -73,7 +75,9 @@ func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Deliver
 }
 
 // Recover retries every FAILED delivery of an active endpoint created at or after
-// since, and returns how many it queued.
+// since, and returns how many it queued. It fails with ErrNotFound for an endpoint
+// that is not there and ErrEndpointNotActive for a paused or disabled one, and then
+// queues nothing.
 func (o *Outbox) Recover(ctx context.Context, account, endpointID string, since time.Time) (int, error) {
 	ep, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: account, ID: endpointID})
 	if err != nil {

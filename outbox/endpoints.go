@@ -129,7 +129,8 @@ func (o *Outbox) checkEndpoint(ep *Endpoint) error {
 	return nil
 }
 
-// GetEndpoint returns one endpoint of the account.
+// GetEndpoint returns one endpoint of the account, or ErrNotFound (also for a removed
+// endpoint or another account's).
 func (o *Outbox) GetEndpoint(ctx context.Context, account, id string) (Endpoint, error) {
 	return o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: account, ID: id})
 }

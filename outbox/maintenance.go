@@ -13,7 +13,9 @@ const reapBatch = 500
 
 // Reap settles deliveries whose lease expired (their process stopped mid-attempt):
 // each is due again at once with the lost attempt counted, or ends FAILED (DEAD under
-// ReapDead) when that was its last attempt. It returns how many it settled.
+// ReapDead) when that was its last attempt. It returns how many it settled; on a
+// store error or an ended ctx, what it settled before, with the error. Start runs it
+// every Config.ReapInterval.
 func (o *Outbox) Reap(ctx context.Context) (int, error) {
 	now := o.now()
 	total := 0
@@ -33,6 +35,8 @@ func (o *Outbox) Reap(ctx context.Context) (int, error) {
 
 // Purge deletes events, deliveries and attempts older than the retention window, in
 // batches of Config.PurgeBatch rows so that no transaction holds the database long.
+// On a store error or an ended ctx it stops between batches and returns what it
+// deleted before, with the error. Start runs it every Config.PurgeInterval.
 func (o *Outbox) Purge(ctx context.Context) (deliveries, events int, err error) {
 	before := o.now().Add(-o.cfg.Retention)
 	for {

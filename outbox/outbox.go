@@ -37,7 +37,9 @@ type Outbox struct {
 }
 
 // Open validates cfg and returns an Outbox on cfg.Store. It starts nothing: call
-// Start to begin delivering. Publishing works before Start (deliveries wait).
+// Start to begin delivering. Publishing works before Start (deliveries wait). A bad
+// cfg is an error joining a *ValidationError per bad field; an ended ctx is its
+// error.
 func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -54,8 +56,9 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: cfg.Logger, wake: make(chan struct{}, 1)}, nil
 }
 
-// Start runs the dispatcher, the reaper and the retention purge until Close. Calling
-// it twice, or after Close, is an error.
+// Start runs the dispatcher, the reaper and the retention purge until Close. The
+// services see ctx's values but not its end: Close stops them. Calling it twice is an
+// error, and after Close it is ErrClosed.
 func (o *Outbox) Start(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -26,7 +26,9 @@ const PingEventType = "settings.webhook.ping"
 // Publish stores ev and one delivery per matching endpoint of its account, in one
 // transaction, and returns once they are durable. An ev.ID that exists already returns
 // the stored event and its deliveries (Published.Duplicate) and sends nothing again.
-// Bad input is a *ValidationError and stores nothing.
+// Bad input is a *ValidationError and stores nothing; a store that cannot write is
+// ErrUnavailable. When ctx ends before the event is stored, Publish returns ctx's
+// error and nothing is stored.
 func (o *Outbox) Publish(ctx context.Context, ev Event) (Published, error) {
 	return o.publish(ctx, nil, ev, nil)
 }
@@ -47,7 +49,8 @@ func (o *Outbox) PublishTx(ctx context.Context, tx any, ev Event) (Published, er
 }
 
 // Ping sends a settings.webhook.ping event to one endpoint whatever events it chose,
-// and returns its delivery.
+// and returns its delivery. An endpoint that is not there is ErrNotFound; a disabled
+// one, which takes no deliveries, ErrEndpointNotActive.
 func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery, error) {
 	if _, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: account, ID: endpointID}); err != nil {
 		return Delivery{}, err

@@ -9,7 +9,9 @@ import (
 
 // PublishTo is Publish addressed to one endpoint of the account, whatever event types
 // it chose: for events that belong to that endpoint alone, such as the call status
-// notifications of the application whose status hook it is.
+// notifications of the application whose status hook it is. Errors are Publish's,
+// and ErrNotFound for an endpoint that is not there, ErrEndpointNotActive for a
+// disabled one (nothing is then stored for it).
 func (o *Outbox) PublishTo(ctx context.Context, ev Event, endpointID string) (Published, error) {
 	if _, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: ev.Account, ID: endpointID}); err != nil {
 		return Published{}, err
