@@ -1,5 +1,3 @@
-// Package ids makes the outbox's identifiers: events, endpoints, deliveries and lease
-// tokens.
 package ids
 
 import (
