@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/transporttest"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // steppingClock advances one second on every reading, so each signature of a
@@ -84,10 +85,10 @@ func TestHookPostHeadersAndSignature(t *testing.T) {
 		ts, _, _ := strings.Cut(strings.TrimPrefix(sig, "t="), ",")
 		stamps = append(stamps, ts)
 		at, _ := time.Parse(time.RFC3339, "2023-11-14T22:13:20Z")
-		if err := transport.VerifyJambonz("s3cret", sig, r.Body, at, time.Minute); err != nil {
+		if err := webhooksig.VerifyJambonz("s3cret", sig, r.Body, at, time.Minute); err != nil {
 			t.Errorf("request %d signature %q: %v", i, sig, err)
 		}
-		if err := transport.VerifyJambonz("other", sig, r.Body, at, time.Minute); !errors.Is(err, transport.ErrSignatureMismatch) {
+		if err := webhooksig.VerifyJambonz("other", sig, r.Body, at, time.Minute); !errors.Is(err, webhooksig.ErrInvalidSignature) {
 			t.Errorf("wrong secret verified: %v", err)
 		}
 	}
@@ -138,7 +139,7 @@ func TestHookGetSendsFieldsAsQuery(t *testing.T) {
 	if r.Header.Get("User-Agent") != "switchboard/1" {
 		t.Errorf("User-Agent %q", r.Header.Get("User-Agent"))
 	}
-	if err := transport.VerifyJambonz("k", r.Header.Get("Jambonz-Signature"), nil, now, time.Minute); err != nil {
+	if err := webhooksig.VerifyJambonz("k", r.Header.Get("Jambonz-Signature"), nil, now, time.Minute); err != nil {
 		t.Errorf("GET signature over the empty body: %v", err)
 	}
 }
