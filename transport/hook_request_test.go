@@ -11,35 +11,24 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/transporttest"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
-// steppingClock advances one second on every reading, so each signature of a
-// retried request has its own timestamp.
-type steppingClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *steppingClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(time.Second)
-	return c.now
-}
-
 func TestHookPostHeadersAndSignature(t *testing.T) {
 	t.Parallel()
 	srv := transporttest.NewServer(t)
 	srv.Script("/call", transporttest.Status(500), transporttest.JSON(200, `[{"verb":"say","text":"hi"}]`))
-	clock := &steppingClock{now: time.Unix(1_700_000_000, 0)}
+	// A clock one second further at every reading: each signature of a retried
+	// request has its own timestamp.
+	clock := testkit.NewClockAt(time.Unix(1_700_000_001, 0))
+	clock.SetStep(time.Second)
 	client, _ := newHookClient(t, transport.HookClientOptions{Clock: clock})
 	payload := map[string]any{"call_sid": "abc", "from": "+15551234567", "customerData": map[string]any{"x": 1}}
 	resp, err := client.Do(context.Background(), transport.HookRequest{
@@ -222,9 +211,7 @@ func TestHookCancelDuringAttempt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	client, rec := newHookClient(t, transport.HookClientOptions{})
 	go func() {
-		for len(srv.RequestsTo("/x")) == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		<-srv.Received("/x", 1) // the server holds the request
 		cancel()
 	}()
 	_, err := client.Do(ctx, transport.HookRequest{Target: mustTarget(t, srv.URL+"/x#rc=5&rp=all")})
@@ -313,7 +300,7 @@ func TestHookFailureKeepsPool(t *testing.T) {
 	}
 }
 
-// TestHookTimeoutBoundsConnectAndHeadersTogether: CALL-CONTROL.md §3, the timeout
+// TestHookTimeoutBoundsConnectAndHeadersTogether: docs/call-control.md §3, the timeout
 // bounds "connect + response headers": a slow lookup (part of connecting) followed
 // by slow headers fails at the timeout, as a response timeout, though each phase
 // alone is within it. The connect phase alone past the timeout is a connect failure.
@@ -354,7 +341,7 @@ func TestHookTimeoutBoundsConnectAndHeadersTogether(t *testing.T) {
 }
 
 // TestHookAcceptRejectsBody: a 200 whose body Accept rejects is an unparseable
-// failure, retried under rp=all only (CALL-CONTROL.md §1), and never without Accept.
+// failure, retried under rp=all only (docs/call-control.md §1), and never without Accept.
 func TestHookAcceptRejectsBody(t *testing.T) {
 	t.Parallel()
 	notJSON := func(_ int, _ http.Header, body []byte) error {
