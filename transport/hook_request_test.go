@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/testkit"
@@ -307,9 +308,6 @@ func TestHookFailureKeepsPool(t *testing.T) {
 func TestHookTimeoutBoundsConnectAndHeadersTogether(t *testing.T) {
 	t.Parallel()
 	const timeout = 400 * time.Millisecond
-	srv := transporttest.NewServer(t)
-	srv.Script("/x", transporttest.Step{Delay: 250 * time.Millisecond})
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	slowDNS := func(wait time.Duration) transport.Resolver {
 		return transport.ResolverFunc(func(ctx context.Context, _, _ string) ([]netip.Addr, error) {
 			select {
@@ -330,12 +328,26 @@ func TestHookTimeoutBoundsConnectAndHeadersTogether(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			client, _ := newHookClient(t, transport.HookClientOptions{Timeout: timeout, Resolver: slowDNS(tc.lookup)})
-			_, err := client.Do(context.Background(), transport.HookRequest{Target: mustTarget(t, fmt.Sprintf("http://app.test:%d/x", port))})
-			var he *transport.HookError
-			if !errors.As(err, &he) || he.Class != tc.want {
-				t.Fatalf("error %v, want class %s", err, tc.want)
-			}
+			// In a synctest bubble on an in-memory network the lookup, the held
+			// headers and the timeout play out on the bubble's clock: the connection
+			// is made at 250 ms exactly, never late enough for a loaded machine to
+			// turn the response timeout into a connect failure.
+			synctest.Test(t, func(t *testing.T) {
+				srv, pipes := transporttest.NewPipeServer(t)
+				srv.Script("/x", transporttest.Step{Delay: 250 * time.Millisecond})
+				port := srv.Listener.Addr().(*net.TCPAddr).Port
+				client, _ := newHookClient(t, transport.WithNetwork(
+					transport.HookClientOptions{Timeout: timeout, Resolver: slowDNS(tc.lookup)}, pipes.DialContext))
+				start := time.Now()
+				_, err := client.Do(context.Background(), transport.HookRequest{Target: mustTarget(t, fmt.Sprintf("http://app.test:%d/x", port))})
+				var he *transport.HookError
+				if !errors.As(err, &he) || he.Class != tc.want {
+					t.Fatalf("error %v, want class %s", err, tc.want)
+				}
+				if elapsed := time.Since(start); elapsed != timeout {
+					t.Errorf("failed after %v, want exactly the %v timeout", elapsed, timeout)
+				}
+			})
 		})
 	}
 }
