@@ -14,7 +14,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/fragment"
-	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // httpServer is a scriptable webhook application: routes map a path to a handler;
@@ -292,7 +292,7 @@ func TestHTTPHeadersAndGET(t *testing.T) {
 	if u, p, ok := (&http.Request{Header: call.header}).BasicAuth(); !ok || u != "user" || p != "pw" {
 		t.Fatal("no basic auth")
 	}
-	if err := transport.VerifyJambonz("sekrit", call.header.Get("Jambonz-Signature"), call.body, time.Now(), time.Minute); err != nil {
+	if err := webhooksig.VerifyJambonz("sekrit", call.header.Get("Jambonz-Signature"), call.body, time.Now(), time.Minute); err != nil {
 		t.Fatalf("signature: %v", err)
 	}
 	g := srv.last("/g")

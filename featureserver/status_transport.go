@@ -79,7 +79,7 @@ func (t *statusHookTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		}
 	}
 	if secret != "" {
-		out.Header.Set(transport.JambonzSignatureHeader, transport.SignJambonz(secret, t.now(), signed))
+		out.Header.Set(webhooksig.JambonzSignatureHeader, webhooksig.SignJambonz(secret, t.now(), signed))
 	}
 	return t.base.RoundTrip(out)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // hookRun is the state of one HookClient.Do: retryablehttp drives the loop and
@@ -37,7 +38,7 @@ func (r *hookRun) sign(req *http.Request) {
 	if r.req.Secret == "" {
 		return
 	}
-	req.Header.Set(JambonzSignatureHeader, SignJambonz(r.req.Secret, r.client.opts.Clock.Now(), r.shape.body))
+	req.Header.Set(webhooksig.JambonzSignatureHeader, webhooksig.SignJambonz(r.req.Secret, r.client.opts.Clock.Now(), r.shape.body))
 }
 
 // beforeAttempt is retryablehttp's RequestLogHook, called before every attempt;
