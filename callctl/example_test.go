@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/switchboard-voice/switchboard/callctl"
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-voice/switchboard/callctl"
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
 	"github.com/switchboard-voice/switchboard/featureserver"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
 func init() { extraCommands = append(extraCommands, newDemoCmd) }
