@@ -49,12 +49,13 @@ type DialOutcome struct {
 
 // Fault is a node-side fault on the WebSocket: once the N-th message of the call
 // (sent or received, counted over the whole call, as numbered by the timeline's
-// msg.sent and msg.recv events) has gone through, the node drops the connection.
+// msg.sent and msg.recv events) has gone through, the node drops the connection. The
+// tags are its keys in a scenario file (package scenario).
 type Fault struct {
-	AfterMessage int
+	AfterMessage int `yaml:"after_message"`
 	// CloseCode is the close status sent; 0 closes the TCP connection abruptly,
 	// without a close frame.
-	CloseCode int
+	CloseCode int `yaml:"close_code"`
 }
 
 // Defaults of simulated media.

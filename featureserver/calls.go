@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/scenario"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
@@ -54,7 +55,7 @@ type CallRequest struct {
 	From, To       string
 	Tag            map[string]any
 	Script         callctl.Script
-	Expect         callctl.Expectations
+	Expect         scenario.Expectations
 }
 
 // CallView is a call as the API shows it.

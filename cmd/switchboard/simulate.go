@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/scenario"
 	"github.com/switchboard-voice/switchboard/featureserver"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
@@ -75,7 +76,7 @@ type simulation struct {
 	c      *cli
 	flags  simulateFlags
 	base   callctl.Options
-	expect callctl.Expectations
+	expect scenario.Expectations
 	out    *timelineWriter
 }
 
@@ -100,13 +101,13 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	if err != nil {
 		return usageError("%v", err)
 	}
-	sc := &callctl.Scenario{}
+	sc := &scenario.Scenario{}
 	if f.scenario != "" {
 		src, err := os.ReadFile(f.scenario)
 		if err != nil {
 			return usageError("scenario: %v", err)
 		}
-		if sc, err = callctl.ParseScenario(src); err != nil {
+		if sc, err = scenario.Parse(src); err != nil {
 			return usageError("scenario %s: %v", f.scenario, err)
 		}
 	}
@@ -118,7 +119,7 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	return s.run(ctx)
 }
 
-func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *callctl.Scenario) (*simulation, func()) {
+func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *scenario.Scenario) (*simulation, func()) {
 	rules := transport.CallControlRules(true) // a developer's app runs on loopback or a private network
 	hooks := transport.NewHookClient(transport.HookClientOptions{
 		Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent,
