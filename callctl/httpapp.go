@@ -79,9 +79,10 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	accept func(int, http.Header, []byte) error) (*transport.HookResponse, error) {
 	c := a.c
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
-	rctx, scope := withRequest(ctx, c, t.Clean())
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
-	return c.opts.Hooks.Do(rctx, transport.HookRequest{
+	url := t.Clean()
+	attempts := 0 // made so far
+	return c.opts.Hooks.Do(ctx, transport.HookRequest{
 		Target:   t,
 		Method:   method,
 		Payload:  payload,
@@ -91,10 +92,14 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Accept:   accept,
 		Logger:   &logger,
 		Observer: func(at transport.Attempt) {
-			scope.attempts = at.Number
+			attempts = at.Number
 			c.result.HookLatencies = append(c.result.HookLatencies, at.Duration)
-			c.record(Event{Kind: KindHookAttempt, URL: t.Clean(), Transport: "http", Attempt: at.Number,
+			c.record(Event{Kind: KindHookAttempt, URL: url, Transport: "http", Attempt: at.Number,
 				HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
+		},
+		// The delays pass on the call's clock (a shared client sleeps for real).
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			return c.retryWait(ctx, url, attempts+1, d)
 		},
 	})
 }

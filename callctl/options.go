@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
@@ -18,8 +19,9 @@ import (
 var ErrInvalidOptions = errors.New("callctl: invalid options")
 
 // HookRequester sends one HTTP hook with the retries of its target's policy.
-// *transport.HookClient implements it; build it with Sleep: SimulatedSleep so that
-// retry delays pass on the call's simulated clock.
+// *transport.HookClient implements it, and one client serves many calls: each
+// request carries the call's own Sleep (HookRequest.Sleep), so that its retry delays
+// pass on that call's clock.
 type HookRequester interface {
 	Do(ctx context.Context, hr transport.HookRequest) (*transport.HookResponse, error)
 }
@@ -85,8 +87,11 @@ type Options struct {
 	// MaxDuration caps a call's simulated length (a "say" looping forever). Default 4 h.
 	MaxDuration time.Duration
 
-	// Now is the real clock the simulated clock runs on. Default time.Now.
-	Now func() time.Time
+	// Clock is the real clock a call's simulated time runs on: a call's time is the
+	// real time elapsed on Clock plus the simulated time of media and retry delays.
+	// Waits for the network (ack timeouts, IdleLimit) are real time whatever Clock
+	// says. Default retry.SystemClock{}.
+	Clock retry.Clock
 	// Logger receives structured logs of the call. Default: disabled.
 	Logger zerolog.Logger
 	// OnEvent, when set, receives each timeline event as it is recorded, from the
@@ -137,8 +142,8 @@ func (o *Options) prepare() (*prepared, error) {
 	if len(o.EgressRules.Schemes) == 0 {
 		o.EgressRules = transport.CallControlRules(false)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = retry.SystemClock{}
 	}
 	if err := o.Script.validate(); err != nil {
 		return nil, err

@@ -12,16 +12,24 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
-// baseOptions returns Options wired to real loopback transport: the hook client
-// (retry delays on the call's simulated clock) and the WebSocket egress client.
+// baseOptions returns Options wired to real loopback transport: the hook client and
+// the WebSocket egress client. The call's simulated time runs on a manual clock that
+// stands still, so a timeline's times are exactly its media and retry delays; the
+// network's waits are real. The shared hook client must never sleep itself: every
+// call's retry delays pass on the call's own clock.
 func baseOptions(t *testing.T, appURL string) callctl.Options {
 	t.Helper()
 	hooks := transport.NewHookClient(transport.HookClientOptions{
-		Rules: transport.CallControlRules(true), Timeout: 2 * time.Second, Sleep: callctl.SimulatedSleep,
+		Rules: transport.CallControlRules(true), Timeout: 2 * time.Second,
+		Sleep: func(_ context.Context, d time.Duration) error {
+			t.Errorf("the shared hook client slept %v itself: a call's delays pass on its clock", d)
+			return nil
+		},
 	})
 	httpClient := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{})
 	t.Cleanup(func() {
@@ -35,6 +43,7 @@ func baseOptions(t *testing.T, appURL string) callctl.Options {
 		EgressRules: transport.CallControlRules(true),
 		AckTimeout:  2 * time.Second,
 		IdleLimit:   2 * time.Second,
+		Clock:       testkit.NewClock(),
 	}
 }
 

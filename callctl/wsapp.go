@@ -74,12 +74,7 @@ func newWSApp(c *callRun) *wsApp {
 	a := &wsApp{c: c}
 	o := c.opts.WebSocket
 	o.Sleep = func(ctx context.Context, d time.Duration) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		c.record(Event{Kind: KindHookRetry, URL: c.opts.app.Clean(), Delay: d, Attempt: a.attemptsSoFar + 1})
-		c.clock.Advance(d)
-		return nil
+		return c.retryWait(ctx, c.opts.app.Clean(), a.attemptsSoFar+1, d)
 	}
 	o.Observer = func(at wsclient.Attempt) {
 		a.attemptsSoFar = at.Number
@@ -191,11 +186,12 @@ func (a *wsApp) request(ctx context.Context, typ, hook string, data any) (json.R
 	}
 	a.nextID++
 	id := strconv.Itoa(a.nextID)
-	sent := a.c.clock.base()
+	// Acks are waited for in real time, whatever the call's clock.
+	sent := time.Now()
 	if err := a.deliver(ctx, typ, id, hook, data); err != nil {
 		return nil, err
 	}
-	deadline := a.c.clock.base().Add(a.c.opts.AckTimeout)
+	deadline := time.Now().Add(a.c.opts.AckTimeout)
 	for {
 		if a.graceful || a.gone || a.c.ended {
 			return nil, ErrSessionClosed
@@ -211,7 +207,7 @@ func (a *wsApp) request(ctx context.Context, typ, hook string, data any) (json.R
 		switch {
 		case err == nil:
 			if m.Type == MsgAck && m.MsgID == id {
-				a.c.result.HookLatencies = append(a.c.result.HookLatencies, a.c.clock.base().Sub(sent))
+				a.c.result.HookLatencies = append(a.c.result.HookLatencies, time.Since(sent))
 				return m.Data, nil
 			}
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
@@ -321,10 +317,10 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 	}
 	wait := c.opts.IdleLimit
 	reason := ReasonIdle
-	if limit, why := c.deadline(); limit-c.clock.Elapsed() < wait {
-		wait, reason = max(limit-c.clock.Elapsed(), 0), why
+	if limit, why := c.deadline(); limit-c.elapsed() < wait {
+		wait, reason = max(limit-c.elapsed(), 0), why
 	}
-	deadline := c.clock.base().Add(wait)
+	deadline := time.Now().Add(wait) // the idle limit is real time
 	// A live-call command (a node's API) interrupts the wait: execute applies it.
 	wctx, stop := c.controls.waitContext(ctx, c.opts.Control)
 	defer stop()

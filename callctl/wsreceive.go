@@ -67,7 +67,7 @@ func (a *wsApp) receive(ctx context.Context, deadline time.Time) (AppMessage, er
 	rctx := ctx
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, deadline.Sub(a.c.clock.base()))
+		rctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
 	raw, err := a.conn.Read(rctx)
@@ -183,7 +183,7 @@ func (a *wsApp) dropped(ctx context.Context, cause error) bool {
 	// Until the ack, nothing else goes out (a nested episode sets this again).
 	a.awaitingReconnect = true
 	defer func() { a.awaitingReconnect = false }()
-	deadline := c.clock.base().Add(c.opts.AckTimeout)
+	deadline := time.Now().Add(c.opts.AckTimeout)
 	for {
 		m, err := a.receive(ctx, deadline)
 		switch {

@@ -127,7 +127,6 @@ func NewCallManager(cfg Config, store *Store, metrics *Metrics, status func(Acco
 		cfg: cfg, store: store, log: log, metrics: metrics, status: status,
 		hooks: transport.NewHookClient(transport.HookClientOptions{
 			Rules: rules, Timeout: cc.HTTPTimeout, UserAgent: cc.UserAgent, Logger: log,
-			Sleep: callctl.SimulatedSleep,
 		}),
 		egress: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cc.WSHandshakeTimeout}),
 		calls:  map[string]*liveCall{},

@@ -122,8 +122,7 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *scenario.Scenario) (*simulation, func()) {
 	rules := transport.CallControlRules(true) // a developer's app runs on loopback or a private network
 	hooks := transport.NewHookClient(transport.HookClientOptions{
-		Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent,
-		Sleep: callctl.SimulatedSleep, Logger: c.logger,
+		Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent, Logger: c.logger,
 	})
 	wsHTTP := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout})
 	call := callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
