@@ -65,7 +65,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		if v.Duration > 0 {
 			per = time.Duration(v.Duration) * time.Millisecond
 		}
-		c.spend(ctx, time.Duration(len(v.Dtmf)) * per)
+		c.spend(ctx, time.Duration(len(v.Dtmf))*per)
 	case *verbs.Conference:
 		c.conference(ctx, v)
 	case *verbs.Enqueue:
@@ -175,7 +175,7 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 		if g.Timeout > 0 {
 			wait = seconds(g.Timeout)
 		}
-		if !c.spend(ctx, prompt + wait) {
+		if !c.spend(ctx, prompt+wait) {
 			return
 		}
 		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
@@ -185,7 +185,7 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	if after == 0 {
 		after = DefaultInputDelay
 	}
-	if !c.spend(ctx, prompt + after) {
+	if !c.spend(ctx, prompt+after) {
 		return
 	}
 	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
