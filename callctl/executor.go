@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 )
 
@@ -120,7 +121,7 @@ func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[strin
 	if h == nil || c.ended {
 		return true
 	}
-	vs, replace, ok := c.app.hook(ctx, msgVerbHook, h, c.payload(extra))
+	vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, c.payload(extra))
 	if ok && replace {
 		c.queue = vs
 	}
@@ -132,7 +133,7 @@ func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[strin
 // enter, partial result, status hooks): their verbs would play to the waiting
 // caller, which has no effect without audio.
 func (c *callRun) sideHook(ctx context.Context, h *verbs.Hook, extra map[string]any) bool {
-	return c.sideHookAs(ctx, msgVerbHook, h, extra)
+	return c.sideHookAs(ctx, wssession.MsgVerbHook, h, extra)
 }
 
 func (c *callRun) sideHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) bool {
@@ -229,7 +230,7 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 		if h := dialConfirmHook(d); h != nil {
 			// The called party hears the confirm hook's verbs before the bridge;
 			// a failed hook ends the dial (CALL-CONTROL.md §6).
-			if !c.sideHookAs(ctx, msgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
+			if !c.sideHookAs(ctx, wssession.MsgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
 				out = DialOutcome{Status: StatusFailed, SIPStatus: 500}
 			}
 		}
