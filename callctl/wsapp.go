@@ -274,7 +274,9 @@ func (a *wsApp) Attempt(at wsclient.Attempt, reconnect bool) {
 		HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
 }
 
-func (a *wsApp) Answered(d time.Duration) { a.c.result.HookLatencies = append(a.c.result.HookLatencies, d) }
+func (a *wsApp) Answered(d time.Duration) {
+	a.c.result.HookLatencies = append(a.c.result.HookLatencies, d)
+}
 
 func (a *wsApp) Ended() bool { return a.c.ended }
 
