@@ -74,9 +74,9 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		if v.WaitHook != nil {
 			c.sideHook(ctx, v.WaitHook, map[string]any{"queue_position": 0, "queue_size": 1, "queue_time": 0})
 		}
-		if c.spend(ctx, DefaultDialDuration) {
+		if c.spend(ctx, defaultDialDuration) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
-				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(DefaultDialDuration / time.Second),
+				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(defaultDialDuration / time.Second),
 			})
 		}
 	case *verbs.Dequeue:
@@ -86,7 +86,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		}
 	case *verbs.Listen:
 		c.answer(ctx)
-		d := DefaultDialDuration
+		d := defaultDialDuration
 		if v.MaxLength > 0 {
 			d = seconds(v.MaxLength)
 		}
@@ -95,7 +95,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		}
 	case *verbs.Llm:
 		c.answer(ctx)
-		if c.spend(ctx, DefaultDialDuration) {
+		if c.spend(ctx, defaultDialDuration) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{"completion_reason": "normal conversation end"})
 		}
 	case *verbs.Message:
@@ -172,7 +172,7 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 		}}
 	}
 	if result == nil {
-		wait := DefaultGatherWait
+		wait := defaultGatherWait
 		if g.Timeout > 0 {
 			wait = seconds(g.Timeout)
 		}
@@ -184,7 +184,7 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	}
 	after := in.After
 	if after == 0 {
-		after = DefaultInputDelay
+		after = defaultInputDelay
 	}
 	if !c.spend(ctx, prompt+after) {
 		return
@@ -211,14 +211,14 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	if !d.AnswerOnBridge {
 		c.answer(ctx)
 	}
-	// An answer (or a busy/failed reply) comes after DefaultDialRing, or the dial's
+	// An answer (or a busy/failed reply) comes after defaultDialRing, or the dial's
 	// timeout if that is shorter; a no-answer rings the whole timeout (jambonz's
 	// default 60 s).
-	timeout := DefaultDialTimeout
+	timeout := defaultDialTimeout
 	if d.Timeout > 0 {
 		timeout = seconds(d.Timeout)
 	}
-	ring := min(DefaultDialRing, timeout)
+	ring := min(defaultDialRing, timeout)
 	if out.Status == StatusNoAnswer {
 		ring = timeout
 	}
@@ -279,7 +279,7 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 		}
 	}
 	event("join")
-	if !c.spend(ctx, DefaultDialDuration) {
+	if !c.spend(ctx, defaultDialDuration) {
 		return
 	}
 	event("leave")
@@ -319,7 +319,7 @@ func sayDuration(s *verbs.Say) time.Duration {
 }
 
 func playDuration(p *verbs.Play) time.Duration {
-	per := DefaultPlayDuration
+	per := defaultPlayDuration
 	if p.TimeoutSecs > 0 {
 		per = seconds(p.TimeoutSecs)
 	}
@@ -330,7 +330,7 @@ func playDuration(p *verbs.Play) time.Duration {
 func loops(d time.Duration, n int) time.Duration {
 	switch {
 	case n == verbs.LoopForever:
-		return DefaultMaxDuration * 2
+		return defaultMaxDuration * 2
 	case n > 1:
 		return d * time.Duration(n)
 	}

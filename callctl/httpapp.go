@@ -151,11 +151,7 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return
 	}
-	method := c.opts.StatusHookMethod
-	if method == "" {
-		method = "POST"
-	}
-	if _, err := a.request(ctx, *c.opts.statusURL, method, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil {
+	if _, err := a.request(ctx, *c.opts.statusURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil {
 		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
 	}
 }
