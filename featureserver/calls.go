@@ -83,6 +83,7 @@ type liveCall struct {
 	mu      sync.Mutex
 	view    CallView
 	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed once the call's final record is saved
 }
 
 func (lc *liveCall) snapshot(withTimeline bool) CallView {
@@ -166,7 +167,7 @@ func (m *CallManager) Start(req CallRequest) (string, error) {
 		return "", ErrTooManyCalls
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), view: CallView{
+	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: CallView{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
 		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: time.Now().UTC(),
@@ -245,7 +246,22 @@ func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, op
 	m.mu.Lock()
 	delete(m.calls, view.CallSid)
 	m.mu.Unlock()
+	close(lc.done)
 	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
+}
+
+// ended returns a channel closed once the call's final record is saved: at once for
+// a call that is not active on this node.
+func (m *CallManager) ended(callSid string) <-chan struct{} {
+	m.mu.Lock()
+	lc, ok := m.calls[callSid]
+	m.mu.Unlock()
+	if ok {
+		return lc.done
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
 }
 
 // observe records a timeline event, counts it and stores alerts.
