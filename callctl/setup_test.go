@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func baseOptions(t *testing.T, appURL string) callctl.Options {
 	return callctl.Options{
 		AppURL:      appURL,
 		Hooks:       hooks,
-		WebSocket:   wsclient.Options{HTTPClient: httpClient, HandshakeTimeout: time.Second},
+		WebSocket:   wsclient.Options{HTTPClient: httpClient, HandshakeTimeout: 5 * time.Second},
 		EgressRules: transport.CallControlRules(true),
 		AckTimeout:  2 * time.Second,
 		IdleLimit:   2 * time.Second,
@@ -47,9 +48,22 @@ func baseOptions(t *testing.T, appURL string) callctl.Options {
 	}
 }
 
+// parallelTests are the tests that called waitsOutATimeout.
+var parallelTests sync.Map
+
+// waitsOutATimeout marks a test whose call must wait out a real timeout (an ack that
+// never comes, pongs that stop): it runs in parallel with the others like it, so
+// their waits overlap. The timeouts stay generous (seconds), so that what must
+// happen before them (a loopback ack) always does. Its call's goroutines are checked
+// for leaks once the package's tests are done (TestMain), not after the call.
+func waitsOutATimeout(t *testing.T) {
+	t.Parallel()
+	parallelTests.Store(t, true)
+}
+
 // run runs a call and checks afterwards that it left no goroutine behind. The check
 // compares with the goroutines alive when the call started, so tests that use it do
-// not run in parallel.
+// not run in parallel (except those of waitsOutATimeout, not checked here).
 func run(t *testing.T, o callctl.Options) *callctl.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -58,6 +72,9 @@ func run(t *testing.T, o callctl.Options) *callctl.Result {
 	r, err := callctl.Run(ctx, o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if _, parallel := parallelTests.Load(t); parallel {
+		return r
 	}
 	// However the call ended, none of its goroutines (session, reader, keepalive,
 	// dials) outlives it. Server-side handlers and pooled idle HTTP connections of
