@@ -12,13 +12,14 @@ import (
 // when the position is unknown), never a panic; a scenario that parses always yields
 // a script the runtime accepts.
 func FuzzParse(f *testing.F) {
-	for _, seed := range []string{
+	seeds := []string{
 		"caller:\n  gathers:\n    - digits: \"1\"\n      after: 1500ms\n",
 		"faults:\n  - after_message: 5\n    close_code: 1011\nexpect:\n  verbs: [say, hangup]\n  status: completed\n",
 		"caller: {dials: [{status: busy}], hangup_after: 45s}",
 		`{"caller":{"gathers":[{"speech":"hi"}]},"expect":{"alerts":["webhook-failure"]}}`,
 		"colour: blue\n", "caller:\n  gathers: [\n", "expect:\n  status: ringing-ish\n", "",
-	} {
+	}
+	for _, seed := range seeds {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {

@@ -131,14 +131,17 @@ func send(ctx context.Context, conn *websocket.Conn, m any) error {
 func (a *WSApp) Received() []Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]Message(nil), a.received...)
+	out := make([]Message, len(a.received))
+	copy(out, a.received)
+	return out
 }
 
 // Live returns the number of open sessions that have sent session:new.
 func (a *WSApp) Live() int {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.liveLocked()
+	n := a.liveLocked()
+	a.mu.Unlock()
+	return n
 }
 
 func (a *WSApp) liveLocked() int {

@@ -2,7 +2,6 @@ package wssession
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -96,40 +95,6 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 			return s.lose(fmt.Sprintf("session:reconnect %s: %v", id, err))
 		}
 	}
-}
-
-// resumed applies the session:reconnect ack: while session:new still waits, the ack
-// stands in for it (its verbs start the call, and Start returns); then what was held
-// meanwhile goes out, in order, and the commands held are applied.
-func (s *Session) resumed(ctx context.Context, data json.RawMessage) {
-	standIn := s.Starting()
-	if standIn {
-		s.keepEarly(s.newID, nil) // Start returns: the call has its verbs from Resumed
-	}
-	s.call.Resumed(ctx, data, standIn)
-	out := s.heldOut
-	s.heldOut = nil
-	for _, m := range out {
-		if err := s.deliver(ctx, m.typ, m.id, m.hook, m.data); err != nil {
-			return // the session is gone; what is left is dropped with it
-		}
-	}
-	cmds := s.heldCommands
-	s.heldCommands = nil
-	for _, m := range cmds {
-		if s.state == Gone || s.call.Ended() {
-			return
-		}
-		s.call.Command(ctx, m)
-	}
-}
-
-// keepEarly keeps an ack for the request that waits for it.
-func (s *Session) keepEarly(msgid string, data json.RawMessage) {
-	if s.early == nil {
-		s.early = map[string]json.RawMessage{}
-	}
-	s.early[msgid] = data
 }
 
 // lose ends the session after a drop that could not be repaired (§6).

@@ -15,19 +15,6 @@ import (
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
-// Errors of a request (a message that waits for its ack). Their texts appear in the
-// alerts of a call's timeline.
-var (
-	// ErrAckTimeout: the application did not ack within Options.AckTimeout.
-	ErrAckTimeout = errors.New("callctl: no ack in time")
-	// ErrSessionClosed: the application closed the session (1000), or the
-	// connection is gone for good: nothing more is sent.
-	ErrSessionClosed = errors.New("callctl: session closed")
-	// ErrHandled is what Wait returns when it consumed a message itself (a command,
-	// an invalid message, a drop that was repaired): look at the call, then wait on.
-	ErrHandled = errors.New("callctl: message handled")
-)
-
 // Options describe the session of one call. Every field is required unless it says
 // otherwise; callctl fills them from its own Options.
 type Options struct {
@@ -125,6 +112,18 @@ type Session struct {
 	heldOut      []outgoing
 	heldCommands []AppMessage
 }
+
+// ErrAckTimeout: the application did not ack a request within Options.AckTimeout.
+// The texts of these errors appear in the alerts of a call's timeline.
+var ErrAckTimeout = errors.New("callctl: no ack in time")
+
+// ErrSessionClosed: the application closed the session (1000), or the connection
+// is gone for good: nothing more is sent.
+var ErrSessionClosed = errors.New("callctl: session closed")
+
+// ErrHandled is what Wait returns when it consumed a message itself (a command, an
+// invalid message, a drop that was repaired): look at the call, then wait on.
+var ErrHandled = errors.New("callctl: message handled")
 
 // outgoing is a message held until session:reconnect is acked.
 type outgoing struct {
@@ -307,4 +306,38 @@ func (s *Session) Close(code int, reason string) {
 	}
 	_ = s.conn.Close(code, reason)
 	s.fire(Close)
+}
+
+// resumed applies the session:reconnect ack: while session:new still waits, the ack
+// stands in for it (its verbs start the call, and Start returns); then what was held
+// meanwhile goes out, in order, and the commands held are applied.
+func (s *Session) resumed(ctx context.Context, data json.RawMessage) {
+	standIn := s.Starting()
+	if standIn {
+		s.keepEarly(s.newID, nil) // Start returns: the call has its verbs from Resumed
+	}
+	s.call.Resumed(ctx, data, standIn)
+	out := s.heldOut
+	s.heldOut = nil
+	for _, m := range out {
+		if err := s.deliver(ctx, m.typ, m.id, m.hook, m.data); err != nil {
+			return // the session is gone; what is left is dropped with it
+		}
+	}
+	cmds := s.heldCommands
+	s.heldCommands = nil
+	for _, m := range cmds {
+		if s.state == Gone || s.call.Ended() {
+			return
+		}
+		s.call.Command(ctx, m)
+	}
+}
+
+// keepEarly keeps an ack for the request that waits for it.
+func (s *Session) keepEarly(msgid string, data json.RawMessage) {
+	if s.early == nil {
+		s.early = map[string]json.RawMessage{}
+	}
+	s.early[msgid] = data
 }
