@@ -136,7 +136,7 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 // being left is closed with 1000. When the new application cannot be reached, or
 // session:redirect is not acked, the failure is alerted and the call goes on with
 // the application and verbs it had; a new WebSocket that cannot be opened fails the
-// call, as an initial connection would (CALL-CONTROL.md §6).
+// call, as an initial connection would (docs/call-control.md §6).
 func (c *callRun) redirect(ctx context.Context, raw string) {
 	t, err := fragment.Resolve(c.opts.app, raw)
 	if err == nil && t.Policy.Transport == fragment.HTTP && c.opts.Hooks == nil {

@@ -229,7 +229,7 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	if out.Status == StatusCompleted {
 		if h := dialConfirmHook(d); h != nil {
 			// The called party hears the confirm hook's verbs before the bridge;
-			// a failed hook ends the dial (CALL-CONTROL.md §6).
+			// a failed hook ends the dial (docs/call-control.md §6).
 			if !c.sideHookAs(ctx, wssession.MsgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
 				out = DialOutcome{Status: StatusFailed, SIPStatus: 500}
 			}

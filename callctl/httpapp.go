@@ -14,7 +14,7 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-// httpApp is an application reached by HTTP webhooks (CALL-CONTROL.md §3).
+// httpApp is an application reached by HTTP webhooks (docs/call-control.md §3).
 type httpApp struct {
 	c *callRun
 }
@@ -105,7 +105,7 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 }
 
 // acceptVerbs makes a successful answer whose verbs cannot be used an unparseable
-// response, which rp=all retries (CALL-CONTROL.md §1).
+// response, which rp=all retries (docs/call-control.md §1).
 func acceptVerbs(status int, header http.Header, body []byte) error {
 	_, err := responseVerbs(&transport.HookResponse{Status: status, Header: header, Body: body})
 	return err

@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
-// The JAMBONES_* variables of CALL-CONTROL.md §7, with their accepted ranges. The upper
+// The JAMBONES_* variables of docs/call-control.md §7, with their accepted ranges. The upper
 // bounds reject values that can only be mistakes (a ten-minute handshake timeout).
 var (
 	envHTTPTimeout        = intSetting{"JAMBONES_HTTP_TIMEOUT", 10000, 1, 600_000, "milliseconds"}

@@ -135,7 +135,7 @@ func callControlRules(cfg Config) transport.EgressRules {
 }
 
 // warnFragment logs, once per URL, why a URL's retry fragment was not taken as
-// written (an invalid rc, an unknown rp class): CALL-CONTROL.md §1.
+// written (an invalid rc, an unknown rp class): docs/call-control.md §1.
 func (m *CallManager) warnFragment(raw string) {
 	t, err := fragment.Parse(raw)
 	if err != nil || len(t.Policy.Warnings) == 0 {
