@@ -139,6 +139,10 @@ type HookRequest struct {
 	Accept func(status int, header http.Header, body []byte) error
 	// Observer, when set, is called after every attempt, in order.
 	Observer func(Attempt)
+	// Sleep, when set, waits between this request's attempts instead of the
+	// client's Sleep (a simulated call lets the delays pass on its own clock). It
+	// returns early with ctx's error.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger, when set, replaces the client's logger for this request (a caller adds
 	// its own fields, such as the call sid).
 	Logger *zerolog.Logger
