@@ -7,7 +7,7 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-// AlertType names an alert raised on the account (CALL-CONTROL.md §3, §4, §6).
+// AlertType names an alert raised on the account (docs/call-control.md §3, §4, §6).
 type AlertType string
 
 // The alerts a call raises.

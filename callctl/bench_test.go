@@ -111,7 +111,7 @@ func liveCalls(b *testing.B, addr string, n int) (heap, stacks, goroutines uint6
 				}
 			}()
 		}
-		if err := waitLive(addr, min(i+batch, n), time.Minute); err != nil {
+		if err := waitLive(addr, min(i+batch, n)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -124,7 +124,7 @@ func liveCalls(b *testing.B, addr string, n int) (heap, stacks, goroutines uint6
 	if f := failed.Load(); f > 0 {
 		b.Fatalf("%d of %d calls did not end with the app's hangup", f, n)
 	}
-	if err := waitLive(addr, 0, time.Minute); err != nil {
+	if err := waitLive(addr, 0); err != nil {
 		b.Fatal(err)
 	}
 	return h1 - h0, s1 - s0, g1 - g0, setup

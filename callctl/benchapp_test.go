@@ -2,18 +2,20 @@ package callctl_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
 const benchAppEnv = "CALLCTL_BENCH_APP"
@@ -39,7 +41,21 @@ func serveBenchApp() {
 	mux := http.NewServeMux()
 	mux.Handle("/wait", waiting)
 	mux.Handle("/ivr", &exampleapp.WSApp{})
-	mux.HandleFunc("/live", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, waiting.Live()) })
+	// /live?want=N answers once N sessions are live (204), or 408 after a minute.
+	mux.HandleFunc("/live", func(w http.ResponseWriter, r *http.Request) {
+		want, err := strconv.Atoi(r.URL.Query().Get("want"))
+		if err != nil {
+			http.Error(w, "want a number", http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+		defer cancel()
+		if err := waiting.WaitLive(ctx, want); err != nil {
+			http.Error(w, err.Error(), http.StatusRequestTimeout)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) { _ = waiting.HangupAll(r.Context()) })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -85,17 +101,17 @@ func appGet(addr, path string) (string, error) {
 	return string(b), err
 }
 
-// waitLive waits until the app counts n live sessions.
-func waitLive(addr string, n int, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
-		s, err := appGet(addr, "/live")
-		if err == nil && s == fmt.Sprint(n) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s live sessions, want %d (%v)", s, n, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+// waitLive waits until the app counts n live sessions (the app answers when it does,
+// or after a minute with the count it has).
+func waitLive(addr string, n int) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/live?want=%d", addr, n))
+	if err != nil {
+		return err
 	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("app: %s %s", resp.Status, b)
+	}
+	return nil
 }

@@ -44,7 +44,8 @@ type application interface {
 // use.
 type callRun struct {
 	opts  *prepared
-	clock *simClock
+	clock callClock
+	start time.Time // on clock
 	info  CallInfo
 	app   application
 
@@ -102,9 +103,11 @@ func newCall(p *prepared) *callRun {
 	info.CallStatus = StatusTrying
 	info.SipStatus = 100
 	info.SipReason = "Trying"
+	clock := newSimulatedClock(p.Clock)
 	c := &callRun{
 		opts:  p,
-		clock: newSimClock(p.Now),
+		clock: clock,
+		start: clock.Now(),
 		info:  info,
 	}
 	c.result.CallSid = info.CallSid
@@ -112,7 +115,6 @@ func newCall(p *prepared) *callRun {
 }
 
 func (c *callRun) run(ctx context.Context) {
-	ctx = withCall(ctx, c)
 	c.ctx = ctx
 	c.recordStart()
 	c.recordStatus(StatusTrying)
@@ -127,7 +129,7 @@ func (c *callRun) run(ctx context.Context) {
 		c.execute(ctx)
 	}
 	c.app.finish(ctx)
-	c.result.Duration = c.clock.Elapsed()
+	c.result.Duration = c.elapsed()
 	// call.end is the call's last event, after the final notification and close.
 	c.recordEnd()
 }
@@ -210,9 +212,12 @@ func (c *callRun) recordStatus(s Status) { c.record(Event{Kind: KindCallStatus, 
 //go:noinline
 func (c *callRun) recordClose(code int) { c.record(Event{Kind: KindWSClose, Code: code}) }
 
-// record appends an event stamped with the simulated clock.
+// elapsed is the call's time since it started.
+func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
+
+// record appends an event stamped with the call's clock.
 func (c *callRun) record(e Event) {
-	e.At = c.clock.Elapsed()
+	e.At = c.elapsed()
 	e.CallSid = c.info.CallSid
 	c.result.Timeline = append(c.result.Timeline, e)
 	if c.opts.OnEvent != nil {
@@ -293,7 +298,7 @@ func (c *callRun) end(s Status, reason string, sip int) {
 	c.ended = true
 	c.queue = nil
 	if s == StatusCompleted {
-		d := int(c.clock.Elapsed().Round(time.Second) / time.Second)
+		d := int(c.elapsed().Round(time.Second) / time.Second)
 		c.info.Duration = &d
 	}
 	if sip != c.info.SipStatus {
@@ -331,20 +336,22 @@ func sipReason(sip int) string {
 	return http.StatusText(sip)
 }
 
-// spend lets d of simulated time pass on media. It returns false when the caller
-// hung up (or the call hit its maximum length) meanwhile: the call has then ended.
-func (c *callRun) spend(d time.Duration) bool {
+// spend lets d pass on media, on the call's clock. It returns false when the caller
+// hung up (or the call hit its maximum length) meanwhile, the call having then ended,
+// or when ctx ended first (the call notices between verbs).
+func (c *callRun) spend(ctx context.Context, d time.Duration) bool {
 	if c.ended {
 		return false
 	}
-	now := c.clock.Elapsed()
+	now := c.elapsed()
 	if limit, reason := c.deadline(); limit > 0 && now+d >= limit {
-		c.clock.Advance(limit - now)
+		if c.clock.Sleep(ctx, limit-now) != nil {
+			return false
+		}
 		c.hangup(reason)
 		return false
 	}
-	c.clock.Advance(d)
-	return true
+	return c.clock.Sleep(ctx, d) == nil
 }
 
 // deadline is the simulated time at which the call ends on its own: the caller's
@@ -359,7 +366,7 @@ func (c *callRun) deadline() (time.Duration, string) {
 
 // checkDeadline ends the call if real time spent on the network passed the deadline.
 func (c *callRun) checkDeadline() bool {
-	if limit, reason := c.deadline(); c.clock.Elapsed() >= limit && !c.ended {
+	if limit, reason := c.deadline(); c.elapsed() >= limit && !c.ended {
 		c.hangup(reason)
 	}
 	return !c.ended

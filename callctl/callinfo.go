@@ -1,6 +1,6 @@
 package callctl
 
-// Status is a call status (CALL-CONTROL.md §8).
+// Status is a call status (docs/call-control.md §8).
 type Status string
 
 // The call statuses.
@@ -26,7 +26,7 @@ func (s Status) Final() bool {
 }
 
 // CallInfo is the call's description sent with every hook and WebSocket message
-// (CALL-CONTROL.md §8). Keys are snake_case except customerData.
+// (docs/call-control.md §8). Keys are snake_case except customerData.
 type CallInfo struct {
 	CallSid        string         `json:"call_sid"`
 	Direction      string         `json:"direction"`

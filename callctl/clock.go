@@ -3,45 +3,57 @@ package callctl
 import (
 	"context"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/retry"
 )
 
-// simClock is a call's clock: real elapsed time (network I/O is real) plus the
-// simulated time of media (say, play, pause, gather timeouts, dial durations) and of
-// retry delays, which advance it instantly. So a call's timeline reads like the real
-// call would, while a 30-minute call runs in milliseconds.
-type simClock struct {
-	base      func() time.Time // the real clock
-	realStart time.Time
-	start     time.Time
-	skipped   time.Duration // simulated time added by Advance
+// callClock is a call's time (docs/call-control.md §4b): Now stamps the call's
+// timeline and measures its length; Sleep lets time pass for the call (media, retry
+// delays between hook attempts, reconnect backoff) and returns early with ctx's error
+// when ctx ends. Every call gets its own, made in newCall, and hands its Sleep to each
+// hook request and WebSocket dial it makes: nothing reaches a call's time through its
+// context.
+//
+// Today every call runs on a simulatedClock. A call on the wall clock (a node, or
+// `simulate --real-time`) is another callClock, chosen in newCall: Now the real clock,
+// Sleep a real wait (transport.Sleep). Waits for the network (ack timeouts, the idle
+// limit) are real in both.
+type callClock interface {
+	retry.Clock
+	Sleep(ctx context.Context, d time.Duration) error
 }
 
-func newSimClock(base func() time.Time) *simClock {
-	now := base()
-	return &simClock{base: base, realStart: now, start: now}
+// simulatedClock is real elapsed time (network I/O is real) plus the simulated time
+// of media (say, play, pause, gather timeouts, dial durations) and of retry delays,
+// which Sleep adds at once. So a call's timeline reads like the real call would,
+// while a 30-minute call runs in milliseconds. It is used by the call's goroutine
+// only.
+type simulatedClock struct {
+	real    retry.Clock
+	skipped time.Duration // simulated time added by Sleep
 }
 
-// Now returns the simulated time.
-func (c *simClock) Now() time.Time { return c.start.Add(c.Elapsed()) }
+func newSimulatedClock(real retry.Clock) *simulatedClock { return &simulatedClock{real: real} }
 
-// Elapsed is the simulated time since the call started.
-func (c *simClock) Elapsed() time.Duration {
-	return c.base().Sub(c.realStart) + c.skipped
-}
+// Now is the real time plus the simulated time that has passed.
+func (c *simulatedClock) Now() time.Time { return c.real.Now().Add(c.skipped) }
 
-// Advance moves simulated time forward by d at once.
-func (c *simClock) Advance(d time.Duration) {
+// Sleep moves simulated time forward by d at once. Nothing is waited for, so it never
+// stops early: it returns nil even when ctx has ended.
+func (c *simulatedClock) Sleep(_ context.Context, d time.Duration) error {
 	if d > 0 {
 		c.skipped += d
 	}
+	return nil
 }
 
-// Sleep is the retry sleeper of a call's hook requests and socket dials: the delay
-// passes on the simulated clock, not in real time.
-func (c *simClock) Sleep(ctx context.Context, d time.Duration) error {
+// retryWait is the wait before a hook request's or a WebSocket dial's attempt (1 for
+// the first, as numbered on the timeline): recorded as hook.retry, then passed on
+// the call's clock. A call whose context ended records nothing and waits no more.
+func (c *callRun) retryWait(ctx context.Context, url string, attempt int, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.Advance(d)
-	return nil
+	c.record(Event{Kind: KindHookRetry, URL: url, Attempt: attempt, Delay: d})
+	return c.clock.Sleep(ctx, d)
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
-
 	"github.com/switchboard-voice/switchboard/fragment"
 )
 
@@ -136,7 +136,7 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 // being left is closed with 1000. When the new application cannot be reached, or
 // session:redirect is not acked, the failure is alerted and the call goes on with
 // the application and verbs it had; a new WebSocket that cannot be opened fails the
-// call, as an initial connection would (CALL-CONTROL.md §6).
+// call, as an initial connection would (docs/call-control.md §6).
 func (c *callRun) redirect(ctx context.Context, raw string) {
 	t, err := fragment.Resolve(c.opts.app, raw)
 	if err == nil && t.Policy.Transport == fragment.HTTP && c.opts.Hooks == nil {
@@ -146,10 +146,10 @@ func (c *callRun) redirect(ctx context.Context, raw string) {
 		c.alert(AlertWebhookFailure, raw, fmt.Sprintf("redirect: %v", err))
 		return
 	}
-	if ws, isWS := c.app.(*wsApp); isWS && !ws.graceful && !ws.gone && !c.otherApp(t) {
+	if ws, isWS := c.app.(*wsApp); isWS && !ws.s.Ended() && !c.otherApp(t) {
 		// The application keeps its session: it learns of the move from the message,
 		// as from jambonz, and not from a new connection (hook drops the fragment).
-		if vs, _, ok := ws.hook(ctx, msgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields()); ok {
+		if vs, _, ok := ws.hook(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields()); ok {
 			c.queue = vs
 		}
 		return // when not ok, hook alerted (unless the call ended meanwhile)
@@ -178,7 +178,7 @@ func (c *callRun) redirect(ctx context.Context, raw string) {
 		c.app = next
 	}
 	if ws, isWS := old.(*wsApp); isWS && ws != c.app {
-		ws.closeWith(ctx, 1000, "call redirected")
+		ws.s.Close(1000, "call redirected")
 	}
 	c.queue = vs
 }

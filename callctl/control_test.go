@@ -323,10 +323,11 @@ func TestControlRedirectWithinWebSocketApp(t *testing.T) {
 // A session:redirect that is never acked is alerted, and the call goes on with the
 // verbs and session it had.
 func TestControlRedirectWithinWebSocketAppUnacked(t *testing.T) {
+	waitsOutATimeout(t)
 	srv, app := redirectingApp(t, nil)
 	o := baseOptions(t, app)
 	o.IdleLimit = 20 * time.Second
-	o.AckTimeout = 200 * time.Millisecond
+	o.AckTimeout = time.Second // session:redirect waits it out
 	r := controlled(t, o, callctl.Control{Redirect: "/next"}, callctl.Control{Hangup: true})
 	if got := srv.find("session:redirect"); len(got) != 1 {
 		t.Fatalf("the app got %d session:redirect, want 1", len(got))

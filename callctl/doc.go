@@ -1,14 +1,18 @@
 // Package callctl runs one call against a jambonz-style application, over HTTP
-// webhooks or a WebSocket, per CALL-CONTROL.md. Run asks the application for the
-// call's verbs, runs them with simulated media, calls action hooks, sends status
+// webhooks or a WebSocket, per docs/call-control.md. Run asks the application for
+// the call's verbs, runs them with simulated media, calls action hooks, sends status
 // notifications, speaks the WebSocket session protocol and applies the "retries ran
-// out" outcomes of section 6. Every call records a timeline of Events (the
-// `simulate --json` contract) and ends with a Result.
+// out" outcomes of §6. Every call records a timeline of Events (the
+// `simulate --json` contract) and ends with a Result. Run fails only for Options
+// that cannot run a call (ErrInvalidOptions, every bad field named); what goes wrong
+// during the call is in the Result. When its context ends, the call ends canceled.
 //
-// Time. A call runs on a simulated clock: real elapsed time (network I/O is real)
-// plus simulated time that media (say, play, pause, gather timeouts, dial
-// durations) and retry delays add at once. A 30-minute call runs in milliseconds;
-// ack timeouts and the idle limit stay real waits.
+// Time (§4b). A call runs on its own clock, made when it starts and passed to every
+// hook request and WebSocket dial it makes: today a simulated clock, real elapsed
+// time on Options.Clock (network I/O is real) plus simulated time that media (say,
+// play, pause, gather timeouts, dial durations) and retry delays add at once. A
+// 30-minute call runs in milliseconds; ack timeouts and the idle limit stay real
+// waits. A call on the wall clock is the same call with another clock (clock.go).
 //
 // WebSocket sessions. session:new waits for its ack; verb:hook and dial:confirm
 // too; call:status and verb:status (after config notifyEvents) are fire and
@@ -33,9 +37,13 @@
 // the call goes on; a dial whose confirm hook fails ends that dial as failed; a
 // failed call hook rejects the call with Options.WebhookErrorReturn.
 //
-// The verb model and its validation live in callctl/verbs; the network (egress
-// HTTP client, hook retries, WebSocket dialing and reconnect episodes) in package
-// transport. callctl knows no HTTP server, no storage and no environment variable:
-// everything comes in through Options. Package exampleapp holds two small
-// applications (HTTP and WebSocket) used by `switchboard demo`, tests and benchmarks.
+// Where things are: the verb model and its validation in callctl/verbs; scenario
+// files and expectations in callctl/scenario; the WebSocket session protocol (its
+// state machine, message codec, reconnect episodes, faults) in
+// callctl/internal/wssession; the network (egress HTTP client, hook retries,
+// WebSocket dialing and reconnect episodes) in package transport. This package is
+// the call: its options, the verbs' execution, the HTTP application, what a
+// WebSocket session's messages mean for the call, live call control, the timeline.
+// It knows no HTTP server, no storage and no environment variable: everything comes
+// in through Options.
 package callctl

@@ -41,21 +41,3 @@ func TestEventJSON(t *testing.T) {
 		}
 	}
 }
-
-func TestExpectations(t *testing.T) {
-	r := &callctl.Result{Status: callctl.StatusCompleted, Verbs: []string{"say", "gather", "hangup"},
-		Hooks: []string{"/call", "/status", "/gather"}, Alerts: []callctl.Alert{{Type: callctl.AlertWebhookFailure}}}
-	ok := callctl.Expectations{Verbs: []string{"say", "gather", "hangup"}, Hooks: []string{"/call", "/gather"},
-		Status: callctl.StatusCompleted, Alerts: []callctl.AlertType{callctl.AlertWebhookFailure}}
-	if f := ok.Check(r); len(f) != 0 || !ok.Set() {
-		t.Fatalf("unexpected failures %v", f)
-	}
-	bad := callctl.Expectations{Verbs: []string{"say", "hangup"}, Hooks: []string{"/gather", "/call"},
-		Status: callctl.StatusFailed, Alerts: []callctl.AlertType{callctl.AlertInvalidAppPayload}}
-	if f := bad.Check(r); len(f) != 4 {
-		t.Fatalf("failures %v, want one per expectation", f)
-	}
-	if (callctl.Expectations{}).Set() {
-		t.Fatal("empty expectations are set")
-	}
-}

@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/switchboard-voice/switchboard/callctl"
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -15,9 +15,10 @@ import (
 func ExampleRun() {
 	app := httptest.NewServer(&exampleapp.HTTPApp{})
 	defer app.Close()
+	// One hook client serves every call; each call's retry delays pass on its
+	// own simulated clock.
 	hooks := transport.NewHookClient(transport.HookClientOptions{
 		Rules: transport.CallControlRules(true), // the app is on loopback
-		Sleep: callctl.SimulatedSleep,           // retry delays pass on the call's clock
 	})
 	defer hooks.CloseIdleConnections()
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
 func TestHTTPAppIVR(t *testing.T) {

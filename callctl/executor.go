@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 )
 
@@ -15,18 +16,18 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	switch v := v.(type) {
 	case *verbs.Say:
 		c.answer(ctx)
-		c.spend(sayDuration(v))
+		c.spend(ctx, sayDuration(v))
 	case *verbs.Play:
 		c.answer(ctx)
 		d := playDuration(v)
-		if c.spend(d) {
+		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
 				"reason": "playCompleted", "playback_seconds": int(d / time.Second),
 				"playback_milliseconds": d.Milliseconds(),
 			})
 		}
 	case *verbs.Pause:
-		c.spend(seconds(v.Length))
+		c.spend(ctx, seconds(v.Length))
 	case *verbs.Gather:
 		c.gather(ctx, v)
 	case *verbs.Dial:
@@ -65,7 +66,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		if v.Duration > 0 {
 			per = time.Duration(v.Duration) * time.Millisecond
 		}
-		c.spend(time.Duration(len(v.Dtmf)) * per)
+		c.spend(ctx, time.Duration(len(v.Dtmf))*per)
 	case *verbs.Conference:
 		c.conference(ctx, v)
 	case *verbs.Enqueue:
@@ -73,28 +74,28 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		if v.WaitHook != nil {
 			c.sideHook(ctx, v.WaitHook, map[string]any{"queue_position": 0, "queue_size": 1, "queue_time": 0})
 		}
-		if c.spend(DefaultDialDuration) {
+		if c.spend(ctx, defaultDialDuration) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
-				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(DefaultDialDuration / time.Second),
+				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(defaultDialDuration / time.Second),
 			})
 		}
 	case *verbs.Dequeue:
 		wait := seconds(v.Timeout)
-		if c.spend(wait) {
+		if c.spend(ctx, wait) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "timeout"})
 		}
 	case *verbs.Listen:
 		c.answer(ctx)
-		d := DefaultDialDuration
+		d := defaultDialDuration
 		if v.MaxLength > 0 {
 			d = seconds(v.MaxLength)
 		}
-		if c.spend(d) {
+		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, nil)
 		}
 	case *verbs.Llm:
 		c.answer(ctx)
-		if c.spend(DefaultDialDuration) {
+		if c.spend(ctx, defaultDialDuration) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{"completion_reason": "normal conversation end"})
 		}
 	case *verbs.Message:
@@ -120,7 +121,7 @@ func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[strin
 	if h == nil || c.ended {
 		return true
 	}
-	vs, replace, ok := c.app.hook(ctx, msgVerbHook, h, c.payload(extra))
+	vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, c.payload(extra))
 	if ok && replace {
 		c.queue = vs
 	}
@@ -132,7 +133,7 @@ func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[strin
 // enter, partial result, status hooks): their verbs would play to the waiting
 // caller, which has no effect without audio.
 func (c *callRun) sideHook(ctx context.Context, h *verbs.Hook, extra map[string]any) bool {
-	return c.sideHookAs(ctx, msgVerbHook, h, extra)
+	return c.sideHookAs(ctx, wssession.MsgVerbHook, h, extra)
 }
 
 func (c *callRun) sideHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) bool {
@@ -171,11 +172,11 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 		}}
 	}
 	if result == nil {
-		wait := DefaultGatherWait
+		wait := defaultGatherWait
 		if g.Timeout > 0 {
 			wait = seconds(g.Timeout)
 		}
-		if !c.spend(prompt + wait) {
+		if !c.spend(ctx, prompt+wait) {
 			return
 		}
 		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
@@ -183,9 +184,9 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	}
 	after := in.After
 	if after == 0 {
-		after = DefaultInputDelay
+		after = defaultInputDelay
 	}
-	if !c.spend(prompt + after) {
+	if !c.spend(ctx, prompt+after) {
 		return
 	}
 	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
@@ -210,26 +211,26 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	if !d.AnswerOnBridge {
 		c.answer(ctx)
 	}
-	// An answer (or a busy/failed reply) comes after DefaultDialRing, or the dial's
+	// An answer (or a busy/failed reply) comes after defaultDialRing, or the dial's
 	// timeout if that is shorter; a no-answer rings the whole timeout (jambonz's
 	// default 60 s).
-	timeout := DefaultDialTimeout
+	timeout := defaultDialTimeout
 	if d.Timeout > 0 {
 		timeout = seconds(d.Timeout)
 	}
-	ring := min(DefaultDialRing, timeout)
+	ring := min(defaultDialRing, timeout)
 	if out.Status == StatusNoAnswer {
 		ring = timeout
 	}
-	if !c.spend(ring) {
+	if !c.spend(ctx, ring) {
 		return
 	}
 	dialSid := newUUID()
 	if out.Status == StatusCompleted {
 		if h := dialConfirmHook(d); h != nil {
 			// The called party hears the confirm hook's verbs before the bridge;
-			// a failed hook ends the dial (CALL-CONTROL.md §6).
-			if !c.sideHookAs(ctx, msgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
+			// a failed hook ends the dial (docs/call-control.md §6).
+			if !c.sideHookAs(ctx, wssession.MsgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
 				out = DialOutcome{Status: StatusFailed, SIPStatus: 500}
 			}
 		}
@@ -241,7 +242,7 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 		if d.TimeLimit > 0 && seconds(d.TimeLimit) < duration {
 			duration = seconds(d.TimeLimit)
 		}
-		if !c.spend(duration) {
+		if !c.spend(ctx, duration) {
 			return
 		}
 	}
@@ -278,7 +279,7 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 		}
 	}
 	event("join")
-	if !c.spend(DefaultDialDuration) {
+	if !c.spend(ctx, defaultDialDuration) {
 		return
 	}
 	event("leave")
@@ -318,7 +319,7 @@ func sayDuration(s *verbs.Say) time.Duration {
 }
 
 func playDuration(p *verbs.Play) time.Duration {
-	per := DefaultPlayDuration
+	per := defaultPlayDuration
 	if p.TimeoutSecs > 0 {
 		per = seconds(p.TimeoutSecs)
 	}
@@ -329,7 +330,7 @@ func playDuration(p *verbs.Play) time.Duration {
 func loops(d time.Duration, n int) time.Duration {
 	switch {
 	case n == verbs.LoopForever:
-		return DefaultMaxDuration * 2
+		return defaultMaxDuration * 2
 	case n > 1:
 		return d * time.Duration(n)
 	}

@@ -81,15 +81,15 @@ func TestSipDecline(t *testing.T) {
 	wantEnd(t, r, callctl.StatusBusy, callctl.ReasonDeclined, 486)
 }
 
-// A 30-minute call simulates in milliseconds; the caller's hangup interrupts it.
+// A 30-minute call simulates in milliseconds (run gives it 30 s of real time); the
+// caller's hangup interrupts it.
 func TestLongCallSimulatedAndCallerHangup(t *testing.T) {
 	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
 		say("hi"), map[string]any{"verb": "pause", "length": 1800}, say("bye"), hangupVerb)})
-	start := time.Now()
 	r := run(t, baseOptions(t, url+"/call"))
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if r.Duration < 30*time.Minute || time.Since(start) > 2*time.Second {
-		t.Fatalf("simulated %v in %v", r.Duration, time.Since(start))
+	if r.Duration < 30*time.Minute {
+		t.Fatalf("simulated %v", r.Duration)
 	}
 	o := baseOptions(t, url+"/call")
 	o.Script.HangupAfter = 10 * time.Minute
@@ -194,25 +194,30 @@ func TestCanceledAndMaxDuration(t *testing.T) {
 // flight ends with the cancel cause as its reason, in the Result and on the
 // call.end line, and raises no alert: the application did not fail.
 func TestStoppedCallTakesItsCauseAndRaisesNoAlert(t *testing.T) {
-	hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 	for _, tc := range []struct {
 		name   string
-		routes map[string]http.HandlerFunc
+		hangAt string // the hook that never answers
 		status callctl.Status
 		sip    int
 	}{
-		{"at the call hook", map[string]http.HandlerFunc{"/call": hang}, callctl.StatusFailed, 487},
-		{"at an action hook", map[string]http.HandlerFunc{
-			"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb), "/g": hang,
-		}, callctl.StatusCompleted, 200},
+		{"at the call hook", "/call", callctl.StatusFailed, 487},
+		{"at an action hook", "/g", callctl.StatusCompleted, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, url := newHTTP(t, tc.routes)
+			hanging := make(chan struct{}, 1)
+			routes := map[string]http.HandlerFunc{
+				"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb),
+			}
+			routes[tc.hangAt] = func(w http.ResponseWriter, r *http.Request) {
+				hanging <- struct{}{}
+				<-r.Context().Done()
+			}
+			_, url := newHTTP(t, routes)
 			o := baseOptions(t, url+"/call#rc=3&rp=all")
 			o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			go func() {
-				time.Sleep(50 * time.Millisecond)
+				<-hanging // the hook is in flight
 				cancel(errors.New("api-hangup"))
 			}()
 			r, err := callctl.Run(ctx, o)

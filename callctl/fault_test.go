@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-voice/switchboard/callctl"
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
 // A mid-call drop (here injected by the node after the 5th message, the ack of the

@@ -14,7 +14,7 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-// httpApp is an application reached by HTTP webhooks (CALL-CONTROL.md §3).
+// httpApp is an application reached by HTTP webhooks (docs/call-control.md §3).
 type httpApp struct {
 	c *callRun
 }
@@ -79,9 +79,10 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	accept func(int, http.Header, []byte) error) (*transport.HookResponse, error) {
 	c := a.c
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
-	rctx, scope := withRequest(ctx, c, t.Clean())
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
-	return c.opts.Hooks.Do(rctx, transport.HookRequest{
+	url := t.Clean()
+	attempts := 0 // made so far
+	return c.opts.Hooks.Do(ctx, transport.HookRequest{
 		Target:   t,
 		Method:   method,
 		Payload:  payload,
@@ -91,16 +92,20 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Accept:   accept,
 		Logger:   &logger,
 		Observer: func(at transport.Attempt) {
-			scope.attempts = at.Number
+			attempts = at.Number
 			c.result.HookLatencies = append(c.result.HookLatencies, at.Duration)
-			c.record(Event{Kind: KindHookAttempt, URL: t.Clean(), Transport: "http", Attempt: at.Number,
+			c.record(Event{Kind: KindHookAttempt, URL: url, Transport: "http", Attempt: at.Number,
 				HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
+		},
+		// The delays pass on the call's clock (a shared client sleeps for real).
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			return c.retryWait(ctx, url, attempts+1, d)
 		},
 	})
 }
 
 // acceptVerbs makes a successful answer whose verbs cannot be used an unparseable
-// response, which rp=all retries (CALL-CONTROL.md §1).
+// response, which rp=all retries (docs/call-control.md §1).
 func acceptVerbs(status int, header http.Header, body []byte) error {
 	_, err := responseVerbs(&transport.HookResponse{Status: status, Header: header, Body: body})
 	return err
@@ -146,11 +151,7 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return
 	}
-	method := c.opts.StatusHookMethod
-	if method == "" {
-		method = "POST"
-	}
-	if _, err := a.request(ctx, *c.opts.statusURL, method, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil {
+	if _, err := a.request(ctx, *c.opts.statusURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil {
 		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
 	}
 }

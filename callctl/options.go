@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
@@ -18,20 +19,22 @@ import (
 var ErrInvalidOptions = errors.New("callctl: invalid options")
 
 // HookRequester sends one HTTP hook with the retries of its target's policy.
-// *transport.HookClient implements it; build it with Sleep: SimulatedSleep so that
-// retry delays pass on the call's simulated clock.
+// *transport.HookClient implements it, and one client serves many calls: each
+// request carries the call's own Sleep (HookRequest.Sleep), so that its retry delays
+// pass on that call's clock.
 type HookRequester interface {
 	Do(ctx context.Context, hr transport.HookRequest) (*transport.HookResponse, error)
 }
 
 // StatusNotifier takes over the status notifications of an HTTP application: a node
-// hands them to its outbox for durable, asynchronous delivery (CALL-CONTROL.md §8).
-// NotifyStatus must not block on the network.
+// hands them to its outbox for durable, asynchronous delivery (docs/call-control.md
+// §8). NotifyStatus must not block on the network.
 type StatusNotifier interface {
 	NotifyStatus(ctx context.Context, statusHook fragment.Target, payload map[string]any)
 }
 
-// Options describe one call. Zero values take the defaults stated on each field.
+// Options describe one call. Zero values take the defaults stated on each field
+// (WithDefaults); Validate reports every field that cannot run a call.
 type Options struct {
 	// AppURL is the application: http(s) for webhooks, ws(s) for a WebSocket, with
 	// an optional retry fragment (#rc=..&rp=..). Required.
@@ -39,15 +42,15 @@ type Options struct {
 	// StatusHookURL receives call:status notifications of an HTTP application
 	// (absolute, or relative to AppURL). Optional; unused for WebSocket apps.
 	StatusHookURL string
+	// StatusHookMethod is POST or GET. Default POST.
+	StatusHookMethod string
+	// StatusHookUsername and StatusHookPassword authenticate the status hook (its
+	// own credentials: the call hook's are never sent to it). Optional.
+	StatusHookUsername, StatusHookPassword string
 	// StatusNotifier, when set, receives the status notifications for
 	// StatusHookURL instead of the call sending them itself.
-	// StatusHookMethod is POST (default) or GET; StatusHookUsername and
-	// StatusHookPassword authenticate the status hook (its own credentials: the call
-	// hook's are never sent to it).
-	StatusHookMethod                       string
-	StatusHookUsername, StatusHookPassword string
-	StatusNotifier                         StatusNotifier
-	// Method of the call hook: POST (default) or GET.
+	StatusNotifier StatusNotifier
+	// Method of the call hook: POST or GET. Default POST.
 	Method string
 	// Username and Password, when set, authenticate hooks (HTTP Basic auth).
 	Username, Password string
@@ -58,14 +61,15 @@ type Options struct {
 	// ApplicationSid are generated when empty; From defaults to "+15551230000" and
 	// To to "+15559870000"; Direction is "inbound".
 	Call CallInfo
-	// Script is what the caller and the network do.
+	// Script is what the caller and the network do. Default: a caller who never
+	// keys anything, dials that are answered, no faults.
 	Script Script
 
 	// Hooks sends HTTP hooks. Required for HTTP applications.
 	Hooks HookRequester
 	// WebSocket configures the application's connection (HTTPClient should be the
 	// shared egress client; HandshakeTimeout, MaxPayload, PingInterval, UserAgent).
-	// Sleep, Observer and Clock are set by the call.
+	// Its Sleep, Observer and Logger are the call's. Default: wsclient's defaults.
 	WebSocket wsclient.Options
 
 	// EgressRules are the rules of the call's own WebSocket transport, used only
@@ -76,17 +80,21 @@ type Options struct {
 	// AckTimeout is how long a WebSocket message waits for its ack
 	// (JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT). Default 5 s.
 	AckTimeout time.Duration
-	// WebhookErrorReturn is the SIP status of a call rejected because its initial
-	// HTTP hook failed (JAMBONES_WEBHOOK_ERROR_RETURN). Default 480.
+	// WebhookErrorReturn is the SIP status (400..699) of a call rejected because its
+	// initial HTTP hook failed (JAMBONES_WEBHOOK_ERROR_RETURN). Default 480.
 	WebhookErrorReturn int
 	// IdleLimit is how long (real time) a WebSocket call whose verbs ran out waits
 	// for a command before the node ends it. Default 30 s.
 	IdleLimit time.Duration
-	// MaxDuration caps a call's simulated length (a "say" looping forever). Default 4 h.
+	// MaxDuration caps a call's length on its clock (a "say" looping forever).
+	// Default 4 h.
 	MaxDuration time.Duration
 
-	// Now is the real clock the simulated clock runs on. Default time.Now.
-	Now func() time.Time
+	// Clock is the real clock a call's simulated time runs on: a call's time is the
+	// real time elapsed on Clock plus the simulated time of media and retry delays.
+	// Waits for the network (ack timeouts, IdleLimit) are real time whatever Clock
+	// says. Default retry.SystemClock{}.
+	Clock retry.Clock
 	// Logger receives structured logs of the call. Default: disabled.
 	Logger zerolog.Logger
 	// OnEvent, when set, receives each timeline event as it is recorded, from the
@@ -98,79 +106,99 @@ type Options struct {
 	Control <-chan Control
 }
 
-// Defaults of Options.
+// The Call defaults of Options.
 const (
-	DefaultAckTimeout         = 5 * time.Second
-	DefaultWebhookErrorReturn = 480
-	DefaultIdleLimit          = 30 * time.Second
-	DefaultMaxDuration        = 4 * time.Hour
-	defaultFrom               = "+15551230000"
-	defaultTo                 = "+15559870000"
+	defaultFrom = "+15551230000"
+	defaultTo   = "+15559870000"
 )
 
-// prepared is a validated Options with its parsed application URL.
+// defaultMaxDuration is Options.MaxDuration's default; a loop "forever" is twice it.
+const defaultMaxDuration = 4 * time.Hour
+
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
+	setDefault(&o.Method, "POST")
+	setDefault(&o.StatusHookMethod, "POST")
+	if len(o.EgressRules.Schemes) == 0 {
+		o.EgressRules = transport.CallControlRules(false)
+	}
+	setDefault(&o.AckTimeout, 5*time.Second)
+	setDefault(&o.WebhookErrorReturn, 480)
+	setDefault(&o.IdleLimit, 30*time.Second)
+	setDefault(&o.MaxDuration, defaultMaxDuration)
+	if o.Clock == nil {
+		o.Clock = retry.SystemClock{}
+	}
+	return o
+}
+
+func setDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
+// Validate reports whether o can run a call, with the error Run would return: one
+// line per bad field, each wrapping ErrInvalidOptions.
+func (o Options) Validate() error {
+	_, err := o.prepare()
+	return err
+}
+
+// prepared is a valid Options, with its defaults, and its parsed URLs.
 type prepared struct {
 	Options
 	app       fragment.Target
 	statusURL *fragment.Target
 }
 
-func (o *Options) prepare() (*prepared, error) {
-	if o.AckTimeout < 0 || o.IdleLimit < 0 || o.MaxDuration < 0 {
-		return nil, fmt.Errorf("%w: negative duration", ErrInvalidOptions)
+// prepare fills in the defaults and checks every field, reporting all that are bad
+// at once.
+func (o Options) prepare() (*prepared, error) {
+	o = o.WithDefaults()
+	p := &prepared{Options: o}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))
 	}
-	if o.AckTimeout == 0 {
-		o.AckTimeout = DefaultAckTimeout
-	}
-	if o.WebhookErrorReturn == 0 {
-		o.WebhookErrorReturn = DefaultWebhookErrorReturn
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"AckTimeout", o.AckTimeout}, {"IdleLimit", o.IdleLimit}, {"MaxDuration", o.MaxDuration}} {
+		if d.v < 0 {
+			bad("%s %v is negative", d.name, d.v)
+		}
 	}
 	if o.WebhookErrorReturn < 400 || o.WebhookErrorReturn > 699 {
-		return nil, fmt.Errorf("%w: WebhookErrorReturn %d is not a SIP failure status (400..699)", ErrInvalidOptions, o.WebhookErrorReturn)
-	}
-	if o.IdleLimit == 0 {
-		o.IdleLimit = DefaultIdleLimit
-	}
-	if o.MaxDuration == 0 {
-		o.MaxDuration = DefaultMaxDuration
-	}
-	if len(o.EgressRules.Schemes) == 0 {
-		o.EgressRules = transport.CallControlRules(false)
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if err := o.Script.validate(); err != nil {
-		return nil, err
-	}
-	app, err := fragment.Parse(o.AppURL)
-	if err != nil {
-		return nil, fmt.Errorf("%w: application URL: %w", ErrInvalidOptions, err)
-	}
-	p := &prepared{Options: *o, app: app}
-	switch app.Policy.Transport {
-	case fragment.HTTP:
-		if o.Hooks == nil {
-			return nil, fmt.Errorf("%w: an HTTP application needs Options.Hooks", ErrInvalidOptions)
-		}
-		if o.StatusHookURL != "" {
-			t, err := fragment.Resolve(app, o.StatusHookURL)
-			if err != nil {
-				return nil, fmt.Errorf("%w: status hook: %w", ErrInvalidOptions, err)
-			}
-			p.statusURL = &t
-		}
+		bad("WebhookErrorReturn %d is not a SIP failure status (400..699)", o.WebhookErrorReturn)
 	}
 	for _, m := range []string{o.Method, o.StatusHookMethod} {
-		if m != "" && m != "POST" && m != "GET" {
-			return nil, fmt.Errorf("%w: method %q (want POST or GET)", ErrInvalidOptions, m)
+		if m != "POST" && m != "GET" {
+			bad("method %q (want POST or GET)", m)
 		}
 	}
+	errs = append(errs, o.Script.validate()...)
+	app, err := fragment.Parse(o.AppURL)
+	if err != nil {
+		bad("application URL: %w", err)
+	} else {
+		p.app = app
+		if app.Policy.Transport == fragment.HTTP {
+			if o.Hooks == nil {
+				bad("an HTTP application needs Options.Hooks")
+			}
+			if o.StatusHookURL != "" {
+				if t, err := fragment.Resolve(app, o.StatusHookURL); err != nil {
+					bad("status hook: %w", err)
+				} else {
+					p.statusURL = &t
+				}
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return p, nil
-}
-
-// Validate reports whether o can run a call, with the error Run would return.
-func (o Options) Validate() error {
-	_, err := o.prepare()
-	return err
 }

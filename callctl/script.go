@@ -15,7 +15,7 @@ type Script struct {
 	// times out.
 	Gathers []GatherInput
 	// Dials are consumed in order, one per dial verb. A dial beyond the list is
-	// answered and lasts DefaultDialDuration.
+	// answered and lasts 30 s.
 	Dials []DialOutcome
 	// HangupAfter, when positive, is the simulated time since the call started at
 	// which the caller hangs up.
@@ -30,8 +30,8 @@ type GatherInput struct {
 	// means the gather times out.
 	Digits string
 	Speech string
-	// After is how long the caller takes to answer once the prompt ended
-	// (default DefaultInputDelay).
+	// After is how long the caller takes to answer once the prompt ended. Default
+	// 2 s.
 	After time.Duration
 }
 
@@ -43,66 +43,73 @@ type DialOutcome struct {
 	// SIPStatus is the final SIP status of the dialed leg (default from Status:
 	// 200, 486, 487, 503).
 	SIPStatus int
-	// Duration is how long an answered leg stays up (default DefaultDialDuration).
+	// Duration is how long an answered leg stays up. Default 30 s.
 	Duration time.Duration
 }
 
 // Fault is a node-side fault on the WebSocket: once the N-th message of the call
 // (sent or received, counted over the whole call, as numbered by the timeline's
-// msg.sent and msg.recv events) has gone through, the node drops the connection.
+// msg.sent and msg.recv events) has gone through, the node drops the connection. The
+// tags are its keys in a scenario file (package scenario).
 type Fault struct {
-	AfterMessage int
+	AfterMessage int `yaml:"after_message"`
 	// CloseCode is the close status sent; 0 closes the TCP connection abruptly,
 	// without a close frame.
-	CloseCode int
+	CloseCode int `yaml:"close_code"`
 }
 
-// Defaults of simulated media.
+// The simulated media (docs/call-control.md §4b).
 const (
-	DefaultInputDelay   = 2 * time.Second
-	DefaultGatherWait   = 5 * time.Second // gather timeout when the verb sets none
-	DefaultDialDuration = 30 * time.Second
-	DefaultPlayDuration = 5 * time.Second  // per URL, when play sets no timeoutSecs
-	DefaultDialRing     = 5 * time.Second  // ringing before an answer or a give-up
-	DefaultDialTimeout  = 60 * time.Second // a dial's timeout when the verb sets none
+	defaultInputDelay   = 2 * time.Second  // GatherInput.After
+	defaultGatherWait   = 5 * time.Second  // gather timeout when the verb sets none
+	defaultDialDuration = 30 * time.Second // an answered dial leg, and enqueue, listen, llm, conference
+	defaultPlayDuration = 5 * time.Second  // per URL, when play sets no timeoutSecs
+	defaultDialRing     = 5 * time.Second  // ringing before an answer or a give-up
+	defaultDialTimeout  = 60 * time.Second // a dial's timeout when the verb sets none
 	speechPerCharacter  = 60 * time.Millisecond
 	minimumSayDuration  = 500 * time.Millisecond
 )
 
-// validate checks the script's own consistency.
-func (s Script) validate() error {
+// validate returns one error per inconsistency of the script, each wrapping
+// ErrInvalidOptions.
+func (s Script) validate() []error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))
+	}
 	for i, g := range s.Gathers {
 		if g.Digits != "" && g.Speech != "" {
-			return fmt.Errorf("%w: gather input %d has both digits and speech", ErrInvalidOptions, i+1)
+			bad("gather input %d has both digits and speech", i+1)
 		}
 		if g.After < 0 {
-			return fmt.Errorf("%w: gather input %d: negative delay", ErrInvalidOptions, i+1)
+			bad("gather input %d: negative delay", i+1)
 		}
 	}
 	for i, d := range s.Dials {
 		switch d.Status {
 		case "", StatusCompleted, StatusBusy, StatusNoAnswer, StatusFailed:
 		default:
-			return fmt.Errorf("%w: dial outcome %d: status %q (want completed, busy, no-answer or failed)", ErrInvalidOptions, i+1, d.Status)
+			bad("dial outcome %d: status %q (want completed, busy, no-answer or failed)", i+1, d.Status)
 		}
 		if d.Duration < 0 || d.SIPStatus < 0 || d.SIPStatus > 699 {
-			return fmt.Errorf("%w: dial outcome %d: negative duration or bad SIP status", ErrInvalidOptions, i+1)
+			bad("dial outcome %d: negative duration or bad SIP status", i+1)
 		}
 	}
 	if s.HangupAfter < 0 {
-		return fmt.Errorf("%w: negative hangup time", ErrInvalidOptions)
+		bad("negative hangup time")
 	}
 	for i, f := range s.Faults {
 		if f.AfterMessage < 1 {
-			return fmt.Errorf("%w: fault %d: after_message must be at least 1", ErrInvalidOptions, i+1)
+			bad("fault %d: after_message must be at least 1", i+1)
 		}
 		if f.CloseCode != 0 && (f.CloseCode < 1000 || f.CloseCode > 4999) {
-			return fmt.Errorf("%w: fault %d: close code %d is outside 1000..4999", ErrInvalidOptions, i+1, f.CloseCode)
+			bad("fault %d: close code %d is outside 1000..4999", i+1, f.CloseCode)
 		}
 	}
-	return nil
+	return errs
 }
 
+// withDefaults fills in the outcome's defaults, stated on DialOutcome's fields.
 func (d DialOutcome) withDefaults() DialOutcome {
 	if d.Status == "" {
 		d.Status = StatusCompleted
@@ -120,7 +127,7 @@ func (d DialOutcome) withDefaults() DialOutcome {
 		}
 	}
 	if d.Duration == 0 && d.Status == StatusCompleted {
-		d.Duration = DefaultDialDuration
+		d.Duration = defaultDialDuration
 	}
 	return d
 }

@@ -6,22 +6,31 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
-// baseOptions returns Options wired to real loopback transport: the hook client
-// (retry delays on the call's simulated clock) and the WebSocket egress client.
+// baseOptions returns Options wired to real loopback transport: the hook client and
+// the WebSocket egress client. The call's simulated time runs on a manual clock that
+// stands still, so a timeline's times are exactly its media and retry delays; the
+// network's waits are real. The shared hook client must never sleep itself: every
+// call's retry delays pass on the call's own clock.
 func baseOptions(t *testing.T, appURL string) callctl.Options {
 	t.Helper()
 	hooks := transport.NewHookClient(transport.HookClientOptions{
-		Rules: transport.CallControlRules(true), Timeout: 2 * time.Second, Sleep: callctl.SimulatedSleep,
+		Rules: transport.CallControlRules(true), Timeout: 2 * time.Second,
+		Sleep: func(_ context.Context, d time.Duration) error {
+			t.Errorf("the shared hook client slept %v itself: a call's delays pass on its clock", d)
+			return nil
+		},
 	})
 	httpClient := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{})
 	t.Cleanup(func() {
@@ -31,16 +40,30 @@ func baseOptions(t *testing.T, appURL string) callctl.Options {
 	return callctl.Options{
 		AppURL:      appURL,
 		Hooks:       hooks,
-		WebSocket:   wsclient.Options{HTTPClient: httpClient, HandshakeTimeout: time.Second},
+		WebSocket:   wsclient.Options{HTTPClient: httpClient, HandshakeTimeout: 5 * time.Second},
 		EgressRules: transport.CallControlRules(true),
 		AckTimeout:  2 * time.Second,
 		IdleLimit:   2 * time.Second,
+		Clock:       testkit.NewClock(),
 	}
+}
+
+// parallelTests are the tests that called waitsOutATimeout.
+var parallelTests sync.Map
+
+// waitsOutATimeout marks a test whose call must wait out a real timeout (an ack that
+// never comes, pongs that stop): it runs in parallel with the others like it, so
+// their waits overlap. The timeouts stay generous (seconds), so that what must
+// happen before them (a loopback ack) always does. Its call's goroutines are checked
+// for leaks once the package's tests are done (TestMain), not after the call.
+func waitsOutATimeout(t *testing.T) {
+	t.Parallel()
+	parallelTests.Store(t, true)
 }
 
 // run runs a call and checks afterwards that it left no goroutine behind. The check
 // compares with the goroutines alive when the call started, so tests that use it do
-// not run in parallel.
+// not run in parallel (except those of waitsOutATimeout, not checked here).
 func run(t *testing.T, o callctl.Options) *callctl.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -49,6 +72,9 @@ func run(t *testing.T, o callctl.Options) *callctl.Result {
 	r, err := callctl.Run(ctx, o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if _, parallel := parallelTests.Load(t); parallel {
+		return r
 	}
 	// However the call ended, none of its goroutines (session, reader, keepalive,
 	// dials) outlives it. Server-side handlers and pooled idle HTTP connections of

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,8 +95,10 @@ func TestWSReconnect4xxNeedsRP(t *testing.T) {
 	}
 }
 
-// §4: the session:reconnect ack failing (never sent) ends the call with the alert.
+// §4: the session:reconnect ack failing (never sent: a second passes) ends the call
+// with the alert.
 func TestWSReconnectAckFails(t *testing.T) {
+	waitsOutATimeout(t)
 	_, url := newWS(t, func(s *wsSession) {
 		if s.n == 1 {
 			s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb)
@@ -109,7 +110,7 @@ func TestWSReconnectAckFails(t *testing.T) {
 		s.drain()
 	})
 	o := baseOptions(t, url)
-	o.AckTimeout = 100 * time.Millisecond
+	o.AckTimeout = time.Second
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonReconnectFailed, 200)
 	if !hasAlert(r, callctl.AlertWebhookConnectionFailure) || !slices.Contains(kinds(r), "ws.close 1006") {
@@ -158,23 +159,25 @@ func TestWSFaultAfterSessionNew(t *testing.T) {
 	}
 }
 
-// §4: with pings on, an app that stops answering pongs counts as dropped.
+// §4: with pings on, an app that stops answering pongs counts as dropped: the call,
+// waiting for a command, reconnects, and the session:reconnect ack's verbs end it.
 func TestWSMissedPongsAreADrop(t *testing.T) {
+	waitsOutATimeout(t)
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	srv, url := newWS(t, func(s *wsSession) {
 		if s.n == 1 {
-			s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb)
+			s.ack(s.next("session:new"), map[string]any{"verb": "answer"})
 			<-stop // stops reading: pings go unanswered
 			return
 		}
-		s.ack(s.next("session:reconnect"))
+		s.ack(s.next("session:reconnect"), hangupVerb)
 		s.drain()
 	})
 	o := baseOptions(t, url)
-	// Generous: on a loaded machine a reading peer must never miss two intervals.
-	o.WebSocket.PingInterval = 150 * time.Millisecond
-	o.AckTimeout = time.Second
+	// Generous: a reading peer has two whole seconds to answer each ping.
+	o.WebSocket.PingInterval = time.Second
+	o.IdleLimit = time.Minute // the call waits for a command until the drop
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	if srv.conns.Load() != 2 || len(kinds(r, callctl.KindWSReconnect)) != 1 {
@@ -183,15 +186,15 @@ func TestWSMissedPongsAreADrop(t *testing.T) {
 }
 
 // silentListener accepts TCP connections and never answers: every WebSocket
-// handshake to it times out.
-func silentListener(t *testing.T) (string, *atomic.Int32) {
+// handshake to it times out. The channel gets a value per connection accepted.
+func silentListener(t *testing.T) (string, <-chan struct{}) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var conns []net.Conn
-	accepted := new(atomic.Int32)
+	accepted := make(chan struct{}, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -202,8 +205,8 @@ func silentListener(t *testing.T) (string, *atomic.Int32) {
 			}
 			mu.Lock()
 			conns = append(conns, c)
-			accepted.Add(1)
 			mu.Unlock()
+			accepted <- struct{}{}
 		}
 	}()
 	t.Cleanup(func() {
@@ -263,8 +266,21 @@ func TestWSInitialConnectFails(t *testing.T) {
 			o.WebhookErrorReturn = 503
 			r := run(t, o)
 			wantEnd(t, r, callctl.StatusFailed, callctl.ReasonConnectFailed, 503)
-			if attempts(r) != tc.want || int(accepted.Load()) != tc.want {
-				t.Fatalf("%d attempts (%d accepted), want %d", attempts(r), accepted.Load(), tc.want)
+			if attempts(r) != tc.want {
+				t.Fatalf("%d attempts, want %d", attempts(r), tc.want)
+			}
+			// Every attempt reached the listener (its goroutine may lag behind).
+			for i := range tc.want {
+				select {
+				case <-accepted:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("the listener accepted %d connections, want %d", i, tc.want)
+				}
+			}
+			select {
+			case <-accepted:
+				t.Fatalf("the listener accepted more than %d connections", tc.want)
+			default:
 			}
 			if c := r.Timeline[2].Class; !strings.Contains(c, "handshake") {
 				t.Fatalf("class %q", c)
@@ -277,6 +293,7 @@ func TestWSInitialConnectFails(t *testing.T) {
 // invalid message earns meanwhile goes out after the ack, and a command that arrives
 // meanwhile is applied after it.
 func TestWSNothingSentBeforeReconnectAck(t *testing.T) {
+	waitsOutATimeout(t)
 	srv, url := newWS(t, func(s *wsSession) {
 		if s.n == 1 {
 			s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"})
@@ -292,7 +309,7 @@ func TestWSNothingSentBeforeReconnectAck(t *testing.T) {
 	})
 	o := baseOptions(t, url)
 	o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
-	o.AckTimeout = 300 * time.Millisecond // the verb:hook sent before the drop is never acked
+	o.AckTimeout = time.Second // the verb:hook sent before the drop is never acked
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	got := strings.Join(kinds(r, callctl.KindMsgSent, callctl.KindMsgRecv), ",")

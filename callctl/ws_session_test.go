@@ -3,6 +3,7 @@ package callctl_test
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,15 +81,16 @@ func TestWSSessionNewNeverAcked(t *testing.T) {
 	}
 }
 
-// §4: a verb:hook never acked times out; it is not re-sent; the call goes on with
-// the verbs it has.
+// §4: a verb:hook never acked times out (after a second; session:new's ack comes
+// well within it); it is not re-sent; the call goes on with the verbs it has.
 func TestWSVerbHookNeverAcked(t *testing.T) {
+	waitsOutATimeout(t)
 	srv, url := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, say("still here"), hangupVerb)
 		s.drain()
 	})
 	o := baseOptions(t, url)
-	o.AckTimeout = 100 * time.Millisecond
+	o.AckTimeout = time.Second
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
@@ -183,9 +185,9 @@ func TestWSRedirectCommandBeforeSessionNewAck(t *testing.T) {
 		t.Run(map[bool]string{false: "replace", true: "queueCommand"}[tc.queue], func(t *testing.T) {
 			_, url := newWS(t, func(s *wsSession) {
 				m := s.next("session:new")
+				// One connection keeps the order: the command is read before the ack.
 				s.send(map[string]any{"type": "command", "command": "redirect", "queueCommand": tc.queue,
 					"data": []any{say("from the command"), hangupVerb}})
-				time.Sleep(20 * time.Millisecond) // the command is read before the ack
 				s.ack(m, map[string]any{"verb": "pause", "length": 1})
 				s.drain()
 			})
@@ -247,14 +249,23 @@ func TestWSRedirectToAppWithInvalidAckKeepsTheCall(t *testing.T) {
 
 // §4: a WebSocket call whose verbs ran out waits for a command.
 func TestWSWaitsForCommandWhenVerbsRunOut(t *testing.T) {
+	ranOut := make(chan struct{})
 	_, url := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), say("hello"))
 		s.next("call:status")
-		time.Sleep(50 * time.Millisecond) // the call is waiting now
+		<-ranOut // the call's only verb ended: it waits now
 		s.send(map[string]any{"type": "command", "command": "redirect", "data": []any{say("later"), hangupVerb}})
 		s.drain()
 	})
-	r := run(t, baseOptions(t, url))
+	o := baseOptions(t, url)
+	o.IdleLimit = time.Minute // generous: the command comes as soon as the say ended
+	var once sync.Once
+	o.OnEvent = func(e callctl.Event) {
+		if e.Kind == callctl.KindVerbEnd && e.Verb == "say" {
+			once.Do(func() { close(ranOut) })
+		}
+	}
+	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	if !slices.Equal(r.Verbs, []string{"say", "say", "hangup"}) {
 		t.Fatalf("verbs %v", r.Verbs)

@@ -2,11 +2,18 @@ package featureserver
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
-// The JAMBONES_* variables of CALL-CONTROL.md §7, with their accepted ranges. The upper
+// The JAMBONES_* variables of docs/call-control.md §7, with their accepted ranges. The upper
 // bounds reject values that can only be mistakes (a ten-minute handshake timeout).
 var (
 	envHTTPTimeout        = intSetting{"JAMBONES_HTTP_TIMEOUT", 10000, 1, 600_000, "milliseconds"}
@@ -75,4 +82,57 @@ func LoadCallControlConfig(getenv func(string) string) (CallControlConfig, error
 func lookup(getenv func(string) string, name string) (string, bool) {
 	v := getenv(name)
 	return v, v != ""
+}
+
+// CallNetwork is what every call of a node, or of one `switchboard simulate` run,
+// shares: the HTTP hook client and the WebSocket egress client, built from the
+// JAMBONES_* settings under one set of egress rules, so that connections to an
+// application are pooled across its calls. It is safe for concurrent use.
+type CallNetwork struct {
+	cfg   CallControlConfig
+	rules transport.EgressRules
+	log   zerolog.Logger
+	hooks *transport.HookClient
+	ws    *http.Client
+}
+
+// NewCallNetwork builds the clients of cfg under rules; log receives their lines and
+// those of the calls.
+func NewCallNetwork(cfg CallControlConfig, rules transport.EgressRules, log zerolog.Logger) *CallNetwork {
+	return &CallNetwork{
+		cfg: cfg, rules: rules, log: log,
+		// Each call's retry delays pass on its own clock (transport.HookRequest.Sleep).
+		hooks: transport.NewHookClient(transport.HookClientOptions{
+			Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent, Logger: log,
+		}),
+		ws: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout}),
+	}
+}
+
+// CallOptions returns the Options of a call to appURL through n: the hook client,
+// the WebSocket options, the egress rules, the ack timeout, the SIP status of a call
+// whose call hook failed, and the logger. The caller adds what is the call's own
+// (credentials, description, script, status hook, idle limit, events).
+func (n *CallNetwork) CallOptions(appURL string) callctl.Options {
+	return callctl.Options{
+		AppURL: appURL,
+		Hooks:  n.hooks,
+		WebSocket: wsclient.Options{
+			HTTPClient:       n.ws,
+			HandshakeTimeout: n.cfg.WSHandshakeTimeout,
+			MaxPayload:       int(n.cfg.WSMaxPayload),
+			PingInterval:     n.cfg.WSPingInterval,
+			UserAgent:        n.cfg.UserAgent,
+		},
+		EgressRules:        n.rules,
+		AckTimeout:         n.cfg.WSAckTimeout,
+		WebhookErrorReturn: n.cfg.WebhookErrorReturn,
+		Logger:             n.log,
+	}
+}
+
+// CloseIdleConnections closes the pooled connections, once the calls are over.
+func (n *CallNetwork) CloseIdleConnections() {
+	n.hooks.CloseIdleConnections()
+	n.ws.CloseIdleConnections()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -13,9 +12,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/scenario"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
-	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
 // Errors of the call manager.
@@ -54,7 +53,7 @@ type CallRequest struct {
 	From, To       string
 	Tag            map[string]any
 	Script         callctl.Script
-	Expect         callctl.Expectations
+	Expect         scenario.Expectations
 }
 
 // CallView is a call as the API shows it.
@@ -84,6 +83,7 @@ type liveCall struct {
 	mu      sync.Mutex
 	view    CallView
 	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed once the call's final record is saved
 }
 
 func (lc *liveCall) snapshot(withTimeline bool) CallView {
@@ -104,8 +104,7 @@ type CallManager struct {
 	store   *Store
 	log     zerolog.Logger
 	metrics *Metrics
-	hooks   *transport.HookClient
-	egress  *http.Client
+	net     *CallNetwork
 	status  func(Account, HookSpec) callctl.StatusNotifier // nil: status hooks are sent by the call
 
 	warned sync.Map // URLs whose fragment warnings were logged (once per URL)
@@ -120,16 +119,10 @@ type CallManager struct {
 // status, when set, gives each call the notifier its HTTP status notifications go
 // through (the node's outbox).
 func NewCallManager(cfg Config, store *Store, metrics *Metrics, status func(Account, HookSpec) callctl.StatusNotifier, log zerolog.Logger) *CallManager {
-	rules := callControlRules(cfg)
-	cc := cfg.CallControl
 	return &CallManager{
 		cfg: cfg, store: store, log: log, metrics: metrics, status: status,
-		hooks: transport.NewHookClient(transport.HookClientOptions{
-			Rules: rules, Timeout: cc.HTTPTimeout, UserAgent: cc.UserAgent, Logger: log,
-			Sleep: callctl.SimulatedSleep,
-		}),
-		egress: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cc.WSHandshakeTimeout}),
-		calls:  map[string]*liveCall{},
+		net:   NewCallNetwork(cfg.CallControl, callControlRules(cfg), log),
+		calls: map[string]*liveCall{},
 	}
 }
 
@@ -142,7 +135,7 @@ func callControlRules(cfg Config) transport.EgressRules {
 }
 
 // warnFragment logs, once per URL, why a URL's retry fragment was not taken as
-// written (an invalid rc, an unknown rp class): CALL-CONTROL.md §1.
+// written (an invalid rc, an unknown rp class): docs/call-control.md §1.
 func (m *CallManager) warnFragment(raw string) {
 	t, err := fragment.Parse(raw)
 	if err != nil || len(t.Policy.Warnings) == 0 {
@@ -174,7 +167,7 @@ func (m *CallManager) Start(req CallRequest) (string, error) {
 		return "", ErrTooManyCalls
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), view: CallView{
+	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: CallView{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
 		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: time.Now().UTC(),
@@ -201,31 +194,18 @@ func (m *CallManager) Start(req CallRequest) (string, error) {
 }
 
 func (m *CallManager) callOptions(req CallRequest, sid string) callctl.Options {
-	cc := m.cfg.CallControl
-	opts := callctl.Options{
-		AppURL:   req.CallHook.URL,
-		Method:   req.CallHook.Method,
-		Username: req.CallHook.Username,
-		Password: req.CallHook.Password,
-		Secret:   req.Account.WebhookSecret,
-		Call: callctl.CallInfo{
-			CallSid: sid, From: req.From, To: req.To, AccountSid: req.Account.Sid,
-			ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
-		},
-		Script: req.Script,
-		Hooks:  m.hooks,
-		WebSocket: wsclient.Options{
-			HTTPClient:       m.egress,
-			HandshakeTimeout: cc.WSHandshakeTimeout,
-			MaxPayload:       int(cc.WSMaxPayload),
-			PingInterval:     cc.WSPingInterval,
-			UserAgent:        cc.UserAgent,
-		},
-		AckTimeout:         cc.WSAckTimeout,
-		WebhookErrorReturn: cc.WebhookErrorReturn,
-		IdleLimit:          m.cfg.CallIdleTimeout,
-		Logger:             m.log,
+	opts := m.net.CallOptions(req.CallHook.URL)
+	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
+	opts.Secret = req.Account.WebhookSecret
+	opts.Call = callctl.CallInfo{
+		CallSid: sid, From: req.From, To: req.To, AccountSid: req.Account.Sid,
+		ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
 	}
+	opts.Script = req.Script
+	opts.IdleLimit = m.cfg.CallIdleTimeout
+	// A scenario fault's own dialer has the default call-control rules on a node,
+	// not the node's allow-list: kept as it was (issue 13 changes it).
+	opts.EgressRules = transport.EgressRules{}
 	if req.CallStatusHook != nil {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
@@ -266,7 +246,22 @@ func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, op
 	m.mu.Lock()
 	delete(m.calls, view.CallSid)
 	m.mu.Unlock()
+	close(lc.done)
 	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
+}
+
+// ended returns a channel closed once the call's final record is saved: at once for
+// a call that is not active on this node.
+func (m *CallManager) ended(callSid string) <-chan struct{} {
+	m.mu.Lock()
+	lc, ok := m.calls[callSid]
+	m.mu.Unlock()
+	if ok {
+		return lc.done
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
 }
 
 // observe records a timeline event, counts it and stores alerts.
@@ -407,8 +402,7 @@ func (m *CallManager) Drain(timeout time.Duration) {
 	m.mu.Unlock()
 	m.log.Warn().Int("calls", n).Dur("drain_timeout", timeout).Msg("drain timeout passed: ending active calls")
 	<-done
-	m.hooks.CloseIdleConnections()
-	m.egress.CloseIdleConnections()
+	m.net.CloseIdleConnections()
 }
 
 func decodeCallView(raw []byte) (CallView, error) {

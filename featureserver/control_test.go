@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,20 +14,18 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// waitingCall starts a call on an idle WebSocket app and waits until the app acked.
+// waitingCall starts a call on an idle WebSocket app and waits until it is in session.
 func waitingCall(t *testing.T, n *testNode, acct testAccount) string {
 	t.Helper()
-	app := idleWSApp(t)
+	wsURL, app := idleWSApp(t)
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
 	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http")}, "from": "a", "to": "b"}, &call)
-	waitFor(t, func() bool {
-		var v CallView
-		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken, nil, &v)
-		return slices.Contains(timelineKinds(v), "msg.recv")
-	})
+		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call)
+	// In session: a live-call command now finds the call before or after the ack
+	// (it is applied once the ack's verbs, none, ran out), never before it started.
+	waitLive(t, app, 1)
 	return call.CallSid
 }
 

@@ -2,44 +2,49 @@ package featureserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
-// idleWSApp acks session:new with no verbs, so the call waits for a command.
-func idleWSApp(t *testing.T) *httptest.Server {
+// idleWSApp acks session:new with no verbs, so the call waits for a command. It
+// returns the app's ws:// URL.
+func idleWSApp(t *testing.T) (string, *exampleapp.WSApp) {
 	t.Helper()
-	srv := httptest.NewServer(&exampleapp.WSApp{Waiting: true})
+	app := &exampleapp.WSApp{Waiting: true}
+	srv := httptest.NewServer(app)
 	t.Cleanup(srv.Close)
-	return srv
+	return "ws" + strings.TrimPrefix(srv.URL, "http"), app
+}
+
+// waitLive waits until app has n calls in session (session:new received).
+func waitLive(t *testing.T, app *exampleapp.WSApp, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := app.WaitLive(ctx, n); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestDrainEndsCallsAfterTimeout(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, func(c *Config) { c.DrainTimeout = 300 * time.Millisecond })
-	app := idleWSApp(t)
+	wsURL, app := idleWSApp(t)
 	acct := n.createAccount("acme")
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	wsURL := "ws" + strings.TrimPrefix(app.URL, "http")
 	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
 		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call); code != http.StatusCreated {
 		t.Fatalf("create call: %d %s", code, raw)
 	}
-	waitFor(t, func() bool {
-		var v CallView
-		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken, nil, &v)
-		return strings.Contains(strings.Join(timelineKinds(v), ","), "msg.recv")
-	})
+	waitLive(t, app, 1) // the call is in session, and stays: the app never sends a command
 	token, sid := acct.APIToken, acct.AccountSid
 	n.stop() // as SIGTERM: drains, then Run returns
 	// The record survives in the database with the shutdown reason.
@@ -55,10 +60,10 @@ func TestDrainEndsCallsAfterTimeout(t *testing.T) {
 
 func TestDrainLetsActiveCallsFinish(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int32
+	requested := make(chan struct{}, 1)
 	release := make(chan struct{})
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
+		requested <- struct{}{}
 		<-release // the call is in progress until the test lets the app answer
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `[{"verb":"say","text":"bye"},{"verb":"hangup"}]`)
@@ -71,7 +76,7 @@ func TestDrainLetsActiveCallsFinish(t *testing.T) {
 	}
 	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
 		"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"}, &call)
-	waitFor(t, func() bool { return requests.Load() == 1 })
+	<-requested
 
 	stopped := make(chan struct{})
 	go func() { n.stop(); close(stopped) }()
@@ -113,8 +118,10 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestAnsweredCallSurvivesACrashOnRecord(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
+	inActionHook := make(chan struct{}, 1)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/g" {
+			inActionHook <- struct{}{}
 			select { // the action hook hangs: the call stays answered and active
 			case <-release:
 			case <-r.Context().Done():
@@ -138,12 +145,16 @@ func TestAnsweredCallSurvivesACrashOnRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var raw json.RawMessage
-	waitFor(t, func() bool {
-		raw, err = st.CallRecord(context.Background(), acct.AccountSid, sid)
-		v, derr := decodeCallView(raw)
-		return err == nil && derr == nil && v.CallStatus == "in-progress"
-	})
+	// The answered call was put on record (on the call's goroutine) before its
+	// gather went on to the action hook.
+	<-inActionHook
+	raw, err := st.CallRecord(context.Background(), acct.AccountSid, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := decodeCallView(raw); err != nil || v.CallStatus != "in-progress" || !v.Active {
+		t.Fatalf("record of the answered call: %+v, %v", v, err)
+	}
 	// What the next start makes of this record if the node dies now.
 	ended, err := endInterrupted(raw)
 	if err != nil {

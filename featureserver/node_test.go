@@ -22,6 +22,7 @@ const testAdminToken = "admin-token-for-tests-0123456789"
 type testNode struct {
 	t    *testing.T
 	cfg  Config
+	node *Node
 	base string
 	stop func() // cancels the node (as SIGTERM does) and waits for Run to return
 	done chan error
@@ -59,7 +60,7 @@ func runNode(t *testing.T, cfg Config) *testNode {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
-	n := &testNode{t: t, cfg: cfg, done: make(chan error, 1)}
+	n := &testNode{t: t, cfg: cfg, node: node, done: make(chan error, 1)}
 	go func() { n.done <- node.Run(ctx, func(a net.Addr) { addr <- a }) }()
 	select {
 	case a := <-addr:
@@ -133,23 +134,24 @@ func (n *testNode) createAccount(name string) testAccount {
 	return a
 }
 
-// waitCall polls a call until it is no longer active.
+// waitCall waits until the node has recorded the end of a call, and returns the call
+// as the API shows it then.
 func (n *testNode) waitCall(acct testAccount, callSid string) CallView {
 	n.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		var v CallView
-		code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+callSid, acct.APIToken, nil, &v)
-		if code != http.StatusOK {
-			n.t.Fatalf("get call: %d %s", code, raw)
-		}
-		if !v.Active {
-			return v
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-n.node.calls.ended(callSid):
+	case <-time.After(20 * time.Second):
+		n.t.Fatalf("call %s still active", callSid)
 	}
-	n.t.Fatalf("call %s still active", callSid)
-	return CallView{}
+	var v CallView
+	code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+callSid, acct.APIToken, nil, &v)
+	if code != http.StatusOK {
+		n.t.Fatalf("get call: %d %s", code, raw)
+	}
+	if v.Active {
+		n.t.Fatalf("call %s ended but shows as active: %+v", callSid, v)
+	}
+	return v
 }
 
 func timelineKinds(v CallView) []string {

@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // CallStatusEvent is the outbox event type of call status notifications.
@@ -245,7 +245,7 @@ func (p *statusPublisher) dressRequest(ctx context.Context, r *outbox.Request) e
 		}
 	}
 	if a, err := p.store.Account(ctx, r.Event.Account); err == nil && a.WebhookSecret != "" {
-		r.Header.Set(transport.JambonzSignatureHeader, transport.SignJambonz(a.WebhookSecret, r.At, r.Body()))
+		r.Header.Set(webhooksig.JambonzSignatureHeader, webhooksig.SignJambonz(a.WebhookSecret, r.At, r.Body()))
 	}
 	return nil
 }

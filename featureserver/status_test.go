@@ -18,7 +18,6 @@ import (
 
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
-	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -168,7 +167,7 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, pw, _ := r.BasicAuth()
 		body, _ := io.ReadAll(r.Body)
-		err := transport.VerifyJambonz(secret.Load().(string), r.Header.Get(transport.JambonzSignatureHeader), body, time.Now(), time.Minute)
+		err := webhooksig.VerifyJambonz(secret.Load().(string), r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), time.Minute)
 		standard := errors.New("no verifier")
 		if v, verr := webhooksig.NewVerifier(StatusWebhookSecret(secret.Load().(string))); verr == nil {
 			standard = v.Verify(r.Header, body)

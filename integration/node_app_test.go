@@ -19,18 +19,9 @@ import (
 // appStartTimeout bounds how long a Node app may take to print its ready line.
 const appStartTimeout = 30 * time.Second
 
-// appEvent is one JSON line an app printed: {"event":"...", ...}.
-type appEvent map[string]any
-
-func (e appEvent) str(key string) string {
-	s, _ := e[key].(string)
-	return s
-}
-
-func (e appEvent) num(key string) float64 {
-	n, _ := e[key].(float64)
-	return n
-}
+// appEvent is one JSON line an app printed: {"event":"...", ...}, read as the
+// lines of `simulate --json` are.
+type appEvent = line
 
 // nodeApp is a running Node test app.
 type nodeApp struct {
@@ -96,6 +87,15 @@ func (a *nodeApp) read(r interface{ Read([]byte) (int, error) }) {
 		close(a.wake)
 		a.wake = make(chan struct{})
 		a.mu.Unlock()
+	}
+}
+
+// noJambonzErrors fails t when the app got any jambonz:error (the node found fault
+// with what it sent).
+func (a *nodeApp) noJambonzErrors(t *testing.T) {
+	t.Helper()
+	if errs := a.Named("jambonz:error"); len(errs) != 0 {
+		t.Errorf("app got jambonz:error: %v", errs)
 	}
 }
 

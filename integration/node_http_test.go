@@ -18,17 +18,12 @@ const nodeHTTPSecret = "wh-secret-for-tests"
 func TestNodeHTTPWebhookResponse(t *testing.T) {
 	t.Parallel()
 	app := startNodeApp(t, "http_app.js", "WEBHOOK_SECRET="+nodeHTTPSecret)
-	scenario := writeScenario(t, `
+	tl := simulateScenario(t, `
 caller:
   gathers:
     - digits: "3"
-`)
-	sim := runSimulate(t, "--scenario", scenario, "--secret", nodeHTTPSecret, "--from", "+15557770000",
+`, "--secret", nodeHTTPSecret, "--from", "+15557770000",
 		"--status-hook", "/status", app.URL("http", "/call"))
-	if sim.exitCode != 0 {
-		t.Errorf("exit code %d, want 0", sim.exitCode)
-	}
-	tl := sim.lines
 	byURL := map[string]timeline{}
 	for _, a := range tl.kind("hook.attempt") {
 		byURL[a.str("url")] = append(byURL[a.str("url")], a)
@@ -51,9 +46,7 @@ caller:
 		step("verb.start", "verb", "hangup"),
 		step("call.end", "status", "completed"),
 	)
-	if got, want := tl.values("verb.start", "verb"), []string{"say", "gather", "say", "hangup"}; !equalStrings(got, want) {
-		t.Errorf("verbs started %v, want %v", got, want)
-	}
+	tl.wantVerbs(t, "say", "gather", "say", "hangup")
 	if alerts := tl.kind("alert"); len(alerts) != 0 {
 		t.Errorf("alerts: %v", alerts)
 	}

@@ -136,6 +136,14 @@ func (tl timeline) checkShape(t *testing.T) {
 	}
 }
 
+// wantVerbs checks the verbs started, in order.
+func (tl timeline) wantVerbs(t *testing.T, want ...string) {
+	t.Helper()
+	if got := tl.values("verb.start", "verb"); !equalStrings(got, want) {
+		t.Errorf("verbs started %v, want %v", got, want)
+	}
+}
+
 // kind returns the lines of one kind.
 func (tl timeline) kind(kind string) timeline {
 	var out timeline
@@ -194,6 +202,17 @@ func (tl timeline) inOrder(t *testing.T, steps ...[3]string) {
 
 // step is one (kind, key, value) for inOrder.
 func step(kind, key, value string) [3]string { return [3]string{kind, key, value} }
+
+// simulateScenario runs `simulate --json --scenario FILE args...` with the scenario
+// given as YAML, expects exit status 0 and returns the timeline.
+func simulateScenario(t *testing.T, scenario string, args ...string) timeline {
+	t.Helper()
+	sim := runSimulate(t, append([]string{"--scenario", writeScenario(t, scenario)}, args...)...)
+	if sim.exitCode != 0 {
+		t.Errorf("exit code %d, want 0", sim.exitCode)
+	}
+	return sim.lines
+}
 
 // writeScenario writes a scenario file for `simulate --scenario`.
 func writeScenario(t *testing.T, yaml string) string {

@@ -15,19 +15,14 @@ const appEventTimeout = 10 * time.Second
 func TestNodeWSGatherHookReply(t *testing.T) {
 	t.Parallel()
 	app := startNodeApp(t, "ws_gather.js")
-	scenario := writeScenario(t, `
+	tl := simulateScenario(t, `
 caller:
   gathers:
     - digits: "5"
 expect:
   verbs: [say, gather, say, hangup]
   status: completed
-`)
-	sim := runSimulate(t, "--scenario", scenario, "--from", "+15550001111", "--to", "+15550002222", app.URL("ws", "/app"))
-	if sim.exitCode != 0 {
-		t.Errorf("exit code %d, want 0", sim.exitCode)
-	}
-	tl := sim.lines
+`, "--from", "+15550001111", "--to", "+15550002222", app.URL("ws", "/app"))
 	start := tl.one(t, "call.start")
 	if start.str("from") != "+15550001111" || start.str("to") != "+15550002222" || start.str("direction") != "inbound" {
 		t.Errorf("call.start = %v", start)
@@ -44,9 +39,7 @@ expect:
 		step("verb.start", "verb", "hangup"),
 		step("call.end", "status", "completed"),
 	)
-	if got, want := tl.values("verb.start", "verb"), []string{"say", "gather", "say", "hangup"}; !equalStrings(got, want) {
-		t.Errorf("verbs started %v, want %v", got, want)
-	}
+	tl.wantVerbs(t, "say", "gather", "say", "hangup")
 	// Every message that waits for an ack got one with the same msgid.
 	ackWaiting := map[string]bool{"session:new": true, "verb:hook": true}
 	for _, sent := range tl.kind("msg.sent") {
@@ -89,9 +82,7 @@ expect:
 	if !ok || closed.num("code") != 1000 {
 		t.Errorf("app saw close %v, want code 1000", closed)
 	}
-	if errs := app.Named("jambonz:error"); len(errs) != 0 {
-		t.Errorf("app got jambonz:error: %v", errs)
-	}
+	app.noJambonzErrors(t)
 }
 
 // TestNodeWSReconnect: the node drops the connection mid-call (with 1011, and
@@ -113,19 +104,14 @@ func TestNodeWSReconnect(t *testing.T) {
 			app := startNodeApp(t, "ws_reconnect.js")
 			// Message 1 is session:new, message 2 its ack: the drop comes while the
 			// first say plays.
-			scenario := writeScenario(t, `
+			tl := simulateScenario(t, `
 caller:
   gathers:
     - digits: "7"
 faults:
   - after_message: 2
     close_code: `+itoa(tc.closeCode)+`
-`)
-			sim := runSimulate(t, "--scenario", scenario, app.URL("ws", "/app"))
-			if sim.exitCode != 0 {
-				t.Errorf("exit code %d, want 0", sim.exitCode)
-			}
-			tl := sim.lines
+`, app.URL("ws", "/app"))
 			tl.inOrder(t,
 				step("msg.sent", "type", "session:new"),
 				step("msg.recv", "type", "ack"),
@@ -142,9 +128,7 @@ faults:
 			if n := len(tl.kind("ws.open")); n != 2 {
 				t.Errorf("%d ws.open lines, want 2 (first connection and the reconnect)", n)
 			}
-			if got, want := tl.values("verb.start", "verb"), []string{"say", "gather", "say", "hangup"}; !equalStrings(got, want) {
-				t.Errorf("verbs started %v, want %v", got, want)
-			}
+			tl.wantVerbs(t, "say", "gather", "say", "hangup")
 			if n := len(tl.values("msg.sent", "type")); n == 0 {
 				t.Error("no messages sent")
 			}
@@ -192,16 +176,11 @@ faults:
 func TestNodeWSRedirectQueueCommand(t *testing.T) {
 	t.Parallel()
 	app := startNodeApp(t, "ws_redirect.js")
-	scenario := writeScenario(t, `
+	tl := simulateScenario(t, `
 caller:
   gathers:
     - digits: "1"
-`)
-	sim := runSimulate(t, "--scenario", scenario, app.URL("ws", "/app"))
-	if sim.exitCode != 0 {
-		t.Errorf("exit code %d, want 0", sim.exitCode)
-	}
-	tl := sim.lines
+`, app.URL("ws", "/app"))
 	tl.inOrder(t,
 		step("msg.sent", "type", "verb:hook"),
 		step("msg.recv", "type", "command"),
@@ -209,18 +188,14 @@ caller:
 		step("call.end", "status", "completed"),
 	)
 	// say First, gather, say Second (kept: appended, not replaced), say Queued, hangup.
-	if got, want := tl.values("verb.start", "verb"), []string{"say", "gather", "say", "say", "hangup"}; !equalStrings(got, want) {
-		t.Errorf("verbs started %v, want %v", got, want)
-	}
+	tl.wantVerbs(t, "say", "gather", "say", "say", "hangup")
 	for _, a := range tl.kind("alert") {
 		t.Errorf("alert: %v", a)
 	}
 	if _, ok := app.waitEvent("command-sent", appEventTimeout); !ok {
 		t.Error("app never sent the command")
 	}
-	if errs := app.Named("jambonz:error"); len(errs) != 0 {
-		t.Errorf("app got jambonz:error: %v", errs)
-	}
+	app.noJambonzErrors(t)
 }
 
 // TestNodeWSReconnectBeforeSessionNewAck: the connection drops right after
@@ -229,16 +204,11 @@ caller:
 func TestNodeWSReconnectBeforeSessionNewAck(t *testing.T) {
 	t.Parallel()
 	app := startNodeApp(t, "ws_reconnect.js", "RECONNECT_VERBS=1")
-	scenario := writeScenario(t, `
+	tl := simulateScenario(t, `
 faults:
   - after_message: 1
     close_code: 1011
-`)
-	sim := runSimulate(t, "--scenario", scenario, app.URL("ws", "/app"))
-	if sim.exitCode != 0 {
-		t.Errorf("exit code %d, want 0", sim.exitCode)
-	}
-	tl := sim.lines
+`, app.URL("ws", "/app"))
 	tl.inOrder(t,
 		step("msg.sent", "type", "session:new"),
 		step("ws.close", "", ""),
@@ -251,9 +221,7 @@ faults:
 	)
 	// Only the reconnect handler's verbs ran: the say + gather the app sent for
 	// session:new were never received.
-	if got, want := tl.values("verb.start", "verb"), []string{"say", "hangup"}; !equalStrings(got, want) {
-		t.Errorf("verbs started %v, want %v", got, want)
-	}
+	tl.wantVerbs(t, "say", "hangup")
 	newMsgid := ""
 	for _, m := range tl.kind("msg.sent") {
 		if m.str("type") == "session:new" {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
 const serveAdminToken = "integration-admin-token-0123456789"
@@ -298,10 +298,13 @@ func TestServeRejectsBadEnvironment(t *testing.T) {
 
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	var answered atomic.Int32
+	seen := make(chan struct{}, 1)
 	release := make(chan struct{})
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		answered.Add(1)
+		select {
+		case seen <- struct{}{}:
+		default:
+		}
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -317,11 +320,10 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for answered.Load() == 0 {
-		if ctx.Err() != nil {
-			t.Fatal("the app never saw the call")
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-seen:
+	case <-ctx.Done():
+		t.Fatal("the app never saw the call")
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -356,23 +358,18 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 // with reason node-restart.
 func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
 	t.Parallel()
-	wsApp := httptest.NewServer(&exampleapp.WSApp{Waiting: true}) // acks session:new, then waits
+	app := &exampleapp.WSApp{Waiting: true} // acks session:new, then waits
+	wsApp := httptest.NewServer(app)
 	defer wsApp.Close()
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()
 	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(wsApp.URL, "http")}, "from": "a", "to": "b"})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var c serveCall
-		p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, nil, &c)
-		if strings.Contains(c.kinds(), "msg.recv") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the call never got its ack")
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The call is in session (on record as active since it started) when the node dies.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := app.WaitLive(ctx, 1); err != nil {
+		t.Fatalf("the call never reached the app: %v", err)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -25,7 +26,9 @@ import (
 // it is recognised by.
 func TestClassifyRealSockets(t *testing.T) {
 	t.Parallel()
-	const short = 200 * time.Millisecond
+	// Each row shortens only the timeout it expects to fire; the others stay long, so
+	// that what must happen before it (a loopback connect, an answer) always does.
+	const short, long = 200 * time.Millisecond, 10 * time.Second
 	resolver := transport.ResolverFunc(func(_ context.Context, _, host string) ([]netip.Addr, error) {
 		switch host {
 		case "nxdomain.test":
@@ -47,7 +50,8 @@ func TestClassifyRealSockets(t *testing.T) {
 		is         error            // errors.Is target, if any
 		as         func(error) bool // typed check, if any
 		tlsTimeout time.Duration    // ClientOptions.TLSHandshakeTimeout
-		connect    time.Duration    // ClientOptions.ConnectTimeout (default short)
+		connect    time.Duration    // ClientOptions.ConnectTimeout (default long)
+		headers    time.Duration    // ClientOptions.ResponseHeaderTimeout (default long)
 	}
 	connectErr := func(op string) func(error) bool {
 		return func(err error) bool {
@@ -67,17 +71,19 @@ func TestClassifyRealSockets(t *testing.T) {
 		{name: "connection refused", url: func(t *testing.T) string { return "http://" + transporttest.ClosedAddr(t) + "/" },
 			want: retry.Connect, is: syscall.ECONNREFUSED, as: connectErr("dial")},
 		{name: "TCP connect timeout", url: func(t *testing.T) string { return "http://" + transporttest.NewUnaccepting(t).Addr + "/" },
-			want: retry.Connect, as: func(err error) bool {
+			connect: short, want: retry.Connect, as: func(err error) bool {
 				var ne net.Error
 				return connectErr("dial")(err) && errors.As(err, &ne) && ne.Timeout()
 			}},
 		{name: "accepted, never answered: no response headers", url: func(t *testing.T) string { return "http://" + transporttest.NewSilent(t).Addr + "/" },
-			want: retry.ResponseTimeout, as: func(err error) bool { return !connectErr("dial")(err) }},
-		{name: "slow response headers", url: server(transporttest.Step{Delay: 30 * time.Second}), want: retry.ResponseTimeout},
+			headers: short, want: retry.ResponseTimeout, as: func(err error) bool { return !connectErr("dial")(err) }},
+		{name: "slow response headers", url: server(transporttest.Step{Delay: 30 * time.Second}), headers: short, want: retry.ResponseTimeout},
 		{name: "reset before any response", url: server(transporttest.Step{ResetBeforeHeaders: true}), want: retry.Connect, is: syscall.ECONNRESET},
 		{name: "closed before any response", url: server(transporttest.Step{CloseBeforeHeaders: true}), want: retry.Connect, is: io.EOF},
+		// The handshake shares the connect budget: one long enough for the TCP
+		// connect before it to finish on a loaded machine.
 		{name: "TLS handshake timeout", url: func(t *testing.T) string { return "https://" + transporttest.NewSilent(t).Addr + "/" },
-			want: retry.Connect, as: connectErr("tls")},
+			connect: time.Second, want: retry.Connect, as: connectErr("tls")},
 		{name: "TLS handshake timeout (own budget)", url: func(t *testing.T) string { return "https://" + transporttest.NewSilent(t).Addr + "/" },
 			tlsTimeout: short, connect: time.Minute, want: retry.Connect, as: connectErr("tls")},
 		{name: "certificate not trusted", url: func(t *testing.T) string { return transporttest.NewTLSServer(t).URL + "/" },
@@ -109,12 +115,9 @@ func TestClassifyRealSockets(t *testing.T) {
 			if rules.Schemes == nil {
 				rules = loopbackRules()
 			}
-			connect := tc.connect
-			if connect == 0 {
-				connect = short
-			}
+			connect, headers := cmp.Or(tc.connect, long), cmp.Or(tc.headers, long)
 			client := transport.NewHTTPClient(rules, transport.ClientOptions{
-				ConnectTimeout: connect, TLSHandshakeTimeout: tc.tlsTimeout, ResponseHeaderTimeout: short, Resolver: resolver,
+				ConnectTimeout: connect, TLSHandshakeTimeout: tc.tlsTimeout, ResponseHeaderTimeout: headers, Resolver: resolver,
 			})
 			defer client.CloseIdleConnections()
 			start := time.Now()
@@ -160,9 +163,7 @@ func TestClassifyCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/x", nil)
 	go func() {
-		for len(srv.RequestsTo("/x")) == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		<-srv.Received("/x", 1) // the server holds the request
 		cancel()
 	}()
 	_, err := client.Do(req)

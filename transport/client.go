@@ -1,7 +1,9 @@
 package transport
 
 import (
+	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"time"
 )
@@ -24,6 +26,16 @@ type ClientOptions struct {
 	TLSConfig *tls.Config
 	// MaxIdleConnsPerHost keeps that many idle connections per host. Default 4.
 	MaxIdleConnsPerHost int
+
+	// network, when set, connects in place of the operating system once the egress
+	// rules have passed the address. Only tests set it (export_test.go), to run the
+	// client on an in-memory network under testing/synctest.
+	network *network
+}
+
+// network is a replacement for the operating system's sockets.
+type network struct {
+	dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // DefaultConnectTimeout is JAMBONES_HTTP_TIMEOUT's default.

@@ -79,6 +79,7 @@ type egressDialer struct {
 	timeout    time.Duration // whole connect: lookup + TCP (+ TLS unless tlsTimeout)
 	tlsTimeout time.Duration
 	tls        *tls.Config
+	network    *network // tests only: see ClientOptions.network
 }
 
 func newEgressDialer(rules EgressRules, opts ClientOptions) *egressDialer {
@@ -98,6 +99,7 @@ func newEgressDialer(rules EgressRules, opts ClientOptions) *egressDialer {
 		timeout:    opts.ConnectTimeout,
 		tlsTimeout: opts.TLSHandshakeTimeout,
 		tls:        cfg,
+		network:    opts.network,
 	}
 }
 
@@ -119,10 +121,7 @@ func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn
 	if err := d.rules.checkHost(host); err != nil {
 		return nil, &ConnectError{Op: "dial", Addr: addr, Err: err}
 	}
-	dialer := d.checked
-	if d.rules.hostAllowed(host) {
-		dialer = d.trusted
-	}
+	checked := !d.rules.hostAllowed(host)
 	var ips []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
 		ips = []netip.Addr{ip}
@@ -141,7 +140,7 @@ func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn
 	}
 	var first error
 	for _, ip := range ips {
-		conn, err := dialer.DialContext(ctx, network, netip.AddrPortFrom(ip.Unmap(), uint16(portNum)).String())
+		conn, err := d.connect(ctx, network, netip.AddrPortFrom(ip.Unmap(), uint16(portNum)).String(), checked)
 		if err == nil {
 			return conn, nil
 		}
@@ -157,6 +156,23 @@ func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn
 		}
 	}
 	return nil, &ConnectError{Op: "dial", Addr: addr, Err: first}
+}
+
+// connect dials one address, through the checking dialer unless the host is one the
+// rules trust.
+func (d *egressDialer) connect(ctx context.Context, network, address string, checked bool) (net.Conn, error) {
+	if d.network != nil {
+		if checked {
+			if err := d.rules.checkDialAddress(address); err != nil {
+				return nil, err
+			}
+		}
+		return d.network.dial(ctx, network, address)
+	}
+	if checked {
+		return d.checked.DialContext(ctx, network, address)
+	}
+	return d.trusted.DialContext(ctx, network, address)
 }
 
 // DialTLSContext dials addr and completes the TLS handshake, within the connect

@@ -65,13 +65,13 @@ type EgressRules struct {
 	AllowUserInfo bool
 }
 
-// PublicOnly refuses every range of OUTBOX.md §6 and allows http and https: the
+// PublicOnly refuses every range of docs/outbox.md §6 and allows http and https: the
 // outbox default, narrowed further per profile.
 func PublicOnly() EgressRules {
 	return EgressRules{Schemes: []string{"http", "https"}}
 }
 
-// CallControlRules are the call-control rules of CALL-CONTROL.md §5: private (RFC
+// CallControlRules are the call-control rules of docs/call-control.md §5: private (RFC
 // 1918) addresses allowed, loopback only when allowLoopback is true, link-local,
 // metadata and the other special ranges refused; schemes http, https, ws and wss.
 func CallControlRules(allowLoopback bool) EgressRules {

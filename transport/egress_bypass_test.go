@@ -19,25 +19,6 @@ import (
 	"github.com/switchboard-voice/switchboard/transport/transporttest"
 )
 
-// provesNothingArrived makes one permitted connection to the silent listener and
-// waits until it is counted: accepts are in order, so a count of exactly 1 proves
-// none of the refused attempts before it reached the listener.
-func provesNothingArrived(t *testing.T, s *transporttest.Silent) {
-	t.Helper()
-	c, err := net.Dial("tcp4", s.Addr)
-	if err != nil {
-		t.Fatalf("control connection: %v", err)
-	}
-	defer c.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Accepted() < 1 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if n := s.Accepted(); n != 1 {
-		t.Fatalf("the listener accepted %d connections, want only the control one", n)
-	}
-}
-
 // TestEgressBypassAttempts: each trick to reach a loopback listener under the
 // public-only rules is refused before any connection is made.
 func TestEgressBypassAttempts(t *testing.T) {
@@ -84,7 +65,7 @@ func TestEgressBypassAttempts(t *testing.T) {
 			t.Errorf("GET %s classified %s", u, c)
 		}
 	}
-	provesNothingArrived(t, silent)
+	silent.AssertNothingArrived(t)
 }
 
 // TestDialControlRefusesExactIP runs the dialer's Control hook on addresses that
@@ -124,7 +105,7 @@ func TestDialControlRefusesExactIP(t *testing.T) {
 			t.Errorf("refusal carries IP %v reason %q", re.IP, re.Reason)
 		}
 	}
-	provesNothingArrived(t, silent)
+	silent.AssertNothingArrived(t)
 }
 
 // TestEgressRebinding: a name that resolves to an allowed address first and a
@@ -132,8 +113,10 @@ func TestDialControlRefusesExactIP(t *testing.T) {
 // the check is on the address dialed, on every attempt.
 func TestEgressRebinding(t *testing.T) {
 	t.Parallel()
-	private := transporttest.NewSilentOn(t, "127.0.0.2:0")
-	_, port, _ := net.SplitHostPort(private.Addr)
+	// One port at two addresses: held for the test, so that neither listener finds
+	// it taken (a port picked at one address could be in use at the other).
+	port := transporttest.SharedPort(t)
+	private := transporttest.NewSilentOn(t, "127.0.0.2:"+port)
 	srv := transporttest.NewServerOn(t, "127.0.0.1:"+port)
 	// Connection: close makes the retry dial (and resolve) again.
 	fail := transporttest.Step{Status: 500, Header: http.Header{"Connection": {"close"}}}
@@ -168,7 +151,7 @@ func TestEgressRebinding(t *testing.T) {
 	if lookups.Load() != 2 {
 		t.Errorf("%d lookups, want 2", lookups.Load())
 	}
-	provesNothingArrived(t, private)
+	private.AssertNothingArrived(t)
 }
 
 // TestEgressRedirectTowardPrivate: a redirect to a refused address is neither
@@ -198,7 +181,7 @@ func TestEgressRedirectTowardPrivate(t *testing.T) {
 	if !errors.As(err, &he) || he.Class != retry.Redirect || len(he.Attempts) != 3 {
 		t.Fatalf("err = %v, want 3 redirect failures", err)
 	}
-	provesNothingArrived(t, private)
+	private.AssertNothingArrived(t)
 }
 
 // TestEgressWebSocketDial: the same client refuses WebSocket dials, before connecting.
@@ -219,7 +202,7 @@ func TestEgressWebSocketDial(t *testing.T) {
 			t.Errorf("dial %s: %v, want an egress refusal", u, err)
 		}
 	}
-	provesNothingArrived(t, silent)
+	silent.AssertNothingArrived(t)
 }
 
 // TestEnvironmentProxyIgnored: HTTP_PROXY pointing at a listener is not used.
@@ -241,5 +224,5 @@ func TestEnvironmentProxyIgnored(t *testing.T) {
 	if n := len(srv.RequestsTo("/x")); n != 1 {
 		t.Fatalf("server saw %d requests", n)
 	}
-	provesNothingArrived(t, proxy)
+	proxy.AssertNothingArrived(t)
 }

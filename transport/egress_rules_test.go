@@ -9,7 +9,7 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-// TestCheckIPRanges has one row per range of OUTBOX.md §6 (plus the ranges call
+// TestCheckIPRanges has one row per range of docs/outbox.md §6 (plus the ranges call
 // control treats specially), with the verdict of each built-in rule set.
 func TestCheckIPRanges(t *testing.T) {
 	t.Parallel()

@@ -14,16 +14,6 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-func ExampleSignJambonz() {
-	body := []byte(`{"call_sid":"abc"}`)
-	sig := transport.SignJambonz("my-webhook-secret", time.Unix(1700000000, 0), body)
-	fmt.Println(sig)
-	fmt.Println(transport.VerifyJambonz("my-webhook-secret", sig, body, time.Unix(1700000060, 0), 0))
-	// Output:
-	// t=1700000000,v1=00e6e485c7cef28f1f1d5f8a26eb7fde2bb7e9157b273c902e337de64772b90f
-	// <nil>
-}
-
 func ExampleEgressRules_CheckURL() {
 	rules := transport.PublicOnly()
 	for _, raw := range []string{

@@ -12,7 +12,7 @@ import (
 )
 
 // headerDeadline bounds connect and response headers together by one timeout
-// (CALL-CONTROL.md §3: JAMBONES_HTTP_TIMEOUT bounds "connect + response headers").
+// (docs/call-control.md §3: JAMBONES_HTTP_TIMEOUT bounds "connect + response headers").
 // The dialer and http.Transport bound each phase alone; without this, a slow
 // connect followed by a slow answer could take twice the timeout. A deadline that
 // passes before a connection was had is a connect failure (ct); after, a response

@@ -35,6 +35,8 @@ type HookClientOptions struct {
 	// Resolver and TLSConfig are passed to NewHTTPClient (tests inject them).
 	Resolver  Resolver
 	TLSConfig *tls.Config
+
+	network *network // tests only: see ClientOptions.network
 }
 
 // Defaults of HookClientOptions.
@@ -82,7 +84,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// HookClient sends call-control webhooks (CALL-CONTROL.md §3) with the retries of
+// HookClient sends call-control webhooks (docs/call-control.md §3) with the retries of
 // the target URL's policy (§1–2). It is safe for concurrent use.
 type HookClient struct {
 	opts HookClientOptions
@@ -98,6 +100,7 @@ func NewHookClient(opts HookClientOptions) *HookClient {
 		ResponseHeaderTimeout: opts.Timeout,
 		Resolver:              opts.Resolver,
 		TLSConfig:             opts.TLSConfig,
+		network:               opts.network,
 	})
 	// retryablehttp closes the client's idle connections whenever a request gives
 	// up; through this view that is a no-op, so one failing app does not empty the
@@ -132,10 +135,14 @@ type HookRequest struct {
 	// Accept, when set, checks the body of every successful answer (200, 202, 204,
 	// capped at MaxBody): an error makes that
 	// attempt an Unparseable failure (wrapping ErrBodyRejected), which is retried only
-	// when the policy retries that class (rp=all, CALL-CONTROL.md §1).
+	// when the policy retries that class (rp=all, docs/call-control.md §1).
 	Accept func(status int, header http.Header, body []byte) error
 	// Observer, when set, is called after every attempt, in order.
 	Observer func(Attempt)
+	// Sleep, when set, waits between this request's attempts instead of the
+	// client's Sleep (a simulated call lets the delays pass on its own clock). It
+	// returns early with ctx's error.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger, when set, replaces the client's logger for this request (a caller adds
 	// its own fields, such as the call sid).
 	Logger *zerolog.Logger

@@ -11,34 +11,25 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/transporttest"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
-
-// steppingClock advances one second on every reading, so each signature of a
-// retried request has its own timestamp.
-type steppingClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *steppingClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(time.Second)
-	return c.now
-}
 
 func TestHookPostHeadersAndSignature(t *testing.T) {
 	t.Parallel()
 	srv := transporttest.NewServer(t)
 	srv.Script("/call", transporttest.Status(500), transporttest.JSON(200, `[{"verb":"say","text":"hi"}]`))
-	clock := &steppingClock{now: time.Unix(1_700_000_000, 0)}
+	// A clock one second further at every reading: each signature of a retried
+	// request has its own timestamp.
+	clock := testkit.NewClockAt(time.Unix(1_700_000_001, 0))
+	clock.SetStep(time.Second)
 	client, _ := newHookClient(t, transport.HookClientOptions{Clock: clock})
 	payload := map[string]any{"call_sid": "abc", "from": "+15551234567", "customerData": map[string]any{"x": 1}}
 	resp, err := client.Do(context.Background(), transport.HookRequest{
@@ -84,10 +75,10 @@ func TestHookPostHeadersAndSignature(t *testing.T) {
 		ts, _, _ := strings.Cut(strings.TrimPrefix(sig, "t="), ",")
 		stamps = append(stamps, ts)
 		at, _ := time.Parse(time.RFC3339, "2023-11-14T22:13:20Z")
-		if err := transport.VerifyJambonz("s3cret", sig, r.Body, at, time.Minute); err != nil {
+		if err := webhooksig.VerifyJambonz("s3cret", sig, r.Body, at, time.Minute); err != nil {
 			t.Errorf("request %d signature %q: %v", i, sig, err)
 		}
-		if err := transport.VerifyJambonz("other", sig, r.Body, at, time.Minute); !errors.Is(err, transport.ErrSignatureMismatch) {
+		if err := webhooksig.VerifyJambonz("other", sig, r.Body, at, time.Minute); !errors.Is(err, webhooksig.ErrInvalidSignature) {
 			t.Errorf("wrong secret verified: %v", err)
 		}
 	}
@@ -138,7 +129,7 @@ func TestHookGetSendsFieldsAsQuery(t *testing.T) {
 	if r.Header.Get("User-Agent") != "switchboard/1" {
 		t.Errorf("User-Agent %q", r.Header.Get("User-Agent"))
 	}
-	if err := transport.VerifyJambonz("k", r.Header.Get("Jambonz-Signature"), nil, now, time.Minute); err != nil {
+	if err := webhooksig.VerifyJambonz("k", r.Header.Get("Jambonz-Signature"), nil, now, time.Minute); err != nil {
 		t.Errorf("GET signature over the empty body: %v", err)
 	}
 }
@@ -221,9 +212,7 @@ func TestHookCancelDuringAttempt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	client, rec := newHookClient(t, transport.HookClientOptions{})
 	go func() {
-		for len(srv.RequestsTo("/x")) == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		<-srv.Received("/x", 1) // the server holds the request
 		cancel()
 	}()
 	_, err := client.Do(ctx, transport.HookRequest{Target: mustTarget(t, srv.URL+"/x#rc=5&rp=all")})
@@ -312,16 +301,13 @@ func TestHookFailureKeepsPool(t *testing.T) {
 	}
 }
 
-// TestHookTimeoutBoundsConnectAndHeadersTogether: CALL-CONTROL.md §3, the timeout
+// TestHookTimeoutBoundsConnectAndHeadersTogether: docs/call-control.md §3, the timeout
 // bounds "connect + response headers": a slow lookup (part of connecting) followed
 // by slow headers fails at the timeout, as a response timeout, though each phase
 // alone is within it. The connect phase alone past the timeout is a connect failure.
 func TestHookTimeoutBoundsConnectAndHeadersTogether(t *testing.T) {
 	t.Parallel()
 	const timeout = 400 * time.Millisecond
-	srv := transporttest.NewServer(t)
-	srv.Script("/x", transporttest.Step{Delay: 250 * time.Millisecond})
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	slowDNS := func(wait time.Duration) transport.Resolver {
 		return transport.ResolverFunc(func(ctx context.Context, _, _ string) ([]netip.Addr, error) {
 			select {
@@ -342,18 +328,32 @@ func TestHookTimeoutBoundsConnectAndHeadersTogether(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			client, _ := newHookClient(t, transport.HookClientOptions{Timeout: timeout, Resolver: slowDNS(tc.lookup)})
-			_, err := client.Do(context.Background(), transport.HookRequest{Target: mustTarget(t, fmt.Sprintf("http://app.test:%d/x", port))})
-			var he *transport.HookError
-			if !errors.As(err, &he) || he.Class != tc.want {
-				t.Fatalf("error %v, want class %s", err, tc.want)
-			}
+			// In a synctest bubble on an in-memory network the lookup, the held
+			// headers and the timeout play out on the bubble's clock: the connection
+			// is made at 250 ms exactly, never late enough for a loaded machine to
+			// turn the response timeout into a connect failure.
+			synctest.Test(t, func(t *testing.T) {
+				srv, pipes := transporttest.NewPipeServer(t)
+				srv.Script("/x", transporttest.Step{Delay: 250 * time.Millisecond})
+				port := srv.Listener.Addr().(*net.TCPAddr).Port
+				client, _ := newHookClient(t, transport.WithNetwork(
+					transport.HookClientOptions{Timeout: timeout, Resolver: slowDNS(tc.lookup)}, pipes.DialContext))
+				start := time.Now()
+				_, err := client.Do(context.Background(), transport.HookRequest{Target: mustTarget(t, fmt.Sprintf("http://app.test:%d/x", port))})
+				var he *transport.HookError
+				if !errors.As(err, &he) || he.Class != tc.want {
+					t.Fatalf("error %v, want class %s", err, tc.want)
+				}
+				if elapsed := time.Since(start); elapsed != timeout {
+					t.Errorf("failed after %v, want exactly the %v timeout", elapsed, timeout)
+				}
+			})
 		})
 	}
 }
 
 // TestHookAcceptRejectsBody: a 200 whose body Accept rejects is an unparseable
-// failure, retried under rp=all only (CALL-CONTROL.md §1), and never without Accept.
+// failure, retried under rp=all only (docs/call-control.md §1), and never without Accept.
 func TestHookAcceptRejectsBody(t *testing.T) {
 	t.Parallel()
 	notJSON := func(_ int, _ http.Header, body []byte) error {

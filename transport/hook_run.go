@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // hookRun is the state of one HookClient.Do: retryablehttp drives the loop and
@@ -37,7 +38,7 @@ func (r *hookRun) sign(req *http.Request) {
 	if r.req.Secret == "" {
 		return
 	}
-	req.Header.Set(JambonzSignatureHeader, SignJambonz(r.req.Secret, r.client.opts.Clock.Now(), r.shape.body))
+	req.Header.Set(webhooksig.JambonzSignatureHeader, webhooksig.SignJambonz(r.req.Secret, r.client.opts.Clock.Now(), r.shape.body))
 }
 
 // beforeAttempt is retryablehttp's RequestLogHook, called before every attempt;
@@ -150,11 +151,16 @@ func (r *hookRun) record(status int, class retry.Class, err error) {
 }
 
 // backoff is retryablehttp's Backoff: it waits the decided delay through the
-// injected Sleep and returns 0, so retryablehttp's own timer does not add to it.
+// request's Sleep (else the client's) and returns 0, so retryablehttp's own timer
+// does not add to it.
 func (r *hookRun) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
 	d := r.decision.Delay
 	r.waited = d
-	if err := r.client.opts.Sleep(r.ctx, d); err != nil {
+	sleep := r.client.opts.Sleep
+	if r.req.Sleep != nil {
+		sleep = r.req.Sleep
+	}
+	if err := sleep(r.ctx, d); err != nil {
 		r.sleepErr = err
 	}
 	return 0

@@ -11,7 +11,7 @@ const (
 	kindLoopback           // 127/8, ::1
 	kindPrivate            // RFC 1918, IPv6 unique-local fc00::/7
 	kindLinkLocal          // 169.254/16, fe80::/10, cloud metadata addresses
-	kindSpecial            // every other non-public range (OUTBOX.md §6)
+	kindSpecial            // every other non-public range (docs/outbox.md §6)
 )
 
 type namedRange struct {
@@ -32,7 +32,7 @@ var metadataAddrs = []namedRange{
 	r("fd00:ec2::254/128", kindLinkLocal, "cloud metadata address"),
 }
 
-// refusedV4 lists the IPv4 ranges of OUTBOX.md §6. Order matters only for the
+// refusedV4 lists the IPv4 ranges of docs/outbox.md §6. Order matters only for the
 // reason reported: more specific ranges come first.
 var refusedV4 = []namedRange{
 	r("255.255.255.255/32", kindSpecial, "limited broadcast"),

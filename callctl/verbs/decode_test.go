@@ -271,7 +271,7 @@ func TestDecodeValues(t *testing.T) {
 }
 
 // TestHooksCoverSection8 checks that Hooks reports exactly the hook properties
-// CALL-CONTROL.md section 8 lists for each verb (plus the newer ones jambonz added).
+// docs/call-control.md §8 lists for each verb (plus the newer ones jambonz added).
 func TestHooksCoverSection8(t *testing.T) {
 	want := map[string][]string{
 		"gather":      {"actionHook", "partialResultHook"},

@@ -10,6 +10,6 @@
 // never panics. Encode writes verbs back in the {"verb":...} shape so that decoding the
 // result yields the same values.
 //
-// It owns the shape of verbs (CALL-CONTROL.md section 8), not their execution: running
+// It owns the shape of verbs (docs/call-control.md §8), not their execution: running
 // a verb, simulating media and calling hooks is package callctl's job.
 package verbs

@@ -6,7 +6,7 @@ import "fmt"
 // the node spend unbounded memory or time on one payload.
 const (
 	// MaxPayloadBytes is the largest document Decode reads: the HTTP response cap of
-	// CALL-CONTROL.md section 3.
+	// docs/call-control.md §3.
 	MaxPayloadBytes = 1 << 20
 	// MaxNesting is the deepest nesting of arrays and objects accepted; real payloads
 	// (recognizer options, LLM tool schemas) stay well below it.

@@ -155,7 +155,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// TestNamesAreSection8 pins the accepted verbs to CALL-CONTROL.md section 8.
+// TestNamesAreSection8 pins the accepted verbs to docs/call-control.md §8.
 func TestNamesAreSection8(t *testing.T) {
 	want := []string{"alert", "answer", "conference", "config", "dequeue", "dial", "dtmf", "dub", "enqueue",
 		"gather", "hangup", "leave", "listen", "llm", "message", "pause", "play", "redirect", "say",

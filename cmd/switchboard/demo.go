@@ -12,8 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-voice/switchboard/callctl"
-	"github.com/switchboard-voice/switchboard/callctl/exampleapp"
+	"github.com/switchboard-voice/switchboard/callctl/scenario"
 	"github.com/switchboard-voice/switchboard/featureserver"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
 func init() { extraCommands = append(extraCommands, newDemoCmd) }
@@ -84,7 +85,7 @@ type demoCall struct {
 	title, story string
 	url          string
 	flags        simulateFlags
-	scenario     callctl.Scenario
+	scenario     scenario.Scenario
 	check        func(*callctl.Result) error
 }
 
@@ -110,15 +111,15 @@ func runDemo(ctx context.Context, c *cli) error {
 		title: "HTTP webhook app", url: httpURL + "/call",
 		story: "The caller presses 1 at the gather. Hooks are signed (Jambonz-Signature) and status\nnotifications go to /status.",
 		flags: simulateFlags{secret: secret, statusHook: "/status"},
-		scenario: callctl.Scenario{Caller: callctl.ScenarioCaller{Gathers: []callctl.ScenarioGather{{Digits: "1"}}},
-			Expect: callctl.ScenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/call", "/gather"}, Status: "completed"}},
+		scenario: scenario.Scenario{Caller: scenario.Caller{Gathers: []scenario.Gather{{Digits: "1"}}},
+			Expect: scenario.Expectations{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/call", "/gather"}, Status: callctl.StatusCompleted}},
 	}, {
 		title: "WebSocket app", url: "ws" + httpURLTail(wsURL) + "/ws#rc=3",
 		story: "The caller says \"support please\". After the 5th message the node drops the socket\n(close 1011): it reconnects and resumes the session with session:reconnect.",
-		scenario: callctl.Scenario{
-			Caller: callctl.ScenarioCaller{Gathers: []callctl.ScenarioGather{{Speech: "support please"}}},
-			Faults: []callctl.ScenarioFault{{AfterMessage: 5, CloseCode: 1011}},
-			Expect: callctl.ScenarioExpect{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/ws", "/gather"}, Status: "completed"},
+		scenario: scenario.Scenario{
+			Caller: scenario.Caller{Gathers: []scenario.Gather{{Speech: "support please"}}},
+			Faults: []callctl.Fault{{AfterMessage: 5, CloseCode: 1011}},
+			Expect: scenario.Expectations{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/ws", "/gather"}, Status: callctl.StatusCompleted},
 		},
 		check: func(r *callctl.Result) error {
 			if !slices.ContainsFunc(r.Timeline, func(e callctl.Event) bool { return e.Kind == callctl.KindWSReconnect }) {

@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/scenario"
 	"github.com/switchboard-voice/switchboard/featureserver"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
-	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
 func init() { extraCommands = append(extraCommands, newSimulateCmd) }
@@ -75,7 +75,7 @@ type simulation struct {
 	c      *cli
 	flags  simulateFlags
 	base   callctl.Options
-	expect callctl.Expectations
+	expect scenario.Expectations
 	out    *timelineWriter
 }
 
@@ -100,13 +100,13 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	if err != nil {
 		return usageError("%v", err)
 	}
-	sc := &callctl.Scenario{}
+	sc := &scenario.Scenario{}
 	if f.scenario != "" {
 		src, err := os.ReadFile(f.scenario)
 		if err != nil {
 			return usageError("scenario: %v", err)
 		}
-		if sc, err = callctl.ParseScenario(src); err != nil {
+		if sc, err = scenario.Parse(src); err != nil {
 			return usageError("scenario %s: %v", f.scenario, err)
 		}
 	}
@@ -118,35 +118,19 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	return s.run(ctx)
 }
 
-func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *callctl.Scenario) (*simulation, func()) {
-	rules := transport.CallControlRules(true) // a developer's app runs on loopback or a private network
-	hooks := transport.NewHookClient(transport.HookClientOptions{
-		Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent,
-		Sleep: callctl.SimulatedSleep, Logger: c.logger,
-	})
-	wsHTTP := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout})
-	call := callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
+func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *scenario.Scenario) (*simulation, func()) {
+	// A developer's app runs on loopback or a private network.
+	calls := featureserver.NewCallNetwork(cfg, transport.CallControlRules(true), c.logger)
+	base := calls.CallOptions(appURL)
+	base.StatusHookURL, base.Username, base.Password, base.Secret = f.statusHook, f.user, f.pass, f.secret
+	base.Call = callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
+	base.Script = sc.Script()
+	base.IdleLimit = f.idleLimit
 	s := &simulation{
-		c: c, flags: f, expect: sc.Expectations(),
-		base: callctl.Options{
-			AppURL: appURL, StatusHookURL: f.statusHook, Username: f.user, Password: f.pass, Secret: f.secret,
-			Call: call, Script: sc.Script(), Hooks: hooks,
-			WebSocket: wsclient.Options{
-				HTTPClient: wsHTTP, HandshakeTimeout: cfg.WSHandshakeTimeout, MaxPayload: int(cfg.WSMaxPayload),
-				PingInterval: cfg.WSPingInterval, UserAgent: cfg.UserAgent,
-			},
-			EgressRules:        rules,
-			AckTimeout:         cfg.WSAckTimeout,
-			WebhookErrorReturn: cfg.WebhookErrorReturn,
-			IdleLimit:          f.idleLimit,
-			Logger:             c.logger,
-		},
+		c: c, flags: f, expect: sc.Expectations(), base: base,
 		out: &timelineWriter{w: c.stdout, json: f.asJSON, live: f.calls == 1},
 	}
-	return s, func() {
-		hooks.CloseIdleConnections()
-		wsHTTP.CloseIdleConnections()
-	}
+	return s, calls.CloseIdleConnections
 }
 
 func firstNonEmpty(a, b string) string {

@@ -9,13 +9,11 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -135,7 +133,7 @@ func runVerify(c *cli, f verifyFlags) error {
 			return usageError("%v", err)
 		}
 	} else {
-		v = verifyJambonz(f.secrets, h.Get(transport.JambonzSignatureHeader), body, now, f.tolerance)
+		v = verifyJambonz(f.secrets, h.Get(webhooksig.JambonzSignatureHeader), body, now, f.tolerance)
 	}
 	if !v.sent.IsZero() {
 		v.Timestamp = v.sent.UTC().Format(time.RFC3339)
@@ -161,46 +159,31 @@ func runVerify(c *cli, f verifyFlags) error {
 // verifyStandard checks Standard Webhooks headers. A key that cannot be used is a
 // usage error (the returned error); a signature that does not verify is a verdict.
 func verifyStandard(secrets []string, h http.Header, body []byte, now time.Time, tolerance time.Duration) (verdict, error) {
-	clock := fixedClock(now)
-	all := &webhooksig.Verifier{Tolerance: tolerance, Clock: clock}
-	// One verifier per key as well, to tell which --secret matched (rotation).
-	single := make([]*webhooksig.Verifier, len(secrets))
+	v := &webhooksig.Verifier{Tolerance: tolerance, Clock: fixedClock(now)}
+	// slots[i] is how Matches names --secret #i+1, to tell which one matched (rotation).
+	slots := make([]webhooksig.Match, len(secrets))
 	for i, s := range secrets {
-		v := &webhooksig.Verifier{Tolerance: tolerance, Clock: clock}
-		switch {
-		case strings.HasPrefix(s, webhooksig.SecretPrefix):
-			sec, err := webhooksig.ParseSecret(s)
-			if err != nil {
-				return verdict{}, fmt.Errorf("--secret #%d: %v", i+1, err)
-			}
-			v.Secrets = append(v.Secrets, sec)
-			all.Secrets = append(all.Secrets, sec)
-		case strings.HasPrefix(s, webhooksig.PublicKeyPrefix):
-			key, err := webhooksig.ParsePublicKey(s)
-			if err != nil {
-				return verdict{}, fmt.Errorf("--secret #%d: %v", i+1, err)
-			}
-			v.PublicKeys = append(v.PublicKeys, key)
-			all.PublicKeys = append(all.PublicKeys, key)
-		case strings.HasPrefix(s, webhooksig.SigningKeyPrefix):
+		switch webhooksig.KindOf(s) {
+		case webhooksig.KindSigningKey:
 			return verdict{}, fmt.Errorf("--secret #%d is a %s private signing key: verify with its %s public key (only the sender holds the private one)",
 				i+1, webhooksig.SigningKeyPrefix, webhooksig.PublicKeyPrefix)
-		default:
+		case webhooksig.KindUnknown:
 			msg := fmt.Sprintf("--secret #%d is neither a %s secret nor a %s public key, which webhook-signature needs (Switchboard status notifications use the account's status_webhook_secret)",
 				i+1, webhooksig.SecretPrefix, webhooksig.PublicKeyPrefix)
-			if h.Get(transport.JambonzSignatureHeader) != "" {
+			if h.Get(webhooksig.JambonzSignatureHeader) != "" {
 				msg += "; to check Jambonz-Signature with a plain webhook secret, add --scheme jambonz"
 			}
 			return verdict{}, errors.New(msg)
 		}
-		single[i] = v
+		slot, err := v.AddKey(s)
+		if err != nil {
+			return verdict{}, fmt.Errorf("--secret #%d: %v", i+1, err)
+		}
+		slots[i] = slot
 	}
 	out := verdict{verifyJSON: verifyJSON{Scheme: schemeStandard, WebhookID: h.Get(webhooksig.HeaderID)}}
-	// For display only: Verify has its own, stricter, reading of the header.
-	if unix, err := strconv.ParseInt(h.Get(webhooksig.HeaderTimestamp), 10, 64); err == nil && unix >= 0 {
-		out.sent = time.Unix(unix, 0)
-	}
-	err := all.Verify(h, body)
+	out.sent, _ = webhooksig.ClaimedTime(h)
+	matches, err := v.Matches(h, body)
 	switch {
 	case errors.Is(err, webhooksig.ErrMissingHeaders):
 		// Nothing to verify: the headers given are incomplete.
@@ -215,64 +198,41 @@ func verifyStandard(secrets []string, h http.Header, body []byte, now time.Time,
 		return out, nil
 	}
 	out.Valid = true
-	for i, v := range single {
-		if v.Verify(h, body) == nil {
-			out.MatchedSecret = i + 1
-			out.Version = webhooksig.VersionHMAC
-			if len(v.PublicKeys) > 0 {
-				out.Version = webhooksig.VersionEd25519
-			}
+	// The first --secret, in the order given, that verifies.
+	for i, slot := range slots {
+		if slices.Contains(matches, slot) {
+			out.MatchedSecret, out.Version = i+1, slot.Version
 			break
 		}
 	}
 	return out, nil
 }
 
-// verifyJambonz checks a Jambonz-Signature value with each secret in turn.
+// verifyJambonz checks a Jambonz-Signature value with the secrets given.
 func verifyJambonz(secrets []string, header string, body []byte, now time.Time, tolerance time.Duration) verdict {
-	out := verdict{verifyJSON: verifyJSON{Scheme: schemeJambonz}, sent: jambonzTime(header)}
-	var first error
-	for i, s := range secrets {
-		err := transport.VerifyJambonz(s, header, body, now, tolerance)
-		if err == nil {
-			out.Valid, out.MatchedSecret = true, i+1
-			return out
-		}
-		// Malformed and expired do not depend on the secret; a mismatch reads the same
-		// for every secret.
-		if first == nil {
-			first = err
-		}
+	out := verdict{verifyJSON: verifyJSON{Scheme: schemeJambonz}}
+	out.sent, _ = webhooksig.ClaimedJambonzTime(header)
+	i, err := webhooksig.MatchJambonz(secrets, header, body, now, tolerance)
+	if err == nil {
+		out.Valid, out.MatchedSecret = true, i+1
+		return out
 	}
-	out.Error = first.Error()
-	out.hints = timeHints(first, out.sent, now, tolerance)
-	if errors.Is(first, transport.ErrSignatureMismatch) {
+	out.Error = err.Error()
+	out.hints = timeHints(err, out.sent, now, tolerance)
+	if errors.Is(err, webhooksig.ErrInvalidSignature) {
 		out.hints = newlineHints(body)
 	}
 	return out
 }
 
-// jambonzTime reads t= of a Jambonz-Signature value, for display only.
-func jambonzTime(header string) time.Time {
-	for item := range strings.SplitSeq(header, ",") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(item), "t="); ok {
-			if unix, err := strconv.ParseInt(v, 10, 64); err == nil && unix >= 0 {
-				return time.Unix(unix, 0)
-			}
-		}
-	}
-	return time.Time{}
-}
-
 // timeHints says which way a timestamp outside the tolerance lies, which the jambonz
 // error does not, and what to do about it.
 func timeHints(err error, sent, now time.Time, tolerance time.Duration) []string {
-	expired := errors.Is(err, transport.ErrSignatureExpired)
 	switch {
-	case errors.Is(err, webhooksig.ErrTimestampTooOld), expired && !sent.After(now):
+	case errors.Is(err, webhooksig.ErrTimestampTooOld):
 		return []string{fmt.Sprintf("sent %s, --tolerance is %s: a larger one (e.g. 720h) checks an old capture; a receiver should still refuse it",
 			relativeTime(sent, now), tolerance)}
-	case errors.Is(err, webhooksig.ErrTimestampTooNew), expired:
+	case errors.Is(err, webhooksig.ErrTimestampTooNew):
 		return []string{fmt.Sprintf("sent %s: the sender's clock or this machine's is wrong", relativeTime(sent, now))}
 	}
 	return nil
@@ -317,7 +277,7 @@ func verdictLine(out verdict, now time.Time, keys int) string {
 
 // pickScheme decides which signature to check from the headers present.
 func pickScheme(h http.Header, want string) (string, error) {
-	header := map[string]string{schemeStandard: webhooksig.HeaderSignature, schemeJambonz: transport.JambonzSignatureHeader}
+	header := map[string]string{schemeStandard: webhooksig.HeaderSignature, schemeJambonz: webhooksig.JambonzSignatureHeader}
 	if want == schemeAuto {
 		// Standard Webhooks first, as the help says.
 		for _, scheme := range []string{schemeStandard, schemeJambonz} {
@@ -339,52 +299,6 @@ func pickScheme(h http.Header, want string) (string, error) {
 		return "", fmt.Errorf("--scheme %s: no %s header given", want, name)
 	}
 	return want, nil
-}
-
-// collectHeaders reads --headers FILE, then the -H values.
-func collectHeaders(file string, flags []string) (http.Header, error) {
-	h := http.Header{}
-	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("--headers: %v", err)
-		}
-		for n, line := range strings.Split(string(data), "\n") {
-			line = strings.TrimSuffix(line, "\r")
-			fields := strings.Fields(line)
-			switch {
-			case len(fields) == 0 && len(h) > 0:
-				// The end of the header block: a pasted body may follow.
-				return h, addHeaders(h, flags, "-H")
-			case len(fields) == 0:
-			case len(h) == 0 && len(fields) == 3 && strings.HasPrefix(fields[2], "HTTP/"):
-				// The request line of a dump, "POST /hook HTTP/1.1".
-			default:
-				if err := addHeaders(h, []string{line}, fmt.Sprintf("--headers %s line %d", file, n+1)); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return h, addHeaders(h, flags, "-H")
-}
-
-// addHeaders adds "Name: value" lines as curl's -H reads them: the name is an HTTP
-// token (RFC 9110), the value is trimmed.
-func addHeaders(h http.Header, lines []string, source string) error {
-	for _, line := range lines {
-		name, value, ok := strings.Cut(line, ":")
-		if !ok {
-			return fmt.Errorf("%s %q: want 'Name: value'", source, line)
-		}
-		if name == "" || strings.IndexFunc(name, func(r rune) bool {
-			return r >= 0x7f || !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
-		}) >= 0 {
-			return fmt.Errorf("%s: %q is not a header name", source, name)
-		}
-		h.Add(name, strings.TrimSpace(value))
-	}
-	return nil
 }
 
 func readBody(c *cli, path string) ([]byte, error) {

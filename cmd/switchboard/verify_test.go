@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -42,7 +41,7 @@ func standardHeaders(t *testing.T, id string, sent time.Time, body string, keys 
 }
 
 func jambonzHeader(secret string, sent time.Time, body string) []string {
-	return []string{"-H", "Jambonz-Signature: " + transport.SignJambonz(secret, sent, []byte(body))}
+	return []string{"-H", "Jambonz-Signature: " + webhooksig.SignJambonz(secret, sent, []byte(body))}
 }
 
 func writeVerifyFile(t *testing.T, name, content string) string {

@@ -2,26 +2,62 @@ package transporttest
 
 import (
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // ClosedAddr returns "127.0.0.1:port" for a port nobody listens on: connecting to it
-// is refused. The port was bound and released, so it is unlikely to be reused during
-// the test.
+// is refused. The port is bound without listening and stays bound until the test ends,
+// so no other socket can take it meanwhile.
 func ClosedAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	fd, port := bindUnlistened(t, [4]byte{127, 0, 0, 1}, false)
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// SharedPort returns a TCP port that is free on every IPv4 address and held for the
+// test, for a test that listens on one port at two loopback addresses (NewServerOn
+// "127.0.0.1:"+port and NewSilentOn "127.0.0.2:"+port): a port taken from one
+// address's listener may be in use at the other. It is held by a socket bound to
+// 0.0.0.0 with SO_REUSEADDR that never listens: listeners on the port at specific
+// addresses (net.Listen sets SO_REUSEADDR too) are allowed beside it, every other
+// socket is refused the port until the test ends.
+func SharedPort(t testing.TB) string {
+	t.Helper()
+	fd, port := bindUnlistened(t, [4]byte{}, true)
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	return strconv.Itoa(port)
+}
+
+// bindUnlistened binds a TCP socket to addr and a port the kernel picks, without
+// listening, and returns it with the port.
+func bindUnlistened(t testing.TB, addr [4]byte, reuse bool) (int, int) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		t.Fatalf("transporttest: listen: %v", err)
+		t.Fatalf("transporttest: socket: %v", err)
 	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatalf("transporttest: close: %v", err)
+	if reuse {
+		if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+			_ = syscall.Close(fd)
+			t.Fatalf("transporttest: SO_REUSEADDR: %v", err)
+		}
 	}
-	return addr
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: addr}); err != nil {
+		_ = syscall.Close(fd)
+		t.Fatalf("transporttest: bind: %v", err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		_ = syscall.Close(fd)
+		t.Fatalf("transporttest: getsockname: %v", err)
+	}
+	return fd, sa.(*syscall.SockaddrInet4).Port
 }
 
 // Silent is a TCP listener that accepts connections and never answers: the client
@@ -32,6 +68,7 @@ type Silent struct {
 	Addr     string
 	ln       net.Listener
 	accepted atomic.Int64
+	arrived  count
 	mu       sync.Mutex
 	conns    []net.Conn
 	done     chan struct{}
@@ -72,11 +109,39 @@ func (s *Silent) serve() {
 		s.mu.Lock()
 		s.conns = append(s.conns, c)
 		s.mu.Unlock()
+		s.arrived.add()
+	}
+}
+
+// AssertNothingArrived proves that no connection reached the listener so far: it
+// makes one connection itself and waits until that one is accepted; accepts are in
+// arrival order, so finding Accepted() == 1 then proves that none came before. It
+// fails t otherwise, or when its own connection is not accepted within 10 s.
+func (s *Silent) AssertNothingArrived(t testing.TB) {
+	t.Helper()
+	c, err := net.Dial("tcp4", s.Addr)
+	if err != nil {
+		t.Fatalf("transporttest: control connection: %v", err)
+	}
+	defer c.Close()
+	select {
+	case <-s.Connected(1):
+	case <-time.After(10 * time.Second):
+		t.Fatal("transporttest: the control connection was never accepted")
+	}
+	if n := s.Accepted(); n != 1 {
+		t.Fatalf("the listener accepted %d connections, want only the control one", n)
 	}
 }
 
 // Accepted is the number of connections accepted so far.
 func (s *Silent) Accepted() int { return int(s.accepted.Load()) }
+
+// Connected returns a channel closed once n connections have been accepted (at once
+// when they already have). Accepts are in arrival order, so waiting for a control
+// connection made last and then finding Accepted() == 1 proves that nothing before it
+// arrived.
+func (s *Silent) Connected(n int) <-chan struct{} { return s.arrived.reached(n) }
 
 // Close stops the listener and closes every accepted connection. Safe to call twice.
 func (s *Silent) Close() {

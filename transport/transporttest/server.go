@@ -84,6 +84,7 @@ type Server struct {
 	mu       sync.Mutex
 	scripts  map[string][]Step
 	requests []Request
+	received map[string]*count // per path
 	stop     chan struct{}
 	stopOnce sync.Once
 }
@@ -128,7 +129,7 @@ func NewTLSServer(t testing.TB) *Server {
 }
 
 func newServer() *Server {
-	return &Server{scripts: map[string][]Step{}, stop: make(chan struct{})}
+	return &Server{scripts: map[string][]Step{}, received: map[string]*count{}, stop: make(chan struct{})}
 }
 
 // TLSConfig returns a client TLS configuration that trusts the server's certificate.
@@ -171,8 +172,28 @@ func (s *Server) RequestsTo(path string) []Request {
 	return out
 }
 
+// Received returns a channel closed once the server has received n requests for path
+// (at once when it already has), so that a test acts while a scripted answer is held
+// back (Delay, Hang, StallAfter) instead of polling Requests. The request is
+// recorded before its step is played.
+func (s *Server) Received(path string, n int) <-chan struct{} {
+	return s.countOf(path).reached(n)
+}
+
+func (s *Server) countOf(path string) *count {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.received[path]
+	if !ok {
+		c = &count{}
+		s.received[path] = c
+	}
+	return c
+}
+
 func (s *Server) next(r *http.Request) Step {
 	body, _ := io.ReadAll(r.Body)
+	defer s.countOf(r.URL.Path).add()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, Request{

@@ -2,6 +2,7 @@ package transporttest_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/transport/transporttest"
@@ -27,9 +29,130 @@ func plainClient(t *testing.T, timeout time.Duration) *http.Client {
 
 func TestClosedAddrRefuses(t *testing.T) {
 	t.Parallel()
-	_, err := net.Dial("tcp4", transporttest.ClosedAddr(t))
+	addr := transporttest.ClosedAddr(t)
+	_, err := net.Dial("tcp4", addr)
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("dial: %v, want connection refused", err)
+	}
+	// Held for the test: nobody else can listen there meanwhile.
+	if ln, err := net.Listen("tcp4", addr); err == nil {
+		ln.Close()
+		t.Fatalf("listened on the closed address %s", addr)
+	}
+}
+
+// SharedPort's port takes a listener at two loopback addresses, and no other socket
+// is handed it meanwhile.
+func TestSharedPort(t *testing.T) {
+	t.Parallel()
+	port := transporttest.SharedPort(t)
+	srv := transporttest.NewServerOn(t, "127.0.0.1:"+port)
+	silent := transporttest.NewSilentOn(t, "127.0.0.2:"+port)
+	if !strings.HasSuffix(srv.Listener.Addr().String(), ":"+port) || !strings.HasSuffix(silent.Addr, ":"+port) {
+		t.Fatalf("listening on %s and %s, want port %s", srv.Listener.Addr(), silent.Addr, port)
+	}
+	resp, err := plainClient(t, 5*time.Second).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for range 200 {
+		ln, err := net.Listen("tcp4", "127.0.0.3:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got, _ := net.SplitHostPort(ln.Addr().String())
+		ln.Close()
+		if got == port {
+			t.Fatalf("a port-0 listener was given the shared port %s", port)
+		}
+	}
+}
+
+// Received and Connected signal arrivals, so tests wait without polling.
+func TestArrivalSignals(t *testing.T) {
+	t.Parallel()
+	s := transporttest.NewServer(t)
+	second := s.Received("/a", 2)
+	for range 2 {
+		resp, err := plainClient(t, 5*time.Second).Get(s.URL + "/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	select {
+	case <-second:
+	default:
+		t.Fatal("Received(/a, 2) not closed after two requests")
+	}
+	select {
+	case <-s.Received("/a", 3):
+		t.Fatal("Received(/a, 3) closed after two requests")
+	case <-s.Received("/b", 1):
+		t.Fatal("Received(/b, 1) closed with no request to /b")
+	default:
+	}
+
+	silent := transporttest.NewSilent(t)
+	c, err := net.Dial("tcp4", silent.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case <-silent.Connected(1):
+	case <-time.After(10 * time.Second):
+		t.Fatal("Connected(1) not closed")
+	}
+	if silent.Accepted() != 1 {
+		t.Fatalf("accepted %d", silent.Accepted())
+	}
+}
+
+// On Pipes, under testing/synctest, a held answer and a client's timeout play out on
+// the bubble's clock: exactly, and without waiting.
+func TestPipeServerUnderSynctest(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, pipes := transporttest.NewPipeServer(t)
+		s.Script("/slow", transporttest.Step{Delay: time.Hour, Body: []byte("late")})
+		tr := &http.Transport{DialContext: pipes.DialContext}
+		t.Cleanup(tr.CloseIdleConnections)
+		c := &http.Client{Transport: tr}
+		start := time.Now()
+		resp, err := c.Get(s.URL + "/slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != "late" || time.Since(start) != time.Hour {
+			t.Fatalf("got %q after %v, want \"late\" after exactly 1h", body, time.Since(start))
+		}
+		c.Timeout = 150 * time.Millisecond
+		s.Script("/slow", transporttest.Step{Delay: time.Hour})
+		start = time.Now()
+		if _, err := c.Get(s.URL + "/slow"); err == nil || time.Since(start) != 150*time.Millisecond {
+			t.Fatalf("held answer: %v after %v, want a timeout after exactly 150ms", err, time.Since(start))
+		}
+		<-s.Received("/slow", 2)
+		if n := len(s.RequestsTo("/slow")); n != 2 {
+			t.Fatalf("%d requests", n)
+		}
+	})
+}
+
+func TestPipesRefuseAfterClose(t *testing.T) {
+	t.Parallel()
+	p := transporttest.NewPipes()
+	p.Close()
+	p.Close() // twice is fine
+	if _, err := p.DialContext(context.Background(), "tcp", "x:1"); err == nil {
+		t.Fatal("dialed a closed Pipes")
+	}
+	if _, err := p.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after Close: %v", err)
 	}
 }
 
@@ -41,6 +164,7 @@ func TestSilentAcceptsAndNeverAnswers(t *testing.T) {
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("GET: %v, want a timeout", err)
 	}
+	<-s.Connected(1) // the client may time out before the accept is counted
 	if s.Accepted() != 1 {
 		t.Fatalf("accepted %d", s.Accepted())
 	}
@@ -116,13 +240,13 @@ func TestServerFaults(t *testing.T) {
 	s.Script("/close", transporttest.Step{CloseBeforeHeaders: true})
 	s.Script("/midbody", transporttest.Step{BodySize: 1 << 20, ResetAfter: 10})
 	s.Script("/big", transporttest.Step{BodySize: 3 << 20})
-	c := plainClient(t, 300*time.Millisecond)
-
-	_, err := c.Get(s.URL + "/slow")
+	// Only the slow answer meets the short timeout; the others must not race it.
+	_, err := plainClient(t, 300*time.Millisecond).Get(s.URL + "/slow")
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Errorf("slow headers: %v", err)
 	}
+	c := plainClient(t, 10*time.Second)
 	if _, err := c.Get(s.URL + "/reset"); !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("reset: %v", err)
 	}
@@ -162,9 +286,7 @@ func TestServerHangReleasedOnClose(t *testing.T) {
 		}
 		done <- err
 	}()
-	for len(s.RequestsTo("/ws")) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-s.Received("/ws", 1)
 	s.Close()
 	select {
 	case err := <-done:

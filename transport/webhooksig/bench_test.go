@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -68,7 +69,7 @@ func BenchmarkVerify(b *testing.B) {
 	s, _ := webhooksig.NewSigner(vectorSecret)
 	h, _ := s.Headers("evt_1", ts, benchBody)
 	v, _ := webhooksig.NewVerifier(vectorSecret)
-	v.Clock = fixedClock(ts)
+	v.Clock = testkit.NewClockAt(ts)
 
 	b.Run("v1/ours", func(b *testing.B) {
 		b.ReportAllocs()

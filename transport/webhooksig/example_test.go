@@ -3,8 +3,10 @@ package webhooksig_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -31,13 +33,13 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	verifier.Clock = fixedClock(sent.Add(2 * time.Second)) // normally the wall clock
+	verifier.Clock = testkit.NewClockAt(sent.Add(2 * time.Second)) // normally the wall clock
 	fmt.Println("genuine:", verifier.Verify(h, body))
 
 	err = verifier.Verify(h, []byte(`{"test": 1}`))
 	fmt.Println("tampered:", errors.Is(err, webhooksig.ErrInvalidSignature))
 
-	verifier.Clock = fixedClock(sent.Add(10 * time.Minute))
+	verifier.Clock = testkit.NewClockAt(sent.Add(10 * time.Minute))
 	err = verifier.Verify(h, body)
 	fmt.Println("replayed later:", errors.Is(err, webhooksig.ErrTimestampTooOld))
 	// Output:
@@ -67,4 +69,42 @@ func ExampleSigner_rotation() {
 	// <nil>
 	// <nil>
 	// <nil>
+}
+
+// A call-control webhook carries a Jambonz-Signature made with the account's plain
+// webhook secret; during rotation the receiver tries the new and the old secret and
+// learns which one the sender used.
+func ExampleMatchJambonz() {
+	body := []byte(`{"call_sid":"abc"}`)
+	sig := webhooksig.SignJambonz("my-webhook-secret", time.Unix(1700000000, 0), body)
+	fmt.Println(sig)
+	now := time.Unix(1700000060, 0)
+	fmt.Println(webhooksig.VerifyJambonz("my-webhook-secret", sig, body, now, 0))
+	fmt.Println(webhooksig.MatchJambonz([]string{"new-secret", "my-webhook-secret"}, sig, body, now, 0))
+	_, err := webhooksig.MatchJambonz([]string{"new-secret"}, sig, body, now, 0)
+	fmt.Println(err, errors.Is(err, webhooksig.ErrInvalidSignature))
+	// Output:
+	// t=1700000000,v1=00e6e485c7cef28f1f1d5f8a26eb7fde2bb7e9157b273c902e337de64772b90f
+	// <nil>
+	// 1 <nil>
+	// Jambonz-Signature does not match (1 v1 signature(s) checked) true
+}
+
+// A receiver in the middle of a key rotation trusts both secrets and watches which
+// one the sender still uses.
+func ExampleVerifier_Matches() {
+	const oldSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	newSecret := webhooksig.NewSecret()
+	signer, _ := webhooksig.NewSigner(oldSecret)
+	h, _ := signer.Headers("msg_1", time.Now(), []byte(`{}`))
+
+	v := &webhooksig.Verifier{} // the default tolerance, on the wall clock
+	current, _ := v.AddKey(newSecret)
+	previous, _ := v.AddKey(oldSecret)
+	matches, err := v.Matches(h, []byte(`{}`))
+	fmt.Println(matches, err)
+	fmt.Println(slices.Contains(matches, previous), slices.Contains(matches, current))
+	// Output:
+	// [{v1 1}] <nil>
+	// true false
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -88,7 +89,7 @@ func FuzzVerify(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	verifier.Clock = fixedClock(now)
+	verifier.Clock = testkit.NewClockAt(now)
 
 	f.Add(vectorID, "1614265330", vectorSignatureV1, []byte(vectorBody))
 	f.Add(vectorID, "1614265330", vectorSignatureV1a, []byte(vectorBody))

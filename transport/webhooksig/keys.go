@@ -1,6 +1,7 @@
 package webhooksig
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
@@ -16,6 +17,49 @@ const (
 	SigningKeyPrefix = "whsk_"  // v1a ed25519 private key (32-byte seed)
 	PublicKeyPrefix  = "whpk_"  // v1a ed25519 public key
 )
+
+// KeyKind is the kind of a serialized key, as its prefix tells.
+type KeyKind int
+
+// The kinds of serialized keys.
+const (
+	// KindUnknown is a string without one of the three prefixes: not a key of this
+	// package (a Jambonz-Signature secret is a plain string, for instance).
+	KindUnknown KeyKind = iota
+	// KindSecret is a "whsec_" v1 HMAC secret: it signs and verifies.
+	KindSecret
+	// KindSigningKey is a "whsk_" v1a ed25519 private key: it signs only.
+	KindSigningKey
+	// KindPublicKey is a "whpk_" v1a ed25519 public key: it verifies only.
+	KindPublicKey
+)
+
+// KindOf tells the kind of a serialized key from its prefix alone; it does not decode
+// the key, so a key of a known kind may still fail to parse.
+func KindOf(encoded string) KeyKind {
+	switch {
+	case strings.HasPrefix(encoded, SecretPrefix):
+		return KindSecret
+	case strings.HasPrefix(encoded, SigningKeyPrefix):
+		return KindSigningKey
+	case strings.HasPrefix(encoded, PublicKeyPrefix):
+		return KindPublicKey
+	}
+	return KindUnknown
+}
+
+// String names the kind by its prefix ("whsec_ secret"), for messages.
+func (k KeyKind) String() string {
+	switch k {
+	case KindSecret:
+		return SecretPrefix + " secret"
+	case KindSigningKey:
+		return SigningKeyPrefix + " signing key"
+	case KindPublicKey:
+		return PublicKeyPrefix + " public key"
+	}
+	return "unknown key"
+}
 
 // Secret lengths in bytes. The spec asks for at least 24 bytes and at most 512 bits.
 const (
@@ -116,8 +160,17 @@ func (k SigningKey) String() string { return SigningKeyPrefix + "<redacted>" }
 // GoString hides the key from %#v as well.
 func (k SigningKey) GoString() string { return "webhooksig.SigningKey{<redacted>}" }
 
-// Public returns the public key that verifies this key's signatures.
+// Equal reports whether two signing keys are the same key, in constant time.
+func (k SigningKey) Equal(other SigningKey) bool {
+	return subtle.ConstantTimeCompare(k.key, other.key) == 1
+}
+
+// Public returns the public key that verifies this key's signatures. The zero
+// SigningKey has no public key: Public returns the zero PublicKey.
 func (k SigningKey) Public() PublicKey {
+	if len(k.key) == 0 {
+		return PublicKey{}
+	}
 	return PublicKey{key: k.key.Public().(ed25519.PublicKey)}
 }
 
@@ -146,6 +199,9 @@ func (k PublicKey) Encode() string { return PublicKeyPrefix + canonicalBase64.En
 
 // String returns the "whpk_" serialization; a public key is not secret.
 func (k PublicKey) String() string { return k.Encode() }
+
+// Equal reports whether two public keys are the same key.
+func (k PublicKey) Equal(other PublicKey) bool { return bytes.Equal(k.key, other.key) }
 
 // NewKeyPair returns a fresh ed25519 key pair from crypto/rand, serialized as
 // "whsk_" (seed) and "whpk_".

@@ -131,8 +131,3 @@ func referenceHeaders(id string, ts time.Time, signature string) http.Header {
 	h.Set("webhook-timestamp", fmt.Sprint(ts.Unix()))
 	return h
 }
-
-// fixedClock is a retry.Clock that always answers the same time.
-type fixedClock time.Time
-
-func (c fixedClock) Now() time.Time { return time.Time(c) }

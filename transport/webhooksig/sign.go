@@ -27,14 +27,14 @@ type Signer struct {
 func NewSigner(encoded ...string) (*Signer, error) {
 	s := &Signer{}
 	for i, e := range encoded {
-		switch {
-		case strings.HasPrefix(e, SecretPrefix):
+		switch KindOf(e) {
+		case KindSecret:
 			sec, err := ParseSecret(e)
 			if err != nil {
 				return nil, fmt.Errorf("signer key %d: %w", i, err)
 			}
 			s.Secrets = append(s.Secrets, sec)
-		case strings.HasPrefix(e, SigningKeyPrefix):
+		case KindSigningKey:
 			key, err := ParseSigningKey(e)
 			if err != nil {
 				return nil, fmt.Errorf("signer key %d: %w", i, err)

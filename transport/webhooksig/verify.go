@@ -14,7 +14,9 @@ import (
 )
 
 // DefaultTolerance is how far webhook-timestamp may be from the Verifier's clock, in
-// either direction, when Verifier.Tolerance is zero. It is the spec libraries' value.
+// either direction, when Verifier.Tolerance is zero, and how far Jambonz-Signature's t=
+// may be from now when VerifyJambonz is given no tolerance. It is the spec libraries'
+// value.
 const DefaultTolerance = 300 * time.Second
 
 // maxTimestampDigits keeps the timestamp inside int64 before parsing.
@@ -37,34 +39,59 @@ type Verifier struct {
 }
 
 // NewVerifier builds a Verifier from serialized keys: "whsec_" secrets and "whpk_"
-// public keys, in any mix, with the default tolerance and the wall clock. A private
-// "whsk_" key or any other string is ErrMalformedSecret (a receiver needs only the
-// public key); no key at all is ErrNoKeys.
+// public keys, in any mix, with the default tolerance and the wall clock. Keys of each
+// kind keep their order. A private "whsk_" key or any other string is
+// ErrMalformedSecret (a receiver needs only the public key); no key at all is
+// ErrNoKeys.
 func NewVerifier(encoded ...string) (*Verifier, error) {
 	v := &Verifier{}
 	for i, e := range encoded {
-		switch {
-		case strings.HasPrefix(e, SecretPrefix):
-			sec, err := ParseSecret(e)
-			if err != nil {
-				return nil, fmt.Errorf("verifier key %d: %w", i, err)
-			}
-			v.Secrets = append(v.Secrets, sec)
-		case strings.HasPrefix(e, PublicKeyPrefix):
-			key, err := ParsePublicKey(e)
-			if err != nil {
-				return nil, fmt.Errorf("verifier key %d: %w", i, err)
-			}
-			v.PublicKeys = append(v.PublicKeys, key)
-		default:
-			return nil, fmt.Errorf("verifier key %d: %w: want a %q secret or a %q public key",
-				i, ErrMalformedSecret, SecretPrefix, PublicKeyPrefix)
+		if _, err := v.AddKey(e); err != nil {
+			return nil, fmt.Errorf("verifier key %d: %w", i, err)
 		}
 	}
 	if len(v.Secrets)+len(v.PublicKeys) == 0 {
 		return nil, ErrNoKeys
 	}
 	return v, nil
+}
+
+// AddKey parses one serialized key and appends it to the Verifier: a "whsec_" secret
+// to Secrets, a "whpk_" public key to PublicKeys. It returns the Match by which
+// Matches names that key. A private "whsk_" key or any other string is
+// ErrMalformedSecret and leaves the Verifier unchanged. Do not call it while the
+// Verifier verifies.
+func (v *Verifier) AddKey(encoded string) (Match, error) {
+	switch KindOf(encoded) {
+	case KindSecret:
+		sec, err := ParseSecret(encoded)
+		if err != nil {
+			return Match{}, err
+		}
+		v.Secrets = append(v.Secrets, sec)
+		return Match{Version: VersionHMAC, Key: len(v.Secrets) - 1}, nil
+	case KindPublicKey:
+		key, err := ParsePublicKey(encoded)
+		if err != nil {
+			return Match{}, err
+		}
+		v.PublicKeys = append(v.PublicKeys, key)
+		return Match{Version: VersionEd25519, Key: len(v.PublicKeys) - 1}, nil
+	case KindSigningKey:
+		return Match{}, fmt.Errorf("%w: a %s cannot verify: give its %s",
+			ErrMalformedSecret, KindSigningKey, KindPublicKey)
+	}
+	return Match{}, fmt.Errorf("%w: want a %q secret or a %q public key",
+		ErrMalformedSecret, SecretPrefix, PublicKeyPrefix)
+}
+
+// Match names one key that verified a message.
+type Match struct {
+	// Version is the scheme of the signature the key verified: VersionHMAC when Key
+	// indexes the Verifier's Secrets, VersionEd25519 when it indexes its PublicKeys.
+	Version string
+	// Key is the index of the key in Secrets or PublicKeys.
+	Key int
 }
 
 // Verify checks one received webhook: its headers h and its body exactly as received.
@@ -76,31 +103,46 @@ func NewVerifier(encoded ...string) (*Verifier, error) {
 // ErrTimestampTooNew, and ErrInvalidSignature. Signatures of unknown versions are
 // ignored. MAC comparison is constant-time.
 func (v *Verifier) Verify(h http.Header, body []byte) error {
+	_, err := v.verify(h, body, false)
+	return err
+}
+
+// Matches verifies like Verify and reports every key that verifies the message:
+// Secrets in order, then PublicKeys. During key rotation, a Match of the old key says
+// the sender still signs with it. The error is the one Verify returns; it is nil
+// exactly when at least one Match is returned.
+func (v *Verifier) Matches(h http.Header, body []byte) ([]Match, error) {
+	return v.verify(h, body, true)
+}
+
+// verify checks the headers, then the signatures: all keys when all is set, up to the
+// first match otherwise.
+func (v *Verifier) verify(h http.Header, body []byte, all bool) ([]Match, error) {
 	if err := v.checkKeys(); err != nil {
-		return err
+		return nil, err
 	}
 	id, tsText, sigText := headerValue(h, HeaderID), headerValue(h, HeaderTimestamp), headerValue(h, HeaderSignature)
 	if id == "" || tsText == "" || sigText == "" {
-		return fmt.Errorf("%w: need %s, %s and %s", ErrMissingHeaders, HeaderID, HeaderTimestamp, HeaderSignature)
+		return nil, fmt.Errorf("%w: need %s, %s and %s", ErrMissingHeaders, HeaderID, HeaderTimestamp, HeaderSignature)
 	}
 	if problem := idProblem(id); problem != "" {
-		return fmt.Errorf("%w: %s: %s", ErrMalformedHeader, HeaderID, problem)
+		return nil, fmt.Errorf("%w: %s: %s", ErrMalformedHeader, HeaderID, problem)
 	}
 	unix, err := parseTimestamp(tsText)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := v.checkTimestamp(unix); err != nil {
-		return err
+		return nil, err
 	}
 	sigs, err := ParseSignatureHeader(sigText)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if v.matches(sigs, id, unix, body) {
-		return nil
+	if matches := v.matches(sigs, id, unix, body, all); len(matches) > 0 {
+		return matches, nil
 	}
-	return ErrInvalidSignature
+	return nil, ErrInvalidSignature
 }
 
 func (v *Verifier) checkKeys() error {
@@ -170,40 +212,42 @@ func secondsApart(now, ts int64) (behind, ahead uint64) {
 	return 0, uint64(ts) - uint64(now)
 }
 
-// matches reports whether any known-version signature verifies under any key. Each
-// secret's MAC and the ed25519 message are computed at most once.
-func (v *Verifier) matches(sigs []Signature, id string, unix int64, body []byte) bool {
-	var macs [][]byte
+// matches returns the keys that some known-version signature verifies under: every
+// one when all is set, else the first. Each secret's MAC and the ed25519 message are
+// computed once.
+func (v *Verifier) matches(sigs []Signature, id string, unix int64, body []byte, all bool) []Match {
+	var found []Match
+	for i, sec := range v.Secrets {
+		mac := hmacContent(sec.key, id, unix, body)
+		for _, sig := range sigs {
+			if sig.Version == VersionHMAC && hmac.Equal(mac, sig.Value) {
+				found = append(found, Match{Version: VersionHMAC, Key: i})
+				if !all {
+					return found
+				}
+				break
+			}
+		}
+	}
 	var msg []byte
-	for _, sig := range sigs {
-		switch sig.Version {
-		case VersionHMAC:
-			if macs == nil {
-				macs = make([][]byte, len(v.Secrets))
-				for i, sec := range v.Secrets {
-					macs[i] = hmacContent(sec.key, id, unix, body)
-				}
-			}
-			for _, mac := range macs {
-				if hmac.Equal(mac, sig.Value) {
-					return true
-				}
-			}
-		case VersionEd25519:
-			if len(v.PublicKeys) == 0 {
+	for i, key := range v.PublicKeys {
+		for _, sig := range sigs {
+			if sig.Version != VersionEd25519 {
 				continue
 			}
 			if msg == nil {
 				msg = appendContent(make([]byte, 0, contentCap(id, body)), id, unix, body)
 			}
-			for _, key := range v.PublicKeys {
-				if ed25519.Verify(key.key, msg, sig.Value) {
-					return true
+			if ed25519.Verify(key.key, msg, sig.Value) {
+				found = append(found, Match{Version: VersionEd25519, Key: i})
+				if !all {
+					return found
 				}
+				break
 			}
 		}
 	}
-	return false
+	return found
 }
 
 // parseTimestamp reads decimal Unix seconds. Unlike strconv.ParseInt it refuses signs,
@@ -243,4 +287,15 @@ func headerValue(h http.Header, name string) string {
 		}
 	}
 	return ""
+}
+
+// ClaimedTime returns the webhook-timestamp the headers claim, for display: it reads
+// any non-negative decimal, even one Verify refuses as malformed, and reports false
+// when there is none. It proves nothing; only Verify does.
+func ClaimedTime(h http.Header) (time.Time, bool) {
+	unix, err := strconv.ParseInt(headerValue(h, HeaderTimestamp), 10, 64)
+	if err != nil || unix < 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(unix, 0), true
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -22,7 +23,7 @@ func mustVerifier(t testing.TB, now time.Time, encoded ...string) *webhooksig.Ve
 	if err != nil {
 		t.Fatalf("NewVerifier: %v", err)
 	}
-	v.Clock = fixedClock(now)
+	v.Clock = testkit.NewClockAt(now)
 	return v
 }
 
@@ -318,10 +319,10 @@ func TestVerifierConfigurationErrors(t *testing.T) {
 		name string
 		v    *webhooksig.Verifier
 	}{
-		{"no keys", &webhooksig.Verifier{Clock: fixedClock(now)}},
+		{"no keys", &webhooksig.Verifier{Clock: testkit.NewClockAt(now)}},
 		// An empty HMAC key would let anyone sign; a zero public key would panic.
-		{"zero Secret", &webhooksig.Verifier{Secrets: []webhooksig.Secret{{}}, Clock: fixedClock(now)}},
-		{"zero PublicKey", &webhooksig.Verifier{PublicKeys: []webhooksig.PublicKey{{}}, Clock: fixedClock(now)}},
+		{"zero Secret", &webhooksig.Verifier{Secrets: []webhooksig.Secret{{}}, Clock: testkit.NewClockAt(now)}},
+		{"zero PublicKey", &webhooksig.Verifier{PublicKeys: []webhooksig.PublicKey{{}}, Clock: testkit.NewClockAt(now)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.v.Verify(h, []byte(vectorBody)); !errors.Is(err, webhooksig.ErrNoKeys) {

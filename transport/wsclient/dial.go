@@ -60,7 +60,7 @@ func (e *DialError) Unwrap() error { return e.Err }
 
 // Dial opens the WebSocket of an application (a ws or wss Target from
 // fragment.Parse or fragment.Resolve) with the subprotocol ws.jambonz.org, retrying
-// per the target's policy (CALL-CONTROL.md §1–2): rc+1 attempts at most, the ramp
+// per the target's policy (docs/call-control.md §1–2): rc+1 attempts at most, the ramp
 // 0.5, 1, 2, 4, 6 s between them, only the classes rp covers. A handshake timeout is
 // retried only when rp is explicit and has ct or all; an egress refusal never.
 //

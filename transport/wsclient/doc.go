@@ -1,4 +1,4 @@
-// Package wsclient is the WebSocket client of call control (CALL-CONTROL.md §1, §2,
+// Package wsclient is the WebSocket client of call control (docs/call-control.md §1, §2,
 // §4, §6 and §7), built on coder/websocket and dialing through the egress
 // *http.Client of package transport.
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // Errors of one inbound message. The message is discarded and the connection stays
-// open: the session goes on (CALL-CONTROL.md §4).
+// open: the session goes on (docs/call-control.md §4).
 var (
 	// ErrBinaryFrame: the application sent a binary message; only text is accepted.
 	ErrBinaryFrame = errors.New("wsclient: binary message refused (text only)")

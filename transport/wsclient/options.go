@@ -15,7 +15,7 @@ import (
 // Subprotocol is the WebSocket subprotocol every jambonz application speaks.
 const Subprotocol = "ws.jambonz.org"
 
-// Defaults of Options (CALL-CONTROL.md §7).
+// Defaults of Options (docs/call-control.md §7).
 const (
 	DefaultHandshakeTimeout = 1500 * time.Millisecond
 	DefaultMaxPayload       = 24576

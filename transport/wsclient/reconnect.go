@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
-// Reconnector reopens a call's WebSocket after mid-call drops (CALL-CONTROL.md §4).
+// Reconnector reopens a call's WebSocket after mid-call drops (docs/call-control.md §4).
 // Each call to Next is one reconnect episode. callctl sends session:reconnect itself
 // on the connection Next returns.
 type Reconnector struct {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/transporttest"
 )
 
 // Loopback test servers. Every one counts the connections or requests it saw, so a
@@ -60,6 +61,13 @@ func newAcceptingServer(t *testing.T, opts *websocket.AcceptOptions) *wsServer {
 
 func newWSServerOpts(t testing.TB, opts *websocket.AcceptOptions, handle func(ctx context.Context, c *websocket.Conn)) *wsServer {
 	t.Helper()
+	return newWSServerOn(t, nil, opts, handle)
+}
+
+// newWSServerOn is newWSServerOpts on an in-memory network when pipes is not nil, for
+// tests in a testing/synctest bubble (the client dials with pipeClient(pipes)).
+func newWSServerOn(t testing.TB, pipes *transporttest.Pipes, opts *websocket.AcceptOptions, handle func(ctx context.Context, c *websocket.Conn)) *wsServer {
+	t.Helper()
 	s := &wsServer{}
 	var (
 		handlers sync.WaitGroup
@@ -67,7 +75,7 @@ func newWSServerOpts(t testing.TB, opts *websocket.AcceptOptions, handle func(ct
 	)
 	// Hijacked connections outlive r.Context(): handlers get one ended at cleanup.
 	life, endLife := context.WithCancel(context.Background())
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		s.mu.Lock()
 		s.headers = append(s.headers, r.Header.Clone())
@@ -88,6 +96,11 @@ func newWSServerOpts(t testing.TB, opts *websocket.AcceptOptions, handle func(ct
 		defer c.CloseNow()
 		handle(life, c)
 	}))
+	if pipes != nil {
+		_ = s.Server.Listener.Close()
+		s.Server.Listener = pipes
+	}
+	s.Server.Start()
 	t.Cleanup(func() {
 		endLife()
 		s.mu.Lock()
@@ -142,62 +155,38 @@ func newStatusServer(t *testing.T, status int, failures int64, location string) 
 	return s
 }
 
-// silentListener accepts TCP connections and never answers: every opening
-// handshake against it times out.
-type silentListener struct {
-	ln      net.Listener
-	accepts atomic.Int64
-}
-
-func newSilentListener(t *testing.T) *silentListener {
+// newSilentListener accepts TCP connections and never answers: every opening
+// handshake against it times out. url is its ws:// URL; accepted(n) waits (10 s at
+// most) until it has accepted n connections, then returns how many it has: accepts
+// lag behind the client, which may give up first.
+func newSilentListener(t *testing.T) (s *transporttest.Silent, url string, accepted func(n int64) int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	s = transporttest.NewSilent(t)
+	return s, "ws://" + s.Addr + "/ws", func(n int64) int64 {
+		select {
+		case <-s.Connected(int(n)):
+		case <-time.After(10 * time.Second):
+		}
+		return int64(s.Accepted())
 	}
-	s := &silentListener{ln: ln}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepts.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return s
 }
 
-func (s *silentListener) url() string { return "ws://" + s.ln.Addr().String() + "/ws" }
+// pipeClient is an HTTP client that dials the in-memory network pipes, for a test in
+// a testing/synctest bubble.
+func pipeClient(t testing.TB, pipes *transporttest.Pipes) *http.Client {
+	tr := &http.Transport{DialContext: pipes.DialContext}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// loaded counts what an HTTP server saw: its handlers count a request before they
+// answer, so the count is complete once the client has its answer.
+func loaded(n *atomic.Int64) func(int64) int64 { return func(int64) int64 { return n.Load() } }
 
 // closedPortURL is a loopback address nothing listens on: connects are refused.
 func closedPortURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "ws://" + addr + "/ws"
+	return "ws://" + transporttest.ClosedAddr(t) + "/ws"
 }
 
 // rawServer completes the opening handshake by hand (selecting ws.jambonz.org) and

@@ -1,4 +1,4 @@
-package callctl
+package wssession
 
 import (
 	"context"
@@ -7,21 +7,20 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/rs/zerolog"
-
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
-// faultInjector drops a call's WebSocket after the N-th message (Script.Faults).
-// For a drop without a close frame it needs the TCP connection, so it dials the
-// call's WebSockets through its own transport, with the same egress rules.
+// faultInjector drops a session's connection after the N-th message
+// (Options.Faults). For a drop without a close frame it needs the TCP connection, so
+// it dials the session's WebSockets through its own transport, with the egress rules
+// given.
 type faultInjector struct {
 	faults []Fault
 	count  int
 
 	mu   sync.Mutex
-	last net.Conn // the latest TCP connection dialed for this call
+	last net.Conn // the latest TCP connection dialed for this session
 
 	injected bool // a drop was injected: the next ws.close reports code
 	code     int
@@ -64,19 +63,20 @@ func newFaultInjector(faults []Fault, o *wsclient.Options, rules transport.Egres
 }
 
 // counted is called after each message sent or received; it injects the faults
-// due at this message.
-func (f *faultInjector) counted(_ context.Context, a *wsApp) {
-	if f == nil || len(f.faults) == 0 {
+// due at this message: the session is Dropped, and the drop is handled at its next
+// read or write.
+func (f *faultInjector) counted(s *Session) {
+	if len(f.faults) == 0 {
 		return
 	}
 	f.count++
 	for _, x := range f.faults {
-		if x.AfterMessage != f.count || a.conn == nil || a.gone || a.graceful {
+		if x.AfterMessage != f.count || s.conn == nil || s.Ended() {
 			continue
 		}
-		a.c.log(zerolog.InfoLevel).Int("after_message", f.count).Int("close_code", x.CloseCode).Msg("injecting a WebSocket drop")
+		s.o.Logger.Info().Int("after_message", f.count).Int("close_code", x.CloseCode).Msg("injecting a WebSocket drop")
 		f.injected = true
-		a.dropPending = true
+		s.fire(Drop)
 		if x.CloseCode == 0 {
 			f.code = 1006
 			f.mu.Lock()
@@ -86,7 +86,7 @@ func (f *faultInjector) counted(_ context.Context, a *wsApp) {
 			f.mu.Unlock()
 		} else {
 			f.code = x.CloseCode
-			_ = a.conn.Close(x.CloseCode, "fault injected")
+			_ = s.conn.Close(x.CloseCode, "fault injected")
 		}
 	}
 }

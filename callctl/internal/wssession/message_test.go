@@ -1,15 +1,15 @@
-package callctl_test
+package wssession_test
 
 import (
 	"encoding/json"
 	"errors"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 )
 
 func TestDecodeAppMessage(t *testing.T) {
-	valid := map[string]callctl.AppMessage{
+	valid := map[string]wssession.AppMessage{
 		`{"type":"ack","msgid":"7"}`:                                              {Type: "ack", MsgID: "7"},
 		`{"type":"ack","msgid":"7","data":null}`:                                  {Type: "ack", MsgID: "7"},
 		`{"type":"command","command":"tts:flush"}`:                                {Type: "command", Command: "tts:flush"},
@@ -19,7 +19,7 @@ func TestDecodeAppMessage(t *testing.T) {
 		` {"type":"command","command":"call:status","data":{"call_status":"x"}} `: {Type: "command", Command: "call:status", Data: json.RawMessage(`{"call_status":"x"}`)},
 	}
 	for in, want := range valid {
-		got, err := callctl.DecodeAppMessage([]byte(in))
+		got, err := wssession.DecodeAppMessage([]byte(in))
 		if err != nil || got.Type != want.Type || got.MsgID != want.MsgID || got.Command != want.Command ||
 			got.QueueCommand != want.QueueCommand || string(got.Data) != string(want.Data) {
 			t.Errorf("%s: got %+v, %v", in, got, err)
@@ -32,7 +32,7 @@ func TestDecodeAppMessage(t *testing.T) {
 		`{"type":"command","command":"nope","data":1}`, `{"type":"command","command":"redirect","data":[],"queueCommand":"yes"}`,
 		`{"type":"command","command":"call:status","data":[]}`,
 	} {
-		if _, err := callctl.DecodeAppMessage([]byte(in)); !errors.Is(err, callctl.ErrInvalidMessage) {
+		if _, err := wssession.DecodeAppMessage([]byte(in)); !errors.Is(err, wssession.ErrInvalidMessage) {
 			t.Errorf("%q: error %v, want ErrInvalidMessage", in, err)
 		}
 	}
@@ -50,19 +50,19 @@ func FuzzDecodeAppMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := callctl.DecodeAppMessage(b)
+		m, err := wssession.DecodeAppMessage(b)
 		if err != nil {
-			if !errors.Is(err, callctl.ErrInvalidMessage) {
+			if !errors.Is(err, wssession.ErrInvalidMessage) {
 				t.Fatalf("error %v does not wrap ErrInvalidMessage", err)
 			}
 			return
 		}
 		switch m.Type {
-		case callctl.MsgAck:
+		case wssession.MsgAck:
 			if m.MsgID == "" || (m.Data != nil && m.Data[0] != '[') {
 				t.Fatalf("bad ack %+v", m)
 			}
-		case callctl.MsgCommand:
+		case wssession.MsgCommand:
 			if m.Command == "" || (m.Command == "redirect" && (m.Data == nil || m.Data[0] != '[')) {
 				t.Fatalf("bad command %+v", m)
 			}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // HTTPApp is a jambonz webhook application: POST /call answers with the welcome
@@ -37,7 +37,7 @@ func (a *HTTPApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.Secret != "" {
-		if err := transport.VerifyJambonz(a.Secret, r.Header.Get(transport.JambonzSignatureHeader), body, time.Now(), 5*time.Minute); err != nil {
+		if err := webhooksig.VerifyJambonz(a.Secret, r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), 5*time.Minute); err != nil {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}

@@ -1,4 +1,4 @@
-package callctl
+package wssession
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 // ErrInvalidMessage is wrapped by every error DecodeAppMessage returns. Such a
 // message raises invalid-app-payload and is answered with jambonz:error; the
-// session goes on (CALL-CONTROL.md §4).
+// session goes on (docs/call-control.md §4).
 var ErrInvalidMessage = errors.New("invalid application message")
 
 // Message types an application may send.
@@ -120,7 +120,7 @@ func invalidMessage(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidMessage, fmt.Sprintf(format, args...))
 }
 
-// envelope is a message sent to the application (CALL-CONTROL.md §4).
+// envelope is a message sent to the application (docs/call-control.md §4).
 type envelope struct {
 	Type    string `json:"type"`
 	MsgID   string `json:"msgid"`
@@ -130,14 +130,16 @@ type envelope struct {
 	B3      string `json:"b3,omitempty"`
 }
 
-// Message types sent to the application that wait for an ack.
+// Message types sent to the application. session:new, session:reconnect,
+// session:redirect, verb:hook and dial:confirm wait for an ack; the others are fire
+// and forget.
 const (
-	msgSessionNew       = "session:new"
-	msgSessionReconnect = "session:reconnect"
-	msgSessionRedirect  = "session:redirect"
-	msgVerbHook         = "verb:hook"
-	msgCallStatus       = "call:status"
-	msgVerbStatus       = "verb:status"
-	msgJambonzError     = "jambonz:error"
-	msgDialConfirm      = "dial:confirm"
+	MsgSessionNew       = "session:new"
+	MsgSessionReconnect = "session:reconnect"
+	MsgSessionRedirect  = "session:redirect"
+	MsgVerbHook         = "verb:hook"
+	MsgDialConfirm      = "dial:confirm"
+	MsgCallStatus       = "call:status"
+	MsgVerbStatus       = "verb:status"
+	MsgJambonzError     = "jambonz:error"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -27,6 +28,7 @@ type WSApp struct {
 	mu       sync.Mutex
 	received []Message
 	live     map[*websocket.Conn]string // open sessions and their call_sid
+	changed  chan struct{}              // closed (and replaced) when live changes
 	wg       sync.WaitGroup
 }
 
@@ -56,6 +58,7 @@ func (a *WSApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		a.mu.Lock()
 		delete(a.live, conn)
+		a.liveChanged()
 		a.mu.Unlock()
 		_ = conn.CloseNow()
 	}()
@@ -71,7 +74,10 @@ func (a *WSApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		a.mu.Lock()
 		a.received = append(a.received, m)
-		a.live[conn] = m.CallSid
+		if a.live[conn] == "" {
+			a.live[conn] = m.CallSid
+			a.liveChanged()
+		}
 		a.mu.Unlock()
 		if err := a.handle(ctx, conn, m); err != nil {
 			return
@@ -125,13 +131,20 @@ func send(ctx context.Context, conn *websocket.Conn, m any) error {
 func (a *WSApp) Received() []Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]Message(nil), a.received...)
+	out := make([]Message, len(a.received))
+	copy(out, a.received)
+	return out
 }
 
 // Live returns the number of open sessions that have sent session:new.
 func (a *WSApp) Live() int {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	n := a.liveLocked()
+	a.mu.Unlock()
+	return n
+}
+
+func (a *WSApp) liveLocked() int {
 	n := 0
 	for _, sid := range a.live {
 		if sid != "" {
@@ -139,6 +152,35 @@ func (a *WSApp) Live() int {
 		}
 	}
 	return n
+}
+
+// liveChanged wakes the WaitLive callers; a.mu is held.
+func (a *WSApp) liveChanged() {
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
+	}
+}
+
+// WaitLive waits until Live is n, and returns ctx's error if ctx ends first.
+func (a *WSApp) WaitLive(ctx context.Context, n int) error {
+	for {
+		a.mu.Lock()
+		if a.liveLocked() == n {
+			a.mu.Unlock()
+			return nil
+		}
+		if a.changed == nil {
+			a.changed = make(chan struct{})
+		}
+		changed := a.changed
+		a.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%d live sessions, want %d: %w", a.Live(), n, ctx.Err())
+		}
+	}
 }
 
 // HangupAll sends every open session a redirect command to a hangup verb.

@@ -1,0 +1,181 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/verbs"
+)
+
+// Error is a scenario problem located at a line of the file (0 when unknown). Every
+// error Parse returns is one.
+type Error struct {
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+// Duration is a Go duration string in a scenario file ("1.5s", "2m").
+type Duration time.Duration
+
+// UnmarshalYAML reads a non-negative duration.
+func (d *Duration) UnmarshalYAML(n ast.Node) error {
+	s := strings.Trim(n.String(), `"'`)
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return &Error{Line: n.GetToken().Position.Line, Msg: fmt.Sprintf("%q is not a duration (write e.g. 1.5s or 2m)", s)}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Digits are DTMF digits in a scenario file: a string, or a number written bare
+// (digits: 1234).
+type Digits string
+
+// UnmarshalYAML reads a string or an integer.
+func (t *Digits) UnmarshalYAML(n ast.Node) error {
+	switch n.Type() {
+	case ast.StringType, ast.IntegerType:
+		*t = Digits(strings.Trim(n.String(), `"'`))
+		return nil
+	}
+	return &Error{Line: n.GetToken().Position.Line, Msg: "want a string of digits"}
+}
+
+// Parse decodes and checks a scenario (YAML, or JSON which is YAML too). Every error
+// is an *Error naming the line at fault when it is known.
+func Parse(src []byte) (*Scenario, error) {
+	var s Scenario
+	if err := strictYAML(src, &s); err != nil {
+		var se *Error
+		if errors.As(err, &se) {
+			return nil, se
+		}
+		var ye yaml.Error
+		if errors.As(err, &ye) && ye.GetToken() != nil {
+			// FormatError adds the source lines around the fault.
+			return nil, &Error{Line: ye.GetToken().Position.Line, Msg: yaml.FormatError(err, false, true)}
+		}
+		return nil, &Error{Msg: err.Error()}
+	}
+	if err := s.check(); err != nil {
+		return nil, &Error{Line: lineOf(src, err.path), Msg: err.path[2:] + ": " + err.msg}
+	}
+	return &s, nil
+}
+
+// strictYAML decodes src into v, refusing unknown keys. goccy/go-yaml v1.19.2 panics
+// on some malformed tags (found by FuzzParse); that is reported as an error.
+func strictYAML(src []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Msg: fmt.Sprintf("the YAML parser could not read this file (%v)", r)}
+		}
+	}()
+	return yaml.UnmarshalWithOptions(src, v, yaml.Strict(), yaml.DisallowUnknownField())
+}
+
+// pathError is a check failure at a YAML path ("$.faults[0].close_code").
+type pathError struct{ path, msg string }
+
+func at(path, format string, args ...any) *pathError {
+	return &pathError{path: path, msg: fmt.Sprintf(format, args...)}
+}
+
+// lineOf finds the line of a YAML path in src, 0 when it cannot be found.
+func lineOf(src []byte, path string) int {
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return 0
+	}
+	f, err := parser.ParseBytes(src, 0)
+	if err != nil {
+		return 0
+	}
+	n, err := p.FilterFile(f)
+	if err != nil || n == nil {
+		return 0
+	}
+	return n.GetToken().Position.Line
+}
+
+var (
+	validDialStatuses = []string{"completed", "busy", "no-answer", "failed"}
+	validStatuses     = []string{"trying", "ringing", "early-media", "in-progress", "queued", "failed", "busy", "no-answer", "completed"}
+	validReasons      = []string{callctl.ReasonAppHangup, callctl.ReasonVerbsExhausted, callctl.ReasonCallerHangup,
+		callctl.ReasonAppClosed, callctl.ReasonIdle, callctl.ReasonDeclined, callctl.ReasonCallHookFailed,
+		callctl.ReasonInvalidPayload, callctl.ReasonConnectFailed, callctl.ReasonSessionFailed,
+		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup}
+	validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure),
+		string(callctl.AlertWebhookConnectionFailure)}
+)
+
+// check returns the first problem of a decoded scenario, at its YAML path.
+func (s *Scenario) check() *pathError {
+	for i, g := range s.Caller.Gathers {
+		p := fmt.Sprintf("$.caller.gathers[%d]", i)
+		n := 0
+		for _, set := range []bool{g.Digits != "", g.Speech != "", g.Timeout} {
+			if set {
+				n++
+			}
+		}
+		if n > 1 {
+			return at(p, "give one of digits, speech or timeout")
+		}
+		if strings.Trim(string(g.Digits), "0123456789*#ABCD") != "" {
+			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", g.Digits)
+		}
+	}
+	for i, d := range s.Caller.Dials {
+		p := fmt.Sprintf("$.caller.dials[%d]", i)
+		if d.Status != "" && !slices.Contains(validDialStatuses, d.Status) {
+			return at(p+".status", "%q: want one of %s", d.Status, strings.Join(validDialStatuses, ", "))
+		}
+		if d.SIPStatus != 0 && (d.SIPStatus < 100 || d.SIPStatus > 699) {
+			return at(p+".sip_status", "%d is not a SIP status (100..699)", d.SIPStatus)
+		}
+	}
+	for i, f := range s.Faults {
+		p := fmt.Sprintf("$.faults[%d]", i)
+		if f.AfterMessage < 1 {
+			return at(p+".after_message", "must be at least 1 (the message count starts at 1)")
+		}
+		if f.CloseCode != 0 && (f.CloseCode < 1000 || f.CloseCode > 4999) {
+			return at(p+".close_code", "%d is outside 1000..4999 (leave it out for an abrupt TCP close)", f.CloseCode)
+		}
+	}
+	e := s.Expect
+	for i, v := range e.Verbs {
+		if !verbs.Known(v) {
+			return at(fmt.Sprintf("$.expect.verbs[%d]", i), "%q is not a verb", v)
+		}
+	}
+	if e.Status != "" && !slices.Contains(validStatuses, string(e.Status)) {
+		return at("$.expect.status", "%q: want one of %s", e.Status, strings.Join(validStatuses, ", "))
+	}
+	if e.Reason != "" && !slices.Contains(validReasons, e.Reason) {
+		return at("$.expect.reason", "%q: want one of %s", e.Reason, strings.Join(validReasons, ", "))
+	}
+	for i, a := range e.Alerts {
+		if !slices.Contains(validAlerts, string(a)) {
+			return at(fmt.Sprintf("$.expect.alerts[%d]", i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
+		}
+	}
+	return nil
+}

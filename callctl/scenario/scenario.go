@@ -1,0 +1,57 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+)
+
+// Scenario is one scenario file: what the caller and the network do during each
+// simulated call, and what is expected of the call. Unknown keys are errors.
+type Scenario struct {
+	From   string          `yaml:"from"`
+	To     string          `yaml:"to"`
+	Caller Caller          `yaml:"caller"`
+	Faults []callctl.Fault `yaml:"faults"`
+	Expect Expectations    `yaml:"expect"`
+}
+
+// Caller is what the caller does.
+type Caller struct {
+	Gathers     []Gather `yaml:"gathers"`
+	Dials       []Dial   `yaml:"dials"`
+	HangupAfter Duration `yaml:"hangup_after"`
+}
+
+// Gather is the caller's answer to one gather: digits, speech, or (timeout: true,
+// or nothing) no answer.
+type Gather struct {
+	Digits  Digits   `yaml:"digits"`
+	Speech  string   `yaml:"speech"`
+	After   Duration `yaml:"after"`
+	Timeout bool     `yaml:"timeout"`
+}
+
+// Dial is the outcome of one dial.
+type Dial struct {
+	Status    string   `yaml:"status"`
+	SIPStatus int      `yaml:"sip_status"`
+	Duration  Duration `yaml:"duration"`
+}
+
+// Script converts the caller and fault parts into the callctl.Script of a call.
+func (s *Scenario) Script() callctl.Script {
+	var sc callctl.Script
+	for _, g := range s.Caller.Gathers {
+		sc.Gathers = append(sc.Gathers, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
+	}
+	for _, d := range s.Caller.Dials {
+		sc.Dials = append(sc.Dials, callctl.DialOutcome{Status: callctl.Status(d.Status), SIPStatus: d.SIPStatus, Duration: time.Duration(d.Duration)})
+	}
+	sc.HangupAfter = time.Duration(s.Caller.HangupAfter)
+	sc.Faults = append(sc.Faults, s.Faults...)
+	return sc
+}
+
+// Expectations returns the expect part.
+func (s *Scenario) Expectations() Expectations { return s.Expect }
