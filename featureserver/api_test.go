@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-voice/switchboard/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/statushooks"
 )
 
 // httpApp is a loopback jambonz HTTP application answering the call hook with verbs.
@@ -45,7 +49,7 @@ func TestCallLifecycleHTTP(t *testing.T) {
 	n := startNode(t, nil)
 	app := httpApp(t, `[{"verb":"say","text":"hello"},{"verb":"hangup"}]`)
 	acct := n.createAccount("acme")
-	var created Application
+	var created nodestore.Application
 	code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Applications", acct.APIToken, map[string]any{
 		"name": "ivr", "call_hook": map[string]any{"url": app.URL + "/call#rc=1&rp=5xx,ct"},
 		"call_status_hook": map[string]any{"url": app.URL + "/status"},
@@ -72,7 +76,7 @@ func TestCallLifecycleHTTP(t *testing.T) {
 			t.Errorf("timeline lacks %s: %v", k, kinds)
 		}
 	}
-	var list []CallView
+	var list []nodeapi.CallView
 	if code, _, _ := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, nil, &list); code != http.StatusOK || len(list) != 1 || list[0].CallSid != call.CallSid {
 		t.Errorf("list calls: %d %+v", code, list)
 	}
@@ -94,7 +98,7 @@ func TestAlertsRecorded(t *testing.T) {
 	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
 		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b"}, &call)
 	n.waitCall(acct, call.CallSid)
-	var alerts []Alert
+	var alerts []nodestore.Alert
 	code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=invalid-app-payload", acct.APIToken, nil, &alerts)
 	if code != http.StatusOK || len(alerts) != 1 || alerts[0].CallSid != call.CallSid || !strings.Contains(alerts[0].Detail, "say") {
 		t.Fatalf("alerts: %d %s", code, raw)
@@ -113,7 +117,7 @@ func TestAccountIsolation(t *testing.T) {
 	n := startNode(t, nil)
 	app := httpApp(t, `[{"verb":"hangup"}]`)
 	a, b := n.createAccount("a"), n.createAccount("b")
-	var appB Application
+	var appB nodestore.Application
 	n.do("POST", "/v1/Accounts/"+b.AccountSid+"/Applications", b.APIToken, map[string]any{
 		"name": "b-app", "call_hook": map[string]any{"url": app.URL}}, &appB)
 	var callB struct {
@@ -148,7 +152,7 @@ func TestAccountIsolation(t *testing.T) {
 	if code, _, _ := n.do("DELETE", "/v1/Accounts/"+a.AccountSid+"/Applications/"+appB.Sid, a.APIToken, nil, nil); code != http.StatusNotFound {
 		t.Errorf("A deleting B's application: %d", code)
 	}
-	var apps []Application
+	var apps []nodestore.Application
 	n.do("GET", "/v1/Accounts/"+b.AccountSid+"/Applications", b.APIToken, nil, &apps)
 	if len(apps) != 1 {
 		t.Errorf("B's application was touched: %v", apps)
@@ -219,9 +223,9 @@ func TestAPIBadInput(t *testing.T) {
 			}
 		})
 	}
-	var list []Application
+	var list []nodestore.Application
 	n.do("GET", apps, acct.APIToken, nil, &list)
-	var callList []CallView
+	var callList []nodeapi.CallView
 	n.do("GET", calls, acct.APIToken, nil, &callList)
 	if len(list) != 0 || len(callList) != 0 {
 		t.Errorf("bad input changed state: %d applications, %d calls", len(list), len(callList))
@@ -274,7 +278,7 @@ func TestGetAccountShowsItsSecrets(t *testing.T) {
 		t.Fatalf("get account: %d %s", code, raw)
 	}
 	if got.AccountSid != acct.AccountSid || got.Name != "acme" || got.WebhookSecret != acct.WebhookSecret ||
-		got.StatusWebhookSecret != StatusWebhookSecret(acct.WebhookSecret) || got.APIToken != "" {
+		got.StatusWebhookSecret != statushooks.SigningSecret(acct.WebhookSecret) || got.APIToken != "" {
 		t.Fatalf("account %+v", got)
 	}
 	for _, token := range []string{other.APIToken, "", testAdminToken} {

@@ -10,6 +10,8 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // Bootstrap is the YAML file of `switchboard serve --bootstrap FILE`: accounts with
@@ -41,10 +43,26 @@ type BootstrapAccount struct {
 
 // BootstrapApplication is one application of a bootstrap account.
 type BootstrapApplication struct {
-	Sid            string    `yaml:"sid"`
-	Name           string    `yaml:"name"`
-	CallHook       HookSpec  `yaml:"call_hook"`
-	CallStatusHook *HookSpec `yaml:"call_status_hook"`
+	Sid            string         `yaml:"sid"`
+	Name           string         `yaml:"name"`
+	CallHook       BootstrapHook  `yaml:"call_hook"`
+	CallStatusHook *BootstrapHook `yaml:"call_status_hook"`
+}
+
+// BootstrapHook is a hook of a bootstrap application: its URL (a retry fragment
+// allowed), method (POST by default, or GET) and Basic credentials.
+type BootstrapHook struct {
+	URL      string `yaml:"url"`
+	Method   string `yaml:"method"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+}
+
+func (h *BootstrapHook) spec() *nodestore.HookSpec {
+	if h == nil {
+		return nil
+	}
+	return &nodestore.HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}
 }
 
 // minTokenLength keeps guessable tokens out of unattended setups.
@@ -120,7 +138,7 @@ func (b *Bootstrap) validate() error {
 	return nil
 }
 
-func checkHook(h HookSpec, allowWebSocket bool) error {
+func checkHook(h BootstrapHook, allowWebSocket bool) error {
 	t, err := fragment.Parse(h.URL)
 	if err != nil {
 		return err
@@ -134,23 +152,30 @@ func checkHook(h HookSpec, allowWebSocket bool) error {
 	return nil
 }
 
-// Apply creates or updates the file's accounts and applications.
-func (b *Bootstrap) Apply(ctx context.Context, s *Store) error {
+// apply creates or updates the file's accounts and applications. An account's
+// token replaces the one an earlier bootstrap installed (nodestore.TokenFromBootstrap);
+// an account without a webhook secret keeps its own, or gets a new one.
+func (b *Bootstrap) apply(ctx context.Context, s nodestore.Store, clock retry.Clock) error {
+	// A Bootstrap built in Go rather than parsed is held to the same rules.
+	if err := b.validate(); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
 	for _, a := range b.Accounts {
-		acct := Account{Sid: a.Sid, Name: a.Name, WebhookSecret: a.WebhookSecret}
+		now := clock.Now().UTC()
+		acct := nodestore.Account{Sid: a.Sid, Name: a.Name, WebhookSecret: a.WebhookSecret, CreatedAt: now.Truncate(time.Millisecond)}
 		if acct.WebhookSecret == "" {
-			if existing, err := s.Account(ctx, a.Sid); err == nil {
+			if existing, err := s.GetAccount(ctx, a.Sid); err == nil {
 				acct.WebhookSecret = existing.WebhookSecret
 			} else {
-				acct.WebhookSecret = newSecret(24)
+				acct.WebhookSecret = nodestore.NewSecret(24)
 			}
 		}
-		if err := s.InsertAccount(ctx, acct, a.APIToken); err != nil {
+		if err := s.PutAccount(ctx, nodestore.PutAccountParams{Account: acct, TokenHash: nodestore.HashToken(a.APIToken), Origin: nodestore.TokenFromBootstrap}); err != nil {
 			return fmt.Errorf("bootstrap account %s: %w", a.Sid, err)
 		}
 		for _, app := range a.Applications {
-			if err := s.SaveApplication(ctx, Application{Sid: app.Sid, AccountSid: a.Sid, Name: app.Name,
-				CallHook: app.CallHook, CallStatusHook: app.CallStatusHook, CreatedAt: time.Now().UTC()}); err != nil {
+			if err := s.SaveApplication(ctx, nodestore.Application{Sid: app.Sid, AccountSid: a.Sid, Name: app.Name,
+				CallHook: *app.CallHook.spec(), CallStatusHook: app.CallStatusHook.spec(), CreatedAt: now}); err != nil {
 				return fmt.Errorf("bootstrap application %s: %w", app.Sid, err)
 			}
 		}

@@ -105,7 +105,7 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 		}
 	}
 	if v := get(EnvDatabaseURL); v != "" {
-		if _, err := ParseDatabaseURL(v); err != nil {
+		if _, err := parseDatabaseURL(v); err != nil {
 			errs = append(errs, err)
 		} else {
 			c.DatabaseURL = v
@@ -181,21 +181,21 @@ func validHostName(h string) bool {
 	return true
 }
 
-// DatabaseLocation is a parsed SWITCHBOARD_DATABASE_URL.
-type DatabaseLocation struct {
+// databaseLocation is a parsed SWITCHBOARD_DATABASE_URL.
+type databaseLocation struct {
 	Driver string // "sqlite"
 	Path   string // file path for sqlite
 }
 
-// ParseDatabaseURL accepts "sqlite:PATH", "sqlite://PATH", "file:PATH" and plain paths.
+// parseDatabaseURL accepts "sqlite:PATH", "sqlite://PATH", "file:PATH" and plain paths.
 // PostgreSQL URLs are recognised and refused until the PostgreSQL store lands.
-func ParseDatabaseURL(v string) (DatabaseLocation, error) {
+func parseDatabaseURL(v string) (databaseLocation, error) {
 	bad := func(why string) error {
 		return &ConfigError{Name: EnvDatabaseURL, Value: v, Accept: why}
 	}
 	switch {
 	case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
-		return DatabaseLocation{}, bad("a SQLite location (sqlite:PATH); PostgreSQL is not supported by this build yet")
+		return databaseLocation{}, bad("a SQLite location (sqlite:PATH); PostgreSQL is not supported by this build yet")
 	case strings.HasPrefix(v, "sqlite://"):
 		v = strings.TrimPrefix(v, "sqlite://")
 	case strings.HasPrefix(v, "sqlite:"):
@@ -203,12 +203,12 @@ func ParseDatabaseURL(v string) (DatabaseLocation, error) {
 	case strings.HasPrefix(v, "file:"):
 		v = strings.TrimPrefix(v, "file:")
 	case strings.Contains(v, "://"):
-		return DatabaseLocation{}, bad("sqlite:PATH or a file path")
+		return databaseLocation{}, bad("sqlite:PATH or a file path")
 	}
 	if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "?\x00") {
-		return DatabaseLocation{}, bad("sqlite:PATH with a non-empty file path and no query string")
+		return databaseLocation{}, bad("sqlite:PATH with a non-empty file path and no query string")
 	}
-	return DatabaseLocation{Driver: "sqlite", Path: v}, nil
+	return databaseLocation{Driver: "sqlite", Path: v}, nil
 }
 
 // Printable returns the effective configuration as name/value pairs in a stable order,

@@ -6,12 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/rs/zerolog"
 )
 
 // waitingCall starts a call on an idle WebSocket app and waits until it is in session.
@@ -167,35 +165,4 @@ func TestHangupWhileWaitingForAck(t *testing.T) {
 	if v.Reason != "api-hangup" || time.Since(start) > 20*time.Second {
 		t.Errorf("ended %q after %v, want api-hangup well before the 30 s ack timeout", v.Reason, time.Since(start))
 	}
-}
-
-// An invalid rc or unknown rp class is logged once per URL, however many calls use it.
-func TestFragmentWarningsLoggedOncePerURL(t *testing.T) {
-	t.Parallel()
-	var logs syncBuffer
-	m := NewCallManager(Config{MaxCalls: 1}, nil, NewMetrics(), nil, zerolog.New(&logs))
-	for range 3 {
-		m.warnFragment("http://127.0.0.1:1/call#rc=abc&rp=bogus")
-	}
-	m.warnFragment("http://127.0.0.1:1/other")
-	if n := strings.Count(logs.String(), `"level":"warn"`); n != 3 {
-		t.Errorf("%d warnings logged, want 3 (rc, the unknown class, the rp fallback: once):\n%s", n, logs.String())
-	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

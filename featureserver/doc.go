@@ -1,8 +1,17 @@
-// Package featureserver is a Switchboard node: configuration from environment
-// variables and flags (read here and nowhere else), the call manager that starts,
-// tracks and drains calls, the REST API to create calls and read alerts, metrics and
-// health, and the wiring of call status notifications into the outbox.
+// Package featureserver runs a Switchboard node, what a Go program embeds to serve
+// calls: the node's configuration from environment variables and flags (read here
+// and nowhere else: LoadConfig, LoadCallControlConfig), a bootstrap file of accounts
+// and applications (LoadBootstrap), and the Node itself (NewNode, Node.Run), which
+// serves the REST API, /metrics, /healthz and /readyz and drains its calls when its
+// context ends. CallNetwork builds the callctl.Options of calls with a node's
+// JAMBONES_* settings, for programs that run calls without a node
+// (`switchboard simulate`).
 //
-// It does not know how a verb runs (package callctl) or how a webhook is retried
-// (packages retry and outbox).
+// The node's machinery lives under internal/: the store seam and its SQLite store
+// (internal/nodestore, internal/nodestore/sqlitenode), the call manager
+// (internal/calls), the REST handlers (internal/nodeapi), the status hooks through
+// the outbox (internal/statushooks) and the metrics (internal/metrics);
+// docs/architecture.md draws the graph. This package wires them together. It does not
+// know how a verb runs (package callctl) or how a webhook is retried (packages retry
+// and outbox).
 package featureserver

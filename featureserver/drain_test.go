@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/calls"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 )
 
 // idleWSApp acks session:new with no verbs, so the call waits for a command. It
@@ -49,11 +53,11 @@ func TestDrainEndsCallsAfterTimeout(t *testing.T) {
 	n.stop() // as SIGTERM: drains, then Run returns
 	// The record survives in the database with the shutdown reason.
 	reopened := startNodeOn(t, n)
-	var v CallView
+	var v nodeapi.CallView
 	if code, _, raw := reopened.do("GET", "/v1/Accounts/"+sid+"/Calls/"+call.CallSid, token, nil, &v); code != http.StatusOK {
 		t.Fatalf("get call after restart: %d %s", code, raw)
 	}
-	if v.Active || v.Reason != ReasonNodeShutdown {
+	if v.Active || v.Reason != calls.ReasonNodeShutdown {
 		t.Errorf("call after drain: active %v reason %q", v.Active, v.Reason)
 	}
 }
@@ -92,7 +96,7 @@ func TestDrainLetsActiveCallsFinish(t *testing.T) {
 	close(release)
 	<-stopped
 	reopened := startNodeOn(t, n)
-	var v CallView
+	var v nodeapi.CallView
 	reopened.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken, nil, &v)
 	if v.Reason != "hangup-verb" || v.CallStatus != "completed" {
 		t.Errorf("drained call ended %q/%q, want completed by its hangup verb", v.CallStatus, v.Reason)
@@ -136,11 +140,11 @@ func TestAnsweredCallSurvivesACrashOnRecord(t *testing.T) {
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
 	sid := n.startCall(acct, app.URL+"/call", nil)
-	loc, err := ParseDatabaseURL(n.cfg.DatabaseURL)
+	loc, err := parseDatabaseURL(n.cfg.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := OpenStore(context.Background(), loc)
+	st, err := sqlitenode.Open(context.Background(), loc.Path, sqlitenode.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,20 +152,13 @@ func TestAnsweredCallSurvivesACrashOnRecord(t *testing.T) {
 	// The answered call was put on record (on the call's goroutine) before its
 	// gather went on to the action hook.
 	<-inActionHook
-	raw, err := st.CallRecord(context.Background(), acct.AccountSid, sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := decodeCallView(raw); err != nil || v.CallStatus != "in-progress" || !v.Active {
-		t.Fatalf("record of the answered call: %+v, %v", v, err)
+	rec, err := st.GetCall(context.Background(), nodestore.GetCallParams{AccountSid: acct.AccountSid, CallSid: sid})
+	if err != nil || rec.CallStatus != "in-progress" || !rec.Active {
+		t.Fatalf("record of the answered call: %+v, %v", rec, err)
 	}
 	// What the next start makes of this record if the node dies now.
-	ended, err := endInterrupted(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := ended.(CallView)
-	if v.CallStatus != "completed" || v.SipStatus != 200 || v.Reason != ReasonNodeRestart || len(v.Timeline) == 0 || v.Active {
+	v := calls.Interrupted(rec, time.Now())
+	if v.CallStatus != "completed" || v.SipStatus != 200 || v.Reason != calls.ReasonNodeRestart || len(v.Timeline) == 0 || v.Active {
 		t.Fatalf("after a crash: %s/%d/%s, %d timeline lines, active %v", v.CallStatus, v.SipStatus, v.Reason, len(v.Timeline), v.Active)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/internal/nodeapi"
 )
 
 const testAdminToken = "admin-token-for-tests-0123456789"
@@ -136,14 +138,14 @@ func (n *testNode) createAccount(name string) testAccount {
 
 // waitCall waits until the node has recorded the end of a call, and returns the call
 // as the API shows it then.
-func (n *testNode) waitCall(acct testAccount, callSid string) CallView {
+func (n *testNode) waitCall(acct testAccount, callSid string) nodeapi.CallView {
 	n.t.Helper()
 	select {
-	case <-n.node.calls.ended(callSid):
+	case <-n.node.calls.Ended(callSid):
 	case <-time.After(20 * time.Second):
 		n.t.Fatalf("call %s still active", callSid)
 	}
-	var v CallView
+	var v nodeapi.CallView
 	code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+callSid, acct.APIToken, nil, &v)
 	if code != http.StatusOK {
 		n.t.Fatalf("get call: %d %s", code, raw)
@@ -154,7 +156,7 @@ func (n *testNode) waitCall(acct testAccount, callSid string) CallView {
 	return v
 }
 
-func timelineKinds(v CallView) []string {
+func timelineKinds(v nodeapi.CallView) []string {
 	kinds := make([]string, len(v.Timeline))
 	for i, raw := range v.Timeline {
 		var e struct {

@@ -1,14 +1,12 @@
 package featureserver
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
@@ -16,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -169,7 +167,7 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		err := webhooksig.VerifyJambonz(secret.Load().(string), r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), time.Minute)
 		standard := errors.New("no verifier")
-		if v, verr := webhooksig.NewVerifier(StatusWebhookSecret(secret.Load().(string))); verr == nil {
+		if v, verr := webhooksig.NewVerifier(statushooks.SigningSecret(secret.Load().(string))); verr == nil {
 			standard = v.Verify(r.Header, body)
 		}
 		status := r.URL.Query().Get("call_status")
@@ -236,7 +234,7 @@ func TestStatusHookGivenUpIsAlerted(t *testing.T) {
 	callSid := n.startCall(acct, app.URL, map[string]any{"url": "http://169.254.169.254/status"})
 	n.waitCall(acct, callSid)
 	waitFor(t, func() bool {
-		var alerts []Alert
+		var alerts []nodestore.Alert
 		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=webhook-connection-failure", acct.APIToken, nil, &alerts)
 		return len(alerts) > 0 && alerts[0].CallSid == callSid && alerts[0].URL == "http://169.254.169.254/status"
 	})
@@ -265,45 +263,4 @@ func (n *testNode) startCall(acct testAccount, appURL string, statusHook map[str
 		n.t.Fatalf("start call: %d %s", code, raw)
 	}
 	return call.CallSid
-}
-
-// When an account's webhook secret changes (a bootstrap file gives a new one), its
-// existing status hook endpoints sign with the status webhook secret of the new one,
-// the secret GET /v1/Accounts/{account} shows.
-func TestStatusEndpointFollowsTheAccountSecret(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := OpenStore(ctx, DatabaseLocation{Driver: "sqlite", Path: filepath.Join(dir, "node.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	obStore, err := sqlitestore.Open(ctx, filepath.Join(dir, "outbox.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer obStore.Close()
-	ob, err := outbox.Open(ctx, outbox.Config{Store: obStore})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hook := HookSpec{URL: "https://app.example.com/status"}
-	var ids []string
-	for _, secret := range []string{"first-secret", "second-secret"} {
-		p := newStatusPublisher(testLogger(), st) // a fresh node: nothing cached
-		p.ob = ob
-		id, err := p.endpoint(ctx, Account{Sid: "AC1", WebhookSecret: secret}, hook, hook.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ep, err := ob.GetEndpoint(ctx, "AC1", id)
-		if err != nil || len(ep.Secrets) != 1 || ep.Secrets[0].Key != StatusWebhookSecret(secret) {
-			t.Fatalf("with %s: %v, keys %d", secret, err, len(ep.Secrets))
-		}
-		ids = append(ids, id)
-	}
-	if ids[0] != ids[1] {
-		t.Fatalf("a second endpoint was made: %v", ids)
-	}
 }

@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"context"
@@ -8,67 +8,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
-
-type createAccountInput struct {
-	Authorization string `header:"Authorization" doc:"Bearer admin token (SWITCHBOARD_ADMIN_TOKEN)"`
-	Body          struct {
-		Name string `json:"name" minLength:"1" maxLength:"200" doc:"Display name"`
-	}
-}
-
-type createAccountOutput struct {
-	Body struct {
-		AccountSid          string `json:"account_sid"`
-		Name                string `json:"name"`
-		APIToken            string `json:"api_token" doc:"Bearer token of the account: shown once"`
-		WebhookSecret       string `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
-		StatusWebhookSecret string `json:"status_webhook_secret" doc:"Standard Webhooks secret (whsec_) of the account's status hook deliveries"`
-	}
-}
-
-type accountOutput struct {
-	Body struct {
-		AccountSid          string `json:"account_sid"`
-		Name                string `json:"name"`
-		WebhookSecret       string `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
-		StatusWebhookSecret string `json:"status_webhook_secret" doc:"Standard Webhooks secret (whsec_) of the account's status hook deliveries"`
-	}
-}
-
-func (a *API) registerAccounts(api huma.API) {
-	// The account's own token reads its secrets: the way to learn the webhook secret
-	// a bootstrap file left for the node to generate.
-	huma.Register(api, huma.Operation{
-		OperationID: "get-account", Method: http.MethodGet, Path: "/v1/Accounts/{account}",
-		Summary: "Read the account, with its webhook secrets (the account's own token)",
-	}, func(ctx context.Context, in *struct{ AccountParams }) (*accountOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
-		out := &accountOutput{}
-		out.Body.AccountSid, out.Body.Name, out.Body.WebhookSecret = acct.Sid, acct.Name, acct.WebhookSecret
-		out.Body.StatusWebhookSecret = StatusWebhookSecret(acct.WebhookSecret)
-		return out, nil
-	})
-	huma.Register(api, huma.Operation{
-		OperationID: "create-account", Method: http.MethodPost, Path: "/v1/Accounts",
-		Summary: "Create an account (admin token)", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,
-	}, func(ctx context.Context, in *createAccountInput) (*createAccountOutput, error) {
-		if err := a.authorizeAdmin(in.Authorization); err != nil {
-			return nil, err
-		}
-		acct, token, err := a.store.CreateAccount(ctx, in.Body.Name)
-		if err != nil {
-			return nil, a.internal(err)
-		}
-		out := &createAccountOutput{}
-		out.Body.AccountSid, out.Body.Name, out.Body.APIToken, out.Body.WebhookSecret = acct.Sid, acct.Name, token, acct.WebhookSecret
-		out.Body.StatusWebhookSecret = StatusWebhookSecret(acct.WebhookSecret)
-		return out, nil
-	})
-}
 
 // hookBody is a hook in API requests.
 type hookBody struct {
@@ -79,21 +20,21 @@ type hookBody struct {
 }
 
 // spec validates the hook's URL and returns it as stored.
-func (h *hookBody) spec(field string, allowWebSocket bool) (HookSpec, error) {
+func (h *hookBody) spec(field string, allowWebSocket bool) (nodestore.HookSpec, error) {
 	t, err := fragment.Parse(h.URL)
 	if err != nil {
-		return HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
 			Location: "body." + field + ".url", Message: err.Error(), Value: h.URL})
 	}
 	if !allowWebSocket && t.Policy.Transport == fragment.WebSocket {
-		return HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
 			Location: "body." + field + ".url", Message: "must be an http or https URL", Value: h.URL})
 	}
 	if (h.Username == "") != (h.Password == "") {
-		return HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
 			Location: "body." + field, Message: "username and password go together (HTTP Basic auth)"})
 	}
-	return HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}, nil
+	return nodestore.HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}, nil
 }
 
 type createApplicationInput struct {
@@ -106,7 +47,7 @@ type createApplicationInput struct {
 }
 
 type applicationOutput struct {
-	Body Application
+	Body nodestore.Application
 }
 
 type applicationInput struct {
@@ -115,7 +56,7 @@ type applicationInput struct {
 }
 
 type listApplicationsOutput struct {
-	Body []Application
+	Body []nodestore.Application
 }
 
 func (a *API) registerApplications(api huma.API) {
@@ -131,8 +72,8 @@ func (a *API) registerApplications(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		app := Application{Sid: newSid(), AccountSid: acct.Sid, Name: in.Body.Name, CallHook: callHook,
-			CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
+		app := nodestore.Application{Sid: nodestore.NewSid(), AccountSid: acct.Sid, Name: in.Body.Name, CallHook: callHook,
+			CreatedAt: a.clock.Now().UTC().Truncate(time.Millisecond)}
 		if in.Body.CallStatusHook != nil {
 			status, err := in.Body.CallStatusHook.spec("call_status_hook", false)
 			if err != nil {
@@ -153,11 +94,11 @@ func (a *API) registerApplications(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		apps, err := a.store.Applications(ctx, acct.Sid)
+		apps, err := a.store.ListApplications(ctx, acct.Sid)
 		if err != nil {
 			return nil, a.internal(err)
 		}
-		out := &listApplicationsOutput{Body: make([]Application, len(apps))}
+		out := &listApplicationsOutput{Body: make([]nodestore.Application, len(apps))}
 		for i, app := range apps {
 			out.Body[i] = redactApplication(app)
 		}
@@ -171,7 +112,7 @@ func (a *API) registerApplications(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		app, err := a.store.Application(ctx, acct.Sid, in.Application)
+		app, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: in.Application})
 		if err != nil {
 			return nil, a.notFoundOr(err, "application")
 		}
@@ -185,7 +126,7 @@ func (a *API) registerApplications(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		if err := a.store.DeleteApplication(ctx, acct.Sid, in.Application); err != nil {
+		if err := a.store.DeleteApplication(ctx, nodestore.DeleteApplicationParams{AccountSid: acct.Sid, Sid: in.Application}); err != nil {
 			return nil, a.notFoundOr(err, "application")
 		}
 		return nil, nil
@@ -193,7 +134,7 @@ func (a *API) registerApplications(api huma.API) {
 }
 
 // redactApplication hides hook passwords in API answers.
-func redactApplication(app Application) Application {
+func redactApplication(app nodestore.Application) nodestore.Application {
 	if app.CallHook.Password != "" {
 		app.CallHook.Password = "********"
 	}

@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"context"
@@ -6,7 +6,14 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
+
+// CallView is a call as the API shows it: its record (the `simulate --json` events in
+// its timeline).
+type CallView nodestore.Call
 
 type createCallInput struct {
 	AccountParams
@@ -77,9 +84,9 @@ func (a *API) registerCalls(api huma.API) {
 		}
 		sid, err := a.calls.Start(req)
 		switch {
-		case errors.Is(err, ErrDraining):
+		case errors.Is(err, calls.ErrDraining):
 			return nil, huma.Error503ServiceUnavailable("the node is shutting down")
-		case errors.Is(err, ErrTooManyCalls):
+		case errors.Is(err, calls.ErrTooManyCalls):
 			return nil, huma.Error503ServiceUnavailable("too many active calls")
 		case err != nil:
 			return nil, a.internal(err)
@@ -96,11 +103,15 @@ func (a *API) registerCalls(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		calls, err := a.calls.List(ctx, acct.Sid, in.Limit)
+		list, err := a.calls.List(ctx, acct.Sid, in.Limit)
 		if err != nil {
 			return nil, a.internal(err)
 		}
-		return &listCallsOutput{Body: calls}, nil
+		out := &listCallsOutput{Body: make([]CallView, len(list))}
+		for i, c := range list {
+			out.Body[i] = CallView(c)
+		}
+		return out, nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "get-call", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
@@ -114,7 +125,7 @@ func (a *API) registerCalls(api huma.API) {
 		if err != nil {
 			return nil, a.notFoundOr(err, "call")
 		}
-		return &callOutput{Body: v}, nil
+		return &callOutput{Body: CallView(v)}, nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "update-call", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
@@ -129,16 +140,16 @@ func (a *API) registerCalls(api huma.API) {
 }
 
 // callRequest validates a create-call body into a CallRequest; nothing is started.
-func (a *API) callRequest(ctx context.Context, acct Account, in *createCallInput) (CallRequest, error) {
+func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *createCallInput) (calls.Request, error) {
 	b := &in.Body
-	req := CallRequest{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: b.To, Tag: b.Tag}
+	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: b.To, Tag: b.Tag}
 	switch {
 	case b.ApplicationSid != "" && b.CallHook != nil:
 		return req, huma.Error422UnprocessableEntity("give application_sid or call_hook, not both")
 	case b.ApplicationSid != "":
-		app, err := a.store.Application(ctx, acct.Sid, b.ApplicationSid)
+		app, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: b.ApplicationSid})
 		if err != nil {
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, nodestore.ErrNotFound) {
 				return req, huma.Error422UnprocessableEntity("application_sid: no such application")
 			}
 			return req, a.internal(err)
@@ -170,7 +181,7 @@ func (a *API) callRequest(ctx context.Context, acct Account, in *createCallInput
 	return req, nil
 }
 
-func (a *API) updateCall(ctx context.Context, acct Account, in *updateCallInput) (*acceptedOutput, error) {
+func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *updateCallInput) (*acceptedOutput, error) {
 	b := &in.Body
 	set := 0
 	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != ""} {
@@ -196,11 +207,11 @@ func (a *API) updateCall(ctx context.Context, acct Account, in *updateCallInput)
 		err, status = a.calls.Mute(acct.Sid, in.CallSid, b.MuteStatus == "mute"), b.MuteStatus
 	}
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, nodestore.ErrNotFound):
 		return nil, huma.Error404NotFound("call not found or no longer active")
-	case errors.Is(err, ErrCallEnded):
+	case errors.Is(err, calls.ErrCallEnded):
 		return nil, huma.Error409Conflict("the call has ended")
-	case errors.Is(err, ErrControlBacklog):
+	case errors.Is(err, calls.ErrControlBacklog):
 		return nil, huma.Error429TooManyRequests("the call has not applied earlier commands yet")
 	case err != nil:
 		return nil, a.internal(err)

@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"reflect"

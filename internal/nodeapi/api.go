@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"context"
@@ -10,18 +10,61 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // maxRequestBody bounds every API request body: calls, applications and scenarios
 // are small, and a huge body is refused with 413 before it is read.
 const maxRequestBody = 256 << 10
 
-// API serves the node's REST API (JSON, RFC 9457 problem documents, an OpenAPI
-// document at /openapi.json) on a ServeMux.
+// Options configure the API. Zero values take the defaults documented per field.
+type Options struct {
+	// Store keeps the accounts, applications and alerts the API reads and writes.
+	// Required.
+	Store nodestore.Store
+	// Calls starts, reads and controls calls. Required.
+	Calls *calls.Manager
+	// AdminToken, when set, may create accounts. Default none: account creation
+	// through the API is refused with 403.
+	AdminToken string
+	// Version is the API's version in the OpenAPI document. Default none.
+	Version string
+	// Clock stamps new accounts and applications. Default the wall clock.
+	Clock retry.Clock
+	// Logger receives the errors that answer 500, whose details clients do not see.
+	// Default: the zero Logger, which discards them.
+	Logger zerolog.Logger
+}
+
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = retry.SystemClock{}
+	}
+	return o
+}
+
+// validate reports every bad value at once.
+func (o Options) validate() error {
+	var errs []error
+	if o.Store == nil {
+		errs = append(errs, errors.New("nodeapi: Options.Store is required"))
+	}
+	if o.Calls == nil {
+		errs = append(errs, errors.New("nodeapi: Options.Calls is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// API serves the node's REST API.
 type API struct {
-	store *Store
-	calls *CallManager
+	store nodestore.Store
+	calls *calls.Manager
 	admin string
+	clock retry.Clock
 	log   zerolog.Logger
 }
 
@@ -31,10 +74,16 @@ type AccountParams struct {
 	Authorization string `header:"Authorization" doc:"Bearer API token of the account"`
 }
 
-// newAPI registers the API's operations on mux.
-func newAPI(mux *http.ServeMux, store *Store, calls *CallManager, adminToken, version string, log zerolog.Logger) *API {
-	a := &API{store: store, calls: calls, admin: adminToken, log: log}
-	config := huma.DefaultConfig("Switchboard feature server", version)
+// Register registers the API's operations and its OpenAPI document on mux, or
+// returns the error naming every bad option (then mux is untouched). Serve mux
+// through Handler.
+func Register(mux *http.ServeMux, o Options) error {
+	o = o.WithDefaults()
+	if err := o.validate(); err != nil {
+		return err
+	}
+	a := &API{store: o.Store, calls: o.Calls, admin: o.AdminToken, clock: o.Clock, log: o.Logger}
+	config := huma.DefaultConfig("Switchboard feature server", o.Version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
 	config.CreateHooks = nil
 	config.DocsPath = ""
@@ -45,7 +94,7 @@ func newAPI(mux *http.ServeMux, store *Store, calls *CallManager, adminToken, ve
 	a.registerApplications(api)
 	a.registerCalls(api)
 	a.registerAlerts(api)
-	return a
+	return nil
 }
 
 func bearer(header string) string {
@@ -69,7 +118,7 @@ func (a *API) authenticateFirst(api huma.API) func(huma.Context, func(huma.Conte
 		case op.OperationID == "create-account":
 			err = a.authorizeAdmin(ctx.Header("Authorization"))
 		case strings.HasPrefix(op.Path, "/v1/Accounts/{account}"):
-			var acct Account
+			var acct nodestore.Account
 			acct, err = a.authorize(ctx.Context(), AccountParams{Account: ctx.Param("account"), Authorization: ctx.Header("Authorization")})
 			if err == nil {
 				ctx = huma.WithValue(ctx, accountKey{}, acct)
@@ -105,25 +154,25 @@ func writeError(api huma.API, ctx huma.Context, err error) {
 // authorize resolves the bearer token and checks it belongs to the account in the
 // path. A token of another account gets 404, as if the account did not exist: an
 // account can never learn anything about another.
-func (a *API) authorize(ctx context.Context, p AccountParams) (Account, error) {
-	if acct, ok := ctx.Value(accountKey{}).(Account); ok && acct.Sid == p.Account {
+func (a *API) authorize(ctx context.Context, p AccountParams) (nodestore.Account, error) {
+	if acct, ok := ctx.Value(accountKey{}).(nodestore.Account); ok && acct.Sid == p.Account {
 		return acct, nil // already checked by authenticateFirst
 	}
 	token := bearer(p.Authorization)
 	if token == "" {
-		return Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("missing bearer token"),
+		return nodestore.Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("missing bearer token"),
 			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard"`}})
 	}
-	acct, err := a.store.AccountByToken(ctx, token)
-	if errors.Is(err, ErrNotFound) {
-		return Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("invalid bearer token"),
+	acct, err := a.store.AccountByToken(ctx, nodestore.HashToken(token))
+	if errors.Is(err, nodestore.ErrNotFound) {
+		return nodestore.Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("invalid bearer token"),
 			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard", error="invalid_token"`}})
 	}
 	if err != nil {
-		return Account{}, a.internal(err)
+		return nodestore.Account{}, a.internal(err)
 	}
 	if acct.Sid != p.Account {
-		return Account{}, huma.Error404NotFound("account not found")
+		return nodestore.Account{}, huma.Error404NotFound("account not found")
 	}
 	return acct, nil
 }
@@ -148,7 +197,7 @@ func (a *API) internal(err error) error {
 
 // notFoundOr maps ErrNotFound to a 404 problem and anything else to a 500.
 func (a *API) notFoundOr(err error, what string) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, nodestore.ErrNotFound) {
 		return huma.Error404NotFound(what + " not found")
 	}
 	return a.internal(err)

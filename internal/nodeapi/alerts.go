@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
 type listAlertsInput struct {
@@ -16,7 +18,7 @@ type listAlertsInput struct {
 }
 
 type listAlertsOutput struct {
-	Body []Alert
+	Body []nodestore.Alert
 }
 
 func (a *API) registerAlerts(api huma.API) {
@@ -28,9 +30,12 @@ func (a *API) registerAlerts(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		alerts, err := a.store.Alerts(ctx, acct.Sid, in.Type, in.Since, in.Limit)
+		alerts, err := a.store.ListAlerts(ctx, nodestore.ListAlertsParams{AccountSid: acct.Sid, Type: in.Type, Since: in.Since, Limit: in.Limit})
 		if err != nil {
 			return nil, a.internal(err)
+		}
+		if alerts == nil {
+			alerts = []nodestore.Alert{} // an empty list, never null
 		}
 		return &listAlertsOutput{Body: alerts}, nil
 	})

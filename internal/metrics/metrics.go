@@ -1,16 +1,18 @@
-package featureserver
+package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
-// Metrics are the node's Prometheus metrics, on a registry of their own so that
-// several nodes (tests) can live in one process.
+// Metrics are the node's Prometheus metrics. Their methods are safe for concurrent
+// use.
 type Metrics struct {
+	// Registry holds them, with the Go runtime's and the process's.
 	Registry       *prometheus.Registry
 	callsActive    prometheus.Gauge
 	callsTotal     *prometheus.CounterVec
@@ -22,8 +24,8 @@ type Metrics struct {
 	outboxLag      prometheus.Gauge
 }
 
-// NewMetrics registers the node's metrics and the Go runtime's.
-func NewMetrics() *Metrics {
+// New registers the node's metrics and the Go runtime's on a new registry.
+func New() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		callsActive: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -49,10 +51,10 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// watchStore exports the outbox store's single writer, read at each scrape: the rate
+// WatchStore exports the outbox store's single writer, read at each scrape: the rate
 // of busy seconds is the share of time it was writing, and near 1 says writes queue
-// for it (the outbox's throughput bound on SQLite).
-func (m *Metrics) watchStore(stats func() sqlitestore.Stats) {
+// for it (the outbox's throughput bound on SQLite). Call it once per registry.
+func (m *Metrics) WatchStore(stats func() sqlitestore.Stats) {
 	counter := func(name, help string, value func(sqlitestore.Stats) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
 			func() float64 { return value(stats()) })
@@ -69,8 +71,18 @@ func (m *Metrics) watchStore(stats func() sqlitestore.Stats) {
 	)
 }
 
-// observe counts a timeline event.
-func (m *Metrics) observe(e callctl.Event) {
+// CallStarted counts a call in progress.
+func (m *Metrics) CallStarted() { m.callsActive.Inc() }
+
+// CallEnded counts a call's end, by its reason.
+func (m *Metrics) CallEnded(reason string) {
+	m.callsActive.Dec()
+	m.callsTotal.WithLabelValues(reason).Inc()
+}
+
+// ObserveEvent counts a call's timeline event: hook attempts and retries,
+// reconnects, alerts.
+func (m *Metrics) ObserveEvent(e callctl.Event) {
 	switch e.Kind {
 	case callctl.KindHookAttempt:
 		m.hookAttempts.WithLabelValues(e.Class).Inc()
@@ -79,6 +91,18 @@ func (m *Metrics) observe(e callctl.Event) {
 	case callctl.KindWSReconnect:
 		m.wsReconnects.Inc()
 	case callctl.KindAlert:
-		m.alerts.WithLabelValues(string(e.AlertType)).Inc()
+		m.AlertRaised(string(e.AlertType))
+	}
+}
+
+// AlertRaised counts an alert raised outside a call's timeline (a status
+// notification given up).
+func (m *Metrics) AlertRaised(alertType string) { m.alerts.WithLabelValues(alertType).Inc() }
+
+// ObserveDelivery counts outbox attempts by outcome and tracks the queue lag.
+func (m *Metrics) ObserveDelivery(_ outbox.Delivery, a outbox.Attempt) {
+	m.outboxOutcomes.WithLabelValues(string(a.Class)).Inc()
+	if !a.ScheduledAt.IsZero() {
+		m.outboxLag.Set(max(a.At.Sub(a.ScheduledAt), 0).Seconds())
 	}
 }

@@ -1,0 +1,311 @@
+package calls
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/callctl/scenario"
+	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/metrics"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
+)
+
+// Errors of the call manager.
+var (
+	// ErrDraining: the node is shutting down and takes no new calls.
+	ErrDraining = errors.New("node is draining: no new calls")
+	// ErrTooManyCalls: MaxCalls calls are already active.
+	ErrTooManyCalls = errors.New("too many active calls")
+	// ErrCallEnded: live control of a call that already ended.
+	ErrCallEnded = errors.New("call has ended")
+	// ErrControlBacklog: the call has not yet applied earlier commands.
+	ErrControlBacklog = errors.New("too many pending commands for the call")
+)
+
+// Network builds what every call of the node shares: the hook clients and WebSocket
+// options of a call to an application URL (featureserver.CallNetwork).
+type Network interface {
+	// CallOptions returns the Options of a call to appURL; the manager adds what is
+	// the call's own.
+	CallOptions(appURL string) callctl.Options
+	// CloseIdleConnections closes pooled connections once the calls are over.
+	CloseIdleConnections()
+}
+
+// Options configure a Manager. Zero values take the defaults documented per field.
+type Options struct {
+	// Store keeps the call records and the alerts calls raise. Required.
+	Store nodestore.Store
+	// Network builds each call's hook clients and WebSocket options. Required.
+	Network Network
+	// MaxCalls caps concurrent calls; more are refused with ErrTooManyCalls.
+	// Required: at least 1.
+	MaxCalls int
+	// IdleLimit ends a WebSocket call whose verbs ran out and that has heard nothing
+	// for this long (callctl.Options.IdleLimit). Required: positive.
+	IdleLimit time.Duration
+	// Status, when set, gives each call with a status hook the notifier its
+	// notifications go through (the node's outbox). Default none: the call sends
+	// them itself.
+	Status func(nodestore.Account, nodestore.HookSpec) callctl.StatusNotifier
+	// Metrics counts calls, their hook attempts and alerts. Default: metrics of a
+	// registry of their own.
+	Metrics *metrics.Metrics
+	// Clock stamps the records: creation, end, alerts. Default the wall clock.
+	Clock retry.Clock
+	// Logger receives a line per call's end and every failure to record one; lines
+	// about a call carry its call_sid. Default: the zero Logger, which discards them.
+	Logger zerolog.Logger
+}
+
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
+	if o.Metrics == nil {
+		o.Metrics = metrics.New()
+	}
+	if o.Clock == nil {
+		o.Clock = retry.SystemClock{}
+	}
+	return o
+}
+
+// validate reports every bad value at once.
+func (o Options) validate() error {
+	checks := []struct {
+		ok          bool
+		field, want string
+	}{
+		{o.Store != nil, "Store", "required"},
+		{o.Network != nil, "Network", "required"},
+		{o.MaxCalls >= 1, "MaxCalls", "must be at least 1"},
+		{o.IdleLimit > 0, "IdleLimit", "must be positive"},
+	}
+	var errs []error
+	for _, c := range checks {
+		if !c.ok {
+			errs = append(errs, errors.New("calls: Options."+c.field+" "+c.want))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Request is a call to start.
+type Request struct {
+	Account        nodestore.Account
+	ApplicationSid string
+	CallHook       nodestore.HookSpec
+	CallStatusHook *nodestore.HookSpec
+	From, To       string
+	Tag            map[string]any
+	Script         callctl.Script
+	Expect         scenario.Expectations
+}
+
+// liveCall is a call in progress.
+type liveCall struct {
+	appURL  string // the call hook, for alerts
+	control chan callctl.Control
+	mu      sync.Mutex
+	view    nodestore.Call
+	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed once the call's final record is saved
+}
+
+func (lc *liveCall) snapshot(withTimeline bool) nodestore.Call {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	v := lc.view
+	if withTimeline {
+		v.Timeline = append([]json.RawMessage(nil), lc.view.Timeline...)
+	} else {
+		v.Timeline = nil
+	}
+	return v
+}
+
+// Manager starts, tracks and drains the node's calls. It is safe for concurrent use.
+type Manager struct {
+	opts    Options
+	store   nodestore.Store
+	log     zerolog.Logger
+	metrics *metrics.Metrics
+
+	warned sync.Map // URLs whose fragment warnings were logged (once per URL)
+
+	mu       sync.Mutex
+	calls    map[string]*liveCall
+	draining bool
+	drained  chan struct{} // closed when draining starts
+	wg       sync.WaitGroup
+}
+
+// New returns a manager of no calls, or the error naming every bad option.
+func New(opts Options) (*Manager, error) {
+	opts = opts.WithDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	return &Manager{opts: opts, store: opts.Store, log: opts.Logger, metrics: opts.Metrics,
+		calls: map[string]*liveCall{}, drained: make(chan struct{})}, nil
+}
+
+// warnFragment logs, once per URL, why a URL's retry fragment was not taken as
+// written (an invalid rc, an unknown rp class): docs/call-control.md §1.
+func (m *Manager) warnFragment(raw string) {
+	t, err := fragment.Parse(raw)
+	if err != nil || len(t.Policy.Warnings) == 0 {
+		return
+	}
+	if _, seen := m.warned.LoadOrStore(raw, true); seen {
+		return
+	}
+	for _, w := range t.Policy.Warnings {
+		m.log.Warn().Str("url", raw).Msg(w)
+	}
+}
+
+// Start starts a call and returns its sid at once; the call runs in the background
+// until it ends, is hung up or the manager drains. It fails with ErrDraining once
+// Drain began, with ErrTooManyCalls at MaxCalls active calls, and with the store's
+// error when the call cannot be put on record (then nothing runs).
+func (m *Manager) Start(req Request) (string, error) {
+	m.warnFragment(req.CallHook.URL)
+	if req.CallStatusHook != nil {
+		m.warnFragment(req.CallStatusHook.URL)
+	}
+	sid := nodestore.NewSid()
+	opts := m.callOptions(req, sid)
+	m.mu.Lock()
+	switch {
+	case m.draining:
+		m.mu.Unlock()
+		return "", ErrDraining
+	case len(m.calls) >= m.opts.MaxCalls:
+		m.mu.Unlock()
+		return "", ErrTooManyCalls
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
+		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
+		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
+		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC(),
+	}}
+	m.calls[sid] = lc
+	m.wg.Add(1)
+	m.mu.Unlock()
+
+	// The call is on record from its start, so a crash of the node cannot make it
+	// vanish (RecoverInterrupted ends such records at the next start).
+	if err := m.store.SaveCall(context.Background(), lc.view); err != nil {
+		m.mu.Lock()
+		delete(m.calls, sid)
+		m.mu.Unlock()
+		m.wg.Done()
+		cancel(err)
+		return "", err
+	}
+	opts.OnEvent = func(e callctl.Event) { m.observe(lc, req.Account, e) }
+	opts.Control = lc.control
+	m.metrics.CallStarted()
+	go m.run(ctx, lc, req, opts)
+	return sid, nil
+}
+
+func (m *Manager) callOptions(req Request, sid string) callctl.Options {
+	opts := m.opts.Network.CallOptions(req.CallHook.URL)
+	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
+	opts.Secret = req.Account.WebhookSecret
+	opts.Call = callctl.CallInfo{
+		CallSid: sid, From: req.From, To: req.To, AccountSid: req.Account.Sid,
+		ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
+	}
+	opts.Script = req.Script
+	opts.IdleLimit = m.opts.IdleLimit
+	// A scenario fault's own dialer has the default call-control rules on a node,
+	// not the node's allow-list: kept as it was (issue 13 changes it).
+	opts.EgressRules = transport.EgressRules{}
+	if req.CallStatusHook != nil {
+		h := req.CallStatusHook
+		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
+		opts.StatusHookUsername, opts.StatusHookPassword = h.Username, h.Password
+		if m.opts.Status != nil {
+			opts.StatusNotifier = m.opts.Status(req.Account, *h)
+		}
+	}
+	return opts
+}
+
+func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callctl.Options) {
+	defer m.wg.Done()
+	log := m.log.With().Str("call_sid", lc.view.CallSid).Logger()
+	res, err := callctl.Run(ctx, opts)
+	now := m.opts.Clock.Now().UTC()
+	lc.mu.Lock()
+	lc.view.Active = false
+	lc.view.EndedAt = &now
+	if err != nil {
+		// Options the runtime refused (a bad URL slipped past the API): record it as
+		// a failed call rather than losing it.
+		lc.view.CallStatus, lc.view.Reason = string(callctl.StatusFailed), err.Error()
+	} else {
+		lc.view.CallStatus, lc.view.Reason, lc.view.SipStatus = string(res.Status), res.Reason, res.SIPStatus
+		// A call this node stopped has the cause as its reason (callctl.Run).
+		lc.view.ExpectationsFailed = req.Expect.Check(res)
+	}
+	view := lc.view
+	lc.mu.Unlock()
+	m.metrics.CallEnded(view.Reason)
+	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.store.SaveCall(saveCtx, view); err != nil {
+		log.Error().Err(err).Msg("saving the call record failed")
+	}
+	m.mu.Lock()
+	delete(m.calls, view.CallSid)
+	m.mu.Unlock()
+	close(lc.done)
+	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
+}
+
+// observe records a timeline event, counts it and stores alerts.
+func (m *Manager) observe(lc *liveCall, account nodestore.Account, e callctl.Event) {
+	line, err := json.Marshal(e)
+	if err != nil { // cannot happen: an Event always marshals
+		m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("encoding a timeline event failed")
+		return
+	}
+	lc.mu.Lock()
+	lc.view.Timeline = append(lc.view.Timeline, line)
+	if e.Kind == callctl.KindCallStatus {
+		lc.view.CallStatus = e.Status
+	}
+	lc.mu.Unlock()
+	if e.Kind == callctl.KindCallStatus && e.Status == string(callctl.StatusInProgress) {
+		// Answered: on record as such, with its timeline so far, so that a crash
+		// now leaves a completed call (Interrupted). This runs on the call's
+		// goroutine, before the record of its end.
+		if err := m.store.SaveCall(context.Background(), lc.snapshot(true)); err != nil {
+			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("recording the answered call failed")
+		}
+	}
+	m.metrics.ObserveEvent(e)
+	if e.Kind == callctl.KindAlert {
+		url := e.URL // the request at fault
+		if url == "" {
+			url = lc.appURL
+		}
+		alert := nodestore.Alert{AccountSid: account.Sid, Type: string(e.AlertType), CallSid: e.CallSid,
+			URL: url, Detail: e.Detail, Time: m.opts.Clock.Now().UTC()}
+		if err := m.store.AddAlert(context.Background(), alert); err != nil {
+			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("storing an alert failed")
+		}
+	}
+}

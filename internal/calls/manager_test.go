@@ -1,0 +1,139 @@
+package calls
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// noNetwork serves managers that start no call.
+type noNetwork struct{}
+
+func (noNetwork) CallOptions(appURL string) callctl.Options { return callctl.Options{AppURL: appURL} }
+func (noNetwork) CloseIdleConnections()                     {}
+
+func openStore(t *testing.T) nodestore.Store {
+	t.Helper()
+	s, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// An invalid rc or unknown rp class is logged once per URL, however many calls use it.
+func TestFragmentWarningsLoggedOncePerURL(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	m, err := New(Options{Store: openStore(t), Network: noNetwork{}, MaxCalls: 1, IdleLimit: time.Second, Logger: zerolog.New(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		m.warnFragment("http://127.0.0.1:1/call#rc=abc&rp=bogus")
+	}
+	m.warnFragment("http://127.0.0.1:1/other")
+	if n := strings.Count(logs.String(), `"level":"warn"`); n != 3 {
+		t.Errorf("%d warnings logged, want 3 (rc, the unknown class, the rp fallback: once):\n%s", n, logs.String())
+	}
+}
+
+// New names every bad option at once.
+func TestNewReportsEveryBadOption(t *testing.T) {
+	t.Parallel()
+	_, err := New(Options{MaxCalls: -1})
+	for _, field := range []string{"Store", "Network", "MaxCalls", "IdleLimit"} {
+		if err == nil || !strings.Contains(err.Error(), "Options."+field) {
+			t.Errorf("error %v does not name Options.%s", err, field)
+		}
+	}
+}
+
+// A call a crashed run left active ends as completed when it had been answered,
+// else as failed, with the restart as its reason, at the time of the recovery.
+func TestRecoverInterrupted(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	clock := testkit.NewClock()
+	created := testkit.Epoch.Add(-time.Minute)
+	for sid, status := range map[string]string{"answered": "in-progress", "ringing": "trying"} {
+		if err := store.SaveCall(t.Context(), nodestore.Call{CallSid: sid, AccountSid: "a", CallStatus: status, Active: true, CreatedAt: created}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := New(Options{Store: store, Network: noNetwork{}, MaxCalls: 1, IdleLimit: time.Second, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := m.RecoverInterrupted(t.Context()); err != nil || n != 2 {
+		t.Fatalf("recovered %d, %v; want 2", n, err)
+	}
+	for sid, want := range map[string]struct {
+		status string
+		sip    int
+	}{"answered": {"completed", 200}, "ringing": {"failed", 0}} {
+		c, err := m.Get(t.Context(), "a", sid)
+		if err != nil || c.Active || c.CallStatus != want.status || c.SipStatus != want.sip || c.Reason != ReasonNodeRestart ||
+			c.EndedAt == nil || !c.EndedAt.Equal(testkit.Epoch) {
+			t.Errorf("%s after recovery: %+v, %v; want %s/%d ended at %v", sid, c, err, want.status, want.sip, testkit.Epoch)
+		}
+	}
+	if n, err := m.RecoverInterrupted(t.Context()); err != nil || n != 0 {
+		t.Fatalf("a second recovery: %d, %v; want none", n, err)
+	}
+}
+
+// Live control of a call that is not active here is ErrNotFound, and nothing is
+// sent anywhere.
+func TestControlOfAnUnknownCall(t *testing.T) {
+	t.Parallel()
+	m, err := New(Options{Store: openStore(t), Network: noNetwork{}, MaxCalls: 1, IdleLimit: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"hangup":   m.Hangup("a", "nope"),
+		"redirect": m.Redirect("a", "nope", nodestore.HookSpec{URL: "http://127.0.0.1:1/"}),
+		"mute":     m.Mute("a", "nope", true),
+	} {
+		if !errors.Is(err, nodestore.ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", name, err)
+		}
+	}
+	if _, err := m.Get(t.Context(), "a", "nope"); !errors.Is(err, nodestore.ErrNotFound) {
+		t.Errorf("get: %v, want ErrNotFound", err)
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,66 @@
+package nodeapi
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Handler serves mux, on which Register put the API, as the node's HTTP handler: a
+// request body without a Content-Type is taken as JSON, and a request that matches
+// no route (404) or no method of a route (405) gets a problem document.
+func Handler(mux *http.ServeMux) http.Handler { return defaultJSON(problemFallback(mux)) }
+
+// defaultJSON treats a request body without a Content-Type as JSON, as jambonz-style
+// API clients (and curl users) often omit it; any other declared type is still
+// checked and refused with 415 when it is not JSON.
+func defaultJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 && r.Header.Get("Content-Type") == "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// problemFallback answers requests that match no route (404) or no method of a route
+// (405) with an RFC 9457 problem document instead of ServeMux's plain text.
+func problemFallback(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// Let ServeMux decide between 404 and 405 (and the Allow header), then
+		// replace its body.
+		rec := &statusOnly{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		if allow := rec.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		detail := "no such resource: " + r.URL.Path
+		if rec.status == http.StatusMethodNotAllowed {
+			detail = r.Method + " is not allowed on " + r.URL.Path
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(rec.status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"title": http.StatusText(rec.status), "status": rec.status, "detail": detail})
+	})
+}
+
+// statusOnly records the status and headers a handler writes, and drops its body.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (s *statusOnly) Header() http.Header { return s.header }
+func (s *statusOnly) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *statusOnly) Write(b []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	return len(b), nil
+}

@@ -1,0 +1,120 @@
+package nodestoretest
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+)
+
+func call(account, sid string, created time.Time, active bool) nodestore.Call {
+	return nodestore.Call{CallSid: sid, AccountSid: account, ApplicationSid: "app", From: "+15550001", To: "+15550002",
+		Direction: "inbound", CallStatus: "trying", Active: active, CreatedAt: created}
+}
+
+// testSaveCall: a call's record reads back exactly as saved (times to the
+// nanosecond, its timeline as written); saving it again replaces its state and
+// timeline; another account never sees it.
+func testSaveCall(t *testing.T, s nodestore.Store) {
+	c := call("a", "call1", t0.Add(123456789), true)
+	if err := s.SaveCall(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "call1"})
+	if err != nil || !reflect.DeepEqual(got, c) {
+		t.Fatalf("GetCall: %+v, %v; want %+v", got, err, c)
+	}
+	ended := t0.Add(5*time.Second + 7)
+	done := c
+	done.Active, done.CallStatus, done.Reason, done.SipStatus, done.EndedAt = false, "completed", "hangup-verb", 200, &ended
+	done.ExpectationsFailed = []string{"verbs: want [say]"}
+	done.Timeline = []json.RawMessage{json.RawMessage(`{"t_ms":0,"kind":"call.start"}`), json.RawMessage(`{"t_ms":5000,"kind":"call.end"}`)}
+	if err := s.SaveCall(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "call1"})
+	if err != nil || !reflect.DeepEqual(got, done) {
+		t.Fatalf("after saving again: %+v, %v; want %+v", got, err, done)
+	}
+	if calls, err := s.ListCalls(ctx, nodestore.ListCallsParams{AccountSid: "b", Limit: 10}); err != nil || len(calls) != 0 {
+		t.Fatalf("another account's listing: %+v, %v", calls, err)
+	}
+	if _, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "nope"}); !errors.Is(err, nodestore.ErrNotFound) {
+		t.Fatalf("a missing call: %v, want ErrNotFound", err)
+	}
+}
+
+// testListCalls: the account's calls, newest first (then by sid), at most the limit,
+// each with its whole record.
+func testListCalls(t *testing.T, s nodestore.Store) {
+	saved := []nodestore.Call{
+		call("a", "old", t0, false),
+		call("a", "new-b", t0.Add(time.Minute), true),
+		call("a", "new-a", t0.Add(time.Minute), false),
+		call("a", "mid", t0.Add(time.Second), false),
+		call("b", "other", t0.Add(time.Hour), false),
+	}
+	saved[0].Timeline = []json.RawMessage{json.RawMessage(`{"kind":"call.start"}`)}
+	for _, c := range saved {
+		if err := s.SaveCall(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(limit int) []string {
+		t.Helper()
+		calls, err := s.ListCalls(ctx, nodestore.ListCallsParams{AccountSid: "a", Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids := []string{}
+		for _, c := range calls {
+			sids = append(sids, c.CallSid)
+			if c.CallSid == "old" && !reflect.DeepEqual(c, saved[0]) {
+				t.Errorf("listed record %+v, want %+v", c, saved[0])
+			}
+		}
+		return sids
+	}
+	if got, want := list(10), []string{"new-a", "new-b", "mid", "old"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("listed %v, want %v", got, want)
+	}
+	if got, want := list(2), []string{"new-a", "new-b"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("with limit 2: %v, want %v", got, want)
+	}
+}
+
+// testInterruptActiveCalls: every call saved as active, and only those, is replaced
+// by what end makes of it and saved as not active; a second run finds none.
+func testInterruptActiveCalls(t *testing.T, s nodestore.Store) {
+	for _, c := range []nodestore.Call{call("a", "live1", t0, true), call("b", "live2", t0, true), call("a", "ended", t0, false)} {
+		if err := s.SaveCall(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []string
+	end := func(c nodestore.Call) nodestore.Call {
+		seen = append(seen, c.CallSid)
+		c.Active, c.CallStatus, c.Reason = false, "failed", "node-restart"
+		return c
+	}
+	n, err := s.InterruptActiveCalls(ctx, end)
+	if err != nil || n != 2 || len(seen) != 2 {
+		t.Fatalf("interrupted %d (%v), %v; want the 2 active calls", n, seen, err)
+	}
+	for _, c := range []nodestore.GetCallParams{{AccountSid: "a", CallSid: "live1"}, {AccountSid: "b", CallSid: "live2"}} {
+		got, err := s.GetCall(ctx, c)
+		if err != nil || got.Active || got.Reason != "node-restart" || got.CallStatus != "failed" {
+			t.Fatalf("%s after the interruption: %+v, %v", c.CallSid, got, err)
+		}
+	}
+	if got, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "ended"}); err != nil || got.Reason != "" {
+		t.Fatalf("an ended call was touched: %+v, %v", got, err)
+	}
+	seen = nil
+	if n, err := s.InterruptActiveCalls(ctx, end); err != nil || n != 0 || len(seen) != 0 {
+		t.Fatalf("a second run: %d (%v), %v; want none", n, seen, err)
+	}
+}

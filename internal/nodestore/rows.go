@@ -1,0 +1,76 @@
+package nodestore
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Account is a tenant of the node.
+type Account struct {
+	Sid           string    `json:"account_sid"`
+	Name          string    `json:"name"`
+	WebhookSecret string    `json:"-"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// HookSpec is a stored hook: URL (fragment allowed), method and Basic credentials.
+type HookSpec struct {
+	URL      string `json:"url"`
+	Method   string `json:"method,omitempty" enum:"GET,POST" doc:"POST (default) or GET"`
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+}
+
+// Application binds a call hook and a status hook to an account.
+type Application struct {
+	Sid            string    `json:"application_sid"`
+	AccountSid     string    `json:"account_sid"`
+	Name           string    `json:"name"`
+	CallHook       HookSpec  `json:"call_hook"`
+	CallStatusHook *HookSpec `json:"call_status_hook,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// Alert is something an account's operator should know about a call.
+type Alert struct {
+	Type       string    `json:"type"`
+	CallSid    string    `json:"call_sid"`
+	URL        string    `json:"url"`
+	Detail     string    `json:"detail"`
+	Time       time.Time `json:"time"`
+	AccountSid string    `json:"-"`
+}
+
+// Call is the record of a call: its state while it runs and once it ended, with its
+// timeline. Its JSON form is the call as the REST API shows it.
+type Call struct {
+	CallSid        string     `json:"call_sid"`
+	AccountSid     string     `json:"account_sid"`
+	ApplicationSid string     `json:"application_sid,omitempty"`
+	From           string     `json:"from"`
+	To             string     `json:"to"`
+	Direction      string     `json:"direction"`
+	CallStatus     string     `json:"call_status"`
+	Active         bool       `json:"active"`
+	Reason         string     `json:"reason,omitempty"`
+	SipStatus      int        `json:"sip_status,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	// ExpectationsFailed lists the scenario's expectations the call did not meet.
+	ExpectationsFailed []string `json:"expectations_failed,omitempty"`
+	// Timeline holds the call's events in the `simulate --json` format.
+	Timeline []json.RawMessage `json:"timeline,omitempty"`
+}
+
+// TokenOrigin says where an API token came from.
+type TokenOrigin string
+
+// The origins of API tokens.
+const (
+	// TokenFromAPI: created with its account through the REST API. It stays until
+	// its account is deleted.
+	TokenFromAPI TokenOrigin = "api"
+	// TokenFromBootstrap: installed by a bootstrap file. The next bootstrap token of
+	// the same account replaces it, so rotating it in the file revokes the old one.
+	TokenFromBootstrap TokenOrigin = "bootstrap"
+)

@@ -1,0 +1,37 @@
+package sqlitenode
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+)
+
+// AddAlert implements nodestore.Store.
+func (s *Store) AddAlert(ctx context.Context, a nodestore.Alert) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_alerts(account_sid, type, call_sid, url, detail, at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.AccountSid, a.Type, a.CallSid, a.URL, a.Detail, a.Time.UnixMilli())
+	return err
+}
+
+// ListAlerts implements nodestore.Store.
+func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([]nodestore.Alert, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT type, call_sid, url, detail, at_ms FROM fs_alerts
+		WHERE account_sid = ? AND (? = '' OR type = ?) AND at_ms >= ? ORDER BY at_ms, id LIMIT ?`,
+		p.AccountSid, p.Type, p.Type, p.Since.UnixMilli(), p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	alerts := []nodestore.Alert{}
+	for rows.Next() {
+		a := nodestore.Alert{AccountSid: p.AccountSid}
+		var at int64
+		if err := rows.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at); err != nil {
+			return nil, err
+		}
+		a.Time = time.UnixMilli(at).UTC()
+		alerts = append(alerts, a)
+	}
+	return alerts, rows.Err()
+}

@@ -1,0 +1,111 @@
+package sqlitenode
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+)
+
+// SaveCall implements nodestore.Store: the record is kept as its JSON.
+func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active`,
+		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli())
+	return err
+}
+
+// InterruptActiveCalls implements nodestore.Store.
+// The records are replaced in one transaction: all of them, or none.
+func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Call) nodestore.Call) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT sid, record FROM fs_calls WHERE active = 1`)
+	if err != nil {
+		return 0, err
+	}
+	type pending struct{ sid, record string }
+	var calls []pending
+	for rows.Next() {
+		var p pending
+		if err := rows.Scan(&p.sid, &p.record); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		calls = append(calls, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, p := range calls {
+		c, err := decodeCall(p.record)
+		if err != nil {
+			return 0, fmt.Errorf("call %s: %w", p.sid, err)
+		}
+		b, err := json.Marshal(end(c))
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0 WHERE sid = ?`, string(b), p.sid); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	return len(calls), nil
+}
+
+// GetCall implements nodestore.Store.
+func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodestore.Call, error) {
+	var rec string
+	err := s.db.QueryRowContext(ctx, `SELECT record FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid).Scan(&rec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nodestore.Call{}, nodestore.ErrNotFound
+	}
+	if err != nil {
+		return nodestore.Call{}, err
+	}
+	return decodeCall(rec)
+}
+
+// ListCalls implements nodestore.Store.
+func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT record FROM fs_calls WHERE account_sid = ? ORDER BY created_at_ms DESC, sid LIMIT ?`, p.AccountSid, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	calls := []nodestore.Call{}
+	for rows.Next() {
+		var rec string
+		if err := rows.Scan(&rec); err != nil {
+			return nil, err
+		}
+		c, err := decodeCall(rec)
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, c)
+	}
+	return calls, rows.Err()
+}
+
+func decodeCall(rec string) (nodestore.Call, error) {
+	var c nodestore.Call
+	if err := json.Unmarshal([]byte(rec), &c); err != nil {
+		return nodestore.Call{}, fmt.Errorf("stored call record: %w", err)
+	}
+	return c, nil
+}

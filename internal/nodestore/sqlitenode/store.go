@@ -1,0 +1,124 @@
+package sqlitenode
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	_ "modernc.org/sqlite" // the embedded default database
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/retry"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options configure a Store. Zero values take the defaults documented per field.
+type Options struct {
+	// Clock stamps the record of each migration applied. Default the wall clock.
+	Clock retry.Clock
+}
+
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = retry.SystemClock{}
+	}
+	return o
+}
+
+// validate reports every bad value at once. Options have none yet beyond the path,
+// which Open checks.
+func (o Options) validate(path string) error {
+	var errs []error
+	if path == "" {
+		errs = append(errs, errors.New("sqlitenode: the database path is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// Store is the SQLite nodestore.Store.
+type Store struct {
+	db    *sql.DB
+	clock retry.Clock
+}
+
+var _ nodestore.Store = (*Store)(nil)
+
+// Open opens the database file at path, creating it when it does not exist, and
+// applies the migrations it has not had yet. On error nothing is left open; a
+// migration that fails is rolled back and names its file. ctx bounds the migration.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	opts = opts.WithDefaults()
+	if err := opts.validate(path); err != nil {
+		return nil, err
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{db: db, clock: opts.Clock}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// migrate applies, in name order, the embedded migrations not applied yet, each in a
+// transaction with its record in fs_schema_migrations.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS fs_schema_migrations (
+		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if err := s.applyMigration(ctx, f); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) applyMigration(ctx context.Context, name string) error {
+	script, err := migrations.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var applied int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM fs_schema_migrations WHERE name = ?`, name).Scan(&applied); err != nil {
+		return err
+	}
+	if applied > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, string(script)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO fs_schema_migrations(name, applied_at) VALUES (?, ?)`, name, s.clock.Now().UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }

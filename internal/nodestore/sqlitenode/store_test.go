@@ -1,0 +1,70 @@
+package sqlitenode
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/nodestoretest"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestConformance(t *testing.T) {
+	nodestoretest.Run(t, func(t *testing.T) nodestore.Store {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "node.db"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// A database made by the first release (migration 0001 only) opens after an upgrade,
+// and opening twice applies nothing twice.
+func TestMigrationsUpgradeAnOldDatabase(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := migrations.ReadFile("migrations/0001_init.sql")
+	if _, err := db.Exec(string(first)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	clock := testkit.NewClock()
+	for range 2 {
+		s, err := Open(context.Background(), path, Options{Clock: clock})
+		if err != nil {
+			t.Fatalf("open after upgrade: %v", err)
+		}
+		if err := s.SaveCall(context.Background(), nodestore.Call{CallSid: "c", AccountSid: "a", Active: true, CreatedAt: time.Now()}); err != nil {
+			t.Fatalf("the upgraded schema lacks the new column: %v", err)
+		}
+		var applied int
+		if err := s.db.QueryRow(`SELECT count(*) FROM fs_schema_migrations WHERE applied_at = ?`, testkit.Epoch.UnixMilli()).Scan(&applied); err != nil || applied != 4 {
+			t.Fatalf("%d migrations recorded at the store's clock (%v), want 4", applied, err)
+		}
+		clock.Advance(time.Hour) // a second open would record another time
+		s.Close()
+	}
+}
+
+func TestOpenRefusesAnEmptyPath(t *testing.T) {
+	t.Parallel()
+	if s, err := Open(context.Background(), "", Options{}); err == nil {
+		s.Close()
+		t.Fatal("opened a store at an empty path")
+	}
+}

@@ -1,0 +1,139 @@
+package nodestore
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps what a node knows apart from its outbox. The SQLite store
+// (nodestore/sqlitenode) implements it, and every implementation passes the suite of
+// nodestore/nodestoretest.
+//
+// A record of one account is never returned to a request naming another: such a
+// lookup fails with ErrNotFound, as a missing record does. A method that returns an
+// error changes nothing. When ctx ends before the work is done, the method returns an
+// error (ctx's, wrapped or not) and keeps nothing it would have written. Times come
+// back in UTC, at millisecond precision except inside a Call, which comes back exactly
+// as it was saved. A Store is safe for concurrent use.
+type Store interface {
+	// PutAccount stores p.Account, or updates the name and webhook secret of the
+	// account with its sid (its creation time stays), and, when p.TokenHash is set,
+	// the API token of that hash for the account, with p.Origin. A token hash
+	// already stored names p.Account's account afterwards. A TokenFromBootstrap token
+	// replaces the account's earlier bootstrap tokens; TokenFromAPI tokens stay.
+	PutAccount(ctx context.Context, p PutAccountParams) error
+	// GetAccount returns the account with that sid.
+	GetAccount(ctx context.Context, sid string) (Account, error)
+	// AccountByToken returns the account that the API token of that hash (HashToken)
+	// belongs to.
+	AccountByToken(ctx context.Context, tokenHash string) (Account, error)
+
+	// SaveApplication stores app, an application of a stored account, or replaces the name and hooks of the application
+	// with its sid when that one belongs to the same account (its creation time
+	// stays). An application of another account with that sid is left as it is.
+	SaveApplication(ctx context.Context, app Application) error
+	// GetApplication returns one application of the account.
+	GetApplication(ctx context.Context, p GetApplicationParams) (Application, error)
+	// ListApplications returns the account's applications, oldest first (then by
+	// sid); none is an empty result, not an error.
+	ListApplications(ctx context.Context, accountSid string) ([]Application, error)
+	// DeleteApplication removes one application of the account.
+	DeleteApplication(ctx context.Context, p DeleteApplicationParams) error
+
+	// AddAlert records an alert on a.AccountSid.
+	AddAlert(ctx context.Context, a Alert) error
+	// ListAlerts returns the account's alerts selected by p, oldest first (alerts of
+	// the same millisecond in the order they were added).
+	ListAlerts(ctx context.Context, p ListAlertsParams) ([]Alert, error)
+
+	// SaveCall stores c, or replaces the record of the call with its sid: its state
+	// and timeline, and whether it is active (see InterruptActiveCalls). A call's
+	// account, application and creation time are those of its first save: a later
+	// save must carry the same.
+	SaveCall(ctx context.Context, c Call) error
+	// GetCall returns the record of one call of the account.
+	GetCall(ctx context.Context, p GetCallParams) (Call, error)
+	// ListCalls returns the account's call records, newest first (then by sid).
+	ListCalls(ctx context.Context, p ListCallsParams) ([]Call, error)
+	// InterruptActiveCalls replaces the record of every call saved as active (a run
+	// of the node that crashed or was killed left them so) with what end returns for
+	// it, saved as not active, and returns how many there were. end must not call
+	// the store.
+	InterruptActiveCalls(ctx context.Context, end func(Call) Call) (int, error)
+
+	// SaveStatusHook records how the account configured its status hook at p.URL
+	// (its query included): the method and Basic credentials, replacing what was
+	// recorded.
+	SaveStatusHook(ctx context.Context, p SaveStatusHookParams) error
+	// GetStatusHook returns what SaveStatusHook recorded for the account and URL,
+	// with the URL set.
+	GetStatusHook(ctx context.Context, p GetStatusHookParams) (HookSpec, error)
+
+	// Ping reports whether the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the database. Nothing may use the store afterwards.
+	Close() error
+}
+
+// PutAccountParams are the inputs of Store.PutAccount.
+type PutAccountParams struct {
+	// Account is stored; its CreatedAt must be set.
+	Account Account
+	// TokenHash is the HashToken of an API token for the account; empty: none.
+	TokenHash string
+	// Origin is where the token comes from.
+	Origin TokenOrigin
+}
+
+// GetApplicationParams are the inputs of Store.GetApplication.
+type GetApplicationParams struct {
+	AccountSid string
+	Sid        string
+}
+
+// DeleteApplicationParams are the inputs of Store.DeleteApplication.
+type DeleteApplicationParams struct {
+	AccountSid string
+	Sid        string
+}
+
+// ListAlertsParams select alerts: the inputs of Store.ListAlerts.
+type ListAlertsParams struct {
+	AccountSid string
+	// Type keeps alerts of that type; empty: every type.
+	Type string
+	// Since keeps alerts at or after it; zero: all.
+	Since time.Time
+	// Limit bounds the alerts returned; it is at least 1.
+	Limit int
+}
+
+// GetCallParams are the inputs of Store.GetCall.
+type GetCallParams struct {
+	AccountSid string
+	CallSid    string
+}
+
+// ListCallsParams select call records: the inputs of Store.ListCalls.
+type ListCallsParams struct {
+	AccountSid string
+	// Limit bounds the records returned; it is at least 1.
+	Limit int
+}
+
+// SaveStatusHookParams are the inputs of Store.SaveStatusHook.
+type SaveStatusHookParams struct {
+	AccountSid string
+	// URL is the hook's URL as the outbox delivers to it, its query included.
+	URL string
+	// Hook holds the method and credentials; its URL is not used.
+	Hook HookSpec
+	// At is when the configuration was seen.
+	At time.Time
+}
+
+// GetStatusHookParams are the inputs of Store.GetStatusHook.
+type GetStatusHookParams struct {
+	AccountSid string
+	URL        string
+}
