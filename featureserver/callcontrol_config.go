@@ -16,17 +16,19 @@ import (
 // The JAMBONES_* variables of docs/call-control.md §7, with their accepted ranges. The upper
 // bounds reject values that can only be mistakes (a ten-minute handshake timeout).
 var (
-	envHTTPTimeout        = intSetting{"JAMBONES_HTTP_TIMEOUT", 10000, 1, 600_000, "milliseconds"}
-	envWSHandshakeTimeout = intSetting{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS", 1500, 1, 120_000, "milliseconds"}
-	envWSAckTimeout       = intSetting{"JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT", 5000, 1, 600_000, "milliseconds"}
-	envWSMaxPayload       = intSetting{"JAMBONES_WS_MAX_PAYLOAD", 24576, 1024, 16 << 20, "bytes"}
-	envWSPingInterval     = intSetting{"JAMBONES_WS_PING_INTERVAL_MS", 0, 0, 3_600_000, "milliseconds"}
-	envWebhookErrorReturn = intSetting{"JAMBONES_WEBHOOK_ERROR_RETURN", 480, 400, 699, ""}
+	envHTTPTimeout        = intSetting{"JAMBONES_HTTP_TIMEOUT", 1, 600_000, "milliseconds"}
+	envWSHandshakeTimeout = intSetting{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS", 1, 120_000, "milliseconds"}
+	envWSAckTimeout       = intSetting{"JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT", 1, 600_000, "milliseconds"}
+	envWSMaxPayload       = intSetting{"JAMBONES_WS_MAX_PAYLOAD", 1024, 16 << 20, "bytes"}
+	envWSPingInterval     = intSetting{"JAMBONES_WS_PING_INTERVAL_MS", 0, 3_600_000, "milliseconds"}
+	envWebhookErrorReturn = intSetting{"JAMBONES_WEBHOOK_ERROR_RETURN", 400, 699, ""}
 )
 
 const envUserAgent = "JAMBONES_HTTP_USER_AGENT_HEADER"
 
-// CallControlConfig is the call-control part of a node's configuration.
+// CallControlConfig is the call-control part of a node's configuration (the
+// JAMBONES_* variables of docs/call-control.md §7). Zero values take the defaults
+// documented per field (WithDefaults).
 type CallControlConfig struct {
 	// HTTPTimeout bounds connect + response headers of an HTTP hook. Default 10 s.
 	HTTPTimeout time.Duration
@@ -45,8 +47,58 @@ type CallControlConfig struct {
 	WebhookErrorReturn int
 }
 
-// LoadCallControlConfig reads the JAMBONES_* variables through getenv. Every bad value
-// is reported (joined), each naming its variable and accepted range.
+// WithDefaults returns c with every zero value replaced by its default.
+func (c CallControlConfig) WithDefaults() CallControlConfig {
+	if c.HTTPTimeout == 0 {
+		c.HTTPTimeout = 10 * time.Second
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = "jambonz"
+	}
+	if c.WSHandshakeTimeout == 0 {
+		c.WSHandshakeTimeout = 1500 * time.Millisecond
+	}
+	if c.WSAckTimeout == 0 {
+		c.WSAckTimeout = 5 * time.Second
+	}
+	if c.WSMaxPayload == 0 {
+		c.WSMaxPayload = 24576
+	}
+	if c.WebhookErrorReturn == 0 {
+		c.WebhookErrorReturn = 480
+	}
+	return c
+}
+
+// validate reports every value out of range at once, each as a *ConfigError naming
+// its field.
+func (c CallControlConfig) validate() error {
+	errs := []error{
+		envHTTPTimeout.checkDuration("CallControlConfig.HTTPTimeout", c.HTTPTimeout),
+		envWSHandshakeTimeout.checkDuration("CallControlConfig.WSHandshakeTimeout", c.WSHandshakeTimeout),
+		envWSAckTimeout.checkDuration("CallControlConfig.WSAckTimeout", c.WSAckTimeout),
+		envWSMaxPayload.check("CallControlConfig.WSMaxPayload", c.WSMaxPayload),
+		envWSPingInterval.checkDuration("CallControlConfig.WSPingInterval", c.WSPingInterval),
+		envWebhookErrorReturn.check("CallControlConfig.WebhookErrorReturn", int64(c.WebhookErrorReturn)),
+	}
+	if err := checkUserAgent(c.UserAgent); err != nil {
+		err.Name = "CallControlConfig.UserAgent"
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkUserAgent accepts a non-empty header value on one line.
+func checkUserAgent(ua string) *ConfigError {
+	if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
+		return &ConfigError{Name: envUserAgent, Value: ua, Accept: "a non-empty header value on one line"}
+	}
+	return nil
+}
+
+// LoadCallControlConfig reads the JAMBONES_* variables through getenv; what is unset
+// takes its default. Every bad value is reported (joined), each a *ConfigError naming
+// its variable and accepted range.
 func LoadCallControlConfig(getenv func(string) string) (CallControlConfig, error) {
 	var errs []error
 	ms := func(s intSetting) time.Duration {
@@ -61,7 +113,6 @@ func LoadCallControlConfig(getenv func(string) string) (CallControlConfig, error
 	}
 	c := CallControlConfig{
 		HTTPTimeout:        ms(envHTTPTimeout),
-		UserAgent:          "jambonz",
 		WSHandshakeTimeout: ms(envWSHandshakeTimeout),
 		WSAckTimeout:       ms(envWSAckTimeout),
 		WSMaxPayload:       num(envWSMaxPayload),
@@ -69,13 +120,16 @@ func LoadCallControlConfig(getenv func(string) string) (CallControlConfig, error
 		WebhookErrorReturn: int(num(envWebhookErrorReturn)),
 	}
 	if ua, ok := lookup(getenv, envUserAgent); ok {
-		if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
-			errs = append(errs, &ConfigError{Name: envUserAgent, Value: ua, Accept: "a non-empty header value on one line"})
+		if err := checkUserAgent(ua); err != nil {
+			errs = append(errs, err)
 		} else {
 			c.UserAgent = ua
 		}
 	}
-	return c, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return CallControlConfig{}, err
+	}
+	return c.WithDefaults(), nil
 }
 
 // lookup treats an empty value as unset, as shells commonly export VAR= to clear it.

@@ -32,34 +32,97 @@ const (
 )
 
 var (
-	envDrainTimeout = intSetting{EnvDrainTimeout, 30_000, 0, 3_600_000, "milliseconds"}
-	envCallIdle     = intSetting{EnvCallIdle, 300_000, 1000, 86_400_000, "milliseconds"}
-	envMaxCalls     = intSetting{EnvMaxCalls, 10_000, 1, 1_000_000, ""}
+	envDrainTimeout = intSetting{EnvDrainTimeout, 0, 3_600_000, "milliseconds"}
+	envCallIdle     = intSetting{EnvCallIdle, 1000, 86_400_000, "milliseconds"}
+	envMaxCalls     = intSetting{EnvMaxCalls, 1, 1_000_000, ""}
 )
 
-// Config is a node's whole configuration.
+// Config is a node's whole configuration: LoadConfig reads it from the environment
+// and flags; a program that builds one in Go leaves at zero what should take its
+// default (WithDefaults), and NewNode refuses values out of range.
 type Config struct {
-	// Listen is the API's address. Default 127.0.0.1:8080.
+	// Listen is the API's address, host:port. Default DefaultListen, 127.0.0.1:8080.
 	Listen string
-	// DatabaseURL locates the node's database: "sqlite:PATH" (default
-	// sqlite:switchboard.db) or a plain file path.
+	// DatabaseURL locates the node's database: "sqlite:PATH" or a plain file path.
+	// Default DefaultDatabaseURL, sqlite:switchboard.db.
 	DatabaseURL string
-	// LogLevel is the zerolog level. Default info.
+	// LogLevel is the level of the logger `switchboard serve` builds (the node logs
+	// through NodeOptions.Logger). LoadConfig's default is info; WithDefaults leaves
+	// it, zerolog's zero level being debug.
 	LogLevel zerolog.Level
-	// DrainTimeout is how long SIGTERM lets active calls finish. Default 30 s.
+	// DrainTimeout is how long a drain (Run's context ending: SIGTERM) lets active
+	// calls finish before it ends them. Default 30 s. A negative value ends them at
+	// once: what SWITCHBOARD_DRAIN_TIMEOUT_MS=0 sets.
 	DrainTimeout time.Duration
 	// EgressAllow lists CIDRs and host names that hooks may reach even when the
-	// call-control egress rules would refuse them (loopback, link-local).
+	// call-control egress rules would refuse them (loopback, link-local). Default none.
 	EgressAllow EgressAllowList
-	// AdminToken, when set, may create accounts through the API. Secret.
+	// AdminToken, when set, may create accounts through the API. Secret. Default
+	// none: account creation through the API is disabled.
 	AdminToken string
 	// CallIdleTimeout ends a WebSocket call whose verbs ran out and that has heard
 	// nothing for this long. Default 5 minutes.
 	CallIdleTimeout time.Duration
 	// MaxCalls caps concurrent calls; more are refused with 503. Default 10000.
 	MaxCalls int
-	// CallControl holds the JAMBONES_* settings.
+	// CallControl holds the JAMBONES_* settings, each with its default.
 	CallControl CallControlConfig
+}
+
+// WithDefaults returns c with every zero value replaced by its default.
+func (c Config) WithDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = DefaultDatabaseURL
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = 30 * time.Second
+	}
+	if c.CallIdleTimeout == 0 {
+		c.CallIdleTimeout = 5 * time.Minute
+	}
+	if c.MaxCalls == 0 {
+		c.MaxCalls = 10_000
+	}
+	c.CallControl = c.CallControl.WithDefaults()
+	return c
+}
+
+// validate reports every value out of range at once, each as a *ConfigError naming
+// its field.
+func (c Config) validate() error {
+	var errs []error
+	if err := checkListen(c.Listen); err != nil {
+		errs = append(errs, &ConfigError{Name: "Config.Listen", Value: c.Listen, Accept: err.Accept})
+	}
+	if _, err := parseDatabaseURL(c.DatabaseURL); err != nil {
+		var ce *ConfigError
+		errors.As(err, &ce)
+		errs = append(errs, &ConfigError{Name: "Config.DatabaseURL", Value: c.DatabaseURL, Accept: ce.Accept})
+	}
+	if c.DrainTimeout > 0 {
+		errs = append(errs, envDrainTimeout.checkDuration("Config.DrainTimeout", c.DrainTimeout))
+	}
+	errs = append(errs,
+		envCallIdle.checkDuration("Config.CallIdleTimeout", c.CallIdleTimeout),
+		envMaxCalls.check("Config.MaxCalls", int64(c.MaxCalls)))
+	if c.AdminToken != "" && len(c.AdminToken) < minTokenLength {
+		errs = append(errs, &ConfigError{Name: "Config.AdminToken", Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters", minTokenLength)})
+	}
+	for _, h := range c.EgressAllow.Hosts {
+		if !validHostName(h) {
+			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Hosts", Value: h, Accept: "host names"})
+		}
+	}
+	for _, p := range c.EgressAllow.Prefixes {
+		if !p.IsValid() {
+			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
+		}
+	}
+	errs = append(errs, c.CallControl.validate())
+	return errors.Join(errs...)
 }
 
 // EgressAllowList is a parsed SWITCHBOARD_EGRESS_ALLOW.
@@ -78,8 +141,9 @@ func (l EgressAllowList) String() string {
 }
 
 // LoadConfig reads the configuration from the environment (getenv) and from overrides,
-// which map a variable name to the value of its flag and win over the environment. All
-// bad values are reported together, each naming its variable and accepted range.
+// which map a variable name to the value of its flag and win over the environment;
+// what is set neither way takes its default. All bad values are reported together,
+// each a *ConfigError naming its variable and accepted range.
 func LoadConfig(getenv func(string) string, overrides map[string]string) (Config, error) {
 	get := func(name string) string {
 		if v, ok := overrides[name]; ok {
@@ -90,16 +154,11 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	var errs []error
 	cc, err := LoadCallControlConfig(get)
 	errs = append(errs, err)
-	c := Config{
-		Listen:      DefaultListen,
-		DatabaseURL: DefaultDatabaseURL,
-		LogLevel:    zerolog.InfoLevel,
-		AdminToken:  get(EnvAdminToken),
-		CallControl: cc,
-	}
+	c := Config{LogLevel: zerolog.InfoLevel, AdminToken: get(EnvAdminToken), CallControl: cc}
 	if v := get(EnvListen); v != "" {
-		if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
-			errs = append(errs, &ConfigError{Name: EnvListen, Value: v, Accept: "host:port with a port in [0, 65535], e.g. 127.0.0.1:8080 or :8080"})
+		if err := checkListen(v); err != nil {
+			err.Name, err.Value = EnvListen, v
+			errs = append(errs, err)
 		} else {
 			c.Listen = v
 		}
@@ -125,6 +184,9 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	var n int64
 	c.DrainTimeout, err = envDrainTimeout.duration(get(EnvDrainTimeout))
 	errs = append(errs, err)
+	if err == nil && c.DrainTimeout == 0 && get(EnvDrainTimeout) != "" {
+		c.DrainTimeout = -1 // 0 set on purpose: no wait (Config.DrainTimeout)
+	}
 	c.CallIdleTimeout, err = envCallIdle.duration(get(EnvCallIdle))
 	errs = append(errs, err)
 	n, err = envMaxCalls.parse(get(EnvMaxCalls))
@@ -132,7 +194,18 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	errs = append(errs, err)
 	c.EgressAllow, err = parseEgressAllow(get(EnvEgressAllow))
 	errs = append(errs, err)
-	return c, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	return c.WithDefaults(), nil
+}
+
+// checkListen accepts host:port with a port in [0, 65535].
+func checkListen(v string) *ConfigError {
+	if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
+		return &ConfigError{Name: EnvListen, Value: v, Accept: "host:port with a port in [0, 65535], e.g. 127.0.0.1:8080 or :8080"}
+	}
+	return nil
 }
 
 func parseEgressAllow(v string) (EgressAllowList, error) {
@@ -220,7 +293,8 @@ func (c Config) Printable() [][2]string {
 		}
 		return "********"
 	}
-	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	// A negative drain timeout (no wait) is written 0, as it is set.
+	ms := func(d time.Duration) string { return strconv.FormatInt(max(d, 0).Milliseconds(), 10) }
 	cc := c.CallControl
 	return [][2]string{
 		{EnvListen, c.Listen},

@@ -1,11 +1,17 @@
 package featureserver
 
 import (
+	"context"
 	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -22,7 +28,74 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	if cc.HTTPTimeout != 10*time.Second || cc.UserAgent != "jambonz" || cc.WSHandshakeTimeout != 1500*time.Millisecond ||
 		cc.WSAckTimeout != 5*time.Second || cc.WSMaxPayload != 24576 || cc.WSPingInterval != 0 || cc.WebhookErrorReturn != 480 {
-		t.Errorf("CALL-CONTROL.md §7 defaults: %+v", cc)
+		t.Errorf("docs/call-control.md §7 defaults: %+v", cc)
+	}
+}
+
+// A Config built in Go takes the defaults LoadConfig gives an empty environment,
+// from the one place they are stated (WithDefaults); the log level aside, whose zero
+// is a level of its own.
+func TestConfigWithDefaultsIsLoadConfigsDefault(t *testing.T) {
+	t.Parallel()
+	loaded, err := LoadConfig(envOf(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := Config{LogLevel: zerolog.InfoLevel}.WithDefaults()
+	if !reflect.DeepEqual(built, loaded) {
+		t.Fatalf("Config{}.WithDefaults() =\n%+v\nLoadConfig of nothing =\n%+v", built, loaded)
+	}
+	if err := built.validate(); err != nil {
+		t.Fatalf("the defaults do not validate: %v", err)
+	}
+}
+
+// SWITCHBOARD_DRAIN_TIMEOUT_MS=0 means no wait, not the default; it prints as set.
+func TestDrainTimeoutZeroMeansNoWait(t *testing.T) {
+	t.Parallel()
+	c, err := LoadConfig(envOf(map[string]string{EnvDrainTimeout: "0"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DrainTimeout >= 0 || c.WithDefaults().DrainTimeout >= 0 {
+		t.Fatalf("drain timeout %v, want negative (no wait), kept by WithDefaults", c.DrainTimeout)
+	}
+	for _, kv := range c.Printable() {
+		if kv[0] == EnvDrainTimeout && kv[1] != "0" {
+			t.Errorf("%s printed as %q, want 0", kv[0], kv[1])
+		}
+	}
+}
+
+// NewNode refuses a Config built in Go with values out of range, naming every field
+// at fault at once, and touches no database.
+func TestNewNodeRefusesABadConfig(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "node.db")
+	cfg := Config{
+		Listen: "nonsense", DatabaseURL: "sqlite:" + path, MaxCalls: -1, CallIdleTimeout: time.Millisecond,
+		DrainTimeout: 2 * time.Hour, AdminToken: "short",
+		CallControl: CallControlConfig{WSMaxPayload: 10, WebhookErrorReturn: 200, UserAgent: "a\r\nX-Evil: 1"},
+	}
+	node, err := NewNode(context.Background(), cfg, NodeOptions{})
+	if err == nil {
+		node.closeStores()
+		t.Fatal("NewNode accepted a bad configuration")
+	}
+	if !errors.Is(err, ErrBadConfig) {
+		t.Errorf("error %v does not wrap ErrBadConfig", err)
+	}
+	for _, field := range []string{"Config.Listen", "Config.MaxCalls", "Config.CallIdleTimeout", "Config.DrainTimeout", "Config.AdminToken",
+		"CallControlConfig.WSMaxPayload", "CallControlConfig.WebhookErrorReturn", "CallControlConfig.UserAgent"} {
+		if !strings.Contains(err.Error(), field+"=") {
+			t.Errorf("error does not name %s:\n%v", field, err)
+		}
+	}
+	if strings.Contains(err.Error(), "short") {
+		t.Errorf("the error shows the admin token: %v", err)
+	}
+	if _, statErr := os.Stat(path); !errors.Is(statErr, os.ErrNotExist) {
+		t.Errorf("a database was created despite the bad configuration: %v", statErr)
 	}
 }
 

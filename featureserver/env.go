@@ -25,10 +25,10 @@ func (e *ConfigError) Error() string {
 // Unwrap makes errors.Is(err, ErrBadConfig) hold.
 func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 
-// intSetting is one integer variable with its default and accepted range.
+// intSetting is one integer variable with its accepted range. Its default is its
+// field's (Config.WithDefaults, CallControlConfig.WithDefaults), stated there once.
 type intSetting struct {
 	name     string
-	def      int64
 	min, max int64
 	unit     string // "milliseconds", "bytes", "" (plain)
 }
@@ -41,11 +41,12 @@ func (s intSetting) accept() string {
 	return fmt.Sprintf("%s in [%d, %d]", what, s.min, s.max)
 }
 
-// parse reads the setting from v; an empty v means the default. Anything that is not
-// a plain base-10 integer in range is an error: a bad value is never silently replaced.
+// parse reads the setting from v; an empty v means unset (0: the field's default).
+// Anything that is not a plain base-10 integer in range is an error: a bad value is
+// never silently replaced.
 func (s intSetting) parse(v string) (int64, error) {
 	if v == "" {
-		return s.def, nil
+		return 0, nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil || n < s.min || n > s.max {
@@ -57,4 +58,22 @@ func (s intSetting) parse(v string) (int64, error) {
 func (s intSetting) duration(v string) (time.Duration, error) {
 	n, err := s.parse(v)
 	return time.Duration(n) * time.Millisecond, err
+}
+
+// check reports a field of a Config built in Go whose value n is out of the
+// setting's range.
+func (s intSetting) check(field string, n int64) error {
+	if n < s.min || n > s.max {
+		return &ConfigError{Name: field, Value: strconv.FormatInt(n, 10), Accept: fmt.Sprintf("%s (as %s)", s.accept(), s.name)}
+	}
+	return nil
+}
+
+// checkDuration is check for a setting in milliseconds.
+func (s intSetting) checkDuration(field string, d time.Duration) error {
+	if d < time.Duration(s.min)*time.Millisecond || d > time.Duration(s.max)*time.Millisecond {
+		return &ConfigError{Name: field, Value: d.String(), Accept: fmt.Sprintf("a duration in [%v, %v] (as %s)",
+			time.Duration(s.min)*time.Millisecond, time.Duration(s.max)*time.Millisecond, s.name)}
+	}
+	return nil
 }

@@ -42,6 +42,10 @@ func FuzzLoadConfig(f *testing.F) {
 			}
 			return
 		}
+		// What LoadConfig accepts, NewNode accepts: the two apply the same ranges.
+		if err := c.validate(); err != nil {
+			t.Fatalf("LoadConfig accepted what NewNode refuses: %v", err)
+		}
 		cc := c.CallControl
 		if cc.HTTPTimeout <= 0 || cc.WSHandshakeTimeout <= 0 || cc.WSAckTimeout <= 0 || cc.WSMaxPayload < 1024 ||
 			cc.WSPingInterval < 0 || cc.WebhookErrorReturn < 400 || cc.WebhookErrorReturn > 699 || c.MaxCalls < 1 {

@@ -39,25 +39,48 @@ type Node struct {
 	version string
 }
 
-// NodeOptions are what a node needs besides its Config.
+// NodeOptions are what a node needs besides its Config. Zero values take the
+// defaults documented per field.
 type NodeOptions struct {
-	// Version is reported in the OpenAPI document.
+	// Version is reported in the OpenAPI document. Default none.
 	Version string
 	// Bootstrap, when set, is applied to the database at start (see Bootstrap).
+	// Default none.
 	Bootstrap *Bootstrap
 	// Logger is the node's logger; every line about a call carries its call_sid.
+	// Default: the zero Logger, which discards them.
 	Logger zerolog.Logger
 }
 
-// NewNode opens the node's database and applies the bootstrap; nothing listens yet.
+// NewNode makes a node of cfg (its zero values taking their defaults): it opens the
+// node's database (creating and migrating it as needed), applies opts.Bootstrap, and
+// records as ended the calls a previous run left active (reason node-restart).
+// Nothing listens and nothing is delivered until Run. It fails with an error
+// wrapping ErrBadConfig (a *ConfigError per bad field) when cfg holds a value out of
+// range, or with the database's or the bootstrap's error; then nothing is left open.
+// ctx bounds the opening only.
 func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
+	return newNode(ctx, cfg, opts, nil)
+}
+
+// newNode is NewNode with wrapStore, when not nil, around the node's store: how tests
+// see what the node writes (an alert stored) without polling for it.
+func newNode(ctx context.Context, cfg Config, opts NodeOptions, wrapStore func(nodestore.Store) nodestore.Store) (*Node, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	loc, err := parseDatabaseURL(cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
-	store, err := sqlitenode.Open(ctx, loc.Path, sqlitenode.Options{})
+	var store nodestore.Store
+	store, err = sqlitenode.Open(ctx, loc.Path, sqlitenode.Options{})
 	if err != nil {
 		return nil, err
+	}
+	if wrapStore != nil {
+		store = wrapStore(store)
 	}
 	clock := retry.SystemClock{}
 	if opts.Bootstrap != nil {
@@ -164,10 +187,14 @@ func writeHealth(w http.ResponseWriter, ok bool, status string) {
 	fmt.Fprintf(w, "{\"status\":%q}\n", status)
 }
 
-// Run listens on cfg.Listen (or ln when not nil) until ctx ends, then drains: it
-// stops taking calls (readyz answers 503, new calls 503), lets active calls finish
-// up to the drain timeout, ends the rest with ReasonNodeShutdown, and closes.
-// onListening, when set, is called with the bound address once the node listens.
+// Run serves the node on cfg.Listen and starts delivering status notifications; it
+// calls onListening, when set, with the bound address once the node listens. When
+// ctx ends it drains: it stops taking calls (/readyz and new calls answer 503), lets
+// active calls finish up to cfg.DrainTimeout while the API keeps answering, ends the
+// rest with reason node-shutdown, lets the outbox finish its deliveries in flight
+// (briefly; the rest are retried at the next start), and returns nil. It returns an
+// error when the address cannot be bound or the server fails. Either way the node's
+// database is closed when Run returns: a Node runs once.
 func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	ln, err := net.Listen("tcp", n.cfg.Listen)
 	if err != nil {
@@ -195,9 +222,10 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	case <-ctx.Done():
 	}
 	n.ready.Store(false)
-	n.log.Info().Int("active_calls", n.calls.Active()).Dur("drain_timeout", n.cfg.DrainTimeout).Msg("shutting down: draining calls")
+	drain := max(n.cfg.DrainTimeout, 0) // negative: no wait
+	n.log.Info().Int("active_calls", n.calls.Active()).Dur("drain_timeout", drain).Msg("shutting down: draining calls")
 	// The API keeps serving while calls drain, so their state stays readable.
-	n.calls.Drain(n.cfg.DrainTimeout)
+	n.calls.Drain(drain)
 	// The calls' last status notifications are stored; deliveries in flight finish
 	// (or are released for the next run).
 	if err := n.outbox.Close(context.Background()); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
 const testAdminToken = "admin-token-for-tests-0123456789"
@@ -32,6 +33,17 @@ type testNode struct {
 
 func startNode(t *testing.T, mutate func(*Config)) *testNode {
 	t.Helper()
+	cfg := testConfig(t)
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	return runNode(t, cfg)
+}
+
+// testConfig is the configuration of a test node: loopback, a temporary SQLite file,
+// hooks allowed to loopback.
+func testConfig(t *testing.T) Config {
+	t.Helper()
 	cfg, err := LoadConfig(envOf(map[string]string{
 		EnvListen:       "127.0.0.1:0",
 		EnvDatabaseURL:  "sqlite:" + filepath.Join(t.TempDir(), "node.db"),
@@ -42,10 +54,7 @@ func startNode(t *testing.T, mutate func(*Config)) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	return runNode(t, cfg)
+	return cfg
 }
 
 // startNodeOn starts a new node on the database of a stopped one.
@@ -56,7 +65,13 @@ func startNodeOn(t *testing.T, old *testNode) *testNode {
 
 func runNode(t *testing.T, cfg Config) *testNode {
 	t.Helper()
-	node, err := NewNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: testLogger()})
+	return runNodeWith(t, cfg, nil)
+}
+
+// runNodeWith runs a node whose store is wrapped by wrapStore (its hooks).
+func runNodeWith(t *testing.T, cfg Config, wrapStore func(nodestore.Store) nodestore.Store) *testNode {
+	t.Helper()
+	node, err := newNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: testLogger()}, wrapStore)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package featureserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,17 +228,47 @@ func firstGroup(m [][]byte) []byte {
 func TestStatusHookGivenUpIsAlerted(t *testing.T) {
 	t.Parallel()
 	app := hangupApp(t)
-	n := startNode(t, nil)
+	stored := make(chan nodestore.Alert, 16)
+	n := runNodeWith(t, testConfig(t), func(s nodestore.Store) nodestore.Store { return alertsSeen{s, stored} })
 	acct := n.createAccount("acme")
 	// Link-local (cloud metadata) is refused by the egress rules: the delivery is
 	// DEAD at once under the standard profile, and nothing leaves the machine.
 	callSid := n.startCall(acct, app.URL, map[string]any{"url": "http://169.254.169.254/status"})
 	n.waitCall(acct, callSid)
-	waitFor(t, func() bool {
-		var alerts []nodestore.Alert
-		n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=webhook-connection-failure", acct.APIToken, nil, &alerts)
-		return len(alerts) > 0 && alerts[0].CallSid == callSid && alerts[0].URL == "http://169.254.169.254/status"
-	})
+	for {
+		select {
+		case a := <-stored:
+			if a.Type != "webhook-connection-failure" {
+				continue
+			}
+			var alerts []nodestore.Alert
+			n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=webhook-connection-failure", acct.APIToken, nil, &alerts)
+			if len(alerts) == 0 || alerts[0].CallSid != callSid || alerts[0].URL != "http://169.254.169.254/status" {
+				t.Fatalf("alerts %+v, want the first naming call %s and the status hook", alerts, callSid)
+			}
+			return
+		case <-time.After(20 * time.Second):
+			t.Fatal("no alert about the status notification given up")
+		}
+	}
+}
+
+// alertsSeen is a store that tells of the alerts it stored, as many as stored holds
+// (it never blocks the node).
+type alertsSeen struct {
+	nodestore.Store
+	stored chan<- nodestore.Alert
+}
+
+func (s alertsSeen) AddAlert(ctx context.Context, a nodestore.Alert) error {
+	err := s.Store.AddAlert(ctx, a)
+	if err == nil {
+		select {
+		case s.stored <- a:
+		default:
+		}
+	}
+	return err
 }
 
 // hangupApp is an HTTP application whose every answer is a hangup.
