@@ -1,0 +1,129 @@
+package nodeapi
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/openapi.json from the API as it is")
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// noNetwork serves APIs whose tests start no call.
+type noNetwork struct{}
+
+func (noNetwork) CallOptions(appURL string) callctl.Options { return callctl.Options{AppURL: appURL} }
+func (noNetwork) CloseIdleConnections()                     {}
+
+// serveAPI serves the API on a fresh store over loopback.
+func serveAPI(t *testing.T, o Options) *httptest.Server {
+	t.Helper()
+	store, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	m, err := calls.New(calls.Options{Store: store, Network: noNetwork{}, MaxCalls: 1, IdleLimit: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Store, o.Calls = store, m
+	mux := http.NewServeMux()
+	if err := Register(mux, o); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(mux))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The OpenAPI document is a contract of the API: it changes only on purpose, with
+// testdata/openapi.json rewritten by `go test -update`.
+func TestOpenAPIDocument(t *testing.T) {
+	srv := serveAPI(t, Options{Version: "test"})
+	resp, err := http.Get(srv.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /openapi.json: %d, %v", resp.StatusCode, err)
+	}
+	golden := filepath.Join("testdata", "openapi.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the OpenAPI document changed (go test -update rewrites %s when that is meant):\n%s", golden, firstDifference(got, want))
+	}
+}
+
+// firstDifference shows where two documents part.
+func firstDifference(got, want []byte) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(i-80, 0)
+	return "got  …" + string(got[from:min(i+80, len(got))]) + "\nwant …" + string(want[from:min(i+80, len(want))])
+}
+
+// Register refuses options without a store or a call manager, naming both.
+func TestRegisterReportsEveryMissingOption(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	err := Register(mux, Options{})
+	if err == nil || !strings.Contains(err.Error(), "Options.Store") || !strings.Contains(err.Error(), "Options.Calls") {
+		t.Fatalf("error %v, want one naming Options.Store and Options.Calls", err)
+	}
+	if _, pattern := mux.Handler(httptest.NewRequest("GET", "/openapi.json", nil)); pattern != "" {
+		t.Fatal("a refused Register put routes on the mux")
+	}
+}
+
+// Rejected values are echoed in problem documents unless they could hold a secret.
+func TestSafeToEcho(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		location string
+		value    any
+		want     bool
+	}{
+		{"body.name", "x", true},
+		{"body.call_hook.url", "ftp://h/", true},
+		{"body.call_hook.password", "hunter2", false},
+		{"body.webhook_secret", "s", false},
+		{"header.api_token", "t", false},
+		{"body.call_hook", map[string]any{"password": "hunter2"}, false},
+		{"body.tag", []any{1}, false},
+		{"body.limit", nil, true},
+		{"body.limit", 5, true},
+	} {
+		if got := safeToEcho(tt.location, tt.value); got != tt.want {
+			t.Errorf("safeToEcho(%q, %v) = %v, want %v", tt.location, tt.value, got, tt.want)
+		}
+	}
+}
