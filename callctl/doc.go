@@ -2,17 +2,17 @@
 // webhooks or a WebSocket, per docs/call-control.md. Run asks the application for
 // the call's verbs, runs them with simulated media, calls action hooks, sends status
 // notifications, speaks the WebSocket session protocol and applies the "retries ran
-// out" outcomes of §6. Every call records a timeline of Events (the
+// out" outcomes of docs/call-control.md §6. Every call records a timeline of Events (the
 // `simulate --json` contract) and ends with a Result. Run fails only for Options
 // that cannot run a call (ErrInvalidOptions, every bad field named); what goes wrong
 // during the call is in the Result. When its context ends, the call ends canceled.
 //
-// Time (§4b). A call runs on its own clock, made when it starts and passed to every
-// hook request and WebSocket dial it makes: today a simulated clock, real elapsed
-// time on Options.Clock (network I/O is real) plus simulated time that media (say,
-// play, pause, gather timeouts, dial durations) and retry delays add at once. A
-// 30-minute call runs in milliseconds; ack timeouts and the idle limit stay real
-// waits. A call on the wall clock is the same call with another clock (clock.go).
+// Time (docs/call-control.md §4b). A call runs on its own clock, made when it starts and
+// passed to every hook request and WebSocket dial it makes: today a simulated clock, real
+// elapsed time on Options.Clock (network I/O is real) plus simulated time that media
+// (say, play, pause, gather timeouts, dial durations) and retry delays add at once. A
+// 30-minute call runs in milliseconds; ack timeouts and the idle limit stay real waits. A
+// call on the wall clock is the same call with another clock (clock.go).
 //
 // WebSocket sessions. session:new waits for its ack; verb:hook and dial:confirm
 // too; call:status and verb:status (after config notifyEvents) are fire and

@@ -90,7 +90,7 @@ func newHTTP(t *testing.T, routes map[string]http.HandlerFunc) (*httpServer, str
 	return h, serve(t, h, false)
 }
 
-// §6 row 1: the initial webhook failing rejects the call with
+// docs/call-control.md §6 row 1: the initial webhook failing rejects the call with
 // WebhookErrorReturn (480 by default, or as configured) and raises an alert.
 func TestHTTPCallHookFailureRejects(t *testing.T) {
 	for _, sip := range []int{0, 503} {
@@ -136,8 +136,8 @@ func TestFinalStatusSIPReason(t *testing.T) {
 	}
 }
 
-// §1–2: an HTTP hook's own fragment: rc=2&rp=5xx retries a 500 twice with the ramp,
-// on the simulated clock; success only for 200, 202 or 204.
+// docs/call-control.md §1–2: an HTTP hook's own fragment: rc=2&rp=5xx retries a 500 twice
+// with the ramp, on the simulated clock; success only for 200, 202 or 204.
 func TestHTTPRetriesOnSimulatedClock(t *testing.T) {
 	n := 0
 	var mu sync.Mutex
@@ -173,7 +173,7 @@ func TestHTTPRetriesOnSimulatedClock(t *testing.T) {
 	}
 }
 
-// §3: 201 and 3xx are failures; a 3xx is not followed.
+// docs/call-control.md §3: 201 and 3xx are failures; a 3xx is not followed.
 func TestHTTPOnlyAccepted200202204(t *testing.T) {
 	for _, code := range []int{201, 302} {
 		srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": func(w http.ResponseWriter, r *http.Request) {
@@ -194,8 +194,9 @@ func TestHTTPOnlyAccepted200202204(t *testing.T) {
 	}
 }
 
-// §3: the response: JSON verbs; another content type means no verbs; invalid JSON
-// or invalid verbs are invalid-app-payload (the call is rejected at the call hook).
+// docs/call-control.md §3: the response: JSON verbs; another content type means no verbs;
+// invalid JSON or invalid verbs are invalid-app-payload (the call is rejected at the call
+// hook).
 func TestHTTPResponseBodies(t *testing.T) {
 	text := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -228,9 +229,9 @@ func TestHTTPResponseBodies(t *testing.T) {
 	}
 }
 
-// §1: rp=all retries an unparseable response: a 200 whose verbs cannot be used is
-// tried again, at the call hook and at an action hook; under other policies it is an
-// invalid-app-payload at once.
+// docs/call-control.md §1: rp=all retries an unparseable response: a 200 whose verbs
+// cannot be used is tried again, at the call hook and at an action hook; under other
+// policies it is an invalid-app-payload at once.
 func TestHTTPUnusableVerbsRetriedUnderAll(t *testing.T) {
 	// Each path answers broken JSON once, then its verbs.
 	onceBroken := func(next http.HandlerFunc) http.HandlerFunc {
@@ -276,8 +277,9 @@ func TestHTTPUnusableVerbsRetriedUnderAll(t *testing.T) {
 	}
 }
 
-// §3: headers (User-Agent jambonz, Basic auth, Jambonz-Signature) and GET hooks
-// carrying the call's fields as query parameters; the fragment is never sent.
+// docs/call-control.md §3: headers (User-Agent jambonz, Basic auth, Jambonz-Signature)
+// and GET hooks carrying the call's fields as query parameters; the fragment is never
+// sent.
 func TestHTTPHeadersAndGET(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
 		"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
@@ -302,8 +304,8 @@ func TestHTTPHeadersAndGET(t *testing.T) {
 	}
 }
 
-// §6 row 2: an action hook failing mid-call is alerted and the call continues with
-// the verbs it has; a failing status hook changes nothing but an alert.
+// docs/call-control.md §6 row 2: an action hook failing mid-call is alerted and the call
+// continues with the verbs it has; a failing status hook changes nothing but an alert.
 func TestHTTPActionHookFailureContinues(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
 		"/call":   verbsReply(map[string]any{"verb": "gather", "actionHook": "/g"}, say("still here"), hangupVerb),
@@ -325,8 +327,8 @@ func TestHTTPActionHookFailureContinues(t *testing.T) {
 	}
 }
 
-// §6 row 2: a dial whose hook fails ends that dial (reported to its actionHook as
-// failed); the call continues.
+// docs/call-control.md §6 row 2: a dial whose hook fails ends that dial (reported to its
+// actionHook as failed); the call continues.
 func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
 		"/call": verbsReply(map[string]any{"verb": "dial", "target": []any{map[string]any{"type": "phone", "number": "+15550001111"}},
@@ -344,15 +346,15 @@ func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	}
 }
 
-// §4: an HTTP application's call ends when its verbs run out.
+// docs/call-control.md §4: an HTTP application's call ends when its verbs run out.
 func TestHTTPVerbsRunOut(t *testing.T) {
 	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(say("only this"))})
 	r := run(t, baseOptions(t, url+"/call"))
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonVerbsExhausted, 200)
 }
 
-// §1: a relative hook without a fragment inherits the application URL's policy; a
-// hook's own fragment wins (here rc=0: no retry).
+// docs/call-control.md §1: a relative hook without a fragment inherits the application
+// URL's policy; a hook's own fragment wins (here rc=0: no retry).
 func TestHTTPHookPolicyInheritance(t *testing.T) {
 	var mu sync.Mutex
 	count := map[string]int{}
@@ -397,8 +399,8 @@ func (c *collectStatus) NotifyStatus(_ context.Context, hook fragment.Target, p 
 	c.statuses = append(c.statuses, p["call_status"])
 }
 
-// §8: with a StatusNotifier, status notifications are handed over (to an outbox)
-// instead of being sent by the call.
+// docs/call-control.md §8: with a StatusNotifier, status notifications are handed over
+// (to an outbox) instead of being sent by the call.
 func TestHTTPStatusNotifier(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(say("hi"))})
 	o := baseOptions(t, url+"/call")

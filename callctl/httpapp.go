@@ -22,7 +22,7 @@ type httpApp struct {
 func newHTTPApp(c *callRun) *httpApp { return &httpApp{c: c} }
 
 // start requests the call hook. When it fails the call is rejected with
-// WebhookErrorReturn (§6); when its verbs are invalid, too.
+// WebhookErrorReturn (docs/call-control.md §6); when its verbs are invalid, too.
 func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	c := a.c
 	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.info.fields(), acceptVerbs)
@@ -58,8 +58,9 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	}
 	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, payload, acceptVerbs)
 	if err != nil && !rejectedVerbs(err) {
-		// §6: logged and alerted; the call continues with the verbs it has. A hook
-		// cut short because the call was stopped is no failure of the application.
+		// docs/call-control.md §6: logged and alerted; the call continues with the verbs
+		// it has. A hook cut short because the call was stopped is no failure of the
+		// application.
 		if ctx.Err() == nil {
 			c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
 		}

@@ -27,8 +27,8 @@ type HookRequester interface {
 }
 
 // StatusNotifier takes over the status notifications of an HTTP application: a node
-// hands them to its outbox for durable, asynchronous delivery (docs/call-control.md
-// §8). NotifyStatus must not block on the network.
+// hands them to its outbox for durable, asynchronous delivery (docs/call-control.md §8).
+// NotifyStatus must not block on the network.
 type StatusNotifier interface {
 	NotifyStatus(ctx context.Context, statusHook fragment.Target, payload map[string]any)
 }

@@ -49,9 +49,9 @@ func dropThenAnswer(t *testing.T, status int) (*wsServer, string) {
 	return srv, url
 }
 
-// §4, §6: a mid-call drop whose reconnect budget runs out ends the call with a
-// webhook-connection-failure alert; the episode's delays restart at 0.5 s and pass
-// on the simulated clock.
+// docs/call-control.md §4, §6: a mid-call drop whose reconnect budget runs out ends the
+// call with a webhook-connection-failure alert; the episode's delays restart at 0.5 s and
+// pass on the simulated clock.
 func TestWSReconnectBudgetExhausted(t *testing.T) {
 	srv, url := dropThenAnswer(t, 503)
 	o := baseOptions(t, url+"#rc=3")
@@ -71,7 +71,7 @@ func TestWSReconnectBudgetExhausted(t *testing.T) {
 	}
 }
 
-// §1, §4: rc=0 means no reconnect at all.
+// docs/call-control.md §1, §4: rc=0 means no reconnect at all.
 func TestWSReconnectRC0(t *testing.T) {
 	srv, url := dropThenAnswer(t, 0)
 	r := run(t, baseOptions(t, url+"#rc=0"))
@@ -81,7 +81,8 @@ func TestWSReconnectRC0(t *testing.T) {
 	}
 }
 
-// §4: during an episode, 4xx upgrade answers are retried only when rp has 4xx or all.
+// docs/call-control.md §4: during an episode, 4xx upgrade answers are retried only when
+// rp has 4xx or all.
 func TestWSReconnect4xxNeedsRP(t *testing.T) {
 	for frag, want := range map[string]int32{"#rc=3": 2, "#rc=3&rp=4xx,ct": 4} {
 		t.Run(frag, func(t *testing.T) {
@@ -95,8 +96,8 @@ func TestWSReconnect4xxNeedsRP(t *testing.T) {
 	}
 }
 
-// §4: the session:reconnect ack failing (never sent: a second passes) ends the call
-// with the alert.
+// docs/call-control.md §4: the session:reconnect ack failing (never sent: a second
+// passes) ends the call with the alert.
 func TestWSReconnectAckFails(t *testing.T) {
 	waitsOutATimeout(t)
 	_, url := newWS(t, func(s *wsSession) {
@@ -118,8 +119,8 @@ func TestWSReconnectAckFails(t *testing.T) {
 	}
 }
 
-// §4: a drop while session:new waits for its ack: the session:reconnect ack's verbs
-// start the call.
+// docs/call-control.md §4: a drop while session:new waits for its ack: the
+// session:reconnect ack's verbs start the call.
 func TestWSDropWhileSessionNewWaits(t *testing.T) {
 	srv, url := newWS(t, func(s *wsSession) {
 		if s.n == 1 {
@@ -140,7 +141,8 @@ func TestWSDropWhileSessionNewWaits(t *testing.T) {
 	}
 }
 
-// §4: the same, with the drop injected by the scenario right after session:new.
+// docs/call-control.md §4: the same, with the drop injected by the scenario right after
+// session:new.
 func TestWSFaultAfterSessionNew(t *testing.T) {
 	_, url := newWS(t, func(s *wsSession) {
 		if s.n == 1 {
@@ -159,8 +161,9 @@ func TestWSFaultAfterSessionNew(t *testing.T) {
 	}
 }
 
-// §4: with pings on, an app that stops answering pongs counts as dropped: the call,
-// waiting for a command, reconnects, and the session:reconnect ack's verbs end it.
+// docs/call-control.md §4: with pings on, an app that stops answering pongs counts as
+// dropped: the call, waiting for a command, reconnects, and the session:reconnect ack's
+// verbs end it.
 func TestWSMissedPongsAreADrop(t *testing.T) {
 	waitsOutATimeout(t)
 	stop := make(chan struct{})
@@ -221,9 +224,9 @@ func silentListener(t *testing.T) (string, <-chan struct{}) {
 	return "ws://" + ln.Addr().String(), accepted
 }
 
-// §1, §6: the initial connection failing. Refused connections are retried rc
-// times (default 5) with the ramp; a handshake timeout only under an explicit rp
-// with ct. The call fails, with the alert, and nothing is sent.
+// docs/call-control.md §1, §6: the initial connection failing. Refused connections are
+// retried rc times (default 5) with the ramp; a handshake timeout only under an explicit
+// rp with ct. The call fails, with the alert, and nothing is sent.
 func TestWSInitialConnectFails(t *testing.T) {
 	refused := func() string {
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -289,9 +292,9 @@ func TestWSInitialConnectFails(t *testing.T) {
 	}
 }
 
-// §4: until session:reconnect is acked nothing else is sent. The jambonz:error an
-// invalid message earns meanwhile goes out after the ack, and a command that arrives
-// meanwhile is applied after it.
+// docs/call-control.md §4: until session:reconnect is acked nothing else is sent. The
+// jambonz:error an invalid message earns meanwhile goes out after the ack, and a command
+// that arrives meanwhile is applied after it.
 func TestWSNothingSentBeforeReconnectAck(t *testing.T) {
 	waitsOutATimeout(t)
 	srv, url := newWS(t, func(s *wsSession) {

@@ -12,14 +12,14 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 )
 
-// §4: one connection per call, subprotocol ws.jambonz.org, the envelope keys, and
-// verb:hook carrying its hook, without its retry fragment; call:status is fire and
-// forget (never acked here).
+// docs/call-control.md §4: one connection per call, subprotocol ws.jambonz.org, the
+// envelope keys, and verb:hook carrying its hook, without its retry fragment; call:status
+// is fire and forget (never acked here).
 func TestWSEnvelopeAndSubprotocol(t *testing.T) {
 	var proto string
 	srv, url := newWS(t, func(s *wsSession) {
 		proto = s.conn.Subprotocol()
-		// The hook's retry fragment is ours: the app sees "/digits" (§1).
+		// The hook's retry fragment is ours: the app sees "/digits" (docs/call-control.md §1).
 		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits#rc=2&rp=ct", "input": []string{"digits"}}, hangupVerb)
 		s.ack(s.next("verb:hook"))
 		s.drain()
@@ -57,8 +57,8 @@ func TestWSEnvelopeAndSubprotocol(t *testing.T) {
 	}
 }
 
-// §4, §6: session:new never acked: the call fails after the ack timeout and the
-// node closes with 1001.
+// docs/call-control.md §4, §6: session:new never acked: the call fails after the ack
+// timeout and the node closes with 1001.
 func TestWSSessionNewNeverAcked(t *testing.T) {
 	closeCode := make(chan websocket.StatusCode, 1)
 	_, url := newWS(t, func(s *wsSession) {
@@ -81,8 +81,9 @@ func TestWSSessionNewNeverAcked(t *testing.T) {
 	}
 }
 
-// §4: a verb:hook never acked times out (after a second; session:new's ack comes
-// well within it); it is not re-sent; the call goes on with the verbs it has.
+// docs/call-control.md §4: a verb:hook never acked times out (after a second;
+// session:new's ack comes well within it); it is not re-sent; the call goes on with the
+// verbs it has.
 func TestWSVerbHookNeverAcked(t *testing.T) {
 	waitsOutATimeout(t)
 	srv, url := newWS(t, func(s *wsSession) {
@@ -104,8 +105,8 @@ func TestWSVerbHookNeverAcked(t *testing.T) {
 	}
 }
 
-// §4: invalid input from the app raises invalid-app-payload and is answered with
-// jambonz:error {"msg":"InvalidMessage"}; the session goes on.
+// docs/call-control.md §4: invalid input from the app raises invalid-app-payload and is
+// answered with jambonz:error {"msg":"InvalidMessage"}; the session goes on.
 func TestWSInvalidInputSessionGoesOn(t *testing.T) {
 	cases := map[string]func(s *wsSession){
 		"invalid JSON":         func(s *wsSession) { s.raw(`{"type":"ack",`) },
@@ -147,8 +148,8 @@ func TestWSInvalidInputSessionGoesOn(t *testing.T) {
 	}
 }
 
-// §4: the redirect command replaces the remaining verbs, or appends them with
-// queueCommand; it may come while the call waits after its verbs ran out.
+// docs/call-control.md §4: the redirect command replaces the remaining verbs, or appends
+// them with queueCommand; it may come while the call waits after its verbs ran out.
 func TestWSRedirectCommand(t *testing.T) {
 	for _, queue := range []bool{false, true} {
 		t.Run(map[bool]string{false: "replace", true: "queueCommand"}[queue], func(t *testing.T) {
@@ -174,9 +175,9 @@ func TestWSRedirectCommand(t *testing.T) {
 	}
 }
 
-// §4: "the app may send redirect at any moment": one sent before the session:new
-// ack applies to the verbs that ack starts the call with (replaced, or appended to
-// with queueCommand).
+// docs/call-control.md §4: "the app may send redirect at any moment": one sent before the
+// session:new ack applies to the verbs that ack starts the call with (replaced, or
+// appended to with queueCommand).
 func TestWSRedirectCommandBeforeSessionNewAck(t *testing.T) {
 	for _, tc := range []struct {
 		queue bool
@@ -247,7 +248,7 @@ func TestWSRedirectToAppWithInvalidAckKeepsTheCall(t *testing.T) {
 	}
 }
 
-// §4: a WebSocket call whose verbs ran out waits for a command.
+// docs/call-control.md §4: a WebSocket call whose verbs ran out waits for a command.
 func TestWSWaitsForCommandWhenVerbsRunOut(t *testing.T) {
 	ranOut := make(chan struct{})
 	_, url := newWS(t, func(s *wsSession) {
@@ -272,7 +273,8 @@ func TestWSWaitsForCommandWhenVerbsRunOut(t *testing.T) {
 	}
 }
 
-// §4: the wait ends at the node's idle limit, or when the caller hangs up.
+// docs/call-control.md §4: the wait ends at the node's idle limit, or when the caller
+// hangs up.
 func TestWSWaitEndsAtIdleLimitOrCallerHangup(t *testing.T) {
 	_, url := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), say("hello"))
@@ -289,7 +291,7 @@ func TestWSWaitEndsAtIdleLimitOrCallerHangup(t *testing.T) {
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonCallerHangup, 200)
 }
 
-// §4: close 1000 from the app is a graceful end: no reconnect, later
+// docs/call-control.md §4: close 1000 from the app is a graceful end: no reconnect, later
 // notifications dropped, the call finishes the verbs it has. 1011 is a drop: the
 // node reconnects, and an ack of the pending verb:hook on the new connection
 // still counts.
@@ -343,8 +345,8 @@ func TestWSAppCloses1000vs1011(t *testing.T) {
 	}
 }
 
-// §4: call:status "completed" from the app hangs up (as an object, or as the bare
-// string the Node SDK sends); tag replaces customerData on later messages.
+// docs/call-control.md §4: call:status "completed" from the app hangs up (as an object,
+// or as the bare string the Node SDK sends); tag replaces customerData on later messages.
 func TestWSCallStatusAndTagCommands(t *testing.T) {
 	for _, data := range []any{"completed", map[string]any{"call_status": "completed"}} {
 		srv, url := newWS(t, func(s *wsSession) {
@@ -370,8 +372,9 @@ func TestWSCallStatusAndTagCommands(t *testing.T) {
 	}
 }
 
-// §4: a dial's confirm hook is a dial:confirm message that waits for its ack, with
-// hook set; a binary frame while verbs run is still answered with jambonz:error.
+// docs/call-control.md §4: a dial's confirm hook is a dial:confirm message that waits for
+// its ack, with hook set; a binary frame while verbs run is still answered with
+// jambonz:error.
 func TestWSDialConfirm(t *testing.T) {
 	srv, url := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), map[string]any{"verb": "dial", "confirmHook": "/confirm", "actionHook": "/dialed",
@@ -391,8 +394,9 @@ func TestWSDialConfirm(t *testing.T) {
 	}
 }
 
-// §4: while a call waits after its verbs ran out, the app closing with 1000 ends
-// it (app-closed); a call that ends normally is closed by the node with 1000.
+// docs/call-control.md §4: while a call waits after its verbs ran out, the app closing
+// with 1000 ends it (app-closed); a call that ends normally is closed by the node with
+// 1000.
 func TestWSCloseCodesAtTheEnd(t *testing.T) {
 	_, url := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), say("hello"))

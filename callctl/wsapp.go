@@ -74,7 +74,7 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 			c.endCanceled()
 			return nil, false
 		}
-		// §6: the call fails; nothing more is sent for it.
+		// docs/call-control.md §6: the call fails; nothing more is sent for it.
 		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), fmt.Sprintf("connect %s: %v", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonConnectFailed, c.opts.WebhookErrorReturn)
 		return nil, false
@@ -108,8 +108,9 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 				// open; the call waits for its commands, as after an ack without verbs.
 				return a.startWith(ctx, nil), true
 			}
-			// Nothing the call could start with: the initial session:new failed (§4,
-			// 1001), and the call is rejected as an HTTP application's would be (§6).
+			// Nothing the call could start with: the initial session:new failed
+			// (docs/call-control.md §4, 1001), and the call is rejected as an HTTP
+			// application's would be (docs/call-control.md §6).
 			c.end(StatusFailed, ReasonInvalidPayload, c.opts.WebhookErrorReturn)
 			a.s.Close(1001, "session:new failed")
 			return nil, false
@@ -161,11 +162,12 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 		return (&httpApp{c: c}).hook(ctx, typ, h, payload)
 	}
 	if a.s.Ended() {
-		// §4: after a graceful close nothing more is sent; the call finishes the
-		// verbs it has.
+		// docs/call-control.md §4: after a graceful close nothing more is sent; the call
+		// finishes the verbs it has.
 		return nil, false, false
 	}
-	// The retry fragment is ours (§1: always removed), not the application's.
+	// The retry fragment is ours (docs/call-control.md §1: always removed), not the
+	// application's.
 	hook, _, _ := strings.Cut(h.URL, "#")
 	c.result.Hooks = append(c.result.Hooks, hook)
 	data, err := a.s.Request(ctx, typ, hook, payload)
@@ -232,7 +234,7 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 	return true, ""
 }
 
-// finish sends the final call:status and closes with 1000 (§4).
+// finish sends the final call:status and closes with 1000 (docs/call-control.md §4).
 func (a *wsApp) finish(ctx context.Context) {
 	if a.s.State() == wssession.Idle {
 		return
@@ -286,8 +288,9 @@ func (a *wsApp) Invalid(ctx context.Context, err error) {
 	a.s.Reject(ctx, err)
 }
 
-// Resumed applies the session:reconnect ack: while session:new still waits, its
-// verbs start the call (§4); mid-call, verbs in it replace the remaining ones.
+// Resumed applies the session:reconnect ack: while session:new still waits, its verbs
+// start the call (docs/call-control.md §4); mid-call, verbs in it replace the remaining
+// ones.
 func (a *wsApp) Resumed(ctx context.Context, data json.RawMessage, standIn bool) {
 	vs := a.ackVerbs(ctx, data)
 	if standIn {
@@ -299,7 +302,7 @@ func (a *wsApp) Resumed(ctx context.Context, data json.RawMessage, standIn bool)
 	}
 }
 
-// Lost ends the call after a drop that could not be repaired (§6).
+// Lost ends the call after a drop that could not be repaired (docs/call-control.md §6).
 func (a *wsApp) Lost(detail string) {
 	c := a.c
 	c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), detail)

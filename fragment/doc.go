@@ -4,6 +4,6 @@
 // policy), and explains a URL: the retry delays and the time to failure against a host
 // that drops connection attempts.
 //
-// It owns the contract of CALL-CONTROL.md sections 1 and 2. It knows nothing about
+// It owns the contract of docs/call-control.md §1 and §2. It knows nothing about
 // networks or calls: deciding what a concrete failure means is the job of package retry.
 package fragment

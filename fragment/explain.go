@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Default connect timeouts used by Explain when none is given (CALL-CONTROL.md §7).
+// Default connect timeouts used by Explain when none is given (docs/call-control.md §7).
 const (
 	DefaultHTTPTimeout         = 10 * time.Second
 	DefaultWSHandshakeTimeout  = 1500 * time.Millisecond

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// One row per rule of CALL-CONTROL.md §1 and per example of the jambonz retry
+// One row per rule of docs/call-control.md §1 and per example of the jambonz retry
 // reference (003_87c6e7301256d6da.txt).
 func TestParse(t *testing.T) {
 	t.Parallel()

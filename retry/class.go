@@ -64,7 +64,7 @@ func ClassifyStatus(code int) Class {
 }
 
 // CallControlSuccess reports whether an HTTP status is a success for a call-control
-// hook: 200, 202 or 204 only (CALL-CONTROL.md §3).
+// hook: 200, 202 or 204 only (docs/call-control.md §3).
 func CallControlSuccess(code int) bool { return code == 200 || code == 202 || code == 204 }
 
 // CoveredBy reports whether the URL policy p asks for class c to be retried.

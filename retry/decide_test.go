@@ -25,7 +25,7 @@ func TestClassifyStatus(t *testing.T) {
 	}
 }
 
-// One row per retry rule of CALL-CONTROL.md §1: which classes each rp retries.
+// One row per retry rule of docs/call-control.md §1: which classes each rp retries.
 func TestCallControlDecisions(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

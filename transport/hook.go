@@ -85,7 +85,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // HookClient sends call-control webhooks (docs/call-control.md §3) with the retries of
-// the target URL's policy (§1–2). It is safe for concurrent use.
+// the target URL's policy (docs/call-control.md §1–2). It is safe for concurrent use.
 type HookClient struct {
 	opts HookClientOptions
 	pool *http.Client // owns the connections

@@ -24,9 +24,9 @@ func (s *Session) send(ctx context.Context, typ, id, hook string, data any) erro
 	return nil
 }
 
-// deliver writes a message; when the write finds the connection dropped, a
-// reconnect episode runs and the message goes out on the new connection, after
-// session:reconnect was acked (§4: other messages are held until then).
+// deliver writes a message; when the write finds the connection dropped, a reconnect
+// episode runs and the message goes out on the new connection, after session:reconnect
+// was acked (docs/call-control.md §4: other messages are held until then).
 func (s *Session) deliver(ctx context.Context, typ, id, hook string, data any) error {
 	if s.state == Resuming {
 		s.heldOut = append(s.heldOut, outgoing{typ: typ, id: id, hook: hook, data: data})
