@@ -97,8 +97,8 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 	}
 }
 
-// lose ends the session after a drop that could not be repaired (docs/call-control.md
-// §6).
+// lose ends the session after a drop that could not be repaired
+// (docs/call-control.md §6).
 func (s *Session) lose(detail string) bool {
 	s.fire(Lose)
 	s.call.Lost(detail)

@@ -74,8 +74,8 @@ type Call interface {
 	// and answers with Reject.
 	Invalid(ctx context.Context, err error)
 	// Resumed applies the data of the session:reconnect ack. standIn reports that
-	// session:new was still waiting: this ack stands in for its (docs/call-control.md
-	// §4), and Start returns no data of its own.
+	// session:new was still waiting: this ack stands in for its
+	// (docs/call-control.md §4), and Start returns no data of its own.
 	Resumed(ctx context.Context, data json.RawMessage, standIn bool)
 	// Lost: the connection could not be repaired; the call ends.
 	Lost(detail string)
