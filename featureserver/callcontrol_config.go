@@ -49,24 +49,14 @@ type CallControlConfig struct {
 
 // WithDefaults returns c with every zero value replaced by its default.
 func (c CallControlConfig) WithDefaults() CallControlConfig {
-	if c.HTTPTimeout == 0 {
-		c.HTTPTimeout = 10 * time.Second
-	}
 	if c.UserAgent == "" {
 		c.UserAgent = "jambonz"
 	}
-	if c.WSHandshakeTimeout == 0 {
-		c.WSHandshakeTimeout = 1500 * time.Millisecond
-	}
-	if c.WSAckTimeout == 0 {
-		c.WSAckTimeout = 5 * time.Second
-	}
-	if c.WSMaxPayload == 0 {
-		c.WSMaxPayload = 24576
-	}
-	if c.WebhookErrorReturn == 0 {
-		c.WebhookErrorReturn = 480
-	}
+	setDefault(&c.HTTPTimeout, 10*time.Second)
+	setDefault(&c.WSHandshakeTimeout, 1500*time.Millisecond)
+	setDefault(&c.WSAckTimeout, 5*time.Second)
+	setDefault(&c.WSMaxPayload, 24576)
+	setDefault(&c.WebhookErrorReturn, 480)
 	return c
 }
 

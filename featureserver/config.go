@@ -77,17 +77,17 @@ func (c Config) WithDefaults() Config {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = DefaultDatabaseURL
 	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = 30 * time.Second
-	}
-	if c.CallIdleTimeout == 0 {
-		c.CallIdleTimeout = 5 * time.Minute
-	}
-	if c.MaxCalls == 0 {
-		c.MaxCalls = 10_000
-	}
+	setDefault(&c.DrainTimeout, 30*time.Second)
+	setDefault(&c.CallIdleTimeout, 5*time.Minute)
+	setDefault(&c.MaxCalls, 10_000)
 	c.CallControl = c.CallControl.WithDefaults()
 	return c
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v == 0 {
+		*v = d
+	}
 }
 
 // validate reports every value out of range at once, each as a *ConfigError naming

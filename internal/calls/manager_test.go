@@ -27,24 +27,31 @@ type noNetwork struct{}
 func (noNetwork) CallOptions(appURL string) callctl.Options { return callctl.Options{AppURL: appURL} }
 func (noNetwork) CloseIdleConnections()                     {}
 
-func openStore(t *testing.T) nodestore.Store {
+// newManager makes a manager of o on a fresh SQLite store (o.Store when set), for
+// tests that start no call: one call at most, the network none.
+func newManager(t *testing.T, o Options) *Manager {
 	t.Helper()
-	s, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
+	if o.Store == nil {
+		store, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		o.Store = store
+	}
+	o.Network, o.MaxCalls, o.IdleLimit = noNetwork{}, 1, time.Second
+	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return m
 }
 
 // An invalid rc or unknown rp class is logged once per URL, however many calls use it.
 func TestFragmentWarningsLoggedOncePerURL(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
-	m, err := New(Options{Store: openStore(t), Network: noNetwork{}, MaxCalls: 1, IdleLimit: time.Second, Logger: zerolog.New(&logs)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, Options{Logger: zerolog.New(&logs)})
 	for range 3 {
 		m.warnFragment("http://127.0.0.1:1/call#rc=abc&rp=bogus")
 	}
@@ -69,17 +76,12 @@ func TestNewReportsEveryBadOption(t *testing.T) {
 // else as failed, with the restart as its reason, at the time of the recovery.
 func TestRecoverInterrupted(t *testing.T) {
 	t.Parallel()
-	store := openStore(t)
-	clock := testkit.NewClock()
+	m := newManager(t, Options{Clock: testkit.NewClock()})
 	created := testkit.Epoch.Add(-time.Minute)
 	for sid, status := range map[string]string{"answered": "in-progress", "ringing": "trying"} {
-		if err := store.SaveCall(t.Context(), nodestore.Call{CallSid: sid, AccountSid: "a", CallStatus: status, Active: true, CreatedAt: created}); err != nil {
+		if err := m.store.SaveCall(t.Context(), nodestore.Call{CallSid: sid, AccountSid: "a", CallStatus: status, Active: true, CreatedAt: created}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	m, err := New(Options{Store: store, Network: noNetwork{}, MaxCalls: 1, IdleLimit: time.Second, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if n, err := m.RecoverInterrupted(t.Context()); err != nil || n != 2 {
 		t.Fatalf("recovered %d, %v; want 2", n, err)
@@ -103,10 +105,7 @@ func TestRecoverInterrupted(t *testing.T) {
 // sent anywhere.
 func TestControlOfAnUnknownCall(t *testing.T) {
 	t.Parallel()
-	m, err := New(Options{Store: openStore(t), Network: noNetwork{}, MaxCalls: 1, IdleLimit: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, Options{})
 	for name, err := range map[string]error{
 		"hangup":   m.Hangup("a", "nope"),
 		"redirect": m.Redirect("a", "nope", nodestore.HookSpec{URL: "http://127.0.0.1:1/"}),

@@ -14,30 +14,25 @@ type Factory func(t *testing.T) nodestore.Store
 // Run runs every conformance test against stores made by newStore. Each subtest gets
 // its own store and runs in parallel.
 func Run(t *testing.T, newStore Factory) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s nodestore.Store)
-	}{
-		{"PutAccount", testPutAccount},
-		{"AccountByToken", testAccountByToken},
-		{"BootstrapTokens", testBootstrapTokens},
-		{"SaveApplication", testSaveApplication},
-		{"ListApplications", testListApplications},
-		{"DeleteApplication", testDeleteApplication},
-		{"Alerts", testAlerts},
-		{"SaveCall", testSaveCall},
-		{"ListCalls", testListCalls},
-		{"InterruptActiveCalls", testInterruptActiveCalls},
-		{"StatusHooks", testStatusHooks},
-		{"Ping", testPing},
-		{"CanceledContext", testCanceledContext},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+	run := func(name string, contract func(*testing.T, nodestore.Store)) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			tc.fn(t, newStore(t))
+			contract(t, newStore(t))
 		})
 	}
+	run("PutAccount", testPutAccount)
+	run("AccountByToken", testAccountByToken)
+	run("BootstrapTokens", testBootstrapTokens)
+	run("SaveApplication", testSaveApplication)
+	run("ListApplications", testListApplications)
+	run("DeleteApplication", testDeleteApplication)
+	run("Alerts", testAlerts)
+	run("SaveCall", testSaveCall)
+	run("ListCalls", testListCalls)
+	run("InterruptActiveCalls", testInterruptActiveCalls)
+	run("StatusHooks", testStatusHooks)
+	run("Ping", testPing)
+	run("CanceledContext", testCanceledContext)
 }
 
 var ctx = context.Background()

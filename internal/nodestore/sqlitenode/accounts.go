@@ -9,7 +9,8 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
-// PutAccount implements nodestore.Store.
+// PutAccount upserts the account row and its token row in one transaction; a
+// bootstrap token first deletes the account's other bootstrap tokens.
 func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) error {
 	a := p.Account
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -38,13 +39,13 @@ func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) er
 	return tx.Commit()
 }
 
-// AccountByToken implements nodestore.Store.
+// AccountByToken joins the token's row to its account's.
 func (s *Store) AccountByToken(ctx context.Context, tokenHash string) (nodestore.Account, error) {
 	return scanAccount(s.db.QueryRowContext(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at
 		FROM fs_api_tokens t JOIN fs_accounts a ON a.sid = t.account_sid WHERE t.token_hash = ?`, tokenHash))
 }
 
-// GetAccount implements nodestore.Store.
+// GetAccount reads one account row.
 func (s *Store) GetAccount(ctx context.Context, sid string) (nodestore.Account, error) {
 	return scanAccount(s.db.QueryRowContext(ctx, `SELECT sid, name, webhook_secret, created_at FROM fs_accounts WHERE sid = ?`, sid))
 }
@@ -60,4 +61,28 @@ func scanAccount(row *sql.Row) (nodestore.Account, error) {
 	}
 	a.CreatedAt = time.UnixMilli(created).UTC()
 	return a, nil
+}
+
+// SaveStatusHook upserts the row of the account and URL.
+func (s *Store) SaveStatusHook(ctx context.Context, p nodestore.SaveStatusHookParams) error {
+	h := p.Hook
+	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(account_sid, url) DO UPDATE SET method = excluded.method,
+		username = excluded.username, password = excluded.password, updated_at = excluded.updated_at`,
+		p.AccountSid, p.URL, h.Method, h.Username, h.Password, p.At.UnixMilli())
+	return err
+}
+
+// GetStatusHook reads the row of the account and URL.
+func (s *Store) GetStatusHook(ctx context.Context, p nodestore.GetStatusHookParams) (nodestore.HookSpec, error) {
+	h := nodestore.HookSpec{URL: p.URL}
+	err := s.db.QueryRowContext(ctx, `SELECT method, username, password FROM fs_status_hooks
+		WHERE account_sid = ? AND url = ?`, p.AccountSid, p.URL).Scan(&h.Method, &h.Username, &h.Password)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nodestore.HookSpec{}, nodestore.ErrNotFound
+	}
+	if err != nil {
+		return nodestore.HookSpec{}, err
+	}
+	return h, nil
 }

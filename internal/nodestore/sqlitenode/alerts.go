@@ -7,14 +7,15 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
-// AddAlert implements nodestore.Store.
+// AddAlert appends a row; its id orders the alerts of one millisecond.
 func (s *Store) AddAlert(ctx context.Context, a nodestore.Alert) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_alerts(account_sid, type, call_sid, url, detail, at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
 		a.AccountSid, a.Type, a.CallSid, a.URL, a.Detail, a.Time.UnixMilli())
 	return err
 }
 
-// ListAlerts implements nodestore.Store.
+// ListAlerts reads the account's rows by time (the index on account and time), then
+// id.
 func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([]nodestore.Alert, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT type, call_sid, url, detail, at_ms FROM fs_alerts
 		WHERE account_sid = ? AND (? = '' OR type = ?) AND at_ms >= ? ORDER BY at_ms, id LIMIT ?`,

@@ -10,7 +10,8 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
-// SaveApplication implements nodestore.Store.
+// SaveApplication upserts the row, its hooks as JSON; the upsert's WHERE leaves a row
+// of another account alone.
 func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) error {
 	callHook, _ := json.Marshal(app.CallHook)
 	statusHook, _ := json.Marshal(app.CallStatusHook)
@@ -21,7 +22,7 @@ func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) 
 	return err
 }
 
-// GetApplication implements nodestore.Store.
+// GetApplication reads the account's row of that sid.
 func (s *Store) GetApplication(ctx context.Context, p nodestore.GetApplicationParams) (nodestore.Application, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT sid, account_sid, name, call_hook, call_status_hook, created_at
 		FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
@@ -38,7 +39,7 @@ func (s *Store) GetApplication(ctx context.Context, p nodestore.GetApplicationPa
 	return apps[0], nil
 }
 
-// ListApplications implements nodestore.Store.
+// ListApplications reads the account's rows in creation order.
 func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]nodestore.Application, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT sid, account_sid, name, call_hook, call_status_hook, created_at
 		FROM fs_applications WHERE account_sid = ? ORDER BY created_at, sid`, accountSid)
@@ -48,7 +49,8 @@ func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]node
 	return scanApplications(rows)
 }
 
-// DeleteApplication implements nodestore.Store.
+// DeleteApplication deletes the account's row of that sid; no row deleted is
+// ErrNotFound.
 func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplicationParams) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
-// SaveCall implements nodestore.Store: the record is kept as its JSON.
+// SaveCall upserts the row: the record as its JSON, with the columns it is found by;
+// an update changes only the record and whether the call is active.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -22,8 +23,8 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 	return err
 }
 
-// InterruptActiveCalls implements nodestore.Store.
-// The records are replaced in one transaction: all of them, or none.
+// InterruptActiveCalls reads the active rows (a partial index holds them) and
+// replaces their records in one transaction: all of them, or none.
 func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Call) nodestore.Call) (int, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -67,7 +68,7 @@ func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Cal
 	return len(calls), nil
 }
 
-// GetCall implements nodestore.Store.
+// GetCall reads the account's row of that sid and decodes its record.
 func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodestore.Call, error) {
 	var rec string
 	err := s.db.QueryRowContext(ctx, `SELECT record FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid).Scan(&rec)
@@ -80,7 +81,7 @@ func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodesto
 	return decodeCall(rec)
 }
 
-// ListCalls implements nodestore.Store.
+// ListCalls reads the account's rows by the creation-time column, newest first.
 func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT record FROM fs_calls WHERE account_sid = ? ORDER BY created_at_ms DESC, sid LIMIT ?`, p.AccountSid, p.Limit)
 	if err != nil {

@@ -3,20 +3,14 @@ package sqlitenode
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
 
 	_ "modernc.org/sqlite" // the embedded default database
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/retry"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Options configure a Store. Zero values take the defaults documented per field.
 type Options struct {
@@ -69,52 +63,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// migrate applies, in name order, the embedded migrations not applied yet, each in a
-// transaction with its record in fs_schema_migrations.
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS fs_schema_migrations (
-		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return err
-	}
-	files, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		if err := s.applyMigration(ctx, f); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-	}
-	return nil
-}
-
-func (s *Store) applyMigration(ctx context.Context, name string) error {
-	script, err := migrations.ReadFile(name)
-	if err != nil {
-		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var applied int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM fs_schema_migrations WHERE name = ?`, name).Scan(&applied); err != nil {
-		return err
-	}
-	if applied > 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, string(script)); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO fs_schema_migrations(name, applied_at) VALUES (?, ?)`, name, s.clock.Now().UnixMilli()); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 // Ping reports whether the database answers.
