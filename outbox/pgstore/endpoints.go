@@ -135,9 +135,9 @@ func (s *Store) updateEndpoints(ctx context.Context, q querier, ups []endpointUp
 	var (
 		ids, urls, events, versions, secrets, profiles, overrides, statuses, reasons = make([]string, n), make([]string, n),
 			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		managed                                                  = make([]bool, n)
-		failures, caps, released                                 = make([]int32, n), make([]int32, n), make([]int32, n)
-		failing, last, paused, disabled, hold, removed           = timeCols(n), timeCols(n), timeCols(n), timeCols(n), timeCols(n), timeCols(n)
+		managed                                        = make([]bool, n)
+		failures, caps, released                       = make([]int32, n), make([]int32, n), make([]int32, n)
+		failing, last, paused, disabled, hold, removed = timeCols(n), timeCols(n), timeCols(n), timeCols(n), timeCols(n), timeCols(n)
 	)
 	for i, u := range ups {
 		ep := u.ep

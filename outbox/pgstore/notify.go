@@ -58,12 +58,14 @@ func (l *notifyLimiter) due() bool {
 type waker struct {
 	mu   sync.Mutex
 	subs map[chan struct{}]struct{}
-	// listening, when not nil (tests), receives without blocking each time the
-	// listener has (re)started listening.
+	// listening receives, without blocking, each time the listener has (re)started
+	// listening: tests wait on it.
 	listening chan struct{}
 }
 
-func newWaker() *waker { return &waker{subs: map[chan struct{}]struct{}{}} }
+func newWaker() *waker {
+	return &waker{subs: map[chan struct{}]struct{}{}, listening: make(chan struct{}, 1)}
+}
 
 func (w *waker) broadcast() {
 	w.mu.Lock()
@@ -137,11 +139,9 @@ func (s *Store) listenOnce(ctx context.Context, listening func()) error {
 		return err
 	}
 	listening()
-	if l := s.wake.listening; l != nil {
-		select {
-		case l <- struct{}{}:
-		default:
-		}
+	select {
+	case s.wake.listening <- struct{}{}:
+	default:
 	}
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
