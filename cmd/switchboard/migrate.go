@@ -171,4 +171,3 @@ func runMigrate(ctx context.Context, c *cli, loc dburl.Location, up, asJSON bool
 	}
 	return nil
 }
-

@@ -60,6 +60,10 @@ type Options struct {
 	NotifyCooldown time.Duration
 	// ClockSync is how often Clock reads the database's time again. Default 1 min.
 	ClockSync time.Duration
+	// MaxConns bounds the pool OpenURL makes, unless the URL's pool_max_conns does:
+	// publishes, claims and completions each hold a connection for their
+	// transaction. Default 16 (pgx's own default is max(4, CPUs)).
+	MaxConns int32
 	// Logger receives what the store does in the background (its listener losing
 	// the database and coming back). Default: the zero Logger, which discards them.
 	Logger zerolog.Logger
@@ -73,6 +77,9 @@ func (o Options) WithDefaults() Options {
 	if o.ClockSync == 0 {
 		o.ClockSync = time.Minute
 	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 16
+	}
 	return o
 }
 
@@ -81,6 +88,9 @@ func (o Options) validate() error {
 	var errs []error
 	if o.NotifyCooldown < 0 {
 		errs = append(errs, &outboxdriver.ValidationError{Field: "Options.NotifyCooldown", Reason: "must not be negative"})
+	}
+	if o.MaxConns < 1 {
+		errs = append(errs, &outboxdriver.ValidationError{Field: "Options.MaxConns", Reason: "must be at least 1"})
 	}
 	if o.ClockSync < time.Second {
 		errs = append(errs, &outboxdriver.ValidationError{Field: "Options.ClockSync", Reason: "must be at least 1 s"})
@@ -129,6 +139,9 @@ func OpenURL(ctx context.Context, dbURL string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w: database URL: %w", outboxdriver.ErrInvalid, err)
+	}
+	if !strings.Contains(dbURL, "pool_max_conns=") {
+		cfg.MaxConns = opts.WithDefaults().MaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
