@@ -37,7 +37,7 @@ func Migrations() fs.FS {
 // MigrationTable records which of Migrations a schema has.
 const MigrationTable = "outbox_migrations"
 
-// MigrationLine is the outbox's line of migrations on PostgreSQL.
+// migrationLine is the outbox's line of migrations on PostgreSQL.
 func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
 
 // Options tune Open. Zero values take the defaults documented per field.
