@@ -38,6 +38,10 @@ type application interface {
 	verbStatus(ctx context.Context, data map[string]any)
 	// finish releases the application at the end of the call.
 	finish(ctx context.Context)
+	// listen waits up to d on the wall clock while media plays, handling what the
+	// application sends meanwhile (a WebSocket app's commands). It returns after d,
+	// after each message handled, or when ctx ends.
+	listen(ctx context.Context, d time.Duration) error
 }
 
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent
@@ -64,6 +68,9 @@ type callRun struct {
 
 	controls controlInbox // live-call commands received while the call waited
 	muted    bool         // set by a Control (media is simulated)
+	// cut: on the wall clock, the current verb was cut short (a redirect arrived);
+	// cleared before the next verb starts (wait.go).
+	cut bool
 }
 
 // Run runs one call to its end and returns what happened. The error is non-nil only
@@ -103,7 +110,10 @@ func newCall(p *prepared) *callRun {
 	info.CallStatus = StatusTrying
 	info.SipStatus = 100
 	info.SipReason = "Trying"
-	clock := newSimulatedClock(p.Clock)
+	var clock callClock = newSimulatedClock(p.Clock)
+	if p.RealTime {
+		clock = wallClock{}
+	}
 	c := &callRun{
 		opts:  p,
 		clock: clock,
@@ -157,6 +167,7 @@ func (c *callRun) execute(ctx context.Context) {
 			}
 			continue
 		}
+		c.cut = false
 		v := c.queue[0]
 		c.queue = c.queue[1:]
 		c.result.Verbs = append(c.result.Verbs, v.Name())
@@ -334,24 +345,6 @@ func sipReason(sip int) string {
 	}
 	// The other 4xx and 5xx phrases are HTTP's (404 Not Found, 503 Service Unavailable...).
 	return http.StatusText(sip)
-}
-
-// spend lets d pass on media, on the call's clock. It returns false when the caller
-// hung up (or the call hit its maximum length) meanwhile, the call having then ended,
-// or when ctx ended first (the call notices between verbs).
-func (c *callRun) spend(ctx context.Context, d time.Duration) bool {
-	if c.ended {
-		return false
-	}
-	now := c.elapsed()
-	if limit, reason := c.deadline(); limit > 0 && now+d >= limit {
-		if c.clock.Sleep(ctx, limit-now) != nil {
-			return false
-		}
-		c.hangup(reason)
-		return false
-	}
-	return c.clock.Sleep(ctx, d) == nil
 }
 
 // deadline is the simulated time at which the call ends on its own: the caller's

@@ -8,11 +8,14 @@
 // during the call is in the Result. When its context ends, the call ends canceled.
 //
 // Time (§4b). A call runs on its own clock, made when it starts and passed to every
-// hook request and WebSocket dial it makes: today a simulated clock, real elapsed
-// time on Options.Clock (network I/O is real) plus simulated time that media (say,
-// play, pause, gather timeouts, dial durations) and retry delays add at once. A
-// 30-minute call runs in milliseconds; ack timeouts and the idle limit stay real
-// waits. A call on the wall clock is the same call with another clock (clock.go).
+// hook request and WebSocket dial it makes: by default a simulated clock, real
+// elapsed time on Options.Clock (network I/O is real) plus simulated time that media
+// (say, play, pause, gather timeouts, dial durations) and retry delays add at once,
+// so a 30-minute call runs in milliseconds; ack timeouts and the idle limit stay
+// real waits. With Options.RealTime the call runs on the wall clock instead, as a
+// production feature server would: every wait is real, and is cut short by what the
+// call must react to at once (live call control, a command replacing the verbs, the
+// caller hanging up, the context's end) (clock.go, wait.go).
 //
 // WebSocket sessions. session:new waits for its ack; verb:hook and dial:confirm
 // too; call:status and verb:status (after config notifyEvents) are fire and

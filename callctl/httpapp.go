@@ -30,6 +30,11 @@ func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 		c.endCanceled() // stopped, not a hook failure: no alert
 		return nil, false
 	}
+	if err != nil && interrupted(err) {
+		// Cut short on the wall clock: the call ended (the caller hung up), or a
+		// redirect waits for execute to move the call.
+		return nil, !c.ended
+	}
 	if err != nil && !rejectedVerbs(err) {
 		c.alert(hookAlertType(err), c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonCallHookFailed, c.opts.WebhookErrorReturn)
@@ -60,7 +65,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	if err != nil && !rejectedVerbs(err) {
 		// §6: logged and alerted; the call continues with the verbs it has. A hook
 		// cut short because the call was stopped is no failure of the application.
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !interrupted(err) {
 			c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
 		}
 		return nil, false, false
@@ -151,12 +156,15 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return
 	}
-	if _, err := a.request(ctx, *c.opts.statusURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil {
+	if _, err := a.request(ctx, *c.opts.statusURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil && !interrupted(err) {
 		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
 	}
 }
 
 func (a *httpApp) between(context.Context) {}
+
+// listen: an HTTP application sends nothing unasked; the time just passes.
+func (a *httpApp) listen(ctx context.Context, d time.Duration) error { return a.c.clock.Sleep(ctx, d) }
 
 func (a *httpApp) verbStatus(context.Context, map[string]any) {}
 

@@ -74,6 +74,11 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 			c.endCanceled()
 			return nil, false
 		}
+		if interrupted(err) {
+			// Cut short on the wall clock: the call ended, or a redirect waits for
+			// execute to move it (the session is gone).
+			return nil, !c.ended
+		}
 		// §6: the call fails; nothing more is sent for it.
 		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), fmt.Sprintf("connect %s: %v", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonConnectFailed, c.opts.WebhookErrorReturn)
@@ -89,6 +94,9 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	if err != nil {
 		switch {
 		case c.ended:
+		case c.cut && a.s.Ended():
+			// A reconnect was cut short by a redirect: execute moves the call.
+			return nil, true
 		case ctx.Err() != nil:
 			c.endCanceled()
 			a.s.Close(1001, "call canceled")
@@ -195,6 +203,15 @@ func (a *wsApp) ackVerbs(ctx context.Context, data json.RawMessage) []verbs.Verb
 
 // between applies the commands that arrived while verbs ran.
 func (a *wsApp) between(ctx context.Context) { a.s.Poll(ctx) }
+
+// listen handles what the application sends while media plays on the wall clock:
+// one message, or nothing until d passed. A session that is over has nothing to say.
+func (a *wsApp) listen(ctx context.Context, d time.Duration) error {
+	if a.s.State() == wssession.Idle || a.s.Ended() {
+		return a.c.clock.Sleep(ctx, d)
+	}
+	return a.s.Wait(ctx, time.Now().Add(d))
+}
 
 // exhausted: the verbs ran out. The call waits for a command until the caller
 // hangs up, the application closes with 1000 or the idle limit passes.

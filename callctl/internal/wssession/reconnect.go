@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
@@ -54,6 +55,13 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 	}
 	conn, err := s.reconn.Next(ctx)
 	if err != nil {
+		var de *wsclient.DialError
+		if s.call.Ended() || ctx.Err() != nil || errors.As(err, &de) && de.Class == retry.Canceled {
+			// The call stopped the episode (it ended, its context did, or its Sleep
+			// cut a wait short): nothing the application did, so no alert.
+			s.fire(Abandon)
+			return false
+		}
 		return s.lose(fmt.Sprintf("reconnect to %s failed: %v", s.o.Target.Clean(), err))
 	}
 	s.opened(conn)
