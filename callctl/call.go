@@ -223,6 +223,11 @@ func (c *callRun) recordStatus(s Status) { c.record(Event{Kind: KindCallStatus, 
 //go:noinline
 func (c *callRun) recordClose(code int) { c.record(Event{Kind: KindWSClose, Code: code}) }
 
+//go:noinline
+func (c *callRun) recordInput(input, value string) {
+	c.record(Event{Kind: KindCallerInput, Input: input, Value: value})
+}
+
 // elapsed is the call's time since it started.
 func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
 

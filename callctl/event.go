@@ -27,6 +27,10 @@ const (
 	KindCallStatus  Kind = "call.status"  // Status
 	KindAlert       Kind = "alert"        // AlertType, Detail
 	KindCallEnd     Kind = "call.end"     // Status, Reason, SIPStatus
+	// KindCallerInput: the simulated caller answered a gather (Script.Gathers), at
+	// the time the input is complete: Input is "digits" or "speech", Value the digits
+	// keyed or the words said.
+	KindCallerInput Kind = "caller.input"
 )
 
 // Event is one line of a call's timeline. Which fields are meaningful depends on Kind
@@ -60,6 +64,9 @@ type Event struct {
 
 	AlertType AlertType // alert
 	Detail    string    // alert
+
+	Input string // caller.input: "digits" or "speech"
+	Value string // caller.input: the digits or the words
 }
 
 // MarshalJSON writes t_ms, call_sid, kind and the keys of the kind, in that order.
@@ -113,6 +120,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		str("status", e.Status)
 		str("reason", e.Reason)
 		num("sip_status", int64(e.SIPStatus))
+	case KindCallerInput:
+		str("input", e.Input)
+		str("value", e.Value)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -150,6 +160,12 @@ func (e Event) String() string {
 		what = string(e.AlertType) + ": " + e.Detail
 	case KindCallEnd:
 		what = fmt.Sprintf("%s (%s), SIP %d", e.Status, e.Reason, e.SIPStatus)
+	case KindCallerInput:
+		if e.Input == "speech" {
+			what = fmt.Sprintf("the caller says %q", e.Value)
+		} else {
+			what = "the caller keys " + e.Value
+		}
 	}
 	return fmt.Sprintf("%9.3fs  %-12s  %s", e.At.Seconds(), e.Kind, what)
 }

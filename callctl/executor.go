@@ -189,6 +189,11 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	if !c.spend(ctx, prompt+after) {
 		return
 	}
+	if result["reason"] == "speechDetected" {
+		c.recordInput("speech", in.Speech)
+	} else {
+		c.recordInput("digits", in.Digits)
+	}
 	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
 		partial := strings.Fields(in.Speech)
 		if len(partial) > 1 {
