@@ -12,8 +12,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/callctl/internal/netfault"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // application is the transport side of a call: an HTTP webhook app or a WebSocket
@@ -71,6 +73,8 @@ type callRun struct {
 	// cut: on the wall clock, the current verb was cut short (a redirect arrived);
 	// cleared before the next verb starts (wait.go).
 	cut bool
+
+	net *netfault.Network // the scenario's faulty network; nil without network faults
 }
 
 // Run runs one call to its end and returns what happened. The error is non-nil only
@@ -121,12 +125,16 @@ func newCall(p *prepared) *callRun {
 		info:  info,
 	}
 	c.result.CallSid = info.CallSid
+	if nf := netfault.Config(p.Script.Network); nf.Active() {
+		c.net = netfault.New(nf, info.CallSid)
+	}
 	return c
 }
 
 func (c *callRun) run(ctx context.Context) {
 	c.ctx = ctx
 	c.recordStart()
+	c.recordNetwork()
 	c.recordStatus(StatusTrying)
 	if c.opts.app.Policy.Transport == fragment.WebSocket {
 		c.app = newWSApp(c)
@@ -222,6 +230,37 @@ func (c *callRun) recordStatus(s Status) { c.record(Event{Kind: KindCallStatus, 
 
 //go:noinline
 func (c *callRun) recordClose(code int) { c.record(Event{Kind: KindWSClose, Code: code}) }
+
+// recordNetwork states the network faults that apply to every message, at the start.
+func (c *callRun) recordNetwork() {
+	n := c.opts.Script.Network
+	if n.Latency > 0 || n.Jitter > 0 {
+		c.record(Event{Kind: KindFault, Fault: "latency", Delay: n.Latency, Jitter: n.Jitter})
+	}
+	if n.SlowApp > 0 {
+		c.record(Event{Kind: KindFault, Fault: "slow-app", Delay: n.SlowApp})
+	}
+}
+
+// netConnect is the transport.ConnectFunc of the call's faulty network; nil without
+// one, and the call's connections are the shared clients' own.
+func (c *callRun) netConnect() transport.ConnectFunc {
+	if c.net == nil {
+		return nil
+	}
+	return c.net.Connect
+}
+
+// recordFaults records the faults injected on the connection of an attempt to url,
+// just before its hook.attempt.
+func (c *callRun) recordFaults(url string, attempt int) {
+	if c.net == nil {
+		return
+	}
+	for _, n := range c.net.Notes() {
+		c.record(Event{Kind: KindFault, Fault: n.Fault, URL: url, Attempt: attempt})
+	}
+}
 
 //go:noinline
 func (c *callRun) recordInput(input, value string) {

@@ -96,8 +96,10 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Secret:   c.opts.Secret,
 		Accept:   accept,
 		Logger:   &logger,
+		Connect:  c.netConnect(),
 		Observer: func(at transport.Attempt) {
 			attempts = at.Number
+			c.recordFaults(url, at.Number)
 			c.result.HookLatencies = append(c.result.HookLatencies, at.Duration)
 			c.record(Event{Kind: KindHookAttempt, URL: url, Transport: "http", Attempt: at.Number,
 				HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})

@@ -73,7 +73,9 @@ type Options struct {
 	WebSocket wsclient.Options
 
 	// EgressRules are the rules of the call's own WebSocket transport, used only
-	// when a Script fault drops the TCP connection without a close frame. Default
+	// when the Script has network faults or a drop without a close frame: they must
+	// be those of WebSocket.HTTPClient (featureserver.CallNetwork sets both), so that
+	// a fault dials exactly where any other dial may. Default
 	// transport.CallControlRules(false).
 	EgressRules transport.EgressRules
 

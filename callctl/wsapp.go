@@ -59,6 +59,7 @@ func newWSApp(c *callRun) *wsApp {
 			return c.retryWait(ctx, app, attempt, d)
 		},
 		Faults:      faults,
+		Connect:     c.netConnect(),
 		EgressRules: c.opts.EgressRules,
 		Logger:      c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger(),
 	}, a)
@@ -287,6 +288,7 @@ func (a *wsApp) Attempt(at wsclient.Attempt, reconnect bool) {
 	if reconnect {
 		c.record(Event{Kind: KindWSReconnect, Attempt: at.Number})
 	}
+	c.recordFaults(c.opts.app.Clean(), at.Number)
 	c.record(Event{Kind: KindHookAttempt, URL: c.opts.app.Clean(), Transport: string(fragment.WebSocket), Attempt: at.Number,
 		HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
 }

@@ -41,6 +41,12 @@ caller:
   hangup_after: 2m
 faults:
   - after_message: 4
+network:
+  latency: 100ms
+  jitter: 20ms
+  slow_app: 1s
+  refuse: 2
+  reset: 1
 expect:
   verbs: [say, hangup]
   status: completed
@@ -52,7 +58,8 @@ expect:
 	s := sc.Script()
 	if sc.From != "+1555" || len(s.Gathers) != 2 || s.Gathers[0].Digits != "12#" || s.Gathers[0].After != 1500*time.Millisecond ||
 		s.Dials[0].Status != callctl.StatusBusy || s.HangupAfter != 2*time.Minute ||
-		len(s.Faults) != 1 || s.Faults[0] != (callctl.Fault{AfterMessage: 4}) {
+		len(s.Faults) != 1 || s.Faults[0] != (callctl.Fault{AfterMessage: 4}) ||
+		s.Network != (callctl.NetworkFaults{Latency: 100 * time.Millisecond, Jitter: 20 * time.Millisecond, SlowApp: time.Second, Refuse: 2, Reset: 1}) {
 		t.Fatalf("script %+v", s)
 	}
 	if e := sc.Expectations(); e.Status != callctl.StatusCompleted || len(e.Verbs) != 2 || e.Alerts[0] != callctl.AlertWebhookFailure {
@@ -66,6 +73,12 @@ expect:
 		"caller:\n  gathers:\n    - digits: \"1\"\n      speech: hi\n":              3,
 		"expect:\n  status: completed\n  reason: tired\n":                           3,
 		"caller:\n  dials:\n    - status: maybe\n":                                  3,
+		"network:\n  latency: 10ms\n  jitter: 20ms\n":                               3,
+		"network:\n  refuse: -1\n":                                                  2,
+		"network:\n  reset: lots\n":                                                 2,
+		"network:\n  refuse: 60\n  reset: 60\n":                                     2,
+		"network:\n  latency: fast\n":                                               2,
+		"network:\n  bandwidth: 1\n":                                                2,
 	} {
 		_, err := scenario.Parse([]byte(src))
 		var se *scenario.Error

@@ -125,6 +125,9 @@ var (
 		string(callctl.AlertWebhookConnectionFailure)}
 )
 
+// maxRefusedAttempts bounds network.refuse + network.reset (callctl's own bound).
+const maxRefusedAttempts = 100
+
 // check returns the first problem of a decoded scenario, at its YAML path.
 func (s *Scenario) check() *pathError {
 	for i, g := range s.Caller.Gathers {
@@ -159,6 +162,17 @@ func (s *Scenario) check() *pathError {
 		if f.CloseCode != 0 && (f.CloseCode < 1000 || f.CloseCode > 4999) {
 			return at(p+".close_code", "%d is outside 1000..4999 (leave it out for an abrupt TCP close)", f.CloseCode)
 		}
+	}
+	n := s.Network
+	switch {
+	case n.Jitter > n.Latency:
+		return at("$.network.jitter", "%v is more than the latency %v (a message's latency is latency ± jitter)", time.Duration(n.Jitter), time.Duration(n.Latency))
+	case n.Refuse < 0:
+		return at("$.network.refuse", "must not be negative")
+	case n.Reset < 0:
+		return at("$.network.reset", "must not be negative")
+	case n.Refuse+n.Reset > maxRefusedAttempts:
+		return at("$.network", "refuse + reset is %d; at most %d (no retry policy tries more)", n.Refuse+n.Reset, maxRefusedAttempts)
 	}
 	e := s.Expect
 	for i, v := range e.Verbs {

@@ -13,7 +13,20 @@ type Scenario struct {
 	To     string          `yaml:"to"`
 	Caller Caller          `yaml:"caller"`
 	Faults []callctl.Fault `yaml:"faults"`
-	Expect Expectations    `yaml:"expect"`
+	// Network is what goes wrong on the network between the node and the app
+	// (callctl.NetworkFaults).
+	Network Network      `yaml:"network"`
+	Expect  Expectations `yaml:"expect"`
+}
+
+// Network is the network section: latency and jitter on every message, a slow app,
+// the first connection attempts refused or reset.
+type Network struct {
+	Latency Duration `yaml:"latency"`
+	Jitter  Duration `yaml:"jitter"`
+	SlowApp Duration `yaml:"slow_app"`
+	Refuse  int      `yaml:"refuse"`
+	Reset   int      `yaml:"reset"`
 }
 
 // Caller is what the caller does.
@@ -50,6 +63,9 @@ func (s *Scenario) Script() callctl.Script {
 	}
 	sc.HangupAfter = time.Duration(s.Caller.HangupAfter)
 	sc.Faults = append(sc.Faults, s.Faults...)
+	n := s.Network
+	sc.Network = callctl.NetworkFaults{Latency: time.Duration(n.Latency), Jitter: time.Duration(n.Jitter),
+		SlowApp: time.Duration(n.SlowApp), Refuse: n.Refuse, Reset: n.Reset}
 	return sc
 }
 

@@ -52,7 +52,7 @@ var kindKeys = map[string][]string{
 	"hook.retry": {"delay_ms"}, "ws.open": {}, "ws.close": {"code"}, "ws.reconnect": {"attempt"},
 	"msg.sent": {"type", "msgid"}, "msg.recv": {"type", "msgid"}, "verb.start": {"verb"}, "verb.end": {"verb"},
 	"call.status": {"status"}, "alert": {"type", "detail"}, "call.end": {"status", "reason", "sip_status"},
-	"caller.input": {"input", "value"},
+	"caller.input": {"input", "value"}, "fault": {"fault", "url", "attempt", "delay_ms", "jitter_ms"},
 }
 
 func checkContract(t *testing.T, events []map[string]any, summary map[string]any) {

@@ -34,8 +34,12 @@ type Options struct {
 	Sleep func(ctx context.Context, attempt int, d time.Duration) error
 	// Faults drop the connection after the N-th message; optional.
 	Faults []Fault
-	// EgressRules are the rules of the session's own transport, used only for
-	// faults that drop the TCP connection without a close frame.
+	// Connect, when set, makes every connection of the session (the call's faulty
+	// network); optional.
+	Connect transport.ConnectFunc
+	// EgressRules are the rules of the session's own transport, used only with
+	// Connect or faults that drop the TCP connection without a close frame: they
+	// must be those of WebSocket.HTTPClient.
 	EgressRules transport.EgressRules
 	// Logger receives the session's logs (carrying the call sid).
 	Logger zerolog.Logger
@@ -143,7 +147,7 @@ func New(ctx context.Context, o Options, call Call) *Session {
 	}
 	// The client's own lines (connected, ended, reconnecting) are about this call.
 	w.Logger = o.Logger
-	s.faults = newFaultInjector(o.Faults, &w, o.EgressRules)
+	s.faults = newFaultInjector(o.Faults, o.Connect, &w, o.EgressRules)
 	s.ws = w
 	return s
 }
@@ -298,6 +302,7 @@ func (s *Session) Wait(ctx context.Context, deadline time.Time) error {
 // when session:new failed) and ends the session; the code is reported (Call.Closed)
 // unless the session had ended already. It does nothing before a connection opened.
 func (s *Session) Close(code int, reason string) {
+	s.faults.release()
 	if s.conn == nil {
 		return
 	}
