@@ -87,6 +87,8 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	url := t.Clean()
 	attempts := 0 // made so far
+	req := c.result.addRequest(Request{Transport: string(fragment.HTTP), Hook: t.URL.Path, Method: method, Payload: payload,
+		Event: len(c.result.Timeline), HookIndex: len(c.result.Hooks) - 1})
 	return c.opts.Hooks.Do(ctx, transport.HookRequest{
 		Target:   t,
 		Method:   method,
@@ -100,6 +102,9 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Observer: func(at transport.Attempt) {
 			attempts = at.Number
 			c.recordFaults(url, at.Number)
+			if at.Status != 0 {
+				c.result.answered(req, at.Duration)
+			}
 			c.result.HookLatencies = append(c.result.HookLatencies, at.Duration)
 			c.record(Event{Kind: KindHookAttempt, URL: url, Transport: "http", Attempt: at.Number,
 				HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})

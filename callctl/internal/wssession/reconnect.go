@@ -69,6 +69,7 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 	s.fire(Redialed)
 	s.nextID++
 	id := fmt.Sprint(s.nextID)
+	sent := time.Now()
 	if err := s.send(ctx, MsgSessionReconnect, id, "", s.sessionNew); err != nil {
 		return s.dropped(ctx, err)
 	}
@@ -77,6 +78,7 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 		m, err := s.receive(ctx, deadline)
 		switch {
 		case err == nil && m.MsgID == id:
+			s.call.Answered(id, time.Since(sent))
 			s.fire(Resumed)
 			s.resumed(ctx, m.Data)
 			return true

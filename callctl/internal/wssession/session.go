@@ -63,14 +63,16 @@ type Call interface {
 	// whoever closed it.
 	Closed(code int)
 	// Sent and Received report each message. An unusable inbound frame is received
-	// as "invalid", "binary" or "oversized".
-	Sent(typ, msgid string)
+	// as "invalid", "binary" or "oversized". Sent has the message's hook and data
+	// as they went out (session:new and session:reconnect data as JSON bytes).
+	Sent(typ, msgid, hook string, data any)
 	Received(typ, msgid string)
 	// Attempt reports one connection attempt; reconnect tells an episode's from the
 	// first dial's.
 	Attempt(a wsclient.Attempt, reconnect bool)
-	// Answered reports a request's round trip: real time from sending to its ack.
-	Answered(d time.Duration)
+	// Answered reports a request's round trip: real time from sending the message
+	// msgid to its ack.
+	Answered(msgid string, d time.Duration)
 
 	// Command applies a command of the application.
 	Command(ctx context.Context, m AppMessage)
@@ -238,7 +240,7 @@ func (s *Session) request(ctx context.Context, typ, hook string, data any) (json
 		switch {
 		case err == nil:
 			if m.Type == MsgAck && m.MsgID == id {
-				s.call.Answered(time.Since(sent))
+				s.call.Answered(id, time.Since(sent))
 				return m.Data, nil
 			}
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
