@@ -87,3 +87,62 @@ expect:
 		}
 	}
 }
+
+// The keys `switchboard test` added reach the Scenario, and each rejection names its
+// line: a malformed app URL, credentials in a URL, a request named by nothing, an
+// unknown message type, a bad path into a payload, wrong types.
+func TestParseTestKeys(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`app: ws://127.0.0.1:3000/ws#rc=3
+status_hook: /status
+expect:
+  hooks_exact: [/ws, /gather]
+  hook_counts: {/gather: 1}
+  no_alerts: [invalid-app-payload]
+  max_answer_time: 1s
+  received:
+    - type: session:new
+      payload:
+        from: "+15551230000"
+    - hook: /gather
+      nth: 1
+      method: POST
+      answered_within: 500ms
+      payload:
+        speech.alternatives[0].transcript: sales please
+        reason: speechDetected
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Expectations()
+	if sc.App != "ws://127.0.0.1:3000/ws#rc=3" || sc.StatusHook != "/status" || len(e.HooksExact) != 2 || e.HookCounts["/gather"] != 1 ||
+		e.NoAlerts[0] != callctl.AlertInvalidAppPayload || time.Duration(e.MaxAnswerTime) != time.Second || len(e.Received) != 2 ||
+		e.Received[0].Type != "session:new" || e.Received[1].Payload["speech.alternatives[0].transcript"] != "sales please" ||
+		time.Duration(e.Received[1].AnsweredWithin) != 500*time.Millisecond || e.Received[1].Method != "POST" {
+		t.Fatalf("scenario %+v, expectations %+v", sc, e)
+	}
+	for src, line := range map[string]int{
+		"from: x\napp: ftp://x/call\n":                                            2,
+		"app: http://\n":                                                          1,
+		"app: http://u:p@127.0.0.1/call\n":                                        1,
+		"app: [1]\n":                                                              1,
+		"status_hook: status\n":                                                   1,
+		"expect:\n  received:\n    - nth: 1\n":                                    3,
+		"expect:\n  received:\n    - type: session:old\n":                         3,
+		"expect:\n  received:\n    - hook: /g\n      nth: -1\n":                   4,
+		"expect:\n  received:\n    - hook: /g\n      method: PUT\n":               4,
+		"expect:\n  received:\n    - hook: /g\n      payload:\n        a..b: 1\n": 5,
+		"expect:\n  received:\n    - hook: /g\n      answered_within: soon\n":     4,
+		"expect:\n  received:\n    - hook: /g\n      colour: red\n":               4,
+		"expect:\n  hook_counts: {/g: -1}\n":                                      2,
+		"expect:\n  hook_counts: [/g]\n":                                          2,
+		"expect:\n  no_alerts: [everything]\n":                                    2,
+		"expect:\n  max_answer_time: 3\n":                                         2,
+	} {
+		_, err := scenario.Parse([]byte(src))
+		var se *scenario.Error
+		if !errors.As(err, &se) || se.Line != line {
+			t.Errorf("%q: error %v, want one at line %d", src, err, line)
+		}
+	}
+}

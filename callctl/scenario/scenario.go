@@ -9,6 +9,13 @@ import (
 // Scenario is one scenario file: what the caller and the network do during each
 // simulated call, and what is expected of the call. Unknown keys are errors.
 type Scenario struct {
+	// App is the application the scenario runs against (`switchboard test`): an
+	// http(s) or ws(s) URL, with its retry fragment.
+	App string `yaml:"app"`
+	// StatusHook receives an HTTP application's status notifications: absolute, or
+	// a path relative to App.
+	StatusHook string `yaml:"status_hook"`
+
 	From   string          `yaml:"from"`
 	To     string          `yaml:"to"`
 	Caller Caller          `yaml:"caller"`
