@@ -36,7 +36,7 @@ func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 		return nil, !c.ended
 	}
 	if err != nil && !rejectedVerbs(err) {
-		c.alert(hookAlertType(err), c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
+		c.alert(hookAlertType(err), c.opts.app.Clean(), c.failureDetail("call hook", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonCallHookFailed, c.opts.WebhookErrorReturn)
 		return nil, false
 	}
@@ -66,7 +66,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 		// §6: logged and alerted; the call continues with the verbs it has. A hook
 		// cut short because the call was stopped is no failure of the application.
 		if ctx.Err() == nil && !interrupted(err) {
-			c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
+			c.alert(hookAlertType(err), t.Clean(), c.failureDetail("hook", t.Clean(), err))
 		}
 		return nil, false, false
 	}
@@ -164,7 +164,7 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 		return
 	}
 	if _, err := a.request(ctx, *c.opts.statusURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil && !interrupted(err) {
-		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
+		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), c.failureDetail("status hook", c.opts.statusURL.Clean(), err))
 	}
 }
 

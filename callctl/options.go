@@ -79,6 +79,11 @@ type Options struct {
 	// transport.CallControlRules(false).
 	EgressRules transport.EgressRules
 
+	// EgressHint, when set, ends the alert of a request the egress rules refused:
+	// how the user allows that destination (simulate names SWITCHBOARD_EGRESS_ALLOW).
+	// Default none.
+	EgressHint string
+
 	// AckTimeout is how long a WebSocket message waits for its ack
 	// (JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT). Default 5 s.
 	AckTimeout time.Duration

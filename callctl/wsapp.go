@@ -87,7 +87,7 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 			return nil, !c.ended
 		}
 		// §6: the call fails; nothing more is sent for it.
-		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), fmt.Sprintf("connect %s: %v", c.opts.app.Clean(), err))
+		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), c.failureDetail("connect", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonConnectFailed, c.opts.WebhookErrorReturn)
 		return nil, false
 	}

@@ -75,7 +75,7 @@ func checkContract(t *testing.T, events []map[string]any, summary map[string]any
 	if summary["kind"] != "summary" {
 		t.Fatalf("last line %v", summary)
 	}
-	for _, k := range []string{"calls", "completed", "failed", "alerts", "hook_latency_ms", "expectations_failed"} {
+	for _, k := range []string{"calls", "completed", "failed", "alerts", "hook_latency_ms", "expectations_failed", "canceled", "wall_ms", "calls_per_second"} {
 		if _, ok := summary[k]; !ok {
 			t.Fatalf("summary lacks %s", k)
 		}
