@@ -40,11 +40,19 @@
 // the call goes on; a dial whose confirm hook fails ends that dial as failed; a
 // failed call hook rejects the call with Options.WebhookErrorReturn.
 //
+// Scenarios (§9). Options.Script plays the caller (input at each gather, dial
+// outcomes, a hangup) and the network: drops of the WebSocket, and network faults
+// (latency, jitter, a slow app, refused or reset connections) injected on the node's
+// side of every connection the call makes, after the egress checks. The timeline
+// shows what the caller entered (caller.input) and the faults (fault); Result.Requests
+// keeps what the application received, for scenario expectations.
+//
 // Where things are: the verb model and its validation in callctl/verbs; scenario
 // files and expectations in callctl/scenario; the WebSocket session protocol (its
-// state machine, message codec, reconnect episodes, faults) in
-// callctl/internal/wssession; the network (egress HTTP client, hook retries,
-// WebSocket dialing and reconnect episodes) in package transport. This package is
+// state machine, message codec, reconnect episodes, drops) in
+// callctl/internal/wssession; the faulty network in callctl/internal/netfault; the
+// network (egress HTTP client, hook retries, WebSocket dialing and reconnect
+// episodes) in package transport. This package is
 // the call: its options, the verbs' execution, the HTTP application, what a
 // WebSocket session's messages mean for the call, live call control, the timeline.
 // It knows no HTTP server, no storage and no environment variable: everything comes

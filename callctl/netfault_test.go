@@ -153,6 +153,9 @@ func TestNetworkDelaysSeenByTheApp(t *testing.T) {
 			if gap := next.Sub(acked); next.IsZero() || gap < tc.atLeast {
 				t.Errorf("the app got its next message %v after its ack, want at least %v", gap, tc.atLeast)
 			}
+			if f := faultEvents(r); len(f) != 1 || f[0] != tc.start {
+				t.Errorf("fault events %v, want [%s]", f, tc.start)
+			}
 		})
 	}
 }
