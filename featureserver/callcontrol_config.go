@@ -3,6 +3,7 @@ package featureserver
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,11 @@ type CallControlConfig struct {
 	// WebhookErrorReturn is the SIP status of a call rejected because its initial
 	// hook failed. Default 480.
 	WebhookErrorReturn int
+	// IdleConnsPerHost is how many idle connections to an application host the
+	// hook client keeps for reuse; not a variable: a run of many calls at once
+	// (simulate --concurrency) sizes it to them. Default: the hook client's
+	// (transport.HookClientOptions.MaxIdleConnsPerHost, 4).
+	IdleConnsPerHost int
 }
 
 // WithDefaults returns c with every zero value replaced by its default.
@@ -74,6 +80,9 @@ func (c CallControlConfig) validate() error {
 	if err := checkUserAgent(c.UserAgent); err != nil {
 		err.Name = "CallControlConfig.UserAgent"
 		errs = append(errs, err)
+	}
+	if c.IdleConnsPerHost < 0 {
+		errs = append(errs, &ConfigError{Name: "CallControlConfig.IdleConnsPerHost", Value: strconv.Itoa(c.IdleConnsPerHost), Accept: "0 (the default) or more"})
 	}
 	return errors.Join(errs...)
 }
@@ -148,6 +157,7 @@ func NewCallNetwork(cfg CallControlConfig, rules transport.EgressRules, log zero
 		// Each call's retry delays pass on its own clock (transport.HookRequest.Sleep).
 		hooks: transport.NewHookClient(transport.HookClientOptions{
 			Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent, Logger: log,
+			MaxIdleConnsPerHost: cfg.IdleConnsPerHost,
 		}),
 		ws: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout}),
 	}

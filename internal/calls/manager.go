@@ -15,7 +15,6 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/metrics"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/retry"
-	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // Errors of the call manager.
@@ -229,9 +228,6 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	}
 	opts.Script = req.Script
 	opts.IdleLimit = m.opts.IdleLimit
-	// A scenario fault's own dialer has the default call-control rules on a node,
-	// not the node's allow-list: kept as it was (issue 13 changes it).
-	opts.EgressRules = transport.EgressRules{}
 	if req.CallStatusHook != nil {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
