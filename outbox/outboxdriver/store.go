@@ -35,9 +35,10 @@ type Store interface {
 	// Publish stores p.Event and, for every endpoint of its account that is not
 	// removed, the delivery p.Plan returns (none when ok is false; Plan applies the
 	// type filter), in one transaction: p.Tx when it is not nil (the caller commits),
-	// otherwise the store's own. When an event with that ID exists in the same account
-	// it returns that event and its deliveries with Duplicate set and writes nothing;
-	// in another account, or with other content, it fails with ErrConflict.
+	// otherwise the store's own. Event IDs are unique per account: the same ID in
+	// another account is another event. When an event with that ID exists in the
+	// account it returns that event and its deliveries with Duplicate set and writes
+	// nothing; with other content it fails with ErrConflict.
 	Publish(ctx context.Context, p PublishParams) (Published, error)
 	// GetEvent returns one event of the account.
 	GetEvent(ctx context.Context, p GetEventParams) (Event, error)

@@ -72,6 +72,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"PurgeScope", testPurgeScope},
 		{"PublishPlan", testPublishPlan},
 		{"PublishDuplicate", testPublishDuplicate},
+		{"EventIDsPerAccount", testEventIDsPerAccount},
 		{"PublishLeaseRules", testPublishLeaseRules},
 		{"ChangeAt", testChangeAt},
 		{"CompleteUnleased", testCompleteUnleased},

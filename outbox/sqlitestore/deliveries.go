@@ -154,9 +154,9 @@ func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveri
 		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox_deliveries WHERE id IN (SELECT value FROM json_each(?))`, string(list)); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM outbox_events WHERE id IN (
-			SELECT v.id FROM outbox_events v WHERE v.stored_at < ?
-			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = v.id)
+		res, err := tx.ExecContext(ctx, `DELETE FROM outbox_events WHERE rowid IN (
+			SELECT v.rowid FROM outbox_events v WHERE v.stored_at < ?
+			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.account = v.account AND d.event_id = v.id)
 			ORDER BY v.stored_at LIMIT ?)`, micros(before), limit)
 		if err != nil {
 			return err
