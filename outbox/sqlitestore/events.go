@@ -72,7 +72,7 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 		if old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
 			return outboxdriver.Published{}, fmt.Errorf("%w: event %s exists with other content", outboxdriver.ErrConflict, ev.ID)
 		}
-		ds, err := queryDeliveries(ctx, tx, `WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
+		ds, err := queryDeliveries(ctx, tx, `FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
 		return outboxdriver.Published{Event: old, Deliveries: ds, Duplicate: true}, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
