@@ -69,6 +69,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RecoverScope", testRecoverScope},
 		{"ListEventsCursor", testListEventsCursor},
 		{"ListDeliveriesCursor", testListDeliveriesCursor},
+		{"ListDeliveriesWhileInserting", testListDeliveriesWhileInserting},
 		{"PurgeScope", testPurgeScope},
 		{"PublishPlan", testPublishPlan},
 		{"PublishDuplicate", testPublishDuplicate},
