@@ -254,7 +254,7 @@ func TestEndpointValidation(t *testing.T) {
 	if eps, _ := h.ob.ListEndpoints(h.ctx, "a"); len(eps) != 0 {
 		t.Fatalf("bad input stored %d endpoints", len(eps))
 	}
-	if _, _, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, -time.Hour); !errors.Is(err, outbox.ErrInvalid) {
+	if _, _, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, -time.Hour, outbox.Actor{}); !errors.Is(err, outbox.ErrInvalid) {
 		t.Fatalf("rotation with a negative grace: %v", err)
 	}
 	if ep, _ := h.ob.GetEndpoint(h.ctx, "acct", h.ep.ID); len(ep.Secrets) != len(h.ep.Secrets) {

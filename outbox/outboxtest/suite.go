@@ -74,6 +74,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"PublishPlan", testPublishPlan},
 		{"PublishDuplicate", testPublishDuplicate},
 		{"EventIDsPerAccount", testEventIDsPerAccount},
+		{"AuditFields", testAuditFields},
 		{"PublishLeaseRules", testPublishLeaseRules},
 		{"ChangeAt", testChangeAt},
 		{"CompleteUnleased", testCompleteUnleased},

@@ -171,8 +171,12 @@ func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int,
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil || p.Audit == nil {
+			return err
+		}
+		entry := *p.Audit
+		entry.Count = int(n)
+		return insertAudit(ctx, tx, []outboxdriver.AuditEntry{entry})
 	})
 	return int(n), err
 }
