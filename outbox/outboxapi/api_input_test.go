@@ -3,6 +3,7 @@ package outboxapi_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -223,12 +224,29 @@ func TestPaginationStableUnderConcurrentInserts(t *testing.T) {
 			e.must(http.StatusCreated, "POST", "/api/v1/events", "token-a", map[string]any{"id": fmt.Sprintf("new-%03d", i), "type": "x", "data": i})
 		}
 	}()
-	deliveries := walkPages(t, e, "/api/v1/webhooks/"+id+"/deliveries?limit=7")
-	evs := walkPages(t, e, "/api/v1/events?limit=7")
+	// Besides the goroutine's, two events arrive between every two pages.
+	n := 0
+	between := func() {
+		for range 2 {
+			n++
+			e.must(http.StatusCreated, "POST", "/api/v1/events", "token-a", map[string]any{"id": fmt.Sprintf("between-%03d", n), "type": "x", "data": n})
+		}
+	}
+	deliveries := walkPages(t, e, "/api/v1/webhooks/"+id+"/deliveries?limit=7", between)
+	evs := walkPages(t, e, "/api/v1/events?limit=7", between)
 	close(stop)
 	wg.Wait()
-	if got, want := deliveries, idsOf(whole); strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("paged deliveries\n%v\nwant\n%v", got, want)
+	// Newest first: deliveries that arrived before the first page may lead it; after
+	// them come exactly those that were there, each once, in order.
+	want := idsOf(whole)
+	start := slices.Index(deliveries, want[0])
+	if start < 0 || strings.Join(deliveries[start:], ",") != strings.Join(want, ",") {
+		t.Fatalf("paged deliveries\n%v\nwant them to end with\n%v", deliveries, want)
+	}
+	for _, d := range deliveries[:start] {
+		if slices.Contains(want, d) {
+			t.Fatalf("delivery %s listed twice", d)
+		}
 	}
 	// Events are oldest first: new ones come after, so the walk ends with them;
 	// those that were there come first, each once, in order.
@@ -244,11 +262,13 @@ func TestPaginationStableUnderConcurrentInserts(t *testing.T) {
 	}
 }
 
-func walkPages(t *testing.T, e *env, path string) []string {
+// walkPages pages through path, calling between after each page.
+func walkPages(t *testing.T, e *env, path string, between func()) []string {
 	var ids []string
 	cursor := ""
 	for range 200 {
 		page := e.must(http.StatusOK, "GET", path+"&cursor="+cursor, "token-a", nil)
+		between()
 		for _, d := range page["data"].([]any) {
 			ids = append(ids, d.(map[string]any)["id"].(string))
 		}
