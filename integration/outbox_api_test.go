@@ -329,3 +329,53 @@ func verifyWithNPM(t *testing.T, node, modules string, secrets []string, req got
 		}
 	}
 }
+
+// TestOutboxAPIIsolationAndBadInput: on the real node, account B's token gets 404
+// for everything of account A's (list, read, retry, ping, publish into), and bad
+// input is a problem document naming the field, creating nothing.
+func TestOutboxAPIIsolationAndBadInput(t *testing.T) {
+	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
+	a, b := p.account(), p.account()
+	rc := newHookReceiver(t)
+	ep := cliJSON(t, p, a, "create", rc.URL+"/a", "--policy", `{"allowHttp":true}`)["id"].(string)
+	var pub map[string]any
+	p.do("POST", "/api/v1/events", a.APIToken, map[string]any{"id": "evt-a", "type": "x", "data": 1}, &pub)
+	did := firstDelivery(t, pub)
+	awaitDelivery(t, p, a, ep, did, "SUCCEEDED")
+	for _, r := range [][2]string{
+		{"GET", "/api/v1/webhooks/" + ep}, {"GET", "/api/v1/webhooks/" + ep + "/deliveries"},
+		{"GET", "/api/v1/webhooks/" + ep + "/deliveries/" + did}, {"POST", "/api/v1/webhooks/" + ep + "/deliveries/" + did + "/retry"},
+		{"POST", "/api/v1/webhooks/" + ep + "/ping"}, {"GET", "/api/v1/events/evt-a"},
+	} {
+		if code, raw := p.do(r[0], r[1], b.APIToken, nil, nil); code != http.StatusNotFound || !bytes.Contains(raw, []byte(`"status":404`)) {
+			t.Errorf("B %s %s: %d %s", r[0], r[1], code, raw)
+		}
+	}
+	if code, _ := p.do("POST", "/api/v1/events", b.APIToken, map[string]any{"type": "x", "data": 1, "endpointId": ep}, nil); code != http.StatusNotFound {
+		t.Errorf("B publishing into A's endpoint: %d", code)
+	}
+	if code, out, _ := webhooksCLI(t, p, b, "list"); code != 0 || strings.Contains(out, ep) {
+		t.Errorf("B lists A's endpoint: %s", out)
+	}
+	if code, out, _ := webhooksCLI(t, p, b, "show", ep); code != 1 {
+		t.Errorf("B shows A's endpoint: %d %s", code, out)
+	}
+	if n := len(rc.requests("/a")); n != 1 {
+		t.Fatalf("A's receiver got %d requests", n)
+	}
+	for body, field := range map[string]string{
+		`{"url": "https://hooks.example.com/x", "policy": {"retries": 3}}`: "body.policy.retries",
+		`{"url": "https://hooks.example.com/x", "profile": "fastest"}`:     "body.profile",
+		`{"url": "https://hooks.example.com/x", "colour": "red"}`:          "body.colour",
+		`{"url": "https://169.254.169.254/latest"}`:                        "body.url",
+		`{"url": "ftp://hooks.example.com/"}`:                              "body.url",
+	} {
+		code, raw := p.do("POST", "/api/v1/webhooks", b.APIToken, json.RawMessage(body), nil)
+		if code < 400 || code > 422 || !bytes.Contains(raw, []byte(field)) || !bytes.Contains(raw, []byte(`"title"`)) {
+			t.Errorf("%s: %d %s, want a problem naming %s", body, code, raw, field)
+		}
+	}
+	if code, out, _ := webhooksCLI(t, p, b, "list", "--json"); code != 0 || !strings.Contains(out, `"data":[]`) {
+		t.Fatalf("bad input created endpoints: %s", out)
+	}
+}
