@@ -94,4 +94,3 @@ func TestRebindingWithPooledConnection(t *testing.T) {
 		})
 	}
 }
-
