@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/netip"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboard-voice/switchboard/internal/testkit"
@@ -90,6 +92,55 @@ func TestRebindingWithPooledConnection(t *testing.T) {
 			refused.AssertNothingArrived(t)
 			if got, _ := ob.GetEndpoint(ctx, "acct", ep.ID); got.Status != outbox.EndpointActive {
 				t.Fatalf("endpoint %s", got.Status)
+			}
+		})
+	}
+}
+
+// TestDeniedHostname: an endpoint whose host is on the egress deny-list is refused as
+// an egress refusal before any lookup, whatever it resolves to: lucibook's "blocked
+// hostname" makes the delivery DEAD at once; sajn retries it as a network error.
+func TestDeniedHostname(t *testing.T) {
+	for _, c := range []struct {
+		profile string
+		want    outbox.DeliveryStatus
+	}{{outbox.ProfileLucibook, outbox.DeliveryDead}, {outbox.ProfileSajn, outbox.DeliveryPending}} {
+		t.Run(c.profile, func(t *testing.T) {
+			ctx := context.Background()
+			srv := transporttest.NewServer(t)
+			_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+			var lookups atomic.Int32
+			res := transport.ResolverFunc(func(context.Context, string, string) ([]netip.Addr, error) {
+				lookups.Add(1)
+				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+			})
+			rules := transport.PublicOnly()
+			rules.AllowLoopback = true
+			rules.DenyHosts = []string{".blocked.example"}
+			client := transport.NewHTTPClient(rules, transport.ClientOptions{Resolver: res})
+			t.Cleanup(client.CloseIdleConnections)
+			ob, err := outbox.Open(ctx, outbox.Config{Store: openStore(t), Clock: testkit.NewClock(), HTTPClient: client, Egress: &rules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			allowHTTP := true
+			if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "acct", URL: "http://hooks.blocked.example:" + port + "/hook",
+				Profile: c.profile, Overrides: outbox.Overrides{AllowHTTP: &allowHTTP}}); err != nil {
+				t.Fatal(err)
+			}
+			pub, err := ob.Publish(ctx, outbox.Event{Account: "acct", Type: "t", Data: json.RawMessage(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ob.RunDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			d, as, _ := ob.GetDelivery(ctx, "acct", pub.Deliveries[0].ID)
+			if d.Status != c.want || len(as) != 1 || as[0].Class != outbox.ClassEgressRefused || !strings.Contains(as[0].Error, "denied") {
+				t.Fatalf("delivery %s, attempts %+v; want %s with a deny-list refusal", d.Status, as, c.want)
+			}
+			if lookups.Load() != 0 || len(srv.Requests()) != 0 {
+				t.Fatalf("%d lookups, %d requests: the denied host was reached", lookups.Load(), len(srv.Requests()))
 			}
 		})
 	}
