@@ -2,6 +2,7 @@ package callctl
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
@@ -44,4 +45,20 @@ func hookAlertType(err error) AlertType {
 		}
 	}
 	return AlertWebhookFailure
+}
+
+// failureDetail is the detail of an alert for a request (what, to url) that failed
+// with err. A destination the egress rules refused gets one short line, the URL once:
+// what the rules refused and why, and how to allow it (Options.EgressHint), rather
+// than the error of every layer that passed the refusal on.
+func (c *callRun) failureDetail(what, url string, err error) string {
+	var re *transport.RefusedError
+	if errors.As(err, &re) {
+		d := fmt.Sprintf("%s %s: %v", what, url, re)
+		if c.opts.EgressHint != "" {
+			d += " (" + c.opts.EgressHint + ")"
+		}
+		return d
+	}
+	return fmt.Sprintf("%s %s: %v", what, url, err)
 }

@@ -2,6 +2,7 @@ package callctl_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +122,24 @@ func TestDialNoAnswerRingsTheTimeout(t *testing.T) {
 	}
 	if rang := end - start; rang < 20*time.Second || rang > 25*time.Second {
 		t.Errorf("the unanswered dial lasted %v, want its 20 s timeout", rang)
+	}
+}
+
+// A destination the egress rules refuse gets one short alert: the URL once, what the
+// rules refused and why, and how to allow it (Options.EgressHint); HTTP hooks and
+// WebSocket connections alike.
+func TestEgressRefusalAlertIsShort(t *testing.T) {
+	for _, url := range []string{"http://169.254.1.1/call", "ws://169.254.1.1/ws"} {
+		o := baseOptions(t, url)
+		o.EgressHint = "allow it with SWITCHBOARD_EGRESS_ALLOW"
+		r := run(t, o)
+		if len(r.Alerts) != 1 {
+			t.Fatalf("%s: alerts %v", url, r.Alerts)
+		}
+		d := r.Alerts[0].Detail
+		if strings.Count(d, "169.254.1.1") != 2 || strings.Count(d, url) != 1 || !strings.Contains(d, "link-local") ||
+			!strings.HasSuffix(d, "(allow it with SWITCHBOARD_EGRESS_ALLOW)") || len(d) > 120 {
+			t.Errorf("%s: alert %q: want the URL once, the reason and the hint, on a short line", url, d)
+		}
 	}
 }

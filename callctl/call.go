@@ -12,8 +12,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/callctl/internal/netfault"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // application is the transport side of a call: an HTTP webhook app or a WebSocket
@@ -38,6 +40,10 @@ type application interface {
 	verbStatus(ctx context.Context, data map[string]any)
 	// finish releases the application at the end of the call.
 	finish(ctx context.Context)
+	// listen waits up to d on the wall clock while media plays, handling what the
+	// application sends meanwhile (a WebSocket app's commands). It returns after d,
+	// after each message handled, or when ctx ends.
+	listen(ctx context.Context, d time.Duration) error
 }
 
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent
@@ -64,6 +70,11 @@ type callRun struct {
 
 	controls controlInbox // live-call commands received while the call waited
 	muted    bool         // set by a Control (media is simulated)
+	// cut: on the wall clock, the current verb was cut short (a redirect arrived);
+	// cleared before the next verb starts (wait.go).
+	cut bool
+
+	net *netfault.Network // the scenario's faulty network; nil without network faults
 }
 
 // Run runs one call to its end and returns what happened. The error is non-nil only
@@ -103,7 +114,10 @@ func newCall(p *prepared) *callRun {
 	info.CallStatus = StatusTrying
 	info.SipStatus = 100
 	info.SipReason = "Trying"
-	clock := newSimulatedClock(p.Clock)
+	var clock callClock = newSimulatedClock(p.Clock)
+	if p.RealTime {
+		clock = wallClock{}
+	}
 	c := &callRun{
 		opts:  p,
 		clock: clock,
@@ -111,12 +125,16 @@ func newCall(p *prepared) *callRun {
 		info:  info,
 	}
 	c.result.CallSid = info.CallSid
+	if nf := netfault.Config(p.Script.Network); nf.Active() {
+		c.net = netfault.New(nf, info.CallSid)
+	}
 	return c
 }
 
 func (c *callRun) run(ctx context.Context) {
 	c.ctx = ctx
 	c.recordStart()
+	c.recordNetwork()
 	c.recordStatus(StatusTrying)
 	if c.opts.app.Policy.Transport == fragment.WebSocket {
 		c.app = newWSApp(c)
@@ -157,6 +175,7 @@ func (c *callRun) execute(ctx context.Context) {
 			}
 			continue
 		}
+		c.cut = false
 		v := c.queue[0]
 		c.queue = c.queue[1:]
 		c.result.Verbs = append(c.result.Verbs, v.Name())
@@ -211,6 +230,42 @@ func (c *callRun) recordStatus(s Status) { c.record(Event{Kind: KindCallStatus, 
 
 //go:noinline
 func (c *callRun) recordClose(code int) { c.record(Event{Kind: KindWSClose, Code: code}) }
+
+// recordNetwork states the network faults that apply to every message, at the start.
+func (c *callRun) recordNetwork() {
+	n := c.opts.Script.Network
+	if n.Latency > 0 || n.Jitter > 0 {
+		c.record(Event{Kind: KindFault, Fault: "latency", Delay: n.Latency, Jitter: n.Jitter})
+	}
+	if n.SlowApp > 0 {
+		c.record(Event{Kind: KindFault, Fault: "slow-app", Delay: n.SlowApp})
+	}
+}
+
+// netConnect is the transport.ConnectFunc of the call's faulty network; nil without
+// one, and the call's connections are the shared clients' own.
+func (c *callRun) netConnect() transport.ConnectFunc {
+	if c.net == nil {
+		return nil
+	}
+	return c.net.Connect
+}
+
+// recordFaults records the faults injected on the connection of an attempt to url,
+// just before its hook.attempt.
+func (c *callRun) recordFaults(url string, attempt int) {
+	if c.net == nil {
+		return
+	}
+	for _, n := range c.net.Notes() {
+		c.record(Event{Kind: KindFault, Fault: n.Fault, URL: url, Attempt: attempt})
+	}
+}
+
+//go:noinline
+func (c *callRun) recordInput(input, value string) {
+	c.record(Event{Kind: KindCallerInput, Input: input, Value: value})
+}
 
 // elapsed is the call's time since it started.
 func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
@@ -334,24 +389,6 @@ func sipReason(sip int) string {
 	}
 	// The other 4xx and 5xx phrases are HTTP's (404 Not Found, 503 Service Unavailable...).
 	return http.StatusText(sip)
-}
-
-// spend lets d pass on media, on the call's clock. It returns false when the caller
-// hung up (or the call hit its maximum length) meanwhile, the call having then ended,
-// or when ctx ended first (the call notices between verbs).
-func (c *callRun) spend(ctx context.Context, d time.Duration) bool {
-	if c.ended {
-		return false
-	}
-	now := c.elapsed()
-	if limit, reason := c.deadline(); limit > 0 && now+d >= limit {
-		if c.clock.Sleep(ctx, limit-now) != nil {
-			return false
-		}
-		c.hangup(reason)
-		return false
-	}
-	return c.clock.Sleep(ctx, d) == nil
 }
 
 // deadline is the simulated time at which the call ends on its own: the caller's

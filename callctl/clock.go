@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // callClock is a call's time (docs/call-control.md §4b): Now stamps the call's
@@ -14,13 +15,15 @@ import (
 // hook request and WebSocket dial it makes: nothing reaches a call's time through its
 // context.
 //
-// Today every call runs on a simulatedClock. A call on the wall clock (a node, or
-// `simulate --real-time`) is another callClock, chosen in newCall: Now the real clock,
-// Sleep a real wait (transport.Sleep). Waits for the network (ack timeouts, the idle
-// limit) are real in both.
+// A call runs on a simulatedClock unless Options.RealTime puts it on the wallClock (a
+// node, `simulate --real-time`). Waits for the network (ack timeouts, the idle limit)
+// are real on both.
 type callClock interface {
 	retry.Clock
 	Sleep(ctx context.Context, d time.Duration) error
+	// Real reports whether Sleep waits on the wall clock: a call's waits then also
+	// watch for what must cut them short (wait.go).
+	Real() bool
 }
 
 // simulatedClock is real elapsed time (network I/O is real) plus the simulated time
@@ -47,13 +50,33 @@ func (c *simulatedClock) Sleep(_ context.Context, d time.Duration) error {
 	return nil
 }
 
+func (c *simulatedClock) Real() bool { return false }
+
+// wallClock is the time of a call that runs as a production feature server's would:
+// everything it waits for passes for real, and its timeline reports real time. It
+// reads the time the timers run on (time.Now: the fake clock of a testing/synctest
+// bubble in tests), not Options.Clock, so that a wait always ends.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// Sleep waits d, or until ctx ends.
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return transport.Sleep(ctx, d) }
+
+func (wallClock) Real() bool { return true }
+
 // retryWait is the wait before a hook request's or a WebSocket dial's attempt (1 for
 // the first, as numbered on the timeline): recorded as hook.retry, then passed on
-// the call's clock. A call whose context ended records nothing and waits no more.
+// the call's clock. A call whose context ended records nothing and waits no more. On
+// the wall clock the wait is cut short, with errInterrupted, by live call control and
+// by the call's deadline (wait.go): the request then gives up without an alert.
 func (c *callRun) retryWait(ctx context.Context, url string, attempt int, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	c.record(Event{Kind: KindHookRetry, URL: url, Attempt: attempt, Delay: d})
-	return c.clock.Sleep(ctx, d)
+	if !c.clock.Real() {
+		return c.clock.Sleep(ctx, d)
+	}
+	return c.await(ctx, d, false)
 }

@@ -58,6 +58,13 @@ func (in *controlInbox) pending() bool {
 	return len(in.queue) > 0
 }
 
+// putBack returns controls taken off the inbox to its front, for later.
+func (in *controlInbox) putBack(ctls []Control) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.queue = append(append([]Control(nil), ctls...), in.queue...)
+}
+
 func (in *controlInbox) take() []Control {
 	in.mu.Lock()
 	defer in.mu.Unlock()

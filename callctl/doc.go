@@ -8,11 +8,14 @@
 // during the call is in the Result. When its context ends, the call ends canceled.
 //
 // Time (§4b). A call runs on its own clock, made when it starts and passed to every
-// hook request and WebSocket dial it makes: today a simulated clock, real elapsed
-// time on Options.Clock (network I/O is real) plus simulated time that media (say,
-// play, pause, gather timeouts, dial durations) and retry delays add at once. A
-// 30-minute call runs in milliseconds; ack timeouts and the idle limit stay real
-// waits. A call on the wall clock is the same call with another clock (clock.go).
+// hook request and WebSocket dial it makes: by default a simulated clock, real
+// elapsed time on Options.Clock (network I/O is real) plus simulated time that media
+// (say, play, pause, gather timeouts, dial durations) and retry delays add at once,
+// so a 30-minute call runs in milliseconds; ack timeouts and the idle limit stay
+// real waits. With Options.RealTime the call runs on the wall clock instead, as a
+// production feature server would: every wait is real, and is cut short by what the
+// call must react to at once (live call control, a command replacing the verbs, the
+// caller hanging up, the context's end) (clock.go, wait.go).
 //
 // WebSocket sessions. session:new waits for its ack; verb:hook and dial:confirm
 // too; call:status and verb:status (after config notifyEvents) are fire and
@@ -37,11 +40,19 @@
 // the call goes on; a dial whose confirm hook fails ends that dial as failed; a
 // failed call hook rejects the call with Options.WebhookErrorReturn.
 //
+// Scenarios (§9). Options.Script plays the caller (input at each gather, dial
+// outcomes, a hangup) and the network: drops of the WebSocket, and network faults
+// (latency, jitter, a slow app, refused or reset connections) injected on the node's
+// side of every connection the call makes, after the egress checks. The timeline
+// shows what the caller entered (caller.input) and the faults (fault); Result.Requests
+// keeps what the application received, for scenario expectations.
+//
 // Where things are: the verb model and its validation in callctl/verbs; scenario
 // files and expectations in callctl/scenario; the WebSocket session protocol (its
-// state machine, message codec, reconnect episodes, faults) in
-// callctl/internal/wssession; the network (egress HTTP client, hook retries,
-// WebSocket dialing and reconnect episodes) in package transport. This package is
+// state machine, message codec, reconnect episodes, drops) in
+// callctl/internal/wssession; the faulty network in callctl/internal/netfault; the
+// network (egress HTTP client, hook retries, WebSocket dialing and reconnect
+// episodes) in package transport. This package is
 // the call: its options, the verbs' execution, the HTTP application, what a
 // WebSocket session's messages mean for the call, live call control, the timeline.
 // It knows no HTTP server, no storage and no environment variable: everything comes

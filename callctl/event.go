@@ -27,6 +27,15 @@ const (
 	KindCallStatus  Kind = "call.status"  // Status
 	KindAlert       Kind = "alert"        // AlertType, Detail
 	KindCallEnd     Kind = "call.end"     // Status, Reason, SIPStatus
+	// KindCallerInput: the simulated caller answered a gather (Script.Gathers), at
+	// the time the input is complete: Input is "digits" or "speech", Value the digits
+	// keyed or the words said.
+	KindCallerInput Kind = "caller.input"
+	// KindFault: a scenario's network fault (Script.Network). At the call's start,
+	// one per setting that applies to every message (Fault "latency" with Delay and
+	// Jitter, "slow-app" with Delay); then one per connection attempt refused or reset
+	// ("refuse", "reset"), with the URL and Attempt of its hook.attempt, just before it.
+	KindFault Kind = "fault"
 )
 
 // Event is one line of a call's timeline. Which fields are meaningful depends on Kind
@@ -60,6 +69,12 @@ type Event struct {
 
 	AlertType AlertType // alert
 	Detail    string    // alert
+
+	Input string // caller.input: "digits" or "speech"
+	Value string // caller.input: the digits or the words
+
+	Fault  string        // fault: latency, slow-app, refuse or reset (also URL, Attempt, Delay)
+	Jitter time.Duration // fault: the latency's jitter
 }
 
 // MarshalJSON writes t_ms, call_sid, kind and the keys of the kind, in that order.
@@ -113,6 +128,15 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		str("status", e.Status)
 		str("reason", e.Reason)
 		num("sip_status", int64(e.SIPStatus))
+	case KindCallerInput:
+		str("input", e.Input)
+		str("value", e.Value)
+	case KindFault:
+		str("fault", e.Fault)
+		str("url", e.URL)
+		num("attempt", int64(e.Attempt))
+		num("delay_ms", e.Delay.Milliseconds())
+		num("jitter_ms", e.Jitter.Milliseconds())
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -150,6 +174,21 @@ func (e Event) String() string {
 		what = string(e.AlertType) + ": " + e.Detail
 	case KindCallEnd:
 		what = fmt.Sprintf("%s (%s), SIP %d", e.Status, e.Reason, e.SIPStatus)
+	case KindFault:
+		switch e.Fault {
+		case "latency":
+			what = fmt.Sprintf("latency %s ± %s on every message, each way", e.Delay, e.Jitter)
+		case "slow-app":
+			what = fmt.Sprintf("the app's answers arrive %s late", e.Delay)
+		default:
+			what = fmt.Sprintf("%s: connection of attempt %d to %s", map[string]string{"refuse": "refused", "reset": "reset"}[e.Fault], e.Attempt, e.URL)
+		}
+	case KindCallerInput:
+		if e.Input == "speech" {
+			what = fmt.Sprintf("the caller says %q", e.Value)
+		} else {
+			what = "the caller keys " + e.Value
+		}
 	}
 	return fmt.Sprintf("%9.3fs  %-12s  %s", e.At.Seconds(), e.Kind, what)
 }

@@ -2,10 +2,13 @@ package callctl_test
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
 // The --json contract, one line per kind, keys in order.
@@ -29,6 +32,7 @@ func TestEventJSON(t *testing.T) {
 		{callctl.Event{Kind: callctl.KindCallStatus, Status: "in-progress"}, `"status":"in-progress"`},
 		{callctl.Event{Kind: callctl.KindAlert, AlertType: callctl.AlertWebhookFailure, Detail: `say "hi"`}, `"type":"webhook-failure","detail":"say \"hi\""`},
 		{callctl.Event{Kind: callctl.KindCallEnd, Status: "failed", Reason: "call-hook-failed", SIPStatus: 480}, `"status":"failed","reason":"call-hook-failed","sip_status":480`},
+		{callctl.Event{Kind: callctl.KindCallerInput, Input: "speech", Value: "sales please"}, `"input":"speech","value":"sales please"`},
 	} {
 		tc.e.At, tc.e.CallSid = at, "CA1"
 		b, err := json.Marshal(tc.e)
@@ -39,5 +43,36 @@ func TestEventJSON(t *testing.T) {
 		if !json.Valid(b) || tc.e.String() == "" {
 			t.Errorf("%s: invalid JSON or empty text", tc.e.Kind)
 		}
+	}
+}
+
+// The caller's input is on the timeline when it is complete (the prompt, then the
+// caller's delay), just before the gather's action hook carries it to the app.
+func TestCallerInputOnTimeline(t *testing.T) {
+	for _, tc := range []struct {
+		in           callctl.GatherInput
+		input, value string
+	}{
+		{callctl.GatherInput{Digits: "2", After: 1500 * time.Millisecond}, "digits", "2"},
+		{callctl.GatherInput{Speech: "sales please", After: 1500 * time.Millisecond}, "speech", "sales please"},
+	} {
+		o := baseOptions(t, serve(t, &exampleapp.HTTPApp{}, false)+"/call")
+		o.Script.Gathers = []callctl.GatherInput{tc.in}
+		r := run(t, o)
+		i := slices.IndexFunc(r.Timeline, func(e callctl.Event) bool { return e.Kind == callctl.KindCallerInput })
+		if i < 0 {
+			t.Fatalf("no caller.input in %v", kinds(r))
+		}
+		e, next := r.Timeline[i], r.Timeline[i+1]
+		// "Welcome to Switchboard." (23 characters) and the 55-character prompt, at 60 ms each.
+		at := (23+55)*60*time.Millisecond + 1500*time.Millisecond
+		if e.Input != tc.input || e.Value != tc.value || e.At != at || next.Kind != callctl.KindHookAttempt || !strings.HasSuffix(next.URL, "/gather") {
+			t.Errorf("caller.input %+v (at %v, want %v), followed by %+v", e, e.At, at, next)
+		}
+	}
+	// No input, no line: the gather times out.
+	r := run(t, baseOptions(t, serve(t, &exampleapp.HTTPApp{}, false)+"/call"))
+	if slices.Contains(kinds(r), string(callctl.KindCallerInput)) {
+		t.Errorf("caller.input without input: %v", kinds(r))
 	}
 }

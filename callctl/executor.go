@@ -118,7 +118,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 // actionHook requests a verb's action hook; verbs it returns replace the remaining
 // ones. A failed hook was alerted by the app: the call goes on with what it has.
 func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[string]any) (ok bool) {
-	if h == nil || c.ended {
+	if h == nil || c.ended || c.cut {
 		return true
 	}
 	vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, c.payload(extra))
@@ -137,7 +137,7 @@ func (c *callRun) sideHook(ctx context.Context, h *verbs.Hook, extra map[string]
 }
 
 func (c *callRun) sideHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) bool {
-	if h == nil || c.ended {
+	if h == nil || c.ended || c.cut {
 		return true
 	}
 	_, _, ok := c.app.hook(ctx, typ, h, c.payload(extra))
@@ -188,6 +188,11 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	}
 	if !c.spend(ctx, prompt+after) {
 		return
+	}
+	if result["reason"] == "speechDetected" {
+		c.recordInput("speech", in.Speech)
+	} else {
+		c.recordInput("digits", in.Digits)
 	}
 	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
 		partial := strings.Fields(in.Speech)

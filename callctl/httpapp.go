@@ -30,8 +30,13 @@ func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 		c.endCanceled() // stopped, not a hook failure: no alert
 		return nil, false
 	}
+	if err != nil && interrupted(err) {
+		// Cut short on the wall clock: the call ended (the caller hung up), or a
+		// redirect waits for execute to move the call.
+		return nil, !c.ended
+	}
 	if err != nil && !rejectedVerbs(err) {
-		c.alert(hookAlertType(err), c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
+		c.alert(hookAlertType(err), c.opts.app.Clean(), c.failureDetail("call hook", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonCallHookFailed, c.opts.WebhookErrorReturn)
 		return nil, false
 	}
@@ -60,8 +65,8 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	if err != nil && !rejectedVerbs(err) {
 		// §6: logged and alerted; the call continues with the verbs it has. A hook
 		// cut short because the call was stopped is no failure of the application.
-		if ctx.Err() == nil {
-			c.alert(hookAlertType(err), t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
+		if ctx.Err() == nil && !interrupted(err) {
+			c.alert(hookAlertType(err), t.Clean(), c.failureDetail("hook", t.Clean(), err))
 		}
 		return nil, false, false
 	}
@@ -82,6 +87,8 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	url := t.Clean()
 	attempts := 0 // made so far
+	req := c.result.addRequest(Request{Transport: string(fragment.HTTP), Hook: t.URL.Path, Method: method, Payload: payload,
+		Event: len(c.result.Timeline), HookIndex: len(c.result.Hooks) - 1})
 	return c.opts.Hooks.Do(ctx, transport.HookRequest{
 		Target:   t,
 		Method:   method,
@@ -91,8 +98,13 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Secret:   c.opts.Secret,
 		Accept:   accept,
 		Logger:   &logger,
+		Connect:  c.netConnect(),
 		Observer: func(at transport.Attempt) {
 			attempts = at.Number
+			c.recordFaults(url, at.Number)
+			if at.Status != 0 {
+				c.result.answered(req, at.Duration)
+			}
 			c.result.HookLatencies = append(c.result.HookLatencies, at.Duration)
 			c.record(Event{Kind: KindHookAttempt, URL: url, Transport: "http", Attempt: at.Number,
 				HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
@@ -151,12 +163,15 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return
 	}
-	if _, err := a.request(ctx, *c.opts.statusURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil {
-		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), fmt.Sprintf("status hook %s: %v", c.opts.statusURL.Clean(), err))
+	if _, err := a.request(ctx, *c.opts.statusURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword, payload, nil); err != nil && ctx.Err() == nil && !interrupted(err) {
+		c.alert(hookAlertType(err), c.opts.statusURL.Clean(), c.failureDetail("status hook", c.opts.statusURL.Clean(), err))
 	}
 }
 
 func (a *httpApp) between(context.Context) {}
+
+// listen: an HTTP application sends nothing unasked; the time just passes.
+func (a *httpApp) listen(ctx context.Context, d time.Duration) error { return a.c.clock.Sleep(ctx, d) }
 
 func (a *httpApp) verbStatus(context.Context, map[string]any) {}
 

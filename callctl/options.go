@@ -73,9 +73,16 @@ type Options struct {
 	WebSocket wsclient.Options
 
 	// EgressRules are the rules of the call's own WebSocket transport, used only
-	// when a Script fault drops the TCP connection without a close frame. Default
+	// when the Script has network faults or a drop without a close frame: they must
+	// be those of WebSocket.HTTPClient (featureserver.CallNetwork sets both), so that
+	// a fault dials exactly where any other dial may. Default
 	// transport.CallControlRules(false).
 	EgressRules transport.EgressRules
+
+	// EgressHint, when set, ends the alert of a request the egress rules refused:
+	// how the user allows that destination (simulate names SWITCHBOARD_EGRESS_ALLOW).
+	// Default none.
+	EgressHint string
 
 	// AckTimeout is how long a WebSocket message waits for its ack
 	// (JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT). Default 5 s.
@@ -90,10 +97,20 @@ type Options struct {
 	// Default 4 h.
 	MaxDuration time.Duration
 
+	// RealTime runs the call on the wall clock, as a production feature server would
+	// (docs/call-control.md §4b): media (say, play, pause, gather timeouts and the
+	// caller's input delay, dial legs), retry delays and reconnect backoff pass for
+	// real, and the timeline reports real time since the call started. Those waits are
+	// cut short by what the call must react to at once: the context's end, live call
+	// control, a WebSocket application's command that ends the call or replaces its
+	// verbs, the caller hanging up (Script.HangupAfter) and MaxDuration. Default false:
+	// the simulated clock, on which they take no time.
+	RealTime bool
 	// Clock is the real clock a call's simulated time runs on: a call's time is the
 	// real time elapsed on Clock plus the simulated time of media and retry delays.
 	// Waits for the network (ack timeouts, IdleLimit) are real time whatever Clock
-	// says. Default retry.SystemClock{}.
+	// says. Unused with RealTime, whose time is the timers' own. Default
+	// retry.SystemClock{}.
 	Clock retry.Clock
 	// Logger receives structured logs of the call. Default: disabled.
 	Logger zerolog.Logger

@@ -41,6 +41,7 @@ func TestOptionsValidateReportsEveryField(t *testing.T) {
 		Script: callctl.Script{
 			Gathers: []callctl.GatherInput{{Digits: "1", Speech: "one"}},
 			Faults:  []callctl.Fault{{AfterMessage: 0}},
+			Network: callctl.NetworkFaults{Latency: time.Millisecond, Jitter: time.Second, Refuse: 99, Reset: 2},
 		},
 	}
 	err := o.Validate()
@@ -48,13 +49,18 @@ func TestOptionsValidateReportsEveryField(t *testing.T) {
 		t.Fatalf("error %v does not wrap ErrInvalidOptions", err)
 	}
 	for _, want := range []string{"AckTimeout -1s", "IdleLimit -1s", "MaxDuration -1s", "WebhookErrorReturn 200", `method "PUT"`,
-		`method "DELETE"`, "gather input 1 has both", "fault 1: after_message", "needs Options.Hooks"} {
+		`method "DELETE"`, "gather input 1 has both", "fault 1: after_message", "needs Options.Hooks",
+		"jitter 1s exceeds latency 1ms", "refuse + reset is 101"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
 	if r, err := callctl.Run(t.Context(), o); r != nil || !errors.Is(err, callctl.ErrInvalidOptions) {
 		t.Fatalf("Run: %v, %v", r, err)
+	}
+	if err := (callctl.Options{AppURL: "ws://127.0.0.1:1/", Script: callctl.Script{Network: callctl.NetworkFaults{Latency: -1}}}).Validate(); err == nil ||
+		!strings.Contains(err.Error(), "negative latency") {
+		t.Errorf("negative latency: %v", err)
 	}
 	if err := (callctl.Options{AppURL: "ws://127.0.0.1:1/"}).Validate(); err != nil {
 		t.Fatalf("a WebSocket app needs nothing else: %v", err)

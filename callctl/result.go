@@ -42,6 +42,62 @@ type Result struct {
 	// HookLatencies are the real durations of every HTTP hook attempt and WebSocket
 	// request/ack round trip.
 	HookLatencies []time.Duration
+	// Requests are what the application received, in order: every HTTP hook
+	// (attempts and all) and every WebSocket message sent, the first
+	// maxRecordedRequests of them.
+	Requests []Request
+}
+
+// Request is one request the call sent the application, as the application received
+// it: an HTTP hook, whatever its attempts, or a WebSocket message.
+type Request struct {
+	// Transport is "http" or "websocket", as on the timeline.
+	Transport string
+	// Type is a WebSocket message's type (session:new, verb:hook, call:status ...);
+	// empty for HTTP.
+	Type string
+	// Hook names the request as Result.Hooks does: an HTTP hook's URL path; a
+	// WebSocket message's hook, the application URL's path for session:new and
+	// session:reconnect, empty for the others.
+	Hook string
+	// Method is an HTTP hook's method, POST or GET; empty for WebSocket.
+	Method string
+	// Payload is what was sent: an HTTP hook's fields (its JSON body, or a GET's
+	// query), a WebSocket message's data.
+	Payload map[string]any
+	// Answered reports that the application answered: with any HTTP status, or with
+	// an ack. AnswerTime is how long that answer took: the last answered attempt of
+	// an HTTP hook, a WebSocket message's round trip to its ack.
+	Answered   bool
+	AnswerTime time.Duration
+	// Event is the index in Result.Timeline of the request's first line: its first
+	// hook.attempt (or fault), its msg.sent.
+	Event int
+	// HookIndex is the request's place in Result.Hooks, -1 when it is not listed
+	// there (status notifications of a WebSocket app, verb:status, jambonz:error,
+	// session:reconnect).
+	HookIndex int
+}
+
+// maxRecordedRequests bounds Result.Requests: enough for any call a scenario checks,
+// while a call stuck in a loop of hooks keeps a bounded record.
+const maxRecordedRequests = 1000
+
+// addRequest records a request sent to the application and returns its index, or -1
+// once maxRecordedRequests were recorded.
+func (r *Result) addRequest(q Request) int {
+	if len(r.Requests) >= maxRecordedRequests {
+		return -1
+	}
+	r.Requests = append(r.Requests, q)
+	return len(r.Requests) - 1
+}
+
+// answered notes the answer to request i (from addRequest).
+func (r *Result) answered(i int, d time.Duration) {
+	if i >= 0 && i < len(r.Requests) {
+		r.Requests[i].Answered, r.Requests[i].AnswerTime = true, d
+	}
 }
 
 // Failed reports whether the call failed: its final status is failed (rejected, or

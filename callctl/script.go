@@ -20,9 +20,37 @@ type Script struct {
 	// HangupAfter, when positive, is the simulated time since the call started at
 	// which the caller hangs up.
 	HangupAfter time.Duration
-	// Faults are node-side network faults on a WebSocket application's connection.
+	// Faults are node-side drops of a WebSocket application's connection.
 	Faults []Fault
+	// Network is what goes wrong on the network between the node and the
+	// application, for every connection the call makes. Default: nothing.
+	Network NetworkFaults
 }
+
+// NetworkFaults are faults of the network between the node and the application,
+// injected on the node's side of every connection the call makes (HTTP hooks, status
+// hooks and the WebSocket alike), once the egress rules and URL checks passed it: the
+// application sees them as it would see a bad network, and the call handles them
+// under the retry fragment of the URL (docs/call-control.md §9). They are real waits
+// on the connection, on the simulated clock too.
+type NetworkFaults struct {
+	// Latency is added to every message each way: a request, its answer, each
+	// WebSocket frame (a round trip takes twice as long). Jitter varies each
+	// message's latency by up to this much either way, uniformly; at most Latency.
+	Latency, Jitter time.Duration
+	// SlowApp delays everything the application sends (hook answers, WebSocket
+	// messages) by this much more: an application that takes that long to answer.
+	// Past JAMBONES_HTTP_TIMEOUT or the ack timeout, its answers time out.
+	SlowApp time.Duration
+	// Refuse refuses the call's first Refuse connection attempts (hook attempts and
+	// WebSocket dials, counted together): connect failures (ct). Reset lets the next
+	// Reset attempts connect and resets them as the application's answer arrives: the
+	// application got the request, the call never gets the answer (ct).
+	Refuse, Reset int
+}
+
+// maxRefused bounds NetworkFaults.Refuse + Reset: more than any retry policy tries.
+const maxRefused = 100
 
 // GatherInput is the caller's answer to one gather.
 type GatherInput struct {
@@ -97,6 +125,16 @@ func (s Script) validate() []error {
 	}
 	if s.HangupAfter < 0 {
 		bad("negative hangup time")
+	}
+	n := s.Network
+	if n.Latency < 0 || n.Jitter < 0 || n.SlowApp < 0 || n.Refuse < 0 || n.Reset < 0 {
+		bad("network faults: negative latency, jitter, slow app, refuse or reset")
+	}
+	if n.Jitter > n.Latency {
+		bad("network faults: jitter %v exceeds latency %v", n.Jitter, n.Latency)
+	}
+	if n.Refuse+n.Reset > maxRefused {
+		bad("network faults: refuse + reset is %d, more than %d", n.Refuse+n.Reset, maxRefused)
 	}
 	for i, f := range s.Faults {
 		if f.AfterMessage < 1 {

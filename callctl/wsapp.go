@@ -31,10 +31,15 @@ type wsApp struct {
 	// deferred holds the redirect commands received before the session:new ack:
 	// they apply to the verbs that ack starts the call with (startWith).
 	deferred []wssession.AppMessage
+
+	// hookIndex is the Result.Hooks entry of the request about to be sent (-1: none);
+	// requests maps a msgid to its Result.Requests entry, for its ack.
+	hookIndex int
+	requests  map[string]int
 }
 
 func newWSApp(c *callRun) *wsApp {
-	a := &wsApp{c: c}
+	a := &wsApp{c: c, hookIndex: -1, requests: map[string]int{}}
 	o := c.opts.WebSocket
 	if c.opts.Username != "" || c.opts.Password != "" {
 		// The application's credentials go on the upgrade, as Basic auth (jambonz
@@ -59,6 +64,7 @@ func newWSApp(c *callRun) *wsApp {
 			return c.retryWait(ctx, app, attempt, d)
 		},
 		Faults:      faults,
+		Connect:     c.netConnect(),
 		EgressRules: c.opts.EgressRules,
 		Logger:      c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger(),
 	}, a)
@@ -69,13 +75,19 @@ func newWSApp(c *callRun) *wsApp {
 func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	c := a.c
 	c.result.Hooks = append(c.result.Hooks, c.opts.app.URL.Path)
+	a.hookIndex = len(c.result.Hooks) - 1
 	if err := a.s.Dial(ctx); err != nil {
 		if ctx.Err() != nil {
 			c.endCanceled()
 			return nil, false
 		}
+		if interrupted(err) {
+			// Cut short on the wall clock: the call ended, or a redirect waits for
+			// execute to move it (the session is gone).
+			return nil, !c.ended
+		}
 		// §6: the call fails; nothing more is sent for it.
-		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), fmt.Sprintf("connect %s: %v", c.opts.app.Clean(), err))
+		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), c.failureDetail("connect", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonConnectFailed, c.opts.WebhookErrorReturn)
 		return nil, false
 	}
@@ -89,6 +101,9 @@ func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
 	if err != nil {
 		switch {
 		case c.ended:
+		case c.cut && a.s.Ended():
+			// A reconnect was cut short by a redirect: execute moves the call.
+			return nil, true
 		case ctx.Err() != nil:
 			c.endCanceled()
 			a.s.Close(1001, "call canceled")
@@ -168,6 +183,7 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 	// The retry fragment is ours (§1: always removed), not the application's.
 	hook, _, _ := strings.Cut(h.URL, "#")
 	c.result.Hooks = append(c.result.Hooks, hook)
+	a.hookIndex = len(c.result.Hooks) - 1
 	data, err := a.s.Request(ctx, typ, hook, payload)
 	if err != nil {
 		if !c.ended && !errors.Is(err, wssession.ErrSessionClosed) && ctx.Err() == nil {
@@ -195,6 +211,15 @@ func (a *wsApp) ackVerbs(ctx context.Context, data json.RawMessage) []verbs.Verb
 
 // between applies the commands that arrived while verbs ran.
 func (a *wsApp) between(ctx context.Context) { a.s.Poll(ctx) }
+
+// listen handles what the application sends while media plays on the wall clock:
+// one message, or nothing until d passed. A session that is over has nothing to say.
+func (a *wsApp) listen(ctx context.Context, d time.Duration) error {
+	if a.s.State() == wssession.Idle || a.s.Ended() {
+		return a.c.clock.Sleep(ctx, d)
+	}
+	return a.s.Wait(ctx, time.Now().Add(d))
+}
 
 // exhausted: the verbs ran out. The call waits for a command until the caller
 // hangs up, the application closes with 1000 or the idle limit passes.
@@ -260,7 +285,29 @@ func (a *wsApp) Opened() { a.c.record(Event{Kind: KindWSOpen, URL: a.c.opts.app.
 
 func (a *wsApp) Closed(code int) { a.c.recordClose(code) }
 
-func (a *wsApp) Sent(typ, msgid string) { a.c.recordMsg(KindMsgSent, typ, msgid) }
+func (a *wsApp) Sent(typ, msgid, hook string, data any) {
+	c := a.c
+	q := Request{Transport: string(fragment.WebSocket), Type: typ, Hook: hook, Event: len(c.result.Timeline), HookIndex: -1}
+	switch typ {
+	case wssession.MsgSessionNew, wssession.MsgSessionReconnect:
+		q.Hook = c.opts.app.URL.Path
+	}
+	switch typ {
+	case wssession.MsgSessionNew, wssession.MsgVerbHook, wssession.MsgDialConfirm, wssession.MsgSessionRedirect:
+		// The request that hook or start listed in Result.Hooks.
+		q.HookIndex, a.hookIndex = a.hookIndex, -1
+	}
+	switch d := data.(type) {
+	case map[string]any:
+		q.Payload = d
+	case json.RawMessage:
+		_ = json.Unmarshal(d, &q.Payload) // the call's own fields: always an object
+	}
+	if i := c.result.addRequest(q); i >= 0 && typ != wssession.MsgCallStatus && typ != wssession.MsgVerbStatus && typ != wssession.MsgJambonzError {
+		a.requests[msgid] = i // its ack is awaited
+	}
+	c.recordMsg(KindMsgSent, typ, msgid)
+}
 
 func (a *wsApp) Received(typ, msgid string) { a.c.recordMsg(KindMsgRecv, typ, msgid) }
 
@@ -270,12 +317,17 @@ func (a *wsApp) Attempt(at wsclient.Attempt, reconnect bool) {
 	if reconnect {
 		c.record(Event{Kind: KindWSReconnect, Attempt: at.Number})
 	}
+	c.recordFaults(c.opts.app.Clean(), at.Number)
 	c.record(Event{Kind: KindHookAttempt, URL: c.opts.app.Clean(), Transport: string(fragment.WebSocket), Attempt: at.Number,
 		HTTPStatus: at.Status, Class: string(at.Class), Duration: at.Duration})
 }
 
-func (a *wsApp) Answered(d time.Duration) {
+func (a *wsApp) Answered(msgid string, d time.Duration) {
 	a.c.result.HookLatencies = append(a.c.result.HookLatencies, d)
+	if i, ok := a.requests[msgid]; ok {
+		a.c.result.answered(i, d)
+		delete(a.requests, msgid)
+	}
 }
 
 func (a *wsApp) Ended() bool { return a.c.ended }

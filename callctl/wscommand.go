@@ -33,6 +33,7 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 			}
 			c.log(zerolog.InfoLevel).Str("url", url).Msg("redirect command to a new application")
 			c.redirect(ctx, url)
+			c.cutShort()
 			return
 		}
 		vs, err := verbs.Decode(m.Data)
@@ -50,6 +51,7 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 			c.queue = append(c.queue, vs...)
 		} else {
 			c.queue = vs
+			c.cutShort()
 		}
 		c.log(zerolog.DebugLevel).Int("verbs", len(vs)).Bool("queue", m.QueueCommand).Msg("redirect command")
 	case "call:status":

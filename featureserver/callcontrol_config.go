@@ -43,6 +43,10 @@ type CallControlConfig struct {
 	// WebhookErrorReturn is the SIP status of a call rejected because its initial
 	// hook failed. Default 480.
 	WebhookErrorReturn int
+	// IdleConnsPerHost is how many idle connections to an application host the
+	// hook client keeps for reuse; not a variable: a run of many calls at once
+	// (simulate --concurrency) sizes it to them. Default 4.
+	IdleConnsPerHost int
 }
 
 // LoadCallControlConfig reads the JAMBONES_* variables through getenv. Every bad value
@@ -104,6 +108,7 @@ func NewCallNetwork(cfg CallControlConfig, rules transport.EgressRules, log zero
 		// Each call's retry delays pass on its own clock (transport.HookRequest.Sleep).
 		hooks: transport.NewHookClient(transport.HookClientOptions{
 			Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent, Logger: log,
+			MaxIdleConnsPerHost: cfg.IdleConnsPerHost,
 		}),
 		ws: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout}),
 	}

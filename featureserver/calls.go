@@ -211,9 +211,6 @@ func (m *CallManager) callOptions(req CallRequest, sid string) callctl.Options {
 	}
 	opts.Script = req.Script
 	opts.IdleLimit = m.cfg.CallIdleTimeout
-	// A scenario fault's own dialer has the default call-control rules on a node,
-	// not the node's allow-list: kept as it was (issue 13 changes it).
-	opts.EgressRules = transport.EgressRules{}
 	if req.CallStatusHook != nil {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method

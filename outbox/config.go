@@ -27,7 +27,9 @@ type Config struct {
 	// Egress are the egress rules of the default HTTPClient. Default
 	// transport.PublicOnly(): loopback, private and special ranges are refused.
 	Egress *transport.EgressRules
-	// Clock tells the time of claims, attempts and decisions. Default the wall clock.
+	// Clock tells the time of claims, attempts and decisions. Default the store's
+	// clock when it keeps one (outboxdriver.Clocked: the PostgreSQL store's is the
+	// database server's), the wall clock otherwise.
 	Clock retry.Clock
 	// Rand spreads jittered schedules. Default a math/rand/v2 source.
 	Rand retry.Rand
@@ -94,7 +96,11 @@ func (c Config) WithDefaults() Config {
 		c.Egress = &r
 	}
 	if c.Clock == nil {
-		c.Clock = retry.SystemClock{}
+		if cs, ok := c.Store.(outboxdriver.Clocked); ok {
+			c.Clock = cs.Clock()
+		} else {
+			c.Clock = retry.SystemClock{}
+		}
 	}
 	if c.Rand == nil {
 		c.Rand = &lockedRand{r: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}

@@ -72,7 +72,11 @@ func (o *Outbox) Start(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	o.run, o.stop, o.abort, o.done = runCtx, stop, abort, make(chan struct{})
-	d := dispatch.New(o.dispatchConfig(), attemptCtx)
+	dc := o.dispatchConfig()
+	if w, ok := o.cfg.Store.(outboxdriver.Waker); ok {
+		dc.Wakeups = w.Wakeups(runCtx)
+	}
+	d := dispatch.New(dc, attemptCtx)
 	o.disp.Store(d)
 	var wg sync.WaitGroup
 	wg.Add(3)

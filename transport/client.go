@@ -24,8 +24,16 @@ type ClientOptions struct {
 	// TLSConfig is cloned for each TLS connection (tests set RootCAs). NextProtos is
 	// always HTTP/1.1.
 	TLSConfig *tls.Config
-	// MaxIdleConnsPerHost keeps that many idle connections per host. Default 4.
+	// MaxIdleConnsPerHost keeps that many idle connections per host. Default 4. A
+	// client that many calls share at once (simulate --concurrency) sizes it to them,
+	// so that connections are reused instead of closed and reopened.
 	MaxIdleConnsPerHost int
+	// Connect, when set, makes each connection to an address the egress rules have
+	// passed (see ConnectFunc). Default: connect through the operating system.
+	Connect ConnectFunc
+
+	// disableKeepAlives gives every request a connection of its own (HookRequest.Connect).
+	disableKeepAlives bool
 
 	// network, when set, connects in place of the operating system once the egress
 	// rules have passed the address. Only tests set it (export_test.go), to run the
@@ -37,6 +45,15 @@ type ClientOptions struct {
 type network struct {
 	dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
+
+// ConnectFunc makes the connection to an address ("ip:port") once the egress rules
+// have passed it, the IP included: dial connects it (through the operating system, or
+// a client's own ConnectFunc), and a ConnectFunc may wrap what dial returns, or fail
+// without dialing. Being called only after the checks, it cannot reach a destination
+// the rules refuse. Scenario faults use it (a refused connection, latency on every
+// message: callctl), and tests use it to connect to an in-memory network
+// (transporttest.Pipes).
+type ConnectFunc func(ctx context.Context, network, address string, dial func(ctx context.Context, network, address string) (net.Conn, error)) (net.Conn, error)
 
 // DefaultConnectTimeout is JAMBONES_HTTP_TIMEOUT's default.
 const DefaultConnectTimeout = 10 * time.Second
@@ -69,8 +86,9 @@ func NewHTTPClient(rules EgressRules, opts ClientOptions) *http.Client {
 		DialContext:           d.DialContext,
 		DialTLSContext:        d.DialTLSContext,
 		ResponseHeaderTimeout: opts.ResponseHeaderTimeout,
-		MaxIdleConns:          100,
+		MaxIdleConns:          max(100, opts.MaxIdleConnsPerHost),
 		MaxIdleConnsPerHost:   opts.MaxIdleConnsPerHost,
+		DisableKeepAlives:     opts.disableKeepAlives,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}

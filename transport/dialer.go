@@ -80,6 +80,7 @@ type egressDialer struct {
 	tlsTimeout time.Duration
 	tls        *tls.Config
 	network    *network // tests only: see ClientOptions.network
+	connectFn  ConnectFunc
 }
 
 func newEgressDialer(rules EgressRules, opts ClientOptions) *egressDialer {
@@ -100,6 +101,7 @@ func newEgressDialer(rules EgressRules, opts ClientOptions) *egressDialer {
 		tlsTimeout: opts.TLSHandshakeTimeout,
 		tls:        cfg,
 		network:    opts.network,
+		connectFn:  opts.Connect,
 	}
 }
 
@@ -159,6 +161,23 @@ func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn
 // connect dials one address, through the checking dialer unless the host is one the
 // rules trust.
 func (d *egressDialer) connect(ctx context.Context, network, address string, checked bool) (net.Conn, error) {
+	if d.connectFn != nil {
+		// The checks come first: a ConnectFunc that refuses without dialing must not
+		// turn an egress refusal into a connection failure.
+		if checked {
+			if err := d.rules.checkDialAddress(address); err != nil {
+				return nil, err
+			}
+		}
+		return d.connectFn(ctx, network, address, func(ctx context.Context, network, address string) (net.Conn, error) {
+			return d.rawConnect(ctx, network, address, checked)
+		})
+	}
+	return d.rawConnect(ctx, network, address, checked)
+}
+
+// rawConnect dials one address without the ConnectFunc.
+func (d *egressDialer) rawConnect(ctx context.Context, network, address string, checked bool) (net.Conn, error) {
 	if d.network != nil {
 		if checked {
 			if err := d.rules.checkDialAddress(address); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -35,6 +36,11 @@ type HookClientOptions struct {
 	// Resolver and TLSConfig are passed to NewHTTPClient (tests inject them).
 	Resolver  Resolver
 	TLSConfig *tls.Config
+	// MaxIdleConnsPerHost is passed to NewHTTPClient: the idle connections kept per
+	// application host. Default 4; size it to the requests made at once.
+	MaxIdleConnsPerHost int
+	// Connect is passed to NewHTTPClient (ClientOptions.Connect). Default: none.
+	Connect ConnectFunc
 
 	network *network // tests only: see ClientOptions.network
 }
@@ -95,19 +101,50 @@ type HookClient struct {
 // NewHookClient returns a HookClient over NewHTTPClient(opts.Rules, ...).
 func NewHookClient(opts HookClientOptions) *HookClient {
 	opts = opts.withDefaults()
-	pool := NewHTTPClient(opts.Rules, ClientOptions{
-		ConnectTimeout:        opts.Timeout,
-		ResponseHeaderTimeout: opts.Timeout,
-		Resolver:              opts.Resolver,
-		TLSConfig:             opts.TLSConfig,
-		network:               opts.network,
+	pool, view := opts.clients(opts.Connect, false)
+	return &HookClient{opts: opts, pool: pool, http: view}
+}
+
+// clients returns the client that owns the connections, and the view of it that
+// retryablehttp uses.
+func (o HookClientOptions) clients(connect ConnectFunc, own bool) (pool, view *http.Client) {
+	pool = NewHTTPClient(o.Rules, ClientOptions{
+		ConnectTimeout:        o.Timeout,
+		ResponseHeaderTimeout: o.Timeout,
+		Resolver:              o.Resolver,
+		TLSConfig:             o.TLSConfig,
+		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
+		Connect:               connect,
+		network:               o.network,
+		disableKeepAlives:     own,
 	})
 	// retryablehttp closes the client's idle connections whenever a request gives
 	// up; through this view that is a no-op, so one failing app does not empty the
 	// pool that every other request shares.
-	view := &http.Client{Transport: keepIdle{headerDeadline{base: pool.Transport, timeout: opts.Timeout}},
+	view = &http.Client{Transport: keepIdle{headerDeadline{base: pool.Transport, timeout: o.Timeout}},
 		CheckRedirect: pool.CheckRedirect}
-	return &HookClient{opts: opts, pool: pool, http: view}
+	return pool, view
+}
+
+// forRequest returns the client of one request: the shared one, or, for a request
+// with its own Connect, a client of its own whose every attempt opens a connection
+// through that Connect (after the client's own), closed at release.
+func (c *HookClient) forRequest(hr HookRequest) (view *http.Client, release func()) {
+	if hr.Connect == nil {
+		return c.http, func() {}
+	}
+	outer := c.opts.Connect
+	connect := func(ctx context.Context, network, address string, dial func(context.Context, string, string) (net.Conn, error)) (net.Conn, error) {
+		if outer != nil {
+			base := dial
+			dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+				return outer(ctx, network, address, base)
+			}
+		}
+		return hr.Connect(ctx, network, address, dial)
+	}
+	pool, view := c.opts.clients(connect, true)
+	return view, pool.CloseIdleConnections
 }
 
 // keepIdle hides the transport's CloseIdleConnections from http.Client.
@@ -146,6 +183,11 @@ type HookRequest struct {
 	// Logger, when set, replaces the client's logger for this request (a caller adds
 	// its own fields, such as the call sid).
 	Logger *zerolog.Logger
+	// Connect, when set, makes the connections of this request's attempts (see
+	// ConnectFunc), after the client's own: every attempt then has a connection of
+	// its own, never pooled, so that what Connect does to it (a call's scenario
+	// faults) happens to that attempt and to no other request.
+	Connect ConnectFunc
 }
 
 // Attempt describes one try of a hook request.
@@ -242,8 +284,10 @@ func (c *HookClient) Do(ctx context.Context, hr HookRequest) (*HookResponse, err
 	run.sign(req.Request)
 	req.SetResponseHandler(run.readBody)
 
+	httpClient, release := c.forRequest(hr)
+	defer release()
 	rc := &retryablehttp.Client{
-		HTTPClient:     c.http,
+		HTTPClient:     httpClient,
 		Logger:         nil, // we log through zerolog in record
 		RetryMax:       run.policy.MaxAttempts - 1,
 		RequestLogHook: run.beforeAttempt,

@@ -41,6 +41,12 @@ caller:
   hangup_after: 2m
 faults:
   - after_message: 4
+network:
+  latency: 100ms
+  jitter: 20ms
+  slow_app: 1s
+  refuse: 2
+  reset: 1
 expect:
   verbs: [say, hangup]
   status: completed
@@ -52,7 +58,8 @@ expect:
 	s := sc.Script()
 	if sc.From != "+1555" || len(s.Gathers) != 2 || s.Gathers[0].Digits != "12#" || s.Gathers[0].After != 1500*time.Millisecond ||
 		s.Dials[0].Status != callctl.StatusBusy || s.HangupAfter != 2*time.Minute ||
-		len(s.Faults) != 1 || s.Faults[0] != (callctl.Fault{AfterMessage: 4}) {
+		len(s.Faults) != 1 || s.Faults[0] != (callctl.Fault{AfterMessage: 4}) ||
+		s.Network != (callctl.NetworkFaults{Latency: 100 * time.Millisecond, Jitter: 20 * time.Millisecond, SlowApp: time.Second, Refuse: 2, Reset: 1}) {
 		t.Fatalf("script %+v", s)
 	}
 	if e := sc.Expectations(); e.Status != callctl.StatusCompleted || len(e.Verbs) != 2 || e.Alerts[0] != callctl.AlertWebhookFailure {
@@ -66,6 +73,71 @@ expect:
 		"caller:\n  gathers:\n    - digits: \"1\"\n      speech: hi\n":              3,
 		"expect:\n  status: completed\n  reason: tired\n":                           3,
 		"caller:\n  dials:\n    - status: maybe\n":                                  3,
+		"network:\n  latency: 10ms\n  jitter: 20ms\n":                               3,
+		"network:\n  refuse: -1\n":                                                  2,
+		"network:\n  reset: lots\n":                                                 2,
+		"network:\n  refuse: 60\n  reset: 60\n":                                     2,
+		"network:\n  latency: fast\n":                                               2,
+		"network:\n  bandwidth: 1\n":                                                2,
+	} {
+		_, err := scenario.Parse([]byte(src))
+		var se *scenario.Error
+		if !errors.As(err, &se) || se.Line != line {
+			t.Errorf("%q: error %v, want one at line %d", src, err, line)
+		}
+	}
+}
+
+// The keys `switchboard test` added reach the Scenario, and each rejection names its
+// line: a malformed app URL, credentials in a URL, a request named by nothing, an
+// unknown message type, a bad path into a payload, wrong types.
+func TestParseTestKeys(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`app: ws://127.0.0.1:3000/ws#rc=3
+status_hook: /status
+expect:
+  hooks_exact: [/ws, /gather]
+  hook_counts: {/gather: 1}
+  no_alerts: [invalid-app-payload]
+  max_answer_time: 1s
+  received:
+    - type: session:new
+      payload:
+        from: "+15551230000"
+    - hook: /gather
+      nth: 1
+      method: POST
+      answered_within: 500ms
+      payload:
+        speech.alternatives[0].transcript: sales please
+        reason: speechDetected
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Expectations()
+	if sc.App != "ws://127.0.0.1:3000/ws#rc=3" || sc.StatusHook != "/status" || len(e.HooksExact) != 2 || e.HookCounts["/gather"] != 1 ||
+		e.NoAlerts[0] != callctl.AlertInvalidAppPayload || time.Duration(e.MaxAnswerTime) != time.Second || len(e.Received) != 2 ||
+		e.Received[0].Type != "session:new" || e.Received[1].Payload["speech.alternatives[0].transcript"] != "sales please" ||
+		time.Duration(e.Received[1].AnsweredWithin) != 500*time.Millisecond || e.Received[1].Method != "POST" {
+		t.Fatalf("scenario %+v, expectations %+v", sc, e)
+	}
+	for src, line := range map[string]int{
+		"from: x\napp: ftp://x/call\n":                                            2,
+		"app: http://\n":                                                          1,
+		"app: http://u:p@127.0.0.1/call\n":                                        1,
+		"app: [1]\n":                                                              1,
+		"status_hook: status\n":                                                   1,
+		"expect:\n  received:\n    - nth: 1\n":                                    3,
+		"expect:\n  received:\n    - type: session:old\n":                         3,
+		"expect:\n  received:\n    - hook: /g\n      nth: -1\n":                   4,
+		"expect:\n  received:\n    - hook: /g\n      method: PUT\n":               4,
+		"expect:\n  received:\n    - hook: /g\n      payload:\n        a..b: 1\n": 5,
+		"expect:\n  received:\n    - hook: /g\n      answered_within: soon\n":     4,
+		"expect:\n  received:\n    - hook: /g\n      colour: red\n":               4,
+		"expect:\n  hook_counts: {/g: -1}\n":                                      2,
+		"expect:\n  hook_counts: [/g]\n":                                          2,
+		"expect:\n  no_alerts: [everything]\n":                                    2,
+		"expect:\n  max_answer_time: 3\n":                                         2,
 	} {
 		_, err := scenario.Parse([]byte(src))
 		var se *scenario.Error

@@ -1,16 +1,21 @@
 package scenario_test
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // FuzzParse: any input parses or is refused with a located *scenario.Error (line 0
 // when the position is unknown), never a panic; a scenario that parses always yields
-// a script the runtime accepts.
+// a script the runtime accepts, an app URL the runtime accepts, and expectations that
+// evaluate against any call, each failure named by the expectation it starts with.
 func FuzzParse(f *testing.F) {
 	seeds := []string{
 		"caller:\n  gathers:\n    - digits: \"1\"\n      after: 1500ms\n",
@@ -18,6 +23,10 @@ func FuzzParse(f *testing.F) {
 		"caller: {dials: [{status: busy}], hangup_after: 45s}",
 		`{"caller":{"gathers":[{"speech":"hi"}]},"expect":{"alerts":["webhook-failure"]}}`,
 		"colour: blue\n", "caller:\n  gathers: [\n", "expect:\n  status: ringing-ish\n", "",
+		"app: ws://127.0.0.1:3000/ws#rc=3\nnetwork:\n  latency: 50ms\n  jitter: 10ms\n  refuse: 1\n",
+		"app: http://127.0.0.1:3000/call\nstatus_hook: /status\nexpect:\n  hooks_exact: [/call, /gather]\n  hook_counts: {/gather: 1}\n",
+		"expect:\n  received:\n    - hook: /gather\n      payload:\n        speech.alternatives[0].transcript: hi\n        digits: \"1\"\n",
+		"expect:\n  received:\n    - type: session:new\n      nth: 2\n      answered_within: 1s\n  no_alerts: [webhook-failure]\n  max_answer_time: 2s\n",
 	}
 	for _, seed := range seeds {
 		f.Add([]byte(seed))
@@ -31,9 +40,38 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		o := callctl.Options{AppURL: "ws://127.0.0.1:1/", Script: sc.Script()}
+		app := "ws://127.0.0.1:1/"
+		if sc.App != "" {
+			app = sc.App
+		}
+		o := callctl.Options{AppURL: app, Script: sc.Script(), Hooks: noHooks{}}
 		if err := o.Validate(); err != nil {
 			t.Fatalf("parsed scenario gives invalid options: %v", err)
 		}
+		for _, r := range []*callctl.Result{{}, fuzzResult()} {
+			for _, f := range sc.Expectations().Evaluate(r) {
+				if f.Expectation == "" || !strings.HasPrefix(f.Message, f.Expectation+": ") || f.Event >= len(r.Timeline) {
+					t.Fatalf("failure %+v of a timeline of %d lines", f, len(r.Timeline))
+				}
+			}
+		}
 	})
+}
+
+// noHooks stands in for the hook client an HTTP application's Options need: the fuzz
+// target only validates them.
+type noHooks struct{}
+
+func (noHooks) Do(context.Context, transport.HookRequest) (*transport.HookResponse, error) {
+	return nil, errors.New("not sent")
+}
+
+// fuzzResult is a small call for expectations to be evaluated against.
+func fuzzResult() *callctl.Result {
+	return &callctl.Result{
+		Status: callctl.StatusCompleted, Reason: callctl.ReasonAppHangup, Verbs: []string{"say"}, Hooks: []string{"/call"},
+		Timeline: []callctl.Event{{Kind: callctl.KindCallStart}, {Kind: callctl.KindHookAttempt}, {Kind: callctl.KindCallEnd}},
+		Requests: []callctl.Request{{Transport: "http", Hook: "/call", Method: "POST", Payload: map[string]any{"a": []any{1.0}},
+			Answered: true, AnswerTime: time.Second, Event: 1, HookIndex: 0}},
+	}
 }

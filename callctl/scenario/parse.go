@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
+	"github.com/switchboard-voice/switchboard/fragment"
 )
 
 // Error is a scenario problem located at a line of the file (0 when unknown). Every
@@ -125,8 +126,25 @@ var (
 		string(callctl.AlertWebhookConnectionFailure)}
 )
 
+// maxRefusedAttempts bounds network.refuse + network.reset (callctl's own bound).
+const maxRefusedAttempts = 100
+
+// The WebSocket message types a request can have (expect.received[].type).
+var validMessageTypes = []string{"session:new", "session:reconnect", "session:redirect", "verb:hook", "dial:confirm",
+	"call:status", "verb:status", "jambonz:error"}
+
 // check returns the first problem of a decoded scenario, at its YAML path.
 func (s *Scenario) check() *pathError {
+	if s.App != "" {
+		if err := checkAppURL(s.App); err != nil {
+			return at("$.app", "%v", err)
+		}
+	}
+	if h := s.StatusHook; h != "" && !strings.HasPrefix(h, "/") {
+		if err := checkAppURL(h); err != nil {
+			return at("$.status_hook", "%v (or write a path relative to the app, e.g. /status)", err)
+		}
+	}
 	for i, g := range s.Caller.Gathers {
 		p := fmt.Sprintf("$.caller.gathers[%d]", i)
 		n := 0
@@ -160,6 +178,17 @@ func (s *Scenario) check() *pathError {
 			return at(p+".close_code", "%d is outside 1000..4999 (leave it out for an abrupt TCP close)", f.CloseCode)
 		}
 	}
+	n := s.Network
+	switch {
+	case n.Jitter > n.Latency:
+		return at("$.network.jitter", "%v is more than the latency %v (a message's latency is latency ± jitter)", time.Duration(n.Jitter), time.Duration(n.Latency))
+	case n.Refuse < 0:
+		return at("$.network.refuse", "must not be negative")
+	case n.Reset < 0:
+		return at("$.network.reset", "must not be negative")
+	case n.Refuse+n.Reset > maxRefusedAttempts:
+		return at("$.network", "refuse + reset is %d; at most %d (no retry policy tries more)", n.Refuse+n.Reset, maxRefusedAttempts)
+	}
 	e := s.Expect
 	for i, v := range e.Verbs {
 		if !verbs.Known(v) {
@@ -172,10 +201,52 @@ func (s *Scenario) check() *pathError {
 	if e.Reason != "" && !slices.Contains(validReasons, e.Reason) {
 		return at("$.expect.reason", "%q: want one of %s", e.Reason, strings.Join(validReasons, ", "))
 	}
-	for i, a := range e.Alerts {
-		if !slices.Contains(validAlerts, string(a)) {
-			return at(fmt.Sprintf("$.expect.alerts[%d]", i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
+	for _, list := range []struct {
+		key    string
+		alerts []callctl.AlertType
+	}{{"alerts", e.Alerts}, {"no_alerts", e.NoAlerts}} {
+		for i, a := range list.alerts {
+			if !slices.Contains(validAlerts, string(a)) {
+				return at(fmt.Sprintf("$.expect.%s[%d]", list.key, i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
+			}
 		}
+	}
+	for _, h := range sortedKeys(e.HookCounts) {
+		if e.HookCounts[h] < 0 {
+			return at("$.expect.hook_counts", "%s: a count must not be negative", h)
+		}
+	}
+	for i, r := range e.Received {
+		p := fmt.Sprintf("$.expect.received[%d]", i)
+		switch {
+		case r.Hook == "" && r.Type == "":
+			return at(p, "name the request: hook (e.g. /gather) or type (e.g. session:new), or both")
+		case r.Type != "" && !slices.Contains(validMessageTypes, r.Type):
+			return at(p+".type", "%q: want one of %s", r.Type, strings.Join(validMessageTypes, ", "))
+		case r.Nth < 0:
+			return at(p+".nth", "counts from 1")
+		case r.Method != "" && r.Method != "POST" && r.Method != "GET":
+			return at(p+".method", "%q: want POST or GET", r.Method)
+		}
+		for _, key := range sortedKeys(r.Payload) {
+			if _, err := ParsePath(key); err != nil {
+				return at(p+".payload", "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkAppURL checks an application URL of a scenario: what fragment.Parse accepts,
+// without credentials (they go in --username and --password, which are never
+// printed).
+func checkAppURL(raw string) error {
+	t, err := fragment.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if t.URL.User != nil {
+		return errors.New("a URL with user:password@ (give credentials with --username and --password)")
 	}
 	return nil
 }

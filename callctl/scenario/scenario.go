@@ -9,11 +9,31 @@ import (
 // Scenario is one scenario file: what the caller and the network do during each
 // simulated call, and what is expected of the call. Unknown keys are errors.
 type Scenario struct {
+	// App is the application the scenario runs against (`switchboard test`): an
+	// http(s) or ws(s) URL, with its retry fragment.
+	App string `yaml:"app"`
+	// StatusHook receives an HTTP application's status notifications: absolute, or
+	// a path relative to App.
+	StatusHook string `yaml:"status_hook"`
+
 	From   string          `yaml:"from"`
 	To     string          `yaml:"to"`
 	Caller Caller          `yaml:"caller"`
 	Faults []callctl.Fault `yaml:"faults"`
-	Expect Expectations    `yaml:"expect"`
+	// Network is what goes wrong on the network between the node and the app
+	// (callctl.NetworkFaults).
+	Network Network      `yaml:"network"`
+	Expect  Expectations `yaml:"expect"`
+}
+
+// Network is the network section: latency and jitter on every message, a slow app,
+// the first connection attempts refused or reset.
+type Network struct {
+	Latency Duration `yaml:"latency"`
+	Jitter  Duration `yaml:"jitter"`
+	SlowApp Duration `yaml:"slow_app"`
+	Refuse  int      `yaml:"refuse"`
+	Reset   int      `yaml:"reset"`
 }
 
 // Caller is what the caller does.
@@ -50,6 +70,9 @@ func (s *Scenario) Script() callctl.Script {
 	}
 	sc.HangupAfter = time.Duration(s.Caller.HangupAfter)
 	sc.Faults = append(sc.Faults, s.Faults...)
+	n := s.Network
+	sc.Network = callctl.NetworkFaults{Latency: time.Duration(n.Latency), Jitter: time.Duration(n.Jitter),
+		SlowApp: time.Duration(n.SlowApp), Refuse: n.Refuse, Reset: n.Reset}
 	return sc
 }
 

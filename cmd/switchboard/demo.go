@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
 	"github.com/switchboard-voice/switchboard/featureserver"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 func init() { extraCommands = append(extraCommands, newDemoCmd) }
@@ -148,8 +149,9 @@ func runDemo(ctx context.Context, c *cli) error {
 func runDemoCall(ctx context.Context, c *cli, cfg featureserver.CallControlConfig, dc demoCall) error {
 	fmt.Fprintf(c.stdout, "\n── %s  %s\n%s\n\n", dc.title, dc.url, dc.story)
 	dc.flags.calls, dc.flags.concurrency, dc.flags.timeout, dc.flags.idleLimit = 1, 1, 20*time.Second, 5*time.Second
-	s, cleanup := newSimulation(c, dc.flags, cfg, dc.url, &dc.scenario)
-	defer cleanup()
+	calls := featureserver.NewCallNetwork(cfg, transport.CallControlRules(true), c.logger)
+	defer calls.CloseIdleConnections()
+	s := newSimulation(c, dc.flags, calls, dc.url, &dc.scenario)
 	o := s.base
 	o.OnEvent = func(e callctl.Event) { fmt.Fprintln(c.stdout, e.String()) }
 	ctx, cancel := context.WithTimeout(ctx, dc.flags.timeout)

@@ -29,29 +29,37 @@ type simulateFlags struct {
 	concurrency int
 	timeout     time.Duration
 	idleLimit   time.Duration
+	realTime    bool
 }
 
 func newSimulateCmd(c *cli) *cobra.Command {
 	var f simulateFlags
 	cmd := &cobra.Command{
-		Use:   "simulate APP_URL",
+		Use:   "simulate [APP_URL]",
 		Short: "Simulate inbound calls against a live jambonz-style application and print their timelines",
 		Long: `Simulate places one inbound call (or --calls N) against the application at APP_URL
 (http(s):// for webhooks, ws(s):// for a WebSocket, with an optional #rc=..&rp=.. retry
-fragment) and prints what happened: hook attempts and retries, WebSocket messages,
-verbs, status changes, alerts and how the call ended. Media is simulated on a
-simulated clock, so a long call takes milliseconds; the network is real, and apps
-on loopback and private addresses are allowed.
+fragment; default: the app: of the --scenario file) and prints what happened: hook
+attempts and retries, WebSocket messages, verbs, the caller's input, status changes,
+alerts and how the call ended. Media is simulated on a simulated clock, so a long call
+takes milliseconds (--real-time runs it on the wall clock, as a node would); the
+network is real, and apps on loopback and private addresses are allowed, and those
+SWITCHBOARD_EGRESS_ALLOW lists.
 
 A --scenario file scripts the caller (input at each gather, dial outcomes, when to
-hang up), injects faults (drop the WebSocket after the N-th message) and states
-expectations. JAMBONES_* environment variables configure timeouts and limits.
+hang up), injects faults (drop the WebSocket after the N-th message; latency, a slow
+app, refused or reset connections) and states expectations. JAMBONES_* environment
+variables configure timeouts and limits.
 
 Exit status: 0 when every call ended as expected, 1 when a call failed or an
 expectation did not hold, 2 for bad usage or a bad scenario file.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSimulate(cmd.Context(), c, f, args[0])
+			appURL := ""
+			if len(args) == 1 {
+				appURL = args[0]
+			}
+			return runSimulate(cmd.Context(), c, f, appURL)
 		},
 	}
 	fl := cmd.Flags()
@@ -60,13 +68,14 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 	fl.StringVar(&f.from, "from", "", "caller number (default from the scenario, else +15551230000)")
 	fl.StringVar(&f.to, "to", "", "called number (default from the scenario, else +15559870000)")
 	fl.StringVar(&f.secret, "secret", "", "webhook secret: sign HTTP hooks with Jambonz-Signature")
-	fl.StringVar(&f.statusHook, "status-hook", "", "status hook URL of an HTTP app (absolute or relative to APP_URL)")
+	fl.StringVar(&f.statusHook, "status-hook", "", "status hook URL of an HTTP app (absolute or relative to APP_URL; default the scenario's status_hook)")
 	fl.StringVar(&f.user, "username", "", "HTTP Basic auth username for the app's hooks")
 	fl.StringVar(&f.pass, "password", "", "HTTP Basic auth password for the app's hooks")
 	fl.IntVar(&f.calls, "calls", 1, "number of calls to simulate")
 	fl.IntVar(&f.concurrency, "concurrency", 1, "calls in progress at once")
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
+	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does: media, retry delays and backoff take their real time")
 	return cmd
 }
 
@@ -89,17 +98,6 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	if (f.user == "") != (f.pass == "") {
 		return usageError("--username and --password go together")
 	}
-	target, err := fragment.Parse(appURL)
-	if err != nil {
-		return usageError("APP_URL: %v", err)
-	}
-	for _, w := range target.Policy.Warnings {
-		c.logger.Warn().Str("url", appURL).Msg(w)
-	}
-	cfg, err := featureserver.LoadCallControlConfig(c.getenv)
-	if err != nil {
-		return usageError("%v", err)
-	}
 	sc := &scenario.Scenario{}
 	if f.scenario != "" {
 		src, err := os.ReadFile(f.scenario)
@@ -110,27 +108,71 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 			return usageError("scenario %s: %v", f.scenario, err)
 		}
 	}
-	s, cleanup := newSimulation(c, f, cfg, appURL, sc)
-	defer cleanup()
+	if appURL == "" {
+		appURL = sc.App
+	}
+	if appURL == "" {
+		return usageError("no APP_URL argument, and no app: in a --scenario file")
+	}
+	target, err := fragment.Parse(appURL)
+	if err != nil {
+		return usageError("APP_URL: %v", err)
+	}
+	for _, w := range target.Policy.Warnings {
+		c.logger.Warn().Str("url", appURL).Msg(w)
+	}
+	calls, err := newCLICallNetwork(c, f.concurrency)
+	if err != nil {
+		return err
+	}
+	s := newSimulation(c, f, calls, appURL, sc)
+	defer calls.CloseIdleConnections()
 	if err := s.base.Validate(); err != nil {
 		return usageError("%v", err)
 	}
 	return s.run(ctx)
 }
 
-func newSimulation(c *cli, f simulateFlags, cfg featureserver.CallControlConfig, appURL string, sc *scenario.Scenario) (*simulation, func()) {
-	// A developer's app runs on loopback or a private network.
-	calls := featureserver.NewCallNetwork(cfg, transport.CallControlRules(true), c.logger)
+// egressHint ends the alert of a destination the egress rules refused.
+const egressHint = "allow it with " + featureserver.EnvEgressAllow
+
+// newCLICallNetwork is the network of the calls of one `simulate` or `test` run: the
+// JAMBONES_* settings, the call-control egress rules with loopback allowed (a
+// developer's app runs there) and SWITCHBOARD_EGRESS_ALLOW, and a pool with room for
+// the calls made at once, so that their connections are reused.
+func newCLICallNetwork(c *cli, concurrency int) (*featureserver.CallNetwork, error) {
+	cfg, err := featureserver.LoadCallControlConfig(c.getenv)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	// Only the allow-list of the node's own settings applies to a simulation.
+	node, err := featureserver.LoadConfig(func(name string) string {
+		if name == featureserver.EnvEgressAllow {
+			return c.getenv(name)
+		}
+		return ""
+	}, nil)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	rules := transport.CallControlRules(true)
+	rules.AllowPrefixes, rules.AllowHosts = node.EgressAllow.Prefixes, node.EgressAllow.Hosts
+	cfg.IdleConnsPerHost = max(concurrency, 4)
+	return featureserver.NewCallNetwork(cfg, rules, c.logger), nil
+}
+
+func newSimulation(c *cli, f simulateFlags, calls *featureserver.CallNetwork, appURL string, sc *scenario.Scenario) *simulation {
 	base := calls.CallOptions(appURL)
-	base.StatusHookURL, base.Username, base.Password, base.Secret = f.statusHook, f.user, f.pass, f.secret
+	base.StatusHookURL, base.Username, base.Password, base.Secret = firstNonEmpty(f.statusHook, sc.StatusHook), f.user, f.pass, f.secret
 	base.Call = callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
 	base.Script = sc.Script()
 	base.IdleLimit = f.idleLimit
-	s := &simulation{
+	base.RealTime = f.realTime
+	base.EgressHint = egressHint
+	return &simulation{
 		c: c, flags: f, expect: sc.Expectations(), base: base,
 		out: &timelineWriter{w: c.stdout, json: f.asJSON, live: f.calls == 1},
 	}
-	return s, calls.CloseIdleConnections
 }
 
 func firstNonEmpty(a, b string) string {
@@ -143,7 +185,7 @@ func firstNonEmpty(a, b string) string {
 // run places the calls, prints their timelines and the summary, and decides the
 // exit status.
 func (s *simulation) run(ctx context.Context) error {
-	bar := newProgress(s.c, s.flags.calls)
+	bar := newProgress(s.c.stderr, s.flags.calls, isTerminal(s.c.stderr))
 	sum := newSummary()
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -170,6 +212,7 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	sum.finish()
 	bar.finish()
 	s.out.summary(sum)
 	if ctx.Err() != nil {

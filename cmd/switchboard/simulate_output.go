@@ -55,9 +55,12 @@ func (t *timelineWriter) finished(r *callctl.Result, failures []string, asExpect
 // summary aggregates the calls of a simulation.
 type summary struct {
 	mu                 sync.Mutex
+	start              time.Time
+	wall               time.Duration // set by finish
 	calls              int
 	completed          int
 	failed             int
+	canceled           int
 	alerts             int
 	expectationsFailed int
 	unexpected         int
@@ -75,15 +78,33 @@ type expectationFailure struct {
 	Failure string `json:"failure"`
 }
 
-func newSummary() *summary { return &summary{} }
+func newSummary() *summary { return &summary{start: time.Now()} }
+
+// finish ends the run's wall time.
+func (s *summary) finish() {
+	s.mu.Lock()
+	s.wall = time.Since(s.start)
+	s.mu.Unlock()
+}
+
+// rate is calls per second of wall time, rounded to 0.1.
+func (s *summary) rate() float64 {
+	if s.wall <= 0 {
+		return 0
+	}
+	return math.Round(float64(s.calls)/s.wall.Seconds()*10) / 10
+}
 
 func (s *summary) add(r *callctl.Result, failures []string, asExpected bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
-	// completed and failed need not add up to calls: a call declined as busy or
-	// no-answer is neither.
+	// completed, failed and canceled need not add up to calls: a call declined as
+	// busy or no-answer is none of them. A canceled call (--timeout, Ctrl-C) did not
+	// fail: it was stopped.
 	switch {
+	case r.Reason == callctl.ReasonCanceled:
+		s.canceled++
 	case r.Failed():
 		s.failed++
 	case r.Status == callctl.StatusCompleted:
@@ -113,6 +134,11 @@ type summaryJSON struct {
 	ExpectationsFailed int            `json:"expectations_failed"`
 	// ExpectationFailures says which expectations did not hold (the first 20).
 	ExpectationFailures []expectationFailure `json:"expectation_failures,omitempty"`
+	// Canceled counts the calls stopped by --timeout or Ctrl-C; WallMS is the run's
+	// real duration and CallsPerSecond its calls per second of it.
+	Canceled       int     `json:"canceled"`
+	WallMS         int64   `json:"wall_ms"`
+	CallsPerSecond float64 `json:"calls_per_second"`
 }
 
 type latencySummary struct {
@@ -140,6 +166,7 @@ func (t *timelineWriter) summary(s *summary) {
 		Kind: "summary", Calls: s.calls, Completed: s.completed, Failed: s.failed, Alerts: s.alerts,
 		HookLatencyMS:      latencySummary{P50: percentile(lat, 50), P95: percentile(lat, 95), P99: percentile(lat, 99)},
 		ExpectationsFailed: s.expectationsFailed, ExpectationFailures: s.failures,
+		Canceled: s.canceled, WallMS: s.wall.Milliseconds(), CallsPerSecond: s.rate(),
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -148,20 +175,23 @@ func (t *timelineWriter) summary(s *summary) {
 		fmt.Fprintf(t.w, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(t.w, "\n%d call(s): %d completed, %d failed, %d alert(s), %d expectation(s) failed; hook latency p50 %.1fms p95 %.1fms p99 %.1fms\n",
-		j.Calls, j.Completed, j.Failed, j.Alerts, j.ExpectationsFailed, j.HookLatencyMS.P50, j.HookLatencyMS.P95, j.HookLatencyMS.P99)
+	fmt.Fprintf(t.w, "\n%d call(s): %d completed, %d failed, %d canceled, %d alert(s), %d expectation(s) failed; hook latency p50 %.1fms p95 %.1fms p99 %.1fms; %.2fs wall, %.1f calls/s\n",
+		j.Calls, j.Completed, j.Failed, j.Canceled, j.Alerts, j.ExpectationsFailed, j.HookLatencyMS.P50, j.HookLatencyMS.P95, j.HookLatencyMS.P99,
+		s.wall.Seconds(), j.CallsPerSecond)
 }
 
-// progress is a progress bar on a terminal's stderr, and nothing elsewhere.
+// progress is a progress bar on a terminal's stderr, and nothing elsewhere: calls
+// done of all, and their rate.
 type progress struct{ bar *progressbar.ProgressBar }
 
-func newProgress(c *cli, calls int) *progress {
-	if calls < 2 || !isTerminal(c.stderr) {
+func newProgress(w io.Writer, calls int, terminal bool) *progress {
+	if calls < 2 || !terminal {
 		return &progress{}
 	}
 	return &progress{bar: progressbar.NewOptions(calls,
-		progressbar.OptionSetWriter(c.stderr), progressbar.OptionSetDescription("calls"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())}
+		progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("calls"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("calls"),
+		progressbar.OptionClearOnFinish())}
 }
 
 func (p *progress) add() {

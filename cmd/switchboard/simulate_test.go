@@ -52,6 +52,7 @@ var kindKeys = map[string][]string{
 	"hook.retry": {"delay_ms"}, "ws.open": {}, "ws.close": {"code"}, "ws.reconnect": {"attempt"},
 	"msg.sent": {"type", "msgid"}, "msg.recv": {"type", "msgid"}, "verb.start": {"verb"}, "verb.end": {"verb"},
 	"call.status": {"status"}, "alert": {"type", "detail"}, "call.end": {"status", "reason", "sip_status"},
+	"caller.input": {"input", "value"}, "fault": {"fault", "url", "attempt", "delay_ms", "jitter_ms"},
 }
 
 func checkContract(t *testing.T, events []map[string]any, summary map[string]any) {
@@ -74,7 +75,7 @@ func checkContract(t *testing.T, events []map[string]any, summary map[string]any
 	if summary["kind"] != "summary" {
 		t.Fatalf("last line %v", summary)
 	}
-	for _, k := range []string{"calls", "completed", "failed", "alerts", "hook_latency_ms", "expectations_failed"} {
+	for _, k := range []string{"calls", "completed", "failed", "alerts", "hook_latency_ms", "expectations_failed", "canceled", "wall_ms", "calls_per_second"} {
 		if _, ok := summary[k]; !ok {
 			t.Fatalf("summary lacks %s", k)
 		}

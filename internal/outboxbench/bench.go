@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -44,6 +45,14 @@ type Options struct {
 	Dir string
 	// SkipPlain skips the plain client (Result.PlainPerSecond and Ratio stay 0).
 	SkipPlain bool
+	// OpenStore opens the store of one node on the database under test, with the
+	// function that closes it. Default: the SQLite store on a fresh file in Dir, with
+	// Synchronous.
+	OpenStore func(ctx context.Context) (outboxdriver.Store, func() error, error)
+	// Nodes is how many outboxes share the database, each with a store of its own
+	// (OpenStore), its dispatcher and Concurrency workers, the publishers spread over
+	// them: nodes of one cluster, in one process. Default 1.
+	Nodes int
 }
 
 // Result is what one run measured.
@@ -64,7 +73,7 @@ type Result struct {
 	PlainCPU, OutboxCPU     time.Duration
 	PlainCores, OutboxCores float64
 	// Writer is the SQLite store's single writer during the outbox phase (see
-	// sqlitestore.Stats): WriterBusy is the fraction of the phase it spent in write
+	// sqlitestore.Stats), when the run is on one SQLite node (zero otherwise): WriterBusy is the fraction of the phase it spent in write
 	// transactions, WriterCommitting the fraction in COMMIT; WritesPerTransaction
 	// is how many writes each transaction grouped on average.
 	WriterBusy, WriterCommitting float64
@@ -83,6 +92,9 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Publishers == 0 {
 		o.Publishers = 4 * o.Concurrency
 	}
+	if o.Nodes == 0 {
+		o.Nodes = 1
+	}
 	o.Synchronous = strings.ToUpper(o.Synchronous)
 	if o.Synchronous == "" {
 		o.Synchronous = "FULL"
@@ -98,6 +110,8 @@ func (o Options) WithDefaults() (Options, error) {
 		return o, fmt.Errorf("publishers must be in [1, 100000], got %d", o.Publishers)
 	case o.PerSecond < 0:
 		return o, fmt.Errorf("per-second must not be negative, got %d", o.PerSecond)
+	case o.Nodes < 1 || o.Nodes > 64:
+		return o, fmt.Errorf("nodes must be in [1, 64], got %d", o.Nodes)
 	}
 	return o, nil
 }
@@ -277,52 +291,76 @@ func each(workers, n int, fn func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-// outboxDeliveries publishes opts.Deliveries events to one endpoint on a fresh
-// database at path, and returns the lateness of every attempt. It sets res's delivery
-// rate, from the first Publish to the last request received, and what the CPU and
-// the store's writer did meanwhile.
+// outboxDeliveries publishes opts.Deliveries events to one endpoint through
+// opts.Nodes outboxes sharing one database (a fresh SQLite file at path unless
+// opts.OpenStore says otherwise), and returns the lateness of every attempt. It sets
+// res's delivery rate, from the first Publish to the last request received, and what
+// the CPU and, on SQLite, the store's writer did meanwhile.
 func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Options, res *Result) ([]time.Duration, error) {
-	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Synchronous: opts.Synchronous})
-	if err != nil {
-		return nil, err
+	open := opts.OpenStore
+	var sqlite *sqlitestore.Store
+	if open == nil {
+		open = func(ctx context.Context) (outboxdriver.Store, func() error, error) {
+			st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Synchronous: opts.Synchronous})
+			if err != nil {
+				return nil, nil, err
+			}
+			if sqlite == nil {
+				sqlite = st
+			}
+			return st, st.Close, nil
+		}
 	}
-	defer st.Close()
 	var (
 		mu  sync.Mutex
 		lat = make([]time.Duration, 0, opts.Deliveries)
 		// recorded is notified (without blocking) after each attempt Observe sees.
 		recorded = make(chan struct{}, 1)
+		nodes    []*outbox.Outbox
 	)
 	loopback := transport.PublicOnly()
 	loopback.AllowLoopback = true
-	ob, err := outbox.Open(ctx, outbox.Config{Store: st, Egress: &loopback, Workers: opts.Concurrency,
-		Observe: func(_ outbox.Delivery, a outbox.Attempt) {
-			mu.Lock()
-			lat = append(lat, a.At.Sub(a.ScheduledAt))
-			mu.Unlock()
-			select {
-			case recorded <- struct{}{}:
-			default:
-			}
-		}})
-	if err != nil {
-		return nil, err
+	for range opts.Nodes {
+		st, closeStore, err := open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = closeStore() }()
+		ob, err := outbox.Open(ctx, outbox.Config{Store: st, Egress: &loopback, Workers: opts.Concurrency,
+			Observe: func(_ outbox.Delivery, a outbox.Attempt) {
+				mu.Lock()
+				lat = append(lat, a.At.Sub(a.ScheduledAt))
+				mu.Unlock()
+				select {
+				case recorded <- struct{}{}:
+				default:
+				}
+			}})
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = ob.Close(context.Background()) }()
+		nodes = append(nodes, ob)
 	}
-	defer func() { _ = ob.Close(context.Background()) }()
-	allowHTTP, maxInFlight := true, 8*opts.Concurrency
-	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "bench", URL: rc.url,
+	allowHTTP, maxInFlight := true, 8*opts.Concurrency*opts.Nodes
+	if _, err := nodes[0].CreateEndpoint(ctx, outbox.EndpointSpec{Account: "bench", URL: rc.url,
 		// The endpoint's cap counts leases, which also cover deliveries queued for a
 		// worker or awaiting their record; Workers bounds the requests in flight.
 		Overrides: outbox.Overrides{AllowHTTP: &allowHTTP, MaxInFlight: &maxInFlight}}); err != nil {
 		return nil, err
 	}
-	if err := ob.Start(ctx); err != nil {
-		return nil, err
+	for _, ob := range nodes {
+		if err := ob.Start(ctx); err != nil {
+			return nil, err
+		}
 	}
 	cpu, measured := processCPU()
-	writer := st.Stats()
+	var writer sqlitestore.Stats
+	if sqlite != nil {
+		writer = sqlite.Stats()
+	}
 	start := time.Now()
-	err = each(opts.Publishers, opts.Deliveries, func(i int) error {
+	err := each(opts.Publishers, opts.Deliveries, func(i int) error {
 		if opts.PerSecond > 0 {
 			due := start.Add(time.Duration(i) * time.Second / time.Duration(opts.PerSecond))
 			select {
@@ -330,7 +368,7 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 			case <-time.After(time.Until(due)):
 			}
 		}
-		_, err := ob.Publish(ctx, outbox.Event{ID: fmt.Sprintf("evt_%d", i), Account: "bench", Type: "call.status", Data: eventData})
+		_, err := nodes[i%len(nodes)].Publish(ctx, outbox.Event{ID: fmt.Sprintf("evt_%d", i), Account: "bench", Type: "call.status", Data: eventData})
 		return err
 	})
 	if err != nil {
@@ -344,13 +382,15 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 	if after, _ := processCPU(); measured {
 		res.OutboxCPU, res.OutboxCores = perRequest(after-cpu, opts.Deliveries, res.OutboxPerSecond)
 	}
-	w := st.Stats()
-	// A transaction is counted whole when it ends: one that began before the phase
-	// could push a saturated writer past 1.
-	res.WriterBusy = min(1, (w.Busy-writer.Busy).Seconds()/elapsed.Seconds())
-	res.WriterCommitting = min(res.WriterBusy, (w.Committing-writer.Committing).Seconds()/elapsed.Seconds())
-	if n := w.Transactions - writer.Transactions; n > 0 {
-		res.WritesPerTransaction = float64(w.Writes-writer.Writes) / float64(n)
+	if sqlite != nil && opts.Nodes == 1 {
+		w := sqlite.Stats()
+		// A transaction is counted whole when it ends: one that began before the phase
+		// could push a saturated writer past 1.
+		res.WriterBusy = min(1, (w.Busy-writer.Busy).Seconds()/elapsed.Seconds())
+		res.WriterCommitting = min(res.WriterBusy, (w.Committing-writer.Committing).Seconds()/elapsed.Seconds())
+		if n := w.Transactions - writer.Transactions; n > 0 {
+			res.WritesPerTransaction = float64(w.Writes-writer.Writes) / float64(n)
+		}
 	}
 	// Every attempt recorded, for the lateness figures.
 	for {

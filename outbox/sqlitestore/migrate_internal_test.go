@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/internal/migrate"
 
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
@@ -21,18 +24,17 @@ func TestMigrationKeepsEventsPerAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &Store{db: db}
-	if _, err := db.Exec(`CREATE TABLE outbox_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for v, name := range []string{"0001_init.sql", "0002_covering_claim_indexes.sql", "0003_purge_and_endpoint_indexes.sql"} {
+	// The schema as migrations 0001-0003 left it.
+	old := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_covering_claim_indexes.sql", "0003_purge_and_endpoint_indexes.sql"} {
 		body, err := migrations.ReadFile("migrations/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := old.applyMigration(ctx, v+1, string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		old[name] = &fstest.MapFile{Data: body}
+	}
+	if _, err := migrate.Up(ctx, db, migrate.SQLite, migrate.Line{Table: MigrationTable, FS: old}); err != nil {
+		t.Fatal(err)
 	}
 	for _, q := range []string{
 		`INSERT INTO outbox_endpoints (id, account, url, events, api_version, secrets, profile, overrides, managed, status, created_at, in_flight_cap)

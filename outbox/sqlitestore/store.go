@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/switchboard-voice/switchboard/internal/migrate"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -153,60 +153,32 @@ func (s *Store) Close() error {
 	return errors.Join(s.writer.Close(), s.db.Close())
 }
 
-// migrate applies every embedded migration not yet recorded, each in its transaction.
+// migrate applies the embedded migrations the file does not have (internal/migrate):
+// each in a transaction that takes the write lock at BEGIN (_txlock=immediate), so a
+// process opening the same file at the same time waits and then finds nothing to do.
+// A file migrated by the runner before goose is read as it is: its outbox_migrations
+// table is the record goose keeps.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS outbox_migrations (
-		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("sqlitestore: migrations table: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("sqlitestore: migration %s: bad version prefix", base)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		if err := s.applyMigration(ctx, version, string(body)); err != nil {
-			return fmt.Errorf("sqlitestore: migration %s: %w", base, err)
-		}
+	if _, err := migrate.Up(ctx, s.db, migrate.SQLite, migrationLine()); err != nil {
+		return fmt.Errorf("sqlitestore: %w", err)
 	}
 	return nil
 }
 
-// applyMigration runs one migration script unless it is recorded as applied.
-func (s *Store) applyMigration(ctx context.Context, version int, body string) (err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+// Migrations returns the embedded schema migrations (goose SQL files), for
+// `switchboard migrate`.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return err
+		panic(err) // the embedded folder exists: a build that lost it cannot run
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	var n int
-	if err = tx.QueryRowContext(ctx, `SELECT count(*) FROM outbox_migrations WHERE version = ?`, version).Scan(&n); err != nil {
-		return err
-	}
-	if n == 0 {
-		if _, err = tx.ExecContext(ctx, body); err != nil {
-			return err
-		}
-		if _, err = tx.ExecContext(ctx, `INSERT INTO outbox_migrations (version, applied_at) VALUES (?, ?)`,
-			version, time.Now().UnixMicro()); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	return sub
 }
+
+// MigrationTable records which of Migrations a database has.
+const MigrationTable = "outbox_migrations"
+
+func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
 
 func notFound(what, id string) error {
 	return fmt.Errorf("%w: %s %s", outboxdriver.ErrNotFound, what, id)

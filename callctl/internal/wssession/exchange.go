@@ -19,7 +19,7 @@ func (s *Session) send(ctx context.Context, typ, id, hook string, data any) erro
 	if err := s.conn.Write(ctx, b); err != nil {
 		return err
 	}
-	s.call.Sent(typ, id)
+	s.call.Sent(typ, id, hook, data)
 	s.faults.counted(s)
 	return nil
 }

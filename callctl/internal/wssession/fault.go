@@ -12,15 +12,19 @@ import (
 )
 
 // faultInjector drops a session's connection after the N-th message
-// (Options.Faults). For a drop without a close frame it needs the TCP connection, so
-// it dials the session's WebSockets through its own transport, with the egress rules
-// given.
+// (Options.Faults). For a drop without a close frame it needs the TCP connection, and
+// the call's faulty network (Options.Connect) must make every connection, so in
+// either case it dials the session's WebSockets through a transport of its own: an
+// egress client under the rules given, so that the URL and every address are checked
+// as on any other dial (docs/call-control.md §5).
 type faultInjector struct {
 	faults []Fault
 	count  int
 
+	client *http.Client // the session's own transport, when it has one
+
 	mu   sync.Mutex
-	last net.Conn // the latest TCP connection dialed for this session
+	last net.Conn // the latest connection dialed for this session
 
 	injected bool // a drop was injected: the next ws.close reports code
 	code     int
@@ -29,27 +33,29 @@ type faultInjector struct {
 // errInjectedDrop is the cause of a drop the node injected itself.
 var errInjectedDrop = errors.New("callctl: drop injected by the scenario")
 
-func newFaultInjector(faults []Fault, o *wsclient.Options, rules transport.EgressRules) *faultInjector {
+func newFaultInjector(faults []Fault, connect transport.ConnectFunc, o *wsclient.Options, rules transport.EgressRules) *faultInjector {
 	f := &faultInjector{faults: faults}
-	if len(faults) == 0 {
-		return f
-	}
 	abrupt := false
 	for _, x := range faults {
 		abrupt = abrupt || x.CloseCode == 0
 	}
-	if !abrupt {
+	if !abrupt && connect == nil {
 		return f
 	}
 	timeout := o.HandshakeTimeout
 	if timeout <= 0 {
 		timeout = wsclient.DefaultHandshakeTimeout
 	}
-	dialer := transport.NewDialer(rules, timeout)
-	o.HTTPClient = &http.Client{Transport: &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			conn, err := dialer.DialContext(ctx, network, addr)
+	f.client = transport.NewHTTPClient(rules, transport.ClientOptions{
+		ConnectTimeout: timeout,
+		Connect: func(ctx context.Context, network, address string, dial func(context.Context, string, string) (net.Conn, error)) (net.Conn, error) {
+			var conn net.Conn
+			var err error
+			if connect != nil {
+				conn, err = connect(ctx, network, address, dial)
+			} else {
+				conn, err = dial(ctx, network, address)
+			}
 			if err == nil {
 				f.mu.Lock()
 				f.last = conn
@@ -57,9 +63,17 @@ func newFaultInjector(faults []Fault, o *wsclient.Options, rules transport.Egres
 			}
 			return conn, err
 		},
-		DisableKeepAlives: true,
-	}}
+	})
+	o.HTTPClient = f.client
 	return f
+}
+
+// release closes what the session's own transport keeps (the connection of an
+// upgrade answered with an error, say).
+func (f *faultInjector) release() {
+	if f.client != nil {
+		f.client.CloseIdleConnections()
+	}
 }
 
 // counted is called after each message sent or received; it injects the faults

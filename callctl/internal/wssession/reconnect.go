@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
@@ -54,6 +55,13 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 	}
 	conn, err := s.reconn.Next(ctx)
 	if err != nil {
+		var de *wsclient.DialError
+		if s.call.Ended() || ctx.Err() != nil || errors.As(err, &de) && de.Class == retry.Canceled {
+			// The call stopped the episode (it ended, its context did, or its Sleep
+			// cut a wait short): nothing the application did, so no alert.
+			s.fire(Abandon)
+			return false
+		}
 		return s.lose(fmt.Sprintf("reconnect to %s failed: %v", s.o.Target.Clean(), err))
 	}
 	s.opened(conn)
@@ -61,6 +69,7 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 	s.fire(Redialed)
 	s.nextID++
 	id := fmt.Sprint(s.nextID)
+	sent := time.Now()
 	if err := s.send(ctx, MsgSessionReconnect, id, "", s.sessionNew); err != nil {
 		return s.dropped(ctx, err)
 	}
@@ -69,6 +78,7 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 		m, err := s.receive(ctx, deadline)
 		switch {
 		case err == nil && m.MsgID == id:
+			s.call.Answered(id, time.Since(sent))
 			s.fire(Resumed)
 			s.resumed(ctx, m.Data)
 			return true

@@ -34,8 +34,12 @@ type Options struct {
 	Sleep func(ctx context.Context, attempt int, d time.Duration) error
 	// Faults drop the connection after the N-th message; optional.
 	Faults []Fault
-	// EgressRules are the rules of the session's own transport, used only for
-	// faults that drop the TCP connection without a close frame.
+	// Connect, when set, makes every connection of the session (the call's faulty
+	// network); optional.
+	Connect transport.ConnectFunc
+	// EgressRules are the rules of the session's own transport, used only with
+	// Connect or faults that drop the TCP connection without a close frame: they
+	// must be those of WebSocket.HTTPClient.
 	EgressRules transport.EgressRules
 	// Logger receives the session's logs (carrying the call sid).
 	Logger zerolog.Logger
@@ -59,14 +63,16 @@ type Call interface {
 	// whoever closed it.
 	Closed(code int)
 	// Sent and Received report each message. An unusable inbound frame is received
-	// as "invalid", "binary" or "oversized".
-	Sent(typ, msgid string)
+	// as "invalid", "binary" or "oversized". Sent has the message's hook and data
+	// as they went out (session:new and session:reconnect data as JSON bytes).
+	Sent(typ, msgid, hook string, data any)
 	Received(typ, msgid string)
 	// Attempt reports one connection attempt; reconnect tells an episode's from the
 	// first dial's.
 	Attempt(a wsclient.Attempt, reconnect bool)
-	// Answered reports a request's round trip: real time from sending to its ack.
-	Answered(d time.Duration)
+	// Answered reports a request's round trip: real time from sending the message
+	// msgid to its ack.
+	Answered(msgid string, d time.Duration)
 
 	// Command applies a command of the application.
 	Command(ctx context.Context, m AppMessage)
@@ -143,7 +149,7 @@ func New(ctx context.Context, o Options, call Call) *Session {
 	}
 	// The client's own lines (connected, ended, reconnecting) are about this call.
 	w.Logger = o.Logger
-	s.faults = newFaultInjector(o.Faults, &w, o.EgressRules)
+	s.faults = newFaultInjector(o.Faults, o.Connect, &w, o.EgressRules)
 	s.ws = w
 	return s
 }
@@ -234,7 +240,7 @@ func (s *Session) request(ctx context.Context, typ, hook string, data any) (json
 		switch {
 		case err == nil:
 			if m.Type == MsgAck && m.MsgID == id {
-				s.call.Answered(time.Since(sent))
+				s.call.Answered(id, time.Since(sent))
 				return m.Data, nil
 			}
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
@@ -298,6 +304,7 @@ func (s *Session) Wait(ctx context.Context, deadline time.Time) error {
 // when session:new failed) and ends the session; the code is reported (Call.Closed)
 // unless the session had ended already. It does nothing before a connection opened.
 func (s *Session) Close(code int, reason string) {
+	s.faults.release()
 	if s.conn == nil {
 		return
 	}

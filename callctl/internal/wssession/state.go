@@ -54,8 +54,8 @@ const (
 	Resumed
 	// PeerClosed: the application closed with 1000.
 	PeerClosed
-	// Abandon: the call ended (or its context did) while the session was being
-	// repaired: the repair stops, no alert.
+	// Abandon: the call ended (or its context did, or it cut a reconnect's wait
+	// short) while the session was being repaired: the repair stops, no alert.
 	Abandon
 	// Lose: the session cannot be used or repaired: the first connection failed, the
 	// episode's budget ran out, session:reconnect was not acked.
@@ -106,7 +106,7 @@ func next(s State, e Event) (State, bool) {
 			return Closed, true
 		}
 	case Abandon:
-		if s == Dropped || s == Resuming || s == Closed || s == Gone {
+		if s == Dropped || s == Reconnecting || s == Resuming || s == Closed || s == Gone {
 			return Gone, true
 		}
 	case Lose:

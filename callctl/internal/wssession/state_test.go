@@ -24,10 +24,11 @@ func TestTransitions(t *testing.T) {
 		{Open, PeerClosed}:     Closed, // close 1000 from the app: graceful, no reconnect
 		{Resuming, PeerClosed}: Closed,
 
-		{Dropped, Abandon}:  Gone, // the call ended while the drop was to be repaired
-		{Resuming, Abandon}: Gone,
-		{Closed, Abandon}:   Gone,
-		{Gone, Abandon}:     Gone,
+		{Dropped, Abandon}:      Gone, // the call ended while the drop was to be repaired
+		{Reconnecting, Abandon}: Gone, // ... or during the episode (its wait cut short)
+		{Resuming, Abandon}:     Gone,
+		{Closed, Abandon}:       Gone,
+		{Gone, Abandon}:         Gone,
 
 		{Dropped, Lose}:      Gone, // too many drops in a row
 		{Reconnecting, Lose}: Gone, // the episode's budget ran out

@@ -37,6 +37,9 @@ type Config struct {
 	// Wake nudges the claim loop: a publish, a resume, a retry. The dispatcher nudges
 	// it too, after each batch it records.
 	Wake chan struct{}
+	// Wakeups, when not nil, nudges the claim loop for what other processes sharing
+	// the database published (outboxdriver.Waker); polling stays the fallback.
+	Wakeups <-chan struct{}
 }
 
 // Now is the engine's time on clock, truncated to microseconds so that what is stored

@@ -162,6 +162,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-d.cfg.Wake:
+		case <-d.cfg.Wakeups: // nil, and never ready, without a Waker
 		case <-timer.C:
 		}
 	}

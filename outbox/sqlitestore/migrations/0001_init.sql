@@ -1,3 +1,4 @@
+-- +goose Up
 -- Times are Unix microseconds (UTC); JSON columns hold what the outbox package
 -- marshals (event filter, secrets, overrides).
 

@@ -1,3 +1,4 @@
+-- +goose Up
 -- The claim reads only these columns of due deliveries: with all of them in the due
 -- index it walks the index alone, without a table lookup per delivery (status and
 -- lease_until are constant here, but the planner needs them to cover the query).

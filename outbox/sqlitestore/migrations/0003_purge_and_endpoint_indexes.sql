@@ -1,3 +1,4 @@
+-- +goose Up
 -- The retention purge walks deliveries by created_at: without an index of its own it
 -- read and sorted the whole table in every batch, holding the write lock.
 CREATE INDEX outbox_deliveries_created ON outbox_deliveries (created_at);

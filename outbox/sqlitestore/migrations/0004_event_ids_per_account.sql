@@ -1,3 +1,4 @@
+-- +goose Up
 -- Event ids are unique per account, not across accounts (docs/outbox.md §1): the same
 -- id published in two accounts is two events, and one account never learns that
 -- another used an id. SQLite cannot change a primary key in place: the table is

@@ -1,3 +1,4 @@
+-- +goose Up
 -- An endpoint's delivery log, newest first (GET /api/v1/webhooks/{id}/deliveries):
 -- without an index of its own the listing walked the account's index, reading every
 -- delivery of the account's other endpoints (docs/outbox.md §5). A delivery enters

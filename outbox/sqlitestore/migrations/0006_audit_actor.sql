@@ -1,3 +1,4 @@
+-- +goose Up
 -- The audit log names who made each change (an API token, or the outbox itself), the
 -- delivery of a manual retry and how many deliveries a recover queued (issue 15).
 -- Entries written before were all the outbox's own or its Go callers'.

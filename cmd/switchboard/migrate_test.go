@@ -1,0 +1,55 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-voice/switchboard/internal/pgtest"
+)
+
+// TestMigrateSQLite: status reads a file without changing it (and says when there is
+// none), up applies what is missing, once; --json lists every migration.
+func TestMigrateSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sb.db")
+	url := "sqlite:" + path
+	if code, _, stderr := runCLI(t, nil, "migrate", "status", "--database-url", url); code != exitFailure || !strings.Contains(stderr, "no SQLite database") {
+		t.Fatalf("status of a missing file: exit %d, %q", code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, map[string]string{"SWITCHBOARD_DATABASE_URL": url}, "migrate", "up", "--json")
+	if code != exitOK {
+		t.Fatalf("up: exit %d, %q", code, stderr)
+	}
+	got := decodeJSONLine[migrateJSON](t, stdout, "database", "migrations", "applied")
+	if len(got.Applied) != 6 || len(got.Migrations) != 6 || !got.Migrations[5].Applied || got.Migrations[0].Name != "0001_init" {
+		t.Fatalf("up: %+v", got)
+	}
+	code, stdout, _ = runCLI(t, nil, "migrate", "up", "--database-url", url, "--json")
+	if got := decodeJSONLine[migrateJSON](t, stdout); code != exitOK || len(got.Applied) != 0 {
+		t.Fatalf("up again: exit %d, %+v", code, got)
+	}
+	code, stdout, _ = runCLI(t, nil, "migrate", "status", "--database-url", url)
+	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || strings.Contains(stdout, "pending") {
+		t.Fatalf("status: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := runCLI(t, nil, "migrate", "status", "--database-url", "mysql://x/y"); code != exitUsage || !strings.Contains(stderr, "postgres://") {
+		t.Fatalf("a bad URL: exit %d, %q", code, stderr)
+	}
+}
+
+// TestMigratePostgres: on a schema of its own (search_path in the URL), status lists
+// the migrations pending, up applies them.
+func TestMigratePostgres(t *testing.T) {
+	u, _ := pgtest.Schema(t)
+	code, stdout, stderr := runCLI(t, nil, "migrate", "status", "--database-url", u)
+	if code != exitOK || !strings.Contains(stdout, "2 pending") {
+		t.Fatalf("status: exit %d %q\n%s", code, stderr, stdout)
+	}
+	code, stdout, stderr = runCLI(t, nil, "migrate", "up", "--database-url", u, "--json")
+	if code != exitOK {
+		t.Fatalf("up: exit %d, %q", code, stderr)
+	}
+	if got := decodeJSONLine[migrateJSON](t, stdout); got.Database != "postgres" || len(got.Applied) != 2 || !got.Migrations[1].Applied {
+		t.Fatalf("up: %+v", got)
+	}
+}

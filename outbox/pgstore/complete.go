@@ -1,0 +1,348 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
+)
+
+// batch decides and applies the changes of many deliveries in one transaction with
+// few statements: it locks their endpoints (in id order) and then the deliveries,
+// reads each once, and writes the delivery updates, attempts and endpoint updates as
+// one statement each.
+//
+// Every decision sees the state a statement-by-statement application would have
+// shown it: a delivery or endpoint changed earlier in the batch is served from the
+// batch, normalized as a re-read returns it, and a Waiting change, which rewrites rows
+// in bulk, first writes the batch and forgets the deliveries it may have touched.
+type batch struct {
+	s          *Store
+	q          querier
+	deliveries map[string]*cachedDelivery
+	endpoints  map[string]*cachedEndpoint
+	// pending delivery updates by id (the last change of a delivery wins, as it
+	// would have in sequence) and attempt inserts, in order.
+	updates     []outboxdriver.Delivery
+	updateIndex map[string]int
+	attempts    []outboxdriver.Attempt
+	dirty       []string // endpoints changed since the last flush, in order
+}
+
+type cachedDelivery struct {
+	d     outboxdriver.Delivery
+	token string
+}
+
+type cachedEndpoint struct {
+	ep outboxdriver.Endpoint
+	// dirty: ep differs from the row, or released does.
+	dirty    bool
+	released int
+	// strong: this transaction holds the row FOR UPDATE.
+	strong bool
+}
+
+func (s *Store) newBatch(q querier) *batch {
+	return &batch{s: s, q: q, deliveries: map[string]*cachedDelivery{}, endpoints: map[string]*cachedEndpoint{},
+		updateIndex: map[string]int{}}
+}
+
+// lock locks the endpoints of deliveries ids, in id order, and then the deliveries,
+// and reads them. With skipLocked, deliveries another transaction holds are left out,
+// and so are those that no longer match cond (a condition on the delivery row d, such
+// as an expired lease, checked on its latest version once locked).
+func (b *batch) lock(ctx context.Context, ids []string, cond string, args ...any) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	eps, err := scanEndpoints(b.q.query(ctx, b.s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints
+		WHERE id IN (SELECT endpoint_id FROM outbox_deliveries WHERE id = ANY($1))
+		ORDER BY id FOR NO KEY UPDATE`), ids))
+	if err != nil {
+		return err
+	}
+	for _, ep := range eps {
+		b.endpoints[ep.ID] = &cachedEndpoint{ep: ep}
+	}
+	query := `SELECT ` + deliveryColumns + `, coalesce(lease_token, '') FROM outbox_deliveries d WHERE id = ANY($1)`
+	lock := ` ORDER BY id FOR UPDATE`
+	if cond != "" {
+		query += ` AND ` + cond
+		lock += ` SKIP LOCKED`
+	}
+	return b.load(ctx, query+lock, append([]any{ids}, args...)...)
+}
+
+// load reads deliveries with query (their columns and lease token).
+func (b *batch) load(ctx context.Context, query string, args ...any) error {
+	rs, err := b.q.query(ctx, b.s.q(query), args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var (
+			sc    deliveryScan
+			token string
+		)
+		if err := rs.Scan(append(sc.dest(), &token)...); err != nil {
+			return err
+		}
+		b.deliveries[sc.d.ID] = &cachedDelivery{d: sc.delivery(), token: token}
+	}
+	return rs.Err()
+}
+
+// delivery returns a delivery's current state, from the batch or the database.
+func (b *batch) delivery(ctx context.Context, id string) (*cachedDelivery, error) {
+	if c, ok := b.deliveries[id]; ok {
+		return c, nil
+	}
+	if _, pending := b.updateIndex[id]; pending {
+		// Changed by another decision of the batch: read what it wrote.
+		if err := b.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.load(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries WHERE id = $1 FOR UPDATE`, id); err != nil {
+		return nil, err
+	}
+	c, ok := b.deliveries[id]
+	if !ok {
+		return nil, notFound("delivery", id)
+	}
+	return c, nil
+}
+
+func (b *batch) endpoint(ctx context.Context, id string) (*cachedEndpoint, error) {
+	if c, ok := b.endpoints[id]; ok {
+		return c, nil
+	}
+	ep, err := b.s.getEndpoint(ctx, b.q, id, "FOR NO KEY UPDATE")
+	if err != nil {
+		return nil, err
+	}
+	c := &cachedEndpoint{ep: ep}
+	b.endpoints[id] = c
+	return c, nil
+}
+
+// apply decides one delivery and buffers its Change. With a token, a delivery whose
+// lease token differs, or that holds no lease, is left alone (false). A missing
+// delivery or endpoint is an ErrNotFound error.
+func (b *batch) apply(ctx context.Context, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
+	c, err := b.delivery(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if token != nil && (c.token == "" || c.token != *token) { // "": no lease to match
+		return false, nil
+	}
+	ce, err := b.endpoint(ctx, c.d.EndpointID)
+	if err != nil {
+		return false, err
+	}
+	ch, err := decide(c.d, ce.ep)
+	if err != nil {
+		return false, err
+	}
+	return true, b.change(ctx, ch, c, ce)
+}
+
+// change buffers ch, a decision about delivery c of endpoint ce.
+func (b *batch) change(ctx context.Context, ch outboxdriver.Change, c *cachedDelivery, ce *cachedEndpoint) error {
+	if d := ch.Delivery; d != nil {
+		nd := normalizedDelivery(*d)
+		nd.ID = c.d.ID
+		if i, ok := b.updateIndex[nd.ID]; ok {
+			b.updates[i] = nd
+		} else {
+			b.updateIndex[nd.ID] = len(b.updates)
+			b.updates = append(b.updates, nd)
+		}
+		if c.d.LeaseUntil != nil {
+			ce.released++ // the update clears the lease
+			b.markDirty(ce)
+		}
+		// The update keeps the columns it does not set and clears the lease.
+		kept := c.d
+		kept.Status, kept.Attempts, kept.RunStart = nd.Status, nd.Attempts, nd.RunStart
+		kept.NextAttemptAt, kept.FaultSince, kept.LastError = nd.NextAttemptAt, nd.FaultSince, nd.LastError
+		kept.UpdatedAt, kept.LeaseUntil = nd.UpdatedAt, nil
+		c.d, c.token = kept, ""
+	}
+	if a := ch.Attempt; a != nil {
+		b.attempts = append(b.attempts, *a)
+	}
+	if ep := ch.Endpoint; ep != nil {
+		nep, err := normalizedEndpoint(*ep)
+		if err != nil {
+			return err
+		}
+		nep.ID, nep.Account, nep.CreatedAt = ce.ep.ID, ce.ep.Account, ce.ep.CreatedAt
+		ce.ep = nep
+		b.markDirty(ce)
+	}
+	if ch.Waiting != "" {
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
+		if !ce.strong {
+			// Wait for the publishes that read the endpoint as it was (FOR KEY SHARE):
+			// their deliveries must be moved too.
+			if _, err := b.q.exec(ctx, b.s.q(`SELECT 1 FROM outbox_endpoints WHERE id = $1 FOR UPDATE`), ce.ep.ID); err != nil {
+				return err
+			}
+			ce.strong = true
+		}
+		if err := b.s.moveWaiting(ctx, b.q, ch, ce.ep.ID, c.d.ID); err != nil {
+			return err
+		}
+		for id, other := range b.deliveries {
+			if other.d.EndpointID == ce.ep.ID && id != c.d.ID {
+				delete(b.deliveries, id) // read again if needed
+			}
+		}
+	}
+	return b.s.insertAudit(ctx, b.q, ch.Audit)
+}
+
+func (b *batch) markDirty(ce *cachedEndpoint) {
+	if !ce.dirty {
+		ce.dirty = true
+		b.dirty = append(b.dirty, ce.ep.ID)
+	}
+}
+
+// flush writes the buffered changes.
+func (b *batch) flush(ctx context.Context) error {
+	if err := b.flushDeliveries(ctx); err != nil {
+		return err
+	}
+	if err := b.s.insertAttempts(ctx, b.q, b.attempts); err != nil {
+		return err
+	}
+	b.attempts = b.attempts[:0]
+	ups := make([]endpointUpdate, 0, len(b.dirty))
+	for _, id := range b.dirty {
+		ce := b.endpoints[id]
+		ups = append(ups, endpointUpdate{id: id, ep: ce.ep, released: ce.released})
+		ce.dirty, ce.released = false, 0
+	}
+	b.dirty = b.dirty[:0]
+	return b.s.updateEndpoints(ctx, b.q, ups)
+}
+
+func (b *batch) flushDeliveries(ctx context.Context) error {
+	if len(b.updates) == 0 {
+		return nil
+	}
+	n := len(b.updates)
+	ids, statuses, errs := make([]string, n), make([]string, n), make([]string, n)
+	attempts, runs := make([]int32, n), make([]int32, n)
+	next, updated := make([]time.Time, n), make([]time.Time, n)
+	fault := timeCols(n)
+	for i, d := range b.updates {
+		ids[i], statuses[i], errs[i], attempts[i], runs[i] = d.ID, string(d.Status), d.LastError, int32(d.Attempts), int32(d.RunStart)
+		next[i], updated[i], fault[i] = d.NextAttemptAt, d.UpdatedAt, d.FaultSince
+	}
+	_, err := b.q.exec(ctx, b.s.q(`UPDATE outbox_deliveries d SET status = v.status, attempts = v.attempts,
+		run_start = v.run_start, next_attempt_at = v.next_attempt_at, fault_since = v.fault_since,
+		last_error = v.last_error, updated_at = v.updated_at, lease_until = NULL, lease_token = NULL
+		FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::timestamptz[])
+			AS v(id, status, attempts, run_start, next_attempt_at, fault_since, last_error, updated_at)
+		WHERE d.id = v.id`), ids, statuses, attempts, runs, next, fault, errs, updated)
+	b.updates = b.updates[:0]
+	clear(b.updateIndex)
+	if err != nil {
+		return fmt.Errorf("pgstore: update deliveries: %w", err)
+	}
+	return nil
+}
+
+// Complete implements outboxdriver.Store.
+func (s *Store) Complete(ctx context.Context, outcomes []outboxdriver.Completion) ([]bool, error) {
+	applied, _, err := s.CompleteClaim(ctx, outboxdriver.CompleteClaimParams{Outcomes: outcomes})
+	return applied, err
+}
+
+// CompleteClaim implements outboxdriver.Store.
+func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimParams) ([]bool, []outboxdriver.Job, error) {
+	applied := make([]bool, len(p.Outcomes))
+	var jobs []outboxdriver.Job
+	if len(p.Outcomes) == 0 && p.Next.Limit <= 0 {
+		return applied, nil, nil
+	}
+	err := s.write(ctx, func(q querier) error {
+		clear(applied)
+		b := s.newBatch(q)
+		ids := make([]string, len(p.Outcomes))
+		for i, c := range p.Outcomes {
+			ids[i] = c.DeliveryID
+		}
+		if err := b.lock(ctx, ids, ""); err != nil {
+			return err
+		}
+		for i, c := range p.Outcomes {
+			ok, err := b.apply(ctx, c.DeliveryID, &c.Token, c.Decide)
+			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
+				return err
+			}
+			applied[i] = ok // false: purged, or reaped and perhaps claimed again
+		}
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
+		if p.Next.Limit <= 0 {
+			return nil
+		}
+		var err error
+		jobs, err = s.claimIn(ctx, q, p.Next)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return applied, jobs, nil
+}
+
+// Reap implements outboxdriver.Store. Reapers on every node may run at once: each
+// locks the candidates' endpoints, then the deliveries SKIP LOCKED with their lease
+// checked again on their latest version, so a lease another reaper settled (or a
+// completion holds) is not taken twice.
+func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error) {
+	n := 0
+	err := s.write(ctx, func(q querier) error {
+		n = 0
+		ids, err := scanStrings(q.query(ctx, s.q(`SELECT id FROM outbox_deliveries
+			WHERE lease_until IS NOT NULL AND lease_until < coalesce($1::timestamptz, now()) AND status = 'PENDING'
+			ORDER BY lease_until LIMIT $2`), s.now(p.Now), p.Limit))
+		if err != nil {
+			return err
+		}
+		b := s.newBatch(q)
+		if err := b.lock(ctx, ids, `status = 'PENDING' AND lease_until < coalesce($2::timestamptz, now())`, s.now(p.Now)); err != nil {
+			return err
+		}
+		locked := make([]string, 0, len(b.deliveries))
+		for _, id := range ids {
+			if _, ok := b.deliveries[id]; ok {
+				locked = append(locked, id)
+			}
+		}
+		for _, id := range locked {
+			if _, err := b.apply(ctx, id, nil, p.Decide); err != nil {
+				return err
+			}
+			n++
+		}
+		return b.flush(ctx)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

@@ -1,0 +1,157 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
+)
+
+func (s *Store) getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
+	var sc deliveryScan
+	err := q.queryRow(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = $1`), id).Scan(sc.dest()...)
+	if isNoRows(err) {
+		return outboxdriver.Delivery{}, notFound("delivery", id)
+	}
+	if err != nil {
+		return outboxdriver.Delivery{}, err
+	}
+	return sc.delivery(), nil
+}
+
+// GetDelivery implements outboxdriver.Store.
+func (s *Store) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParams) (outboxdriver.Delivery, []outboxdriver.Attempt, error) {
+	d, err := s.getDelivery(ctx, s.read(), p.ID)
+	if err != nil {
+		return outboxdriver.Delivery{}, nil, err
+	}
+	if d.Account != p.Account {
+		return outboxdriver.Delivery{}, nil, notFound("delivery", p.ID)
+	}
+	rs, err := s.read().query(ctx, s.q(`SELECT `+attemptColumns+` FROM outbox_attempts
+		WHERE delivery_id = $1 ORDER BY number`), p.ID)
+	if err != nil {
+		return outboxdriver.Delivery{}, nil, err
+	}
+	defer rs.Close()
+	var attempts []outboxdriver.Attempt
+	for rs.Next() {
+		a, err := scanAttempt(rs)
+		if err != nil {
+			return outboxdriver.Delivery{}, nil, err
+		}
+		attempts = append(attempts, a)
+	}
+	return d, attempts, rs.Err()
+}
+
+// ListDeliveries implements outboxdriver.Store.
+func (s *Store) ListDeliveries(ctx context.Context, q outboxdriver.DeliveryQuery) ([]outboxdriver.Delivery, error) {
+	where := `WHERE account = $1`
+	args := []any{q.Account}
+	for _, f := range []struct{ col, v string }{
+		{"endpoint_id", q.EndpointID}, {"event_id", q.EventID}, {"event_type", q.Type}, {"status", string(q.Status)},
+	} {
+		if f.v != "" {
+			args = append(args, f.v)
+			where += fmt.Sprintf(` AND %s = $%d`, f.col, len(args))
+		}
+	}
+	if q.BeforeID != "" {
+		args = append(args, q.BeforeID)
+		where += fmt.Sprintf(` AND (created_at, id) < (SELECT created_at, id FROM outbox_deliveries WHERE id = $%d AND account = $1)`, len(args))
+	}
+	args = append(args, q.Limit)
+	where += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args))
+	return scanDeliveries(s.read().query(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries `+where), args...))
+}
+
+// UpdateDelivery implements outboxdriver.Store.
+func (s *Store) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliveryParams) (outboxdriver.Delivery, error) {
+	var out outboxdriver.Delivery
+	err := s.write(ctx, func(q querier) error {
+		d, err := s.getDelivery(ctx, q, p.ID)
+		if err != nil {
+			return err
+		}
+		if d.Account != p.Account {
+			return notFound("delivery", p.ID)
+		}
+		b := s.newBatch(q)
+		if err := b.lock(ctx, []string{p.ID}, ""); err != nil {
+			return err
+		}
+		if _, err := b.apply(ctx, p.ID, nil, p.Decide); err != nil {
+			return err
+		}
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
+		out, err = s.getDelivery(ctx, q, p.ID)
+		return err
+	})
+	return out, err
+}
+
+// Recover implements outboxdriver.Store.
+func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int, error) {
+	var n int64
+	err := s.write(ctx, func(q querier) error {
+		// Locked: an endpoint removed meanwhile gets nothing back.
+		ep, err := s.getEndpoint(ctx, q, p.EndpointID, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if ep.Account != p.Account || ep.RemovedAt != nil {
+			return notFound("endpoint", p.EndpointID)
+		}
+		n, err = q.exec(ctx, s.q(`UPDATE outbox_deliveries SET status = 'PENDING', run_start = attempts,
+			next_attempt_at = $1, fault_since = NULL, last_error = '', updated_at = $1
+			WHERE account = $2 AND endpoint_id = $3 AND status = 'FAILED' AND created_at >= $4`),
+			p.Now, p.Account, p.EndpointID, p.Since)
+		if err != nil {
+			return err
+		}
+		if p.Audit != nil {
+			entry := *p.Audit
+			entry.Count = int(n)
+			if err := s.insertAudit(ctx, q, []outboxdriver.AuditEntry{entry}); err != nil {
+				return err
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		return s.sendWakeup(ctx, q)
+	})
+	return int(n), err
+}
+
+// Purge implements outboxdriver.Store. Purges on every node may run at once: each
+// takes rows SKIP LOCKED, so they delete disjoint batches.
+func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveries, events int, err error) {
+	err = s.write(ctx, func(q querier) error {
+		ids, err := scanStrings(q.query(ctx, s.q(`DELETE FROM outbox_deliveries WHERE id IN (
+			SELECT id FROM outbox_deliveries WHERE created_at < $1 AND lease_until IS NULL
+			ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+			RETURNING id`), p.Before, p.Limit))
+		if err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			if _, err := q.exec(ctx, s.q(`DELETE FROM outbox_attempts WHERE delivery_id = ANY($1)`), ids); err != nil {
+				return err
+			}
+		}
+		n, err := q.exec(ctx, s.q(`DELETE FROM outbox_events WHERE (account, id) IN (
+			SELECT v.account, v.id FROM outbox_events v WHERE v.stored_at < $1
+			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.account = v.account AND d.event_id = v.id)
+			ORDER BY v.stored_at LIMIT $2 FOR UPDATE SKIP LOCKED)`), p.Before, p.Limit)
+		deliveries, events = len(ids), int(n)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return deliveries, events, nil
+}

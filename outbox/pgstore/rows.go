@@ -1,0 +1,226 @@
+package pgstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
+	"github.com/switchboard-voice/switchboard/retry"
+)
+
+// Times go in as the engine gives them (pgx keeps microseconds, truncating) and come
+// back in UTC, as the SQLite store returns them: what a decision sees of a row it
+// changed earlier in a batch (normalized) is what a read returns.
+
+func utc(t time.Time) time.Time { return t.UTC() }
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// normalized is t as a read after writing it returns it.
+func normalized(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+func normalizedPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := normalized(*t)
+	return &u
+}
+
+const endpointColumns = `id, account, url, events, api_version, secrets, profile, overrides, managed,
+	status, failures, failing_since, last_delivery_at, paused_at, pause_reason, disabled_at,
+	hold_until, removed_at, created_at, in_flight_cap`
+
+// endpointScan holds the destinations of one endpoint row.
+type endpointScan struct {
+	ep                         outboxdriver.Endpoint
+	events, secrets, overrides []byte
+	status                     string
+}
+
+func (s *endpointScan) dest() []any {
+	e := &s.ep
+	return []any{&e.ID, &e.Account, &e.URL, &s.events, &e.APIVersion, &s.secrets, &e.Profile, &s.overrides,
+		&e.Managed, &s.status, &e.Failures, &e.FailingSince, &e.LastDeliveryAt, &e.PausedAt, &e.PauseReason,
+		&e.DisabledAt, &e.HoldUntil, &e.RemovedAt, &e.CreatedAt, &e.InFlightCap}
+}
+
+func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
+	ep := s.ep
+	ep.Status = outboxdriver.EndpointStatus(s.status)
+	ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt = utcPtr(ep.FailingSince), utcPtr(ep.LastDeliveryAt), utcPtr(ep.PausedAt)
+	ep.DisabledAt, ep.HoldUntil, ep.RemovedAt = utcPtr(ep.DisabledAt), utcPtr(ep.HoldUntil), utcPtr(ep.RemovedAt)
+	ep.CreatedAt = utc(ep.CreatedAt)
+	if err := json.Unmarshal(s.events, &ep.Events); err != nil {
+		return ep, fmt.Errorf("pgstore: endpoint %s events: %w", ep.ID, err)
+	}
+	if err := json.Unmarshal(s.secrets, &ep.Secrets); err != nil {
+		return ep, fmt.Errorf("pgstore: endpoint %s secrets: %w", ep.ID, err)
+	}
+	if err := json.Unmarshal(s.overrides, &ep.Overrides); err != nil {
+		return ep, fmt.Errorf("pgstore: endpoint %s overrides: %w", ep.ID, err)
+	}
+	return ep, nil
+}
+
+// endpointJSON is the JSON columns of ep.
+type endpointJSON struct{ events, secrets, overrides string }
+
+func encodeEndpoint(ep outboxdriver.Endpoint) (endpointJSON, error) {
+	events, err := json.Marshal(ep.Events)
+	if err != nil {
+		return endpointJSON{}, err
+	}
+	secrets, err := json.Marshal(ep.Secrets)
+	if err != nil {
+		return endpointJSON{}, err
+	}
+	overrides, err := json.Marshal(ep.Overrides)
+	if err != nil {
+		return endpointJSON{}, err
+	}
+	return endpointJSON{string(events), string(secrets), string(overrides)}, nil
+}
+
+// normalizedEndpoint is ep as a read after writing it returns it: times in UTC
+// microseconds, JSON columns decoded again.
+func normalizedEndpoint(ep outboxdriver.Endpoint) (outboxdriver.Endpoint, error) {
+	j, err := encodeEndpoint(ep)
+	if err != nil {
+		return ep, err
+	}
+	sc := endpointScan{ep: ep, events: []byte(j.events), secrets: []byte(j.secrets), overrides: []byte(j.overrides), status: string(ep.Status)}
+	sc.ep.Events, sc.ep.Secrets, sc.ep.Overrides = nil, nil, outboxdriver.Overrides{}
+	out, err := sc.endpoint()
+	if err != nil {
+		return out, err
+	}
+	for _, t := range []**time.Time{&out.FailingSince, &out.LastDeliveryAt, &out.PausedAt, &out.DisabledAt, &out.HoldUntil, &out.RemovedAt} {
+		*t = normalizedPtr(*t)
+	}
+	out.CreatedAt = normalized(out.CreatedAt)
+	return out, nil
+}
+
+const deliveryColumns = `id, account, event_id, event_type, endpoint_id, status, attempts, run_start,
+	next_attempt_at, lease_until, fault_since, last_error, created_at, updated_at`
+
+type deliveryScan struct {
+	d      outboxdriver.Delivery
+	status string
+}
+
+func (s *deliveryScan) dest() []any {
+	d := &s.d
+	return []any{&d.ID, &d.Account, &d.EventID, &d.EventType, &d.EndpointID, &s.status, &d.Attempts, &d.RunStart,
+		&d.NextAttemptAt, &d.LeaseUntil, &d.FaultSince, &d.LastError, &d.CreatedAt, &d.UpdatedAt}
+}
+
+func (s *deliveryScan) delivery() outboxdriver.Delivery {
+	d := s.d
+	d.Status = outboxdriver.DeliveryStatus(s.status)
+	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = utc(d.NextAttemptAt), utc(d.CreatedAt), utc(d.UpdatedAt)
+	d.LeaseUntil, d.FaultSince = utcPtr(d.LeaseUntil), utcPtr(d.FaultSince)
+	return d
+}
+
+// normalizedDelivery is d as a read after writing it returns it.
+func normalizedDelivery(d outboxdriver.Delivery) outboxdriver.Delivery {
+	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = normalized(d.NextAttemptAt), normalized(d.CreatedAt), normalized(d.UpdatedAt)
+	d.LeaseUntil, d.FaultSince = normalizedPtr(d.LeaseUntil), normalizedPtr(d.FaultSince)
+	return d
+}
+
+func scanDeliveries(rs rows, err error) ([]outboxdriver.Delivery, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []outboxdriver.Delivery
+	for rs.Next() {
+		var sc deliveryScan
+		if err := rs.Scan(sc.dest()...); err != nil {
+			return nil, err
+		}
+		out = append(out, sc.delivery())
+	}
+	return out, rs.Err()
+}
+
+const eventColumns = `id, account, type, created_at, data`
+
+type eventScan struct {
+	ev   outboxdriver.Event
+	data []byte
+}
+
+func (s *eventScan) dest() []any {
+	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data}
+}
+
+func (s *eventScan) event() outboxdriver.Event {
+	ev := s.ev
+	ev.CreatedAt = utc(ev.CreatedAt)
+	ev.Data = json.RawMessage(append([]byte(nil), s.data...))
+	return ev
+}
+
+const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
+
+func scanAttempt(r row) (outboxdriver.Attempt, error) {
+	var (
+		a     outboxdriver.Attempt
+		durUS int64
+		class string
+	)
+	if err := r.Scan(&a.DeliveryID, &a.Number, &a.At, &a.ScheduledAt, &durUS, &a.Status, &class, &a.Error, &a.Response); err != nil {
+		return a, err
+	}
+	a.At, a.ScheduledAt = utc(a.At), utc(a.ScheduledAt)
+	a.Duration = time.Duration(durUS) * time.Microsecond
+	a.Class = retry.Class(class)
+	return a, nil
+}
+
+func scanEndpoints(rs rows, err error) ([]outboxdriver.Endpoint, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []outboxdriver.Endpoint
+	for rs.Next() {
+		var sc endpointScan
+		if err := rs.Scan(sc.dest()...); err != nil {
+			return nil, err
+		}
+		ep, err := sc.endpoint()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ep)
+	}
+	return out, rs.Err()
+}
+
+func scanStrings(rs rows, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		var v string
+		if err := rs.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rs.Err()
+}
