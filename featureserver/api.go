@@ -31,8 +31,9 @@ type AccountParams struct {
 	Authorization string `header:"Authorization" doc:"Bearer API token of the account"`
 }
 
-// newAPI registers the API's operations on mux.
-func newAPI(mux *http.ServeMux, store *Store, calls *CallManager, adminToken, version string, log zerolog.Logger) *API {
+// newAPI registers the API's operations on mux, then those mount adds (the outbox
+// API), so that every route is in the one OpenAPI document.
+func newAPI(mux *http.ServeMux, store *Store, calls *CallManager, adminToken, version string, log zerolog.Logger, mount func(huma.API) error) (*API, error) {
 	a := &API{store: store, calls: calls, admin: adminToken, log: log}
 	config := huma.DefaultConfig("Switchboard feature server", version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
@@ -45,7 +46,12 @@ func newAPI(mux *http.ServeMux, store *Store, calls *CallManager, adminToken, ve
 	a.registerApplications(api)
 	a.registerCalls(api)
 	a.registerAlerts(api)
-	return a
+	if mount != nil {
+		if err := mount(api); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 func bearer(header string) string {

@@ -74,6 +74,9 @@ type CallView struct {
 	ExpectationsFailed []string `json:"expectations_failed,omitempty"`
 	// Timeline holds the call's events in the `simulate --json` format.
 	Timeline []json.RawMessage `json:"timeline,omitempty"`
+	// StatusDeliveries are the outbox deliveries of the call's status notifications
+	// (docs/outbox.md §7), read in the outbox API.
+	StatusDeliveries []StatusDelivery `json:"status_deliveries,omitempty"`
 }
 
 // liveCall is a call in progress.
@@ -106,6 +109,10 @@ type CallManager struct {
 	metrics *Metrics
 	net     *CallNetwork
 	status  func(Account, HookSpec) callctl.StatusNotifier // nil: status hooks are sent by the call
+	// statusDeliveries, when set, lists a call's status deliveries so far;
+	// forgetStatus drops them once the call's record holds them.
+	statusDeliveries func(callSid string) []StatusDelivery
+	forgetStatus     func(callSid string)
 
 	warned sync.Map // URLs whose fragment warnings were logged (once per URL)
 
@@ -131,6 +138,7 @@ func callControlRules(cfg Config) transport.EgressRules {
 	rules := transport.CallControlRules(false)
 	rules.AllowPrefixes = cfg.EgressAllow.Prefixes
 	rules.AllowHosts = cfg.EgressAllow.Hosts
+	rules.DenyHosts = cfg.Outbox.EgressDeny
 	return rules
 }
 
@@ -231,6 +239,9 @@ func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, op
 		// A call this node stopped has the cause as its reason (callctl.Run).
 		lc.view.ExpectationsFailed = req.Expect.Check(res)
 	}
+	if m.statusDeliveries != nil {
+		lc.view.StatusDeliveries = m.statusDeliveries(lc.view.CallSid)
+	}
 	view := lc.view
 	lc.mu.Unlock()
 	m.metrics.callsActive.Dec()
@@ -239,6 +250,9 @@ func (m *CallManager) run(ctx context.Context, lc *liveCall, req CallRequest, op
 	defer cancel()
 	if err := m.store.SaveCall(saveCtx, view.AccountSid, view.ApplicationSid, view.CallSid, view.CreatedAt, false, view); err != nil {
 		log.Error().Err(err).Msg("saving the call record failed")
+	}
+	if m.forgetStatus != nil {
+		m.forgetStatus(view.CallSid)
 	}
 	m.mu.Lock()
 	delete(m.calls, view.CallSid)
@@ -306,6 +320,9 @@ func (m *CallManager) Get(ctx context.Context, accountSid, callSid string) (Call
 		v := lc.snapshot(true)
 		if v.AccountSid != accountSid {
 			return CallView{}, ErrNotFound
+		}
+		if m.statusDeliveries != nil && v.Active {
+			v.StatusDeliveries = m.statusDeliveries(callSid)
 		}
 		return v, nil
 	}

@@ -60,6 +60,8 @@ type Config struct {
 	MaxCalls int
 	// CallControl holds the JAMBONES_* settings.
 	CallControl CallControlConfig
+	// Outbox holds the webhook outbox's settings (egress deny-list, SMTP).
+	Outbox OutboxSettings
 }
 
 // EgressAllowList is a parsed SWITCHBOARD_EGRESS_ALLOW.
@@ -131,6 +133,8 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	c.MaxCalls = int(n)
 	errs = append(errs, err)
 	c.EgressAllow, err = parseEgressAllow(get(EnvEgressAllow))
+	errs = append(errs, err)
+	c.Outbox, err = loadOutboxSettings(get)
 	errs = append(errs, err)
 	return c, errors.Join(errs...)
 }
@@ -228,6 +232,8 @@ func (c Config) Printable() [][2]string {
 		{EnvLogLevel, c.LogLevel.String()},
 		{EnvDrainTimeout, ms(c.DrainTimeout)},
 		{EnvEgressAllow, c.EgressAllow.String()},
+		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
+		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},

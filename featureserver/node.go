@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -27,6 +28,7 @@ type Node struct {
 	store   *Store
 	outbox  *outbox.Outbox
 	obStore *sqlitestore.Store
+	notices *outboxnotify.Notifier // owners' notices of paused, disabled, removed endpoints
 	calls   *CallManager
 	metrics *Metrics
 	server  *http.Server
@@ -69,13 +71,22 @@ func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: NewMetrics(), version: opts.Version}
 	status := newStatusPublisher(opts.Logger, store)
+	if n.notices, err = n.newNotifier(); err != nil {
+		store.Close()
+		return nil, err
+	}
 	if err := n.openOutbox(ctx, loc, status); err != nil {
 		store.Close()
 		return nil, err
 	}
+	n.notices.Start(n.outbox)
 	n.calls = NewCallManager(cfg, store, n.metrics, status.forCall, opts.Logger)
+	n.calls.statusDeliveries, n.calls.forgetStatus = status.statusDeliveriesOf, status.forgetDeliveries
 	mux := http.NewServeMux()
-	newAPI(mux, store, n.calls, cfg.AdminToken, opts.Version, opts.Logger)
+	if _, err := newAPI(mux, store, n.calls, cfg.AdminToken, opts.Version, opts.Logger, n.registerWebhookAPI); err != nil {
+		n.closeStores()
+		return nil, err
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +125,7 @@ func (n *Node) openOutbox(ctx context.Context, loc DatabaseLocation, status *sta
 	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
 	ob, err := outbox.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, HTTPClient: client, Renderer: renderStatus, Request: status.dressRequest, Logger: n.log,
+		Notify:    n.notices.Notify,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
 		// start) after a short wait, so that a node without calls stops promptly.
@@ -278,6 +290,11 @@ func (s *statusOnly) Write(b []byte) (int, error) {
 }
 
 func (n *Node) closeStores() error {
+	ctx, cancel := context.WithTimeout(context.Background(), noticeTimeout)
+	defer cancel()
+	if err := n.notices.Close(ctx); err != nil {
+		n.log.Error().Err(err).Msg("owners' notices still queued at shutdown were not sent")
+	}
 	n.bg.Wait()
 	return errors.Join(n.obStore.Close(), n.store.Close())
 }

@@ -37,11 +37,13 @@ type statusPublisher struct {
 	hooks     map[string]HookSpec // the same key → the hook as the application configured it
 	urls      map[string]string   // endpoint id → URL, for alerts
 	seq       map[string]int      // call sid → notifications published, for event ids
+	// deliveries lists each call's status deliveries until its record holds them.
+	deliveries map[string][]StatusDelivery
 }
 
 func newStatusPublisher(log zerolog.Logger, store *Store) *statusPublisher {
 	return &statusPublisher{log: log, store: store, endpoints: map[string]string{}, hooks: map[string]HookSpec{},
-		urls: map[string]string{}, seq: map[string]int{}}
+		urls: map[string]string{}, seq: map[string]int{}, deliveries: map[string][]StatusDelivery{}}
 }
 
 func hookKey(account, url string) string { return account + "\x00" + url }
@@ -96,7 +98,10 @@ func (p *statusPublisher) publish(ctx context.Context, account Account, spec Hoo
 		delete(p.seq, callSid) // the call's last notification
 	}
 	p.mu.Unlock()
-	_, err = p.ob.PublishTo(ctx, outbox.Event{ID: eventID, Account: account.Sid, Type: CallStatusEvent, Data: data}, id)
+	pub, err := p.ob.PublishTo(ctx, outbox.Event{ID: eventID, Account: account.Sid, Type: CallStatusEvent, Data: data}, id)
+	if err == nil && !pub.Duplicate {
+		p.recordDeliveries(callSid, pub) // the call's record names them
+	}
 	if errors.Is(err, outbox.ErrNotFound) {
 		// Removed meanwhile (digize-style 410 removal): make a new one next time.
 		p.forget(account, hook.Clean())
