@@ -67,6 +67,9 @@ type Config struct {
 	MaxCalls int
 	// CallControl holds the JAMBONES_* settings, each with its default.
 	CallControl CallControlConfig
+	// Outbox holds the webhook outbox's settings (egress deny-list, SMTP). Default
+	// none of either.
+	Outbox OutboxSettings
 }
 
 // WithDefaults returns c with every zero value replaced by its default.
@@ -121,7 +124,7 @@ func (c Config) validate() error {
 			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
 		}
 	}
-	errs = append(errs, c.CallControl.validate())
+	errs = append(errs, c.CallControl.validate(), c.Outbox.validate())
 	return errors.Join(errs...)
 }
 
@@ -193,6 +196,8 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	c.MaxCalls = int(n)
 	errs = append(errs, err)
 	c.EgressAllow, err = parseEgressAllow(get(EnvEgressAllow))
+	errs = append(errs, err)
+	c.Outbox, err = loadOutboxSettings(get)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err
@@ -302,6 +307,8 @@ func (c Config) Printable() [][2]string {
 		{EnvLogLevel, c.LogLevel.String()},
 		{EnvDrainTimeout, ms(c.DrainTimeout)},
 		{EnvEgressAllow, c.EgressAllow.String()},
+		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
+		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},

@@ -2,8 +2,9 @@
 // calls: the node's configuration from environment variables and flags (read here
 // and nowhere else: LoadConfig, LoadCallControlConfig), a bootstrap file of accounts
 // and applications (LoadBootstrap), and the Node itself (NewNode, Node.Run), which
-// serves the REST API, /metrics, /healthz and /readyz and drains its calls when its
-// context ends. CallNetwork builds the callctl.Options of calls with a node's
+// serves the REST API (the outbox API of outbox/outboxapi mounted beside the node's
+// own, owners' notices through outbox/outboxnotify), /metrics, /healthz and /readyz
+// and drains its calls when its context ends. CallNetwork builds the callctl.Options of calls with a node's
 // JAMBONES_* settings, for programs that run calls without a node
 // (`switchboard simulate`).
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
@@ -32,6 +33,7 @@ type Node struct {
 	outbox  *outbox.Outbox
 	obStore *sqlitestore.Store
 	status  *statushooks.Publisher
+	notices *outboxnotify.Notifier // owners' notices of paused, disabled, removed endpoints
 	calls   *calls.Manager
 	metrics *metrics.Metrics
 	server  *http.Server
@@ -60,12 +62,19 @@ type NodeOptions struct {
 // range, or with the database's or the bootstrap's error; then nothing is left open.
 // ctx bounds the opening only.
 func NewNode(ctx context.Context, cfg Config, opts NodeOptions) (*Node, error) {
-	return newNode(ctx, cfg, opts, nil)
+	return newNode(ctx, cfg, opts, nodeHooks{})
 }
 
-// newNode is NewNode with wrapStore, when not nil, around the node's store: how tests
-// see what the node writes (an alert stored) without polling for it.
-func newNode(ctx context.Context, cfg Config, opts NodeOptions, wrapStore func(nodestore.Store) nodestore.Store) (*Node, error) {
+// nodeHooks are how tests see what a node does without polling for it.
+type nodeHooks struct {
+	// wrapStore, when set, wraps the node's store (to see what it writes).
+	wrapStore func(nodestore.Store) nodestore.Store
+	// observe, when set, sees every outbox attempt once it is recorded.
+	observe func(outbox.Delivery, outbox.Attempt)
+}
+
+// newNode is NewNode with the hooks of tests.
+func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks) (*Node, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -79,8 +88,8 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, wrapStore func(n
 	if err != nil {
 		return nil, err
 	}
-	if wrapStore != nil {
-		store = wrapStore(store)
+	if hooks.wrapStore != nil {
+		store = hooks.wrapStore(store)
 	}
 	clock := retry.SystemClock{}
 	if opts.Bootstrap != nil {
@@ -90,13 +99,18 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, wrapStore func(n
 		}
 	}
 	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: metrics.New(), version: opts.Version}
-	if err := n.openOutbox(ctx, loc); err != nil {
+	if n.notices, err = n.newNotifier(); err != nil {
 		store.Close()
 		return nil, err
 	}
+	if err := n.openOutbox(ctx, loc, hooks.observe); err != nil {
+		store.Close()
+		return nil, err
+	}
+	n.notices.Start(n.outbox)
 	n.calls, err = calls.New(calls.Options{
 		Store: store, Network: NewCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger),
-		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status.ForCall,
+		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
 		Metrics: n.metrics, Clock: clock, Logger: opts.Logger,
 	})
 	if err != nil {
@@ -110,8 +124,9 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, wrapStore func(n
 		opts.Logger.Warn().Int("calls", interrupted).Msg("calls left active by the previous run recorded as ended (node-restart)")
 	}
 	mux := http.NewServeMux()
+	rules := callControlRules(cfg)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
-		Version: opts.Version, Clock: clock, Logger: opts.Logger}); err != nil {
+		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger}); err != nil {
 		n.closeStores()
 		return nil, err
 	}
@@ -142,7 +157,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, wrapStore func(n
 // wired in (package statushooks). Status hooks are application hooks, so the outbox
 // dials with the call-control egress rules (private addresses allowed, the node's
 // allow-list applied), not the public-only default.
-func (n *Node) openOutbox(ctx context.Context, loc databaseLocation) error {
+func (n *Node) openOutbox(ctx context.Context, loc databaseLocation, observe func(outbox.Delivery, outbox.Attempt)) error {
 	st, err := sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
 	if err != nil {
 		return fmt.Errorf("outbox store: %w", err)
@@ -153,11 +168,17 @@ func (n *Node) openOutbox(ctx context.Context, loc databaseLocation) error {
 	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
 	status, err := statushooks.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
+		Notify:    n.notices.Notify,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
 		// start) after a short wait, so that a node without calls stops promptly.
 		ShutdownTimeout: 2 * time.Second,
-		Observe:         n.metrics.ObserveDelivery,
+		Observe: func(d outbox.Delivery, a outbox.Attempt) {
+			n.metrics.ObserveDelivery(d, a)
+			if observe != nil {
+				observe(d, a)
+			}
+		},
 	}, statushooks.Options{
 		Store: n.store, Logger: n.log,
 		OnAlert: func(a nodestore.Alert) { n.metrics.AlertRaised(a.Type) },
@@ -176,6 +197,7 @@ func callControlRules(cfg Config) transport.EgressRules {
 	rules := transport.CallControlRules(false)
 	rules.AllowPrefixes = cfg.EgressAllow.Prefixes
 	rules.AllowHosts = cfg.EgressAllow.Hosts
+	rules.DenyHosts = cfg.Outbox.EgressDeny
 	return rules
 }
 
@@ -245,6 +267,11 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 }
 
 func (n *Node) closeStores() error {
+	ctx, cancel := context.WithTimeout(context.Background(), noticeTimeout)
+	defer cancel()
+	if err := n.notices.Close(ctx); err != nil {
+		n.log.Error().Err(err).Msg("owners' notices still queued at shutdown were not sent")
+	}
 	n.status.Wait()
 	return errors.Join(n.obStore.Close(), n.store.Close())
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
 const testAdminToken = "admin-token-for-tests-0123456789"
@@ -65,13 +64,13 @@ func startNodeOn(t *testing.T, old *testNode) *testNode {
 
 func runNode(t *testing.T, cfg Config) *testNode {
 	t.Helper()
-	return runNodeWith(t, cfg, nil)
+	return runNodeWith(t, cfg, testLogger(), nodeHooks{})
 }
 
-// runNodeWith runs a node whose store is wrapped by wrapStore (its hooks).
-func runNodeWith(t *testing.T, cfg Config, wrapStore func(nodestore.Store) nodestore.Store) *testNode {
+// runNodeWith runs a node logging to log, with the hooks of a test.
+func runNodeWith(t *testing.T, cfg Config, log zerolog.Logger, hooks nodeHooks) *testNode {
 	t.Helper()
-	node, err := newNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: testLogger()}, wrapStore)
+	node, err := newNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: log}, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,7 +229,7 @@ func TestStatusHookGivenUpIsAlerted(t *testing.T) {
 	t.Parallel()
 	app := hangupApp(t)
 	stored := make(chan nodestore.Alert, 16)
-	n := runNodeWith(t, testConfig(t), func(s nodestore.Store) nodestore.Store { return alertsSeen{s, stored} })
+	n := runNodeWith(t, testConfig(t), testLogger(), nodeHooks{wrapStore: func(s nodestore.Store) nodestore.Store { return alertsSeen{s, stored} }})
 	acct := n.createAccount("acme")
 	// Link-local (cloud metadata) is refused by the egress rules: the delivery is
 	// DEAD at once under the standard profile, and nothing leaves the machine.

@@ -36,7 +36,7 @@ var (
 // when CI=true, where the Node tests must run.
 func requireNodeSDKs(t *testing.T) (node, modules string) {
 	t.Helper()
-	nodeOnce.Do(func() { nodeBinary, nodeModules, nodeErr = installNodeSDKs() })
+	nodeOnce.Do(func() { nodeBinary, nodeModules, nodeErr = installNodePackages(nodeTestdata, "switchboard-node-sdk-") })
 	if nodeErr != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Node SDK tests cannot run under CI=true: %v", nodeErr)
@@ -46,7 +46,10 @@ func requireNodeSDKs(t *testing.T) (node, modules string) {
 	return nodeBinary, nodeModules
 }
 
-func installNodeSDKs() (node, modules string, err error) {
+// installNodePackages installs the npm packages that dir's package.json and
+// package-lock.json pin into a cache under os.TempDir named prefix + a hash of both
+// files, and returns the node binary and that cache's node_modules.
+func installNodePackages(dir, prefix string) (node, modules string, err error) {
 	node, err = exec.LookPath("node")
 	if err != nil {
 		return "", "", fmt.Errorf("node not found on PATH: %w", err)
@@ -55,11 +58,11 @@ func installNodeSDKs() (node, modules string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("npm not found on PATH: %w", err)
 	}
-	pkg, err := os.ReadFile(filepath.Join(nodeTestdata, "package.json"))
+	pkg, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
 		return "", "", err
 	}
-	lock, err := os.ReadFile(filepath.Join(nodeTestdata, "package-lock.json"))
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		return "", "", err
 	}
@@ -67,16 +70,16 @@ func installNodeSDKs() (node, modules string, err error) {
 	sum.Write(pkg)
 	sum.Write([]byte{0})
 	sum.Write(lock)
-	dir := filepath.Join(os.TempDir(), "switchboard-node-sdk-"+hex.EncodeToString(sum.Sum(nil))[:16])
-	modules = filepath.Join(dir, "node_modules")
-	marker := filepath.Join(dir, ".installed")
+	cache := filepath.Join(os.TempDir(), prefix+hex.EncodeToString(sum.Sum(nil))[:16])
+	modules = filepath.Join(cache, "node_modules")
+	marker := filepath.Join(cache, ".installed")
 	if _, err := os.Stat(marker); err == nil {
 		return node, modules, nil
 	}
 
 	// Install into a fresh directory and rename it into place, so a concurrent or
 	// interrupted run never sees a half-installed cache.
-	tmp, err := os.MkdirTemp(os.TempDir(), "switchboard-node-sdk-*.partial")
+	tmp, err := os.MkdirTemp(os.TempDir(), prefix+"*.partial")
 	if err != nil {
 		return "", "", err
 	}
@@ -94,12 +97,12 @@ func installNodeSDKs() (node, modules string, err error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", "", fmt.Errorf("npm ci of the jambonz SDKs failed: %w\n%s", err, out.Bytes())
+		return "", "", fmt.Errorf("npm ci of %s failed: %w\n%s", dir, err, out.Bytes())
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".installed"), nil, 0o644); err != nil {
 		return "", "", err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	if err := os.Rename(tmp, cache); err != nil {
 		// Another run finished first; its cache is as good as ours.
 		if _, statErr := os.Stat(marker); statErr != nil {
 			return "", "", errors.Join(err, statErr)

@@ -43,8 +43,10 @@ type Config struct {
 	// as for a Renderer's error. It runs on the attempt's goroutine, several at once.
 	// Default none: a POST of the rendered body.
 	Request func(ctx context.Context, r *Request) error
-	// Notify receives pause, disable and removal notices after they are stored. It is
-	// called from the dispatcher's completer: hand the notice off, do not block.
+	// Notify receives pause, disable and removal notices after they are stored: the
+	// outbox's own and an operator's (Pause, RemoveEndpoint). It is called from the
+	// dispatcher's completer, or the operator's call: hand the notice off, do not block
+	// (package outboxnotify sends them to an operational webhook and by e-mail).
 	// Default: none (they are still in the audit log).
 	Notify func(Notice)
 	// Observe, when set, sees every attempt once it is recorded, as stored (its
@@ -52,7 +54,9 @@ type Config struct {
 	// NextAttemptAt are the decision's. For metrics (outcome, lateness At minus
 	// ScheduledAt) and alerts. It must not block.
 	Observe func(d Delivery, a Attempt)
-	// Logger receives structured logs. Default: the zero Logger, which discards them.
+	// Logger receives structured logs, among them a warn line for every failed attempt
+	// (endpoint, URL, delivery, event, status, outcome, error, next attempt). Default:
+	// the zero Logger, which discards them.
 	Logger zerolog.Logger
 	// UserAgent is sent with every attempt. Default "Switchboard-Outbox/1".
 	UserAgent string

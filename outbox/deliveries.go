@@ -45,16 +45,19 @@ func (o *Outbox) ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Deliver
 	return o.store.ListDeliveries(ctx, q)
 }
 
-// ListAudit returns the account's audit log, newest first.
-func (o *Outbox) ListAudit(ctx context.Context, account string, limit int) ([]AuditEntry, error) {
-	return o.store.ListAudit(ctx, outboxdriver.ListAuditParams{Account: account, Limit: listLimit(limit)})
+// ListAudit returns the account's audit log, newest first (q.Limit defaults to 50, at
+// most 500; q.BeforeID continues after an entry).
+func (o *Outbox) ListAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
+	q.Limit = listLimit(q.Limit)
+	return o.store.ListAudit(ctx, q)
 }
 
 // Retry sends a finished delivery again, with a fresh attempt budget, as soon as the
-// dispatcher gets to it. It fails with ErrDeliveryNotFinished for a PENDING delivery,
-// ErrEndpointNotActive when its endpoint is paused or disabled (resume first), and
-// ErrNotFound when the delivery, or its endpoint, is gone.
-func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Delivery, error) {
+// dispatcher gets to it; an audit entry (AuditRetried) names by. It fails with
+// ErrDeliveryNotFinished for a PENDING delivery, ErrEndpointNotActive when its
+// endpoint is paused or disabled (resume first), and ErrNotFound when the delivery,
+// or its endpoint, is gone.
+func (o *Outbox) Retry(ctx context.Context, account, deliveryID string, by Actor) (Delivery, error) {
 	now := o.now()
 	d, err := o.store.UpdateDelivery(ctx, outboxdriver.UpdateDeliveryParams{Account: account, ID: deliveryID, Decide: func(d Delivery, ep Endpoint) (outboxdriver.Change, error) {
 		switch {
@@ -66,7 +69,10 @@ func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Deliver
 			return outboxdriver.Change{}, ErrDeliveryNotFinished
 		}
 		nd := decide.Requeue(d, now)
-		return outboxdriver.Change{At: now, Delivery: &nd}, nil
+		audit := []AuditEntry{{Account: account, EndpointID: d.EndpointID, DeliveryID: d.ID, Action: AuditRetried,
+			Reason: "was " + string(d.Status), At: now}}
+		by.stamp(audit)
+		return outboxdriver.Change{At: now, Delivery: &nd, Audit: audit}, nil
 	}})
 	if err == nil {
 		o.nudge()
@@ -75,10 +81,10 @@ func (o *Outbox) Retry(ctx context.Context, account, deliveryID string) (Deliver
 }
 
 // Recover retries every FAILED delivery of an active endpoint created at or after
-// since, and returns how many it queued. It fails with ErrNotFound for an endpoint
-// that is not there and ErrEndpointNotActive for a paused or disabled one, and then
-// queues nothing.
-func (o *Outbox) Recover(ctx context.Context, account, endpointID string, since time.Time) (int, error) {
+// since, and returns how many it queued; an audit entry (AuditRecovered, its Count
+// that number) names by. It fails with ErrNotFound for an endpoint that is not there
+// and ErrEndpointNotActive for a paused or disabled one, and then queues nothing.
+func (o *Outbox) Recover(ctx context.Context, account, endpointID string, since time.Time, by Actor) (int, error) {
 	ep, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: account, ID: endpointID})
 	if err != nil {
 		return 0, err
@@ -86,7 +92,14 @@ func (o *Outbox) Recover(ctx context.Context, account, endpointID string, since 
 	if ep.Status != EndpointActive {
 		return 0, ErrEndpointNotActive
 	}
-	n, err := o.store.Recover(ctx, outboxdriver.RecoverParams{Account: account, EndpointID: endpointID, Since: since, Now: o.now()})
+	now := o.now()
+	reason := "FAILED deliveries"
+	if !since.IsZero() {
+		reason += " since " + since.UTC().Format(time.RFC3339)
+	}
+	audit := []AuditEntry{{Account: account, EndpointID: endpointID, Action: AuditRecovered, Reason: reason, At: now}}
+	by.stamp(audit)
+	n, err := o.store.Recover(ctx, outboxdriver.RecoverParams{Account: account, EndpointID: endpointID, Since: since, Now: now, Audit: &audit[0]})
 	if n > 0 {
 		o.nudge()
 	}

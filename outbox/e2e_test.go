@@ -308,7 +308,7 @@ func TestRotateAndAPIVersionAtAttemptTime(t *testing.T) {
 	d := h.publish()
 	h.run()
 	old := h.ep.Secrets[0].Key
-	_, fresh, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, time.Hour)
+	_, fresh, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, time.Hour, outbox.Actor{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestRotateKeepsV1a(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, newPublic, err := h.ob.RotateSecret(h.ctx, "acct", ep.ID, time.Hour)
+	ep, newPublic, err := h.ob.RotateSecret(h.ctx, "acct", ep.ID, time.Hour, outbox.Actor{})
 	if err != nil || !strings.HasPrefix(newPublic, webhooksig.PublicKeyPrefix) || len(ep.Secrets) != 2 ||
 		!strings.HasPrefix(ep.Secrets[0].Key, webhooksig.SigningKeyPrefix) {
 		t.Fatalf("rotation: %v, shown %.5s…, %d keys", err, newPublic, len(ep.Secrets))
@@ -465,7 +465,7 @@ func TestUpdateEndpointReplacesSecrets(t *testing.T) {
 			t.Fatalf("verify with %.9s…: %v, want valid %v", key, err, want)
 		}
 	}
-	if log, _ := h.ob.ListAudit(h.ctx, "acct", 10); len(log) == 0 || log[0].Action != outbox.AuditRotated {
+	if log, _ := h.ob.ListAudit(h.ctx, outbox.AuditQuery{Account: "acct", Limit: 10}); len(log) == 0 || log[0].Action != outbox.AuditRotated {
 		t.Fatalf("audit %+v", log)
 	}
 }

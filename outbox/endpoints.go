@@ -27,6 +27,8 @@ type EndpointSpec struct {
 	Profile   string
 	Overrides Overrides
 	Managed   bool
+	// By is who creates it, for the audit log.
+	By Actor
 }
 
 // EndpointUpdate changes an endpoint; nil fields stay as they are.
@@ -40,6 +42,8 @@ type EndpointUpdate struct {
 	// Secrets replaces the signing keys (whsec_ and whsk_, newest first) at once: the
 	// old ones stop signing, where RotateSecret keeps them signing for a while.
 	Secrets *[]string
+	// By is who changes it, for the audit entry of a change of keys.
+	By Actor
 }
 
 // DefaultRotationGrace is how long an old secret keeps signing after RotateSecret.
@@ -76,7 +80,9 @@ func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoin
 	if err := o.checkEndpoint(&ep); err != nil {
 		return Endpoint{}, err
 	}
-	if err := o.store.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: ep, Audit: decide.Audit(ep, AuditCreated, "", now)}); err != nil {
+	audit := []AuditEntry{decide.Audit(ep, AuditCreated, "", now)}
+	spec.By.stamp(audit)
+	if err := o.store.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: ep, Audit: audit[0]}); err != nil {
 		return Endpoint{}, err
 	}
 	return ep, nil
@@ -177,6 +183,7 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 				ep.Secrets = append(ep.Secrets, Secret{Key: k})
 			}
 			audits = append(audits, decide.Audit(ep, AuditRotated, "", now))
+			u.By.stamp(audits)
 		}
 		if err := o.checkEndpoint(&ep); err != nil {
 			return outboxdriver.Change{}, err
@@ -185,24 +192,34 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 	})
 }
 
-// RemoveEndpoint removes an endpoint: its waiting deliveries are DROPPED and an audit
-// entry is written. Its delivery log stays readable until retention removes it.
-func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string) error {
+// RemoveEndpoint removes an endpoint: its waiting deliveries are DROPPED, an audit
+// entry names by, and Config.Notify is told. Its delivery log stays readable until
+// retention removes it.
+func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string, by Actor) error {
 	now := o.now()
+	var url string
 	_, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		ep.RemovedAt = &now
-		return outboxdriver.Change{At: now, Endpoint: &ep, Waiting: DeliveryDropped, WaitingReason: "endpoint removed",
-			Audit: []AuditEntry{decide.Audit(ep, AuditRemoved, ReasonManual, now)}}, nil
+		url = ep.URL
+		ch := outboxdriver.Change{At: now, Endpoint: &ep, Waiting: DeliveryDropped, WaitingReason: "endpoint removed",
+			Audit: []AuditEntry{decide.Audit(ep, AuditRemoved, ReasonManual, now)}}
+		by.stamp(ch.Audit)
+		return ch, nil
 	})
+	if err == nil {
+		o.notify(operatorEntry(account, id, AuditRemoved, ReasonManual, by, now), url)
+	}
 	return err
 }
 
-// Pause pauses an endpoint by operator request; its deliveries follow the policy's
-// WhilePaused. Pausing a paused endpoint changes nothing; a disabled one is
+// Pause pauses an endpoint by operator request (reason MANUAL); its deliveries
+// follow the policy's WhilePaused. The audit entry names by, and Config.Notify is
+// told. Pausing a paused endpoint changes nothing; a disabled one is
 // ErrEndpointDisabled.
-func (o *Outbox) Pause(ctx context.Context, account, id string) (Endpoint, error) {
+func (o *Outbox) Pause(ctx context.Context, account, id string, by Actor) (Endpoint, error) {
 	now := o.now()
-	return o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
+	paused := false
+	ep, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		switch ep.Status {
 		case EndpointDisabled:
 			return outboxdriver.Change{}, ErrEndpointDisabled
@@ -211,16 +228,22 @@ func (o *Outbox) Pause(ctx context.Context, account, id string) (Endpoint, error
 		}
 		ch := outboxdriver.Change{At: now}
 		decide.Pause(o.policyOf(ep), &ch, &ep, nil, ReasonManual, now)
+		by.stamp(ch.Audit)
 		ch.Endpoint = &ep
+		paused = true
 		return ch, nil
 	})
+	if err == nil && paused {
+		o.notify(operatorEntry(account, id, AuditPaused, ReasonManual, by, now), ep.URL)
+	}
+	return ep, err
 }
 
 // Resume reactivates a paused endpoint: its failure streak and hold are cleared, and
 // deliveries held while it was paused are released. Deliveries that ended FAILED
 // while it was paused are not resent (use Retry or Recover). A disabled endpoint
 // cannot be resumed (ErrEndpointDisabled): add it again.
-func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, error) {
+func (o *Outbox) Resume(ctx context.Context, account, id string, by Actor) (Endpoint, error) {
 	now := o.now()
 	ep, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		switch ep.Status {
@@ -232,7 +255,9 @@ func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, erro
 		ep.Status = EndpointActive
 		ep.PausedAt, ep.PauseReason, ep.HoldUntil = nil, "", nil
 		ep.Failures, ep.FailingSince = 0, nil
-		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{decide.Audit(ep, AuditResumed, "", now)}}, nil
+		audit := []AuditEntry{decide.Audit(ep, AuditResumed, "", now)}
+		by.stamp(audit)
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: audit}, nil
 	})
 	if err == nil {
 		o.nudge()
@@ -246,8 +271,8 @@ func (o *Outbox) Resume(ctx context.Context, account, id string) (Endpoint, erro
 // secret (v1, HMAC), or a whsk_ signing key (v1a, ed25519) when that is what the
 // endpoint signs with. It returns the endpoint and what the receiver verifies with
 // (show it once): the whsec_ secret, or the whpk_ public key of the new signing key.
-// A negative grace is invalid.
-func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace time.Duration) (Endpoint, string, error) {
+// The audit entry names by. A negative grace is invalid.
+func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace time.Duration, by Actor) (Endpoint, string, error) {
 	if grace < 0 {
 		return Endpoint{}, "", invalid("grace", "must not be negative, got %s", grace)
 	}
@@ -274,12 +299,22 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 			kept = append(kept, s)
 		}
 		ep.Secrets = kept
-		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: []AuditEntry{decide.Audit(ep, AuditRotated, "", now)}}, nil
+		audit := []AuditEntry{decide.Audit(ep, AuditRotated, "", now)}
+		by.stamp(audit)
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: audit}, nil
 	})
 	if err != nil {
 		return Endpoint{}, "", err
 	}
 	return ep, shown, nil
+}
+
+// operatorEntry is the audit entry of an operator's change, as Config.Notify is
+// shown it.
+func operatorEntry(account, id, action, reason string, by Actor, now time.Time) AuditEntry {
+	e := []AuditEntry{{Account: account, EndpointID: id, Action: action, Reason: reason, At: now}}
+	by.stamp(e)
+	return e[0]
 }
 
 // updateEndpoint applies change to endpoint id of account in one transaction.

@@ -14,7 +14,7 @@ var (
 	ErrNotFound = outboxdriver.ErrNotFound
 	// ErrInvalid: the input was rejected; nothing changed. A *ValidationError says why.
 	ErrInvalid = outboxdriver.ErrInvalid
-	// ErrConflict: the id exists with other content or in another account.
+	// ErrConflict: the id exists in the account with other content.
 	ErrConflict = outboxdriver.ErrConflict
 	// ErrEndpointNotActive: the endpoint is paused or disabled, so the operation (a
 	// manual retry or recover) would send nothing; resume it first.

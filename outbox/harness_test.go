@@ -1,6 +1,7 @@
 package outbox_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox"
@@ -202,7 +205,27 @@ type harness struct {
 	recv    *receiver
 	ep      outbox.Endpoint
 	notices []outbox.Notice
-	mu      sync.Mutex
+	// logs holds what the outbox logged, one JSON object per line.
+	logs syncBuffer
+	mu   sync.Mutex
+}
+
+// syncBuffer is a bytes.Buffer safe for the outbox's goroutines and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newHarness(t *testing.T, profile string, o outbox.Overrides, script func(n int, r *http.Request) reply) *harness {
@@ -212,6 +235,7 @@ func newHarness(t *testing.T, profile string, o outbox.Overrides, script func(n 
 	ob, err := outbox.Open(h.ctx, outbox.Config{
 		Store: h.store, Clock: h.clock, HTTPClient: loopbackClient(h.recv),
 		Notify: func(n outbox.Notice) { h.mu.Lock(); h.notices = append(h.notices, n); h.mu.Unlock() },
+		Logger: zerolog.New(&h.logs),
 	})
 	if err != nil {
 		t.Fatal(err)

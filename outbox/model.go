@@ -32,6 +32,8 @@ type (
 	EventQuery = outboxdriver.EventQuery
 	// DeliveryQuery selects deliveries of an account (ListDeliveries).
 	DeliveryQuery = outboxdriver.DeliveryQuery
+	// AuditQuery selects audit entries of an account (ListAudit).
+	AuditQuery = outboxdriver.ListAuditParams
 )
 
 // Endpoint states.
@@ -87,4 +89,7 @@ const (
 	AuditResumed  = outboxdriver.AuditResumed
 	AuditRotated  = outboxdriver.AuditRotated
 	AuditCreated  = outboxdriver.AuditCreated
+	AuditRetried  = outboxdriver.AuditRetried
+	// AuditRecovered's entry counts the deliveries queued again (AuditEntry.Count).
+	AuditRecovered = outboxdriver.AuditRecovered
 )

@@ -2,8 +2,9 @@ package outbox
 
 import "time"
 
-// Notice tells the owner of an endpoint that the outbox paused, disabled or removed
-// it (docs/outbox.md §3: owners are notified). The embedding program delivers it (an
+// Notice tells the owner of an endpoint that it was paused, disabled or removed
+// (docs/outbox.md §3: owners are notified), by the outbox itself (Actor ActorSystem)
+// or by an operator (Pause, RemoveEndpoint). The embedding program delivers it (an
 // operational webhook, e-mail): Config.Notify receives it once the change is stored.
 type Notice struct {
 	Account    string
@@ -11,6 +12,8 @@ type Notice struct {
 	URL        string
 	// Action is one of AuditPaused, AuditDisabled, AuditRemoved.
 	Action string
+	// Actor is the audit entry's: ActorSystem, or the operator's Actor.ID.
+	Actor  string
 	Reason string
 	At     time.Time
 }

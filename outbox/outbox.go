@@ -152,10 +152,13 @@ func (o *Outbox) dispatchConfig() dispatch.Config {
 		Store: o.store, Workers: o.cfg.Workers, BatchSize: o.cfg.BatchSize, LeaseDuration: o.cfg.LeaseDuration,
 		PollInterval: o.cfg.PollInterval, Clock: o.cfg.Clock, Rand: o.cfg.Rand, Logger: o.log,
 		Attempt: o.attempt, Observe: o.cfg.Observe, Wake: o.wake,
-		Notify: func(e AuditEntry, url string) {
-			o.cfg.Notify(Notice{Account: e.Account, EndpointID: e.EndpointID, URL: url, Action: e.Action, Reason: e.Reason, At: e.At})
-		},
+		Notify: o.notify,
 	}
+}
+
+// notify hands the owner's notice of a pause, disable or removal to Config.Notify.
+func (o *Outbox) notify(e AuditEntry, url string) {
+	o.cfg.Notify(Notice{Account: e.Account, EndpointID: e.EndpointID, URL: url, Action: e.Action, Actor: e.Actor, Reason: e.Reason, At: e.At})
 }
 
 // policyOf resolves an endpoint's policy (policy.Of).

@@ -123,16 +123,18 @@ func TestPublishValidationAndIdempotency(t *testing.T) {
 	if _, err := h.ob.Publish(h.ctx, ev); !errors.Is(err, outbox.ErrConflict) {
 		t.Fatalf("same id, other data: %v", err)
 	}
-	if _, err := h.ob.Publish(h.ctx, outbox.Event{ID: "evt-42", Account: "other", Type: "call.status", Data: ev.Data}); !errors.Is(err, outbox.ErrConflict) {
-		t.Fatalf("same id, other account: %v", err)
+	// Ids are unique per account: another account's publish of the same id is its
+	// own event, neither a conflict nor a duplicate (docs/outbox.md §1).
+	if pub, err := h.ob.Publish(h.ctx, outbox.Event{ID: "evt-42", Account: "other", Type: "call.status", Data: ev.Data}); err != nil || pub.Duplicate {
+		t.Fatalf("same id, other account: %+v %v", pub, err)
 	}
 	h.run()
 	if n := len(h.recv.requests()); n != 1 {
 		t.Fatalf("receiver got %d requests, want 1", n)
 	}
-	// Another account never sees it.
-	if _, err := h.ob.GetEvent(h.ctx, "other", "evt-42"); !errors.Is(err, outbox.ErrNotFound) {
-		t.Fatalf("other account reads the event: %v", err)
+	// Another account sees its own event under that id, never this one.
+	if got, err := h.ob.GetEvent(h.ctx, "other", "evt-42"); err != nil || got.Account != "other" || string(got.Data) == string(first.Event.Data) {
+		t.Fatalf("other account reads %+v %v, want its own event", got, err)
 	}
 	if _, _, err := h.ob.GetDelivery(h.ctx, "other", first.Deliveries[0].ID); !errors.Is(err, outbox.ErrNotFound) {
 		t.Fatalf("other account reads the delivery: %v", err)
@@ -252,7 +254,7 @@ func TestEndpointValidation(t *testing.T) {
 	if eps, _ := h.ob.ListEndpoints(h.ctx, "a"); len(eps) != 0 {
 		t.Fatalf("bad input stored %d endpoints", len(eps))
 	}
-	if _, _, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, -time.Hour); !errors.Is(err, outbox.ErrInvalid) {
+	if _, _, err := h.ob.RotateSecret(h.ctx, "acct", h.ep.ID, -time.Hour, outbox.Actor{}); !errors.Is(err, outbox.ErrInvalid) {
 		t.Fatalf("rotation with a negative grace: %v", err)
 	}
 	if ep, _ := h.ob.GetEndpoint(h.ctx, "acct", h.ep.ID); len(ep.Secrets) != len(h.ep.Secrets) {

@@ -137,7 +137,7 @@ func checkThresholdPause(t *testing.T, profile string, threshold int, failingFor
 		if d, _ := h.delivery(early[0].ID); d.Status != waiting {
 			t.Fatalf("waiting delivery %s, want %s", d.Status, waiting)
 		}
-		audit, _ := h.ob.ListAudit(h.ctx, "acct", 10)
+		audit, _ := h.ob.ListAudit(h.ctx, outbox.AuditQuery{Account: "acct", Limit: 10})
 		if len(audit) == 0 || audit[0].Action != map[outbox.EndpointStatus]string{
 			outbox.EndpointPaused: outbox.AuditPaused, outbox.EndpointDisabled: outbox.AuditDisabled}[to] {
 			t.Fatalf("audit %+v", audit)
@@ -174,7 +174,7 @@ func checkPaused(t *testing.T, profile string, want pausedExpect) {
 		h.recv.setScript(status(500))
 		h.publishN(49)
 		h.wantEndpoint(outbox.EndpointDisabled, -1)
-	} else if _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID); err != nil {
+	} else if _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID, outbox.Actor{}); err != nil {
 		t.Fatal(err)
 	}
 	sent := len(h.recv.requests())
@@ -186,7 +186,7 @@ func checkPaused(t *testing.T, profile string, want pausedExpect) {
 		if len(pub.Deliveries) != 0 {
 			t.Fatalf("delivery created for a disabled endpoint: %+v", pub.Deliveries)
 		}
-		if _, err := h.ob.Resume(h.ctx, "acct", h.ep.ID); !errors.Is(err, outbox.ErrEndpointDisabled) {
+		if _, err := h.ob.Resume(h.ctx, "acct", h.ep.ID, outbox.Actor{}); !errors.Is(err, outbox.ErrEndpointDisabled) {
 			t.Fatalf("resume of a disabled endpoint: %v", err)
 		}
 		if d, _ := h.delivery(waiting.ID); d.Status != want.waiting {
@@ -210,11 +210,11 @@ func checkPaused(t *testing.T, profile string, want pausedExpect) {
 	if n := len(h.recv.requests()) - sent; n != 0 {
 		t.Fatalf("%d requests sent while paused", n)
 	}
-	if _, err := h.ob.Retry(h.ctx, "acct", fresh.ID); !errors.Is(err, outbox.ErrEndpointNotActive) &&
+	if _, err := h.ob.Retry(h.ctx, "acct", fresh.ID, outbox.Actor{}); !errors.Is(err, outbox.ErrEndpointNotActive) &&
 		!errors.Is(err, outbox.ErrDeliveryNotFinished) {
 		t.Fatalf("retry while paused: %v", err)
 	}
-	if _, err := h.ob.Resume(h.ctx, "acct", h.ep.ID); err != nil {
+	if _, err := h.ob.Resume(h.ctx, "acct", h.ep.ID, outbox.Actor{}); err != nil {
 		t.Fatal(err)
 	}
 	h.wantEndpoint(outbox.EndpointActive, 0)
@@ -230,7 +230,7 @@ func checkPaused(t *testing.T, profile string, want pausedExpect) {
 	if n := len(h.recv.requests()) - sent; n != 0 {
 		t.Fatalf("resume resent %d deliveries of the pause", n)
 	}
-	n, err := h.ob.Recover(h.ctx, "acct", h.ep.ID, time.Time{})
+	n, err := h.ob.Recover(h.ctx, "acct", h.ep.ID, time.Time{}, outbox.Actor{})
 	if err != nil || n != 2 {
 		t.Fatalf("replay queued %d, %v", n, err)
 	}

@@ -81,7 +81,7 @@ func checkGone(t *testing.T, profile string, want goneExpect) {
 		if !errors.Is(err, outbox.ErrNotFound) {
 			t.Fatalf("endpoint not removed: %v %v", ep.Status, err)
 		}
-		entries, _ := h.ob.ListAudit(h.ctx, "acct", 10)
+		entries, _ := h.ob.ListAudit(h.ctx, outbox.AuditQuery{Account: "acct", Limit: 10})
 		if len(entries) == 0 || entries[0].Action != outbox.AuditRemoved || entries[0].Reason != outbox.ReasonGone {
 			t.Fatalf("audit %+v, want a removal for HTTP_410", entries)
 		}
@@ -223,7 +223,7 @@ func checkRetried(t *testing.T, profile string, o outbox.Overrides, rep reply, c
 func checkExhausted(t *testing.T, profile string) {
 	h := newHarness(t, profile, outbox.Overrides{}, status(500))
 	d := h.publish()
-	if _, err := h.ob.Retry(h.ctx, "acct", d.ID); !errors.Is(err, outbox.ErrDeliveryNotFinished) {
+	if _, err := h.ob.Retry(h.ctx, "acct", d.ID, outbox.Actor{}); !errors.Is(err, outbox.ErrDeliveryNotFinished) {
 		t.Fatalf("retry of a pending delivery: %v", err)
 	}
 	_, d = h.drive(d.ID, 100)
@@ -232,7 +232,7 @@ func checkExhausted(t *testing.T, profile string) {
 	}
 	h.reactivateAfterExhaustion(profile, d.ID)
 	h.recv.setScript(status(200))
-	if _, err := h.ob.Retry(h.ctx, "acct", d.ID); err != nil {
+	if _, err := h.ob.Retry(h.ctx, "acct", d.ID, outbox.Actor{}); err != nil {
 		t.Fatal(err)
 	}
 	h.run()
@@ -246,7 +246,7 @@ func checkExhausted(t *testing.T, profile string) {
 	_, d2 = h.drive(d2.ID, 100)
 	h.reactivateAfterExhaustion(profile, d2.ID)
 	h.recv.setScript(status(204))
-	n, err := h.ob.Recover(h.ctx, "acct", h.ep.ID, d2.CreatedAt)
+	n, err := h.ob.Recover(h.ctx, "acct", h.ep.ID, d2.CreatedAt, outbox.Actor{})
 	if err != nil || n != 1 {
 		t.Fatalf("recover: %d %v", n, err)
 	}
@@ -268,10 +268,10 @@ func (h *harness) reactivateAfterExhaustion(profile, deliveryID string) {
 	if profile != outbox.ProfileSajn {
 		h.t.Fatalf("%s endpoint %s at exhaustion", profile, ep.Status)
 	}
-	if _, err := h.ob.Retry(h.ctx, "acct", deliveryID); !errors.Is(err, outbox.ErrEndpointNotActive) {
+	if _, err := h.ob.Retry(h.ctx, "acct", deliveryID, outbox.Actor{}); !errors.Is(err, outbox.ErrEndpointNotActive) {
 		h.t.Fatalf("retry while paused: %v", err)
 	}
-	if _, err := h.ob.Resume(h.ctx, "acct", h.ep.ID); err != nil {
+	if _, err := h.ob.Resume(h.ctx, "acct", h.ep.ID, outbox.Actor{}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -398,9 +398,9 @@ func TestReapedOrReleasedDeliveryFollowsItsEndpoint(t *testing.T) {
 		stop    func(h *harness) error
 		want    outbox.DeliveryStatus
 	}{
-		{"sajn paused", outbox.ProfileSajn, func(h *harness) error { _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID); return err }, outbox.DeliveryFailed},
-		{"standard paused", outbox.ProfileStandard, func(h *harness) error { _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID); return err }, outbox.DeliveryPending},
-		{"removed", outbox.ProfileStandard, func(h *harness) error { return h.ob.RemoveEndpoint(h.ctx, "acct", h.ep.ID) }, outbox.DeliveryDropped},
+		{"sajn paused", outbox.ProfileSajn, func(h *harness) error { _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID, outbox.Actor{}); return err }, outbox.DeliveryFailed},
+		{"standard paused", outbox.ProfileStandard, func(h *harness) error { _, err := h.ob.Pause(h.ctx, "acct", h.ep.ID, outbox.Actor{}); return err }, outbox.DeliveryPending},
+		{"removed", outbox.ProfileStandard, func(h *harness) error { return h.ob.RemoveEndpoint(h.ctx, "acct", h.ep.ID, outbox.Actor{}) }, outbox.DeliveryDropped},
 	} {
 		t.Run(tc.name+", reaped", func(t *testing.T) {
 			h := newHarness(t, tc.profile, outbox.Overrides{}, status(http.StatusNoContent))

@@ -69,8 +69,10 @@ func (o ClientOptions) withDefaults() ClientOptions {
 }
 
 // NewHTTPClient returns the HTTP client every outbound request goes through: URLs
-// are checked with rules.CheckURL before anything is sent, every socket's IP is
-// checked by the dialer's Control hook, environment proxies are ignored, redirects
+// are checked with rules.CheckURL before anything is sent, the host is resolved and
+// its addresses checked before every request, a kept-alive connection is reused only
+// while its address is one the host resolves to now (egressTransport), every socket's
+// IP is checked by the dialer's Control hook, environment proxies are ignored, redirects
 // are never followed (the 3xx response is returned as is), and connect and
 // response-header waits are bounded by opts. Connection failures are *ConnectError
 // (inside the *url.Error the client returns); refusals match ErrEgressRefused.
@@ -91,29 +93,9 @@ func NewHTTPClient(rules EgressRules, opts ClientOptions) *http.Client {
 		ExpectContinueTimeout: time.Second,
 	}
 	return &http.Client{
-		Transport: &egressTransport{rules: rules, base: base},
+		Transport: &egressTransport{rules: rules, dialer: d, base: base},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}
 }
-
-// egressTransport refuses a request whose URL the rules refuse before the base
-// transport sees it.
-type egressTransport struct {
-	rules EgressRules
-	base  *http.Transport
-}
-
-func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := t.rules.CheckURL(req.URL); err != nil {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, err
-	}
-	return t.base.RoundTrip(req)
-}
-
-// CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
-func (t *egressTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }

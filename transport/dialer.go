@@ -127,14 +127,12 @@ func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn
 	var ips []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
 		ips = []netip.Addr{ip}
-	} else {
-		ips, err = d.resolver.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, &ConnectError{Op: "lookup", Addr: addr, Err: err}
-		}
-		if len(ips) == 0 {
-			return nil, &ConnectError{Op: "lookup", Addr: addr, Err: &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}}
-		}
+	} else if dest, ok := destinationFor(ctx, host); ok && checked {
+		// Resolved and checked for this request just before it (egressTransport):
+		// connect to exactly those addresses.
+		ips = dest.ips
+	} else if ips, err = d.lookup(ctx, host, addr); err != nil {
+		return nil, err
 	}
 	portNum, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
@@ -144,7 +142,7 @@ func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn
 	for _, ip := range ips {
 		conn, err := d.connect(ctx, network, netip.AddrPortFrom(ip.Unmap(), uint16(portNum)).String(), checked)
 		if err == nil {
-			return conn, nil
+			return &dialedConn{Conn: conn, ip: ip.Unmap()}, nil
 		}
 		var re *RefusedError
 		if errors.As(err, &re) && re.Host == "" {

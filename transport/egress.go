@@ -59,6 +59,12 @@ type EgressRules struct {
 	// AllowHosts are host names (case-insensitive, exact) whose addresses are allowed
 	// whatever they resolve to. The IP check still applies to literal addresses.
 	AllowHosts []string
+	// DenyHosts are host names refused whatever they resolve to, before any lookup
+	// (lucibook's "blocked hostnames"): an entry "name.example" refuses that name, and
+	// an entry starting with a dot (".example.com", or "*.example.com") every name
+	// under it. Matching is case-insensitive and ignores a trailing dot. A denied name
+	// is refused even when AllowHosts lists it.
+	DenyHosts []string
 	// AllowUserInfo lets URLs carry user:password@ (refused by default: credentials
 	// belong in the request options, and user-info is a classic way to disguise the
 	// real host, as in http://public.example@127.0.0.1/).
@@ -155,6 +161,9 @@ func (r EgressRules) checkHost(host string) error {
 		}
 		return nil
 	}
+	if entry, denied := r.hostDenied(host); denied {
+		return &RefusedError{Host: host, Reason: fmt.Sprintf("host name denied by the egress rules (%q)", entry)}
+	}
 	if r.hostAllowed(host) {
 		return nil
 	}
@@ -174,6 +183,24 @@ func (r EgressRules) hostAllowed(host string) bool {
 		}
 	}
 	return false
+}
+
+// hostDenied reports whether a DenyHosts entry matches host, and which.
+func (r EgressRules) hostDenied(host string) (string, bool) {
+	host = canonicalHost(host)
+	for _, entry := range r.DenyHosts {
+		e := canonicalHost(strings.TrimPrefix(entry, "*"))
+		switch {
+		case e == "" || e == ".":
+		case strings.HasPrefix(e, "."):
+			if strings.HasSuffix(host, e) {
+				return entry, true
+			}
+		case e == host:
+			return entry, true
+		}
+	}
+	return "", false
 }
 
 // looksNumeric reports whether every dot-separated label of host is a decimal,

@@ -19,6 +19,8 @@ var serveFlags = []struct{ flag, env, usage string }{
 	{"database-url", featureserver.EnvDatabaseURL, "database: sqlite:PATH (default sqlite:switchboard.db)"},
 	{"drain-timeout-ms", featureserver.EnvDrainTimeout, "on SIGTERM, how long active calls may finish (default 30000)"},
 	{"egress-allow", featureserver.EnvEgressAllow, "comma-separated CIDRs and host names hooks may reach beyond the default rules"},
+	{"egress-deny-hosts", featureserver.EnvEgressDeny, "comma-separated host names and .suffixes no hook or webhook may reach"},
+	{"smtp-url", featureserver.EnvSMTPURL, "SMTP server that e-mails webhook endpoint notices: smtp://host:port[?from=address]"},
 	{"admin-token", featureserver.EnvAdminToken, "bearer token allowed to create accounts through the API"},
 	{"call-idle-timeout-ms", featureserver.EnvCallIdle, "end a WebSocket call idle this long after its verbs ran out (default 300000)"},
 	{"max-calls", featureserver.EnvMaxCalls, "most concurrent calls (default 10000)"},

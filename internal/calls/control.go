@@ -27,6 +27,9 @@ func (m *Manager) Get(ctx context.Context, accountSid, callSid string) (nodestor
 		if v.AccountSid != accountSid {
 			return nodestore.Call{}, nodestore.ErrNotFound
 		}
+		if m.opts.Status != nil && v.Active {
+			v.StatusDeliveries = m.opts.Status.Deliveries(callSid)
+		}
 		return v, nil
 	}
 	return m.store.GetCall(ctx, nodestore.GetCallParams{AccountSid: accountSid, CallSid: callSid})

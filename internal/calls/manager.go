@@ -39,6 +39,18 @@ type Network interface {
 	CloseIdleConnections()
 }
 
+// StatusHooks takes over the status notifications of the calls whose application
+// has a status hook (the node's outbox, internal/statushooks) and names their
+// deliveries for the calls' records.
+type StatusHooks interface {
+	// ForCall returns the notifier of one call of account whose status hook is hook.
+	ForCall(account nodestore.Account, hook nodestore.HookSpec) callctl.StatusNotifier
+	// Deliveries lists the deliveries of a call's notifications so far.
+	Deliveries(callSid string) []nodestore.StatusDelivery
+	// Forget drops them, once the call's record holds them.
+	Forget(callSid string)
+}
+
 // Options configure a Manager. Zero values take the defaults documented per field.
 type Options struct {
 	// Store keeps the call records and the alerts calls raise. Required.
@@ -51,10 +63,10 @@ type Options struct {
 	// IdleLimit ends a WebSocket call whose verbs ran out and that has heard nothing
 	// for this long (callctl.Options.IdleLimit). Required: positive.
 	IdleLimit time.Duration
-	// Status, when set, gives each call with a status hook the notifier its
-	// notifications go through (the node's outbox). Default none: the call sends
-	// them itself.
-	Status func(nodestore.Account, nodestore.HookSpec) callctl.StatusNotifier
+	// Status, when set, takes over the status notifications of each call with a
+	// status hook (the node's outbox), and the call's record names their
+	// deliveries. Default none: the call sends them itself.
+	Status StatusHooks
 	// Metrics counts calls, their hook attempts and alerts. Default: metrics of a
 	// registry of their own.
 	Metrics *metrics.Metrics
@@ -233,7 +245,7 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
 		opts.StatusHookUsername, opts.StatusHookPassword = h.Username, h.Password
 		if m.opts.Status != nil {
-			opts.StatusNotifier = m.opts.Status(req.Account, *h)
+			opts.StatusNotifier = m.opts.Status.ForCall(req.Account, *h)
 		}
 	}
 	return opts
@@ -256,6 +268,9 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 		// A call this node stopped has the cause as its reason (callctl.Run).
 		lc.view.ExpectationsFailed = req.Expect.Check(res)
 	}
+	if m.opts.Status != nil {
+		lc.view.StatusDeliveries = m.opts.Status.Deliveries(lc.view.CallSid)
+	}
 	view := lc.view
 	lc.mu.Unlock()
 	m.metrics.CallEnded(view.Reason)
@@ -263,6 +278,9 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	defer cancel()
 	if err := m.store.SaveCall(saveCtx, view); err != nil {
 		log.Error().Err(err).Msg("saving the call record failed")
+	}
+	if m.opts.Status != nil {
+		m.opts.Status.Forget(view.CallSid)
 	}
 	m.mu.Lock()
 	delete(m.calls, view.CallSid)

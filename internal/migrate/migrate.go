@@ -83,22 +83,50 @@ func Up(ctx context.Context, db *sql.DB, d Dialect, line Line) ([]Applied, error
 	if err != nil {
 		return nil, err
 	}
-	results, err := p.Up(ctx)
-	if err != nil && d == SQLite {
-		// Another process may have applied the same version first: its transaction
-		// won the write lock, ours failed on what it created and rolled back whole.
+	var out []Applied
+	for {
+		before, verr := p.GetDBVersion(ctx)
+		results, err := p.Up(ctx)
+		var partial *goose.PartialError
+		if errors.As(err, &partial) {
+			results = partial.Applied // those before the failure stay applied
+		}
+		for _, r := range results {
+			if r.Error == nil {
+				out = append(out, Applied{Version: r.Source.Version, Name: path.Base(r.Source.Path), Duration: r.Duration})
+			}
+		}
+		if err == nil {
+			return out, nil
+		}
+		// On SQLite another process may have applied the same version first: its
+		// transaction won the write lock, ours failed on what it created and rolled
+		// back whole. While the record moves on (someone migrates beside us), Up is
+		// tried again from where it now stands; a failure with no progress anywhere
+		// is the migration's own. The loop ends: every turn the version grows.
+		if d != SQLite || verr != nil {
+			return out, fmt.Errorf("migrate %s: %w", line.Table, err)
+		}
+		after, aerr := p.GetDBVersion(ctx)
+		if aerr != nil || !othersApplied(before, after, results) {
+			return out, fmt.Errorf("migrate %s: %w", line.Table, err)
+		}
 		if pending, perr := p.HasPending(ctx); perr == nil && !pending {
-			return nil, nil
+			return out, nil
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("migrate %s: %w", line.Table, err)
-	}
-	out := make([]Applied, 0, len(results))
+}
+
+// othersApplied reports whether the record moved from before to after by more than
+// the migrations this process applied in results.
+func othersApplied(before, after int64, results []*goose.MigrationResult) bool {
+	mine := int64(0)
 	for _, r := range results {
-		out = append(out, Applied{Version: r.Source.Version, Name: path.Base(r.Source.Path), Duration: r.Duration})
+		if r.Error == nil {
+			mine++
+		}
 	}
-	return out, nil
+	return after-before > mine
 }
 
 // Version is one migration of a line and whether a database has it.

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -32,7 +33,16 @@ type Options struct {
 	AdminToken string
 	// Version is the API's version in the OpenAPI document. Default none.
 	Version string
-	// Clock stamps new accounts and applications. Default the wall clock.
+	// CheckNoticeURL checks the operational webhook URL an account sets for its
+	// endpoint notices against the node's egress rules (transport.EgressRules.CheckURL).
+	// Required.
+	CheckNoticeURL func(*url.URL) error
+	// Mount, when set, registers more operations on the same huma API after the
+	// node's own (the outbox API), so that every route is in the one OpenAPI
+	// document. Default none.
+	Mount func(huma.API) error
+	// Clock stamps new accounts, applications and notice settings. Default the wall
+	// clock.
 	Clock retry.Clock
 	// Logger receives the errors that answer 500, whose details clients do not see.
 	// Default: the zero Logger, which discards them.
@@ -56,16 +66,20 @@ func (o Options) validate() error {
 	if o.Calls == nil {
 		errs = append(errs, errors.New("nodeapi: Options.Calls is required"))
 	}
+	if o.CheckNoticeURL == nil {
+		errs = append(errs, errors.New("nodeapi: Options.CheckNoticeURL is required"))
+	}
 	return errors.Join(errs...)
 }
 
 // API serves the node's REST API.
 type API struct {
-	store nodestore.Store
-	calls *calls.Manager
-	admin string
-	clock retry.Clock
-	log   zerolog.Logger
+	store          nodestore.Store
+	calls          *calls.Manager
+	admin          string
+	checkNoticeURL func(*url.URL) error
+	clock          retry.Clock
+	log            zerolog.Logger
 }
 
 // AccountParams are the path and header of every account-scoped operation.
@@ -74,15 +88,15 @@ type AccountParams struct {
 	Authorization string `header:"Authorization" doc:"Bearer API token of the account"`
 }
 
-// Register registers the API's operations and its OpenAPI document on mux, or
-// returns the error naming every bad option (then mux is untouched). Serve mux
-// through Handler.
+// Register registers the API's operations, then those of o.Mount, and the OpenAPI
+// document on mux. A bad option is an error naming every bad one, and nothing is
+// registered; an error of o.Mount is returned as it is. Serve mux through Handler.
 func Register(mux *http.ServeMux, o Options) error {
 	o = o.WithDefaults()
 	if err := o.validate(); err != nil {
 		return err
 	}
-	a := &API{store: o.Store, calls: o.Calls, admin: o.AdminToken, clock: o.Clock, log: o.Logger}
+	a := &API{store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger}
 	config := huma.DefaultConfig("Switchboard feature server", o.Version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
 	config.CreateHooks = nil
@@ -94,6 +108,10 @@ func Register(mux *http.ServeMux, o Options) error {
 	a.registerApplications(api)
 	a.registerCalls(api)
 	a.registerAlerts(api)
+	a.registerNotifications(api)
+	if o.Mount != nil {
+		return o.Mount(api)
+	}
 	return nil
 }
 

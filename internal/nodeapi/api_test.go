@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/internal/calls"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/openapi.json from the API as it is")
@@ -43,7 +44,7 @@ func serveAPI(t *testing.T, o Options) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Store, o.Calls = store, m
+	o.Store, o.Calls, o.CheckNoticeURL = store, m, transport.CallControlRules(false).CheckURL
 	mux := http.NewServeMux()
 	if err := Register(mux, o); err != nil {
 		t.Fatal(err)
@@ -91,13 +92,16 @@ func firstDifference(got, want []byte) string {
 	return "got  …" + string(got[from:min(i+80, len(got))]) + "\nwant …" + string(want[from:min(i+80, len(want))])
 }
 
-// Register refuses options without a store or a call manager, naming both.
+// Register refuses options without a store, a call manager or a notice URL check,
+// naming each.
 func TestRegisterReportsEveryMissingOption(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	err := Register(mux, Options{})
-	if err == nil || !strings.Contains(err.Error(), "Options.Store") || !strings.Contains(err.Error(), "Options.Calls") {
-		t.Fatalf("error %v, want one naming Options.Store and Options.Calls", err)
+	for _, field := range []string{"Options.Store", "Options.Calls", "Options.CheckNoticeURL"} {
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("error %v does not name %s", err, field)
+		}
 	}
 	if _, pattern := mux.Handler(httptest.NewRequest("GET", "/openapi.json", nil)); pattern != "" {
 		t.Fatal("a refused Register put routes on the mux")

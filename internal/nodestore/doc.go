@@ -1,7 +1,8 @@
 // Package nodestore is the seam between a Switchboard node and its database: the
 // Store interface a database implements for everything the node keeps apart from the
 // outbox (accounts and their API tokens, applications, call records with their
-// timelines, alerts, the configuration of status hooks), the rows it keeps, one params
+// timelines, alerts, the configuration of status hooks, where an account's endpoint
+// notices go), the rows it keeps, one params
 // struct per method that has several inputs, and ErrNotFound. It is to the node what
 // outbox/outboxdriver is to the outbox.
 //

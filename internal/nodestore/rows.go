@@ -60,6 +60,23 @@ type Call struct {
 	ExpectationsFailed []string `json:"expectations_failed,omitempty"`
 	// Timeline holds the call's events in the `simulate --json` format.
 	Timeline []json.RawMessage `json:"timeline,omitempty"`
+	// StatusDeliveries are the outbox deliveries of the call's status notifications
+	// (docs/outbox.md §7), read in the outbox API.
+	StatusDeliveries []StatusDelivery `json:"status_deliveries,omitempty"`
+}
+
+// StatusDelivery names one outbox delivery of a call's status notifications, to be
+// read in the outbox API (GET /api/v1/webhooks/{endpoint_id}/deliveries/{delivery_id}).
+type StatusDelivery struct {
+	DeliveryID string `json:"delivery_id"`
+	EventID    string `json:"event_id"`
+	EndpointID string `json:"endpoint_id"`
+}
+
+// Notifications are where an account's webhook endpoint notices go.
+type Notifications struct {
+	WebhookURL string   `json:"webhook_url" maxLength:"2048" doc:"Operational webhook: receives endpoint.paused, endpoint.disabled and endpoint.removed events, signed with the status_webhook_secret; empty for none"`
+	Emails     []string `json:"emails" maxItems:"20" doc:"E-mailed each notice when the node has SWITCHBOARD_SMTP_URL"`
 }
 
 // TokenOrigin says where an API token came from.

@@ -69,6 +69,13 @@ type Store interface {
 	// with the URL set.
 	GetStatusHook(ctx context.Context, p GetStatusHookParams) (HookSpec, error)
 
+	// SaveNotifications records where the account's endpoint notices go, replacing
+	// what was recorded.
+	SaveNotifications(ctx context.Context, p SaveNotificationsParams) error
+	// GetNotifications returns where the account's endpoint notices go: none set is
+	// an empty Notifications (Emails empty, not nil), not an error.
+	GetNotifications(ctx context.Context, accountSid string) (Notifications, error)
+
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database. Nothing may use the store afterwards.
@@ -129,6 +136,14 @@ type SaveStatusHookParams struct {
 	// Hook holds the method and credentials; its URL is not used.
 	Hook HookSpec
 	// At is when the configuration was seen.
+	At time.Time
+}
+
+// SaveNotificationsParams are the inputs of Store.SaveNotifications.
+type SaveNotificationsParams struct {
+	AccountSid    string
+	Notifications Notifications
+	// At is when they were set.
 	At time.Time
 }
 

@@ -74,6 +74,8 @@ type Publisher struct {
 	hooks     map[string]nodestore.HookSpec // the same key → the hook as the application configured it
 	urls      map[string]string             // endpoint id → URL, for alerts
 	seq       map[string]int                // call sid → notifications published, for event ids
+	// deliveries lists each call's status deliveries until its record holds them.
+	deliveries map[string][]nodestore.StatusDelivery
 }
 
 // Open opens the outbox that cfg describes with the status hooks wired in: cfg's
@@ -89,7 +91,8 @@ func Open(ctx context.Context, cfg outbox.Config, opts Options) (*Publisher, err
 		return nil, err
 	}
 	p := &Publisher{store: opts.Store, opts: opts, log: opts.Logger, endpoints: map[string]string{},
-		hooks: map[string]nodestore.HookSpec{}, urls: map[string]string{}, seq: map[string]int{}}
+		hooks: map[string]nodestore.HookSpec{}, urls: map[string]string{}, seq: map[string]int{},
+		deliveries: map[string][]nodestore.StatusDelivery{}}
 	observe := cfg.Observe
 	cfg.Renderer, cfg.Request = render, p.dressRequest
 	cfg.Observe = func(d outbox.Delivery, a outbox.Attempt) {
@@ -166,7 +169,10 @@ func (p *Publisher) publish(ctx context.Context, account nodestore.Account, spec
 		delete(p.seq, callSid) // the call's last notification
 	}
 	p.mu.Unlock()
-	_, err = p.ob.PublishTo(ctx, outbox.Event{ID: eventID, Account: account.Sid, Type: EventType, Data: data}, id)
+	pub, err := p.ob.PublishTo(ctx, outbox.Event{ID: eventID, Account: account.Sid, Type: EventType, Data: data}, id)
+	if err == nil && !pub.Duplicate {
+		p.recordDeliveries(callSid, pub) // the call's record names them
+	}
 	if errors.Is(err, outbox.ErrNotFound) {
 		// Removed meanwhile (digize-style 410 removal): make a new one next time.
 		p.forget(account, hook.Clean())
@@ -286,6 +292,29 @@ func (p *Publisher) remember(ctx context.Context, key, account, url string, spec
 
 func sameHookConfig(a, b nodestore.HookSpec) bool {
 	return a.Method == b.Method && a.Username == b.Username && a.Password == b.Password
+}
+
+// Deliveries lists the outbox deliveries of a call's status notifications so far.
+func (p *Publisher) Deliveries(callSid string) []nodestore.StatusDelivery {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]nodestore.StatusDelivery(nil), p.deliveries[callSid]...)
+}
+
+// Forget drops a call's list of deliveries, once its record holds it.
+func (p *Publisher) Forget(callSid string) {
+	p.mu.Lock()
+	delete(p.deliveries, callSid)
+	p.mu.Unlock()
+}
+
+// recordDeliveries remembers the deliveries of one of a call's notifications.
+func (p *Publisher) recordDeliveries(callSid string, pub outbox.Published) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, d := range pub.Deliveries {
+		p.deliveries[callSid] = append(p.deliveries[callSid], nodestore.StatusDelivery{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID})
+	}
 }
 
 func (p *Publisher) forget(account nodestore.Account, url string) {

@@ -15,7 +15,7 @@ var (
 	// ErrInvalid: the input was rejected; nothing changed. A *ValidationError says why
 	// when one field is to blame.
 	ErrInvalid = errors.New("outbox: invalid input")
-	// ErrConflict: the id exists with other content or in another account.
+	// ErrConflict: the id exists in the account with other content.
 	ErrConflict = errors.New("outbox: conflict")
 )
 

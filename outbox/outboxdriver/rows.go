@@ -179,15 +179,29 @@ const (
 )
 
 // AuditEntry records a change to an endpoint that an operator must be able to find
-// later: removals, pauses, disables, resumes and secret rotations.
+// later: creations, removals, pauses, disables, resumes, secret rotations, manual
+// retries and recovers.
 type AuditEntry struct {
-	ID         int64     `json:"id"`
-	Account    string    `json:"account"`
-	EndpointID string    `json:"endpointId"`
-	Action     string    `json:"action"`
-	Reason     string    `json:"reason,omitempty"`
-	At         time.Time `json:"at"`
+	ID         int64  `json:"id"`
+	Account    string `json:"account"`
+	EndpointID string `json:"endpointId"`
+	// DeliveryID names the delivery of a manual retry; empty otherwise.
+	DeliveryID string `json:"deliveryId,omitempty"`
+	Action     string `json:"action"`
+	// Actor is who made the change: ActorSystem for the outbox's own decisions (a
+	// 410, the failure threshold), otherwise what the operator's caller named, such as
+	// the id of the API token it used.
+	Actor string `json:"actor"`
+	// Reason is the pause reason of an automatic change (HTTP_410, NETWORK_ERROR...),
+	// or what the operator gave (MANUAL for a pause when nothing was given).
+	Reason string `json:"reason,omitempty"`
+	// Count is how many deliveries a recover queued again; 0 otherwise.
+	Count int       `json:"count,omitempty"`
+	At    time.Time `json:"at"`
 }
+
+// ActorSystem is the actor of the outbox's own changes.
+const ActorSystem = "system"
 
 // Audit actions.
 const (
@@ -197,4 +211,8 @@ const (
 	AuditResumed  = "endpoint.resumed"
 	AuditRotated  = "endpoint.secret_rotated"
 	AuditCreated  = "endpoint.created"
+	// AuditRetried: a finished delivery sent again by hand (Retry).
+	AuditRetried = "delivery.retried"
+	// AuditRecovered: an endpoint's FAILED deliveries sent again in bulk (Recover).
+	AuditRecovered = "endpoint.recovered"
 )

@@ -35,9 +35,10 @@ type Store interface {
 	// Publish stores p.Event and, for every endpoint of its account that is not
 	// removed, the delivery p.Plan returns (none when ok is false; Plan applies the
 	// type filter), in one transaction: p.Tx when it is not nil (the caller commits),
-	// otherwise the store's own. When an event with that ID exists in the same account
-	// it returns that event and its deliveries with Duplicate set and writes nothing;
-	// in another account, or with other content, it fails with ErrConflict.
+	// otherwise the store's own. Event IDs are unique per account: the same ID in
+	// another account is another event. When an event with that ID exists in the
+	// account it returns that event and its deliveries with Duplicate set and writes
+	// nothing; with other content it fails with ErrConflict.
 	Publish(ctx context.Context, p PublishParams) (Published, error)
 	// GetEvent returns one event of the account.
 	GetEvent(ctx context.Context, p GetEventParams) (Event, error)
@@ -74,13 +75,14 @@ type Store interface {
 	UpdateDelivery(ctx context.Context, p UpdateDeliveryParams) (Delivery, error)
 	// Recover makes every FAILED delivery of the endpoint created at or after p.Since
 	// PENDING again, due at p.Now, with a fresh attempt budget (RunStart = Attempts),
-	// and returns how many.
+	// and returns how many. It writes p.Audit, when not nil, in the same transaction,
+	// its Count set to that number.
 	Recover(ctx context.Context, p RecoverParams) (int, error)
 	// GetDelivery returns one delivery of the account with its attempts, oldest first.
 	GetDelivery(ctx context.Context, p GetDeliveryParams) (Delivery, []Attempt, error)
 	// ListDeliveries returns deliveries, newest first.
 	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
-	// ListAudit returns the account's audit log, newest first.
+	// ListAudit returns the account's audit log, newest first (by ID, descending).
 	ListAudit(ctx context.Context, p ListAuditParams) ([]AuditEntry, error)
 
 	// Purge deletes up to p.Limit deliveries (with their attempts) created before
@@ -176,6 +178,8 @@ type RecoverParams struct {
 	EndpointID string
 	Since      time.Time
 	Now        time.Time
+	// Audit, when not nil, is written with the recover, its Count set.
+	Audit *AuditEntry
 }
 
 // GetDeliveryParams are the inputs of Store.GetDelivery.
@@ -199,7 +203,12 @@ type DeliveryQuery struct {
 // ListAuditParams are the inputs of Store.ListAudit.
 type ListAuditParams struct {
 	Account string
-	Limit   int
+	// EndpointID, when set, keeps that endpoint's entries.
+	EndpointID string
+	// BeforeID continues a listing after that entry (cursor, newest first); 0 starts
+	// at the newest.
+	BeforeID int64
+	Limit    int
 }
 
 // PurgeParams are the inputs of Store.Purge.

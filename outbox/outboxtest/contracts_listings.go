@@ -3,6 +3,7 @@ package outboxtest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,9 +90,10 @@ func testListEventsCursor(t *testing.T, b Bundle) {
 	})
 }
 
-// testListDeliveriesCursor: ListDeliveries is newest first, and paging with BeforeID
-// visits every delivery once, even among deliveries created at the same time (one
-// event's fan-out); each filter, alone or with others, holds on every page.
+// testListDeliveriesCursor: ListDeliveries is newest first, by creation time and then
+// by id descending (the order the cursor follows), and paging with BeforeID visits
+// every delivery once, even among deliveries created at the same time (one event's
+// fan-out); each filter, alone or with others and in every state, holds on every page.
 func testListDeliveriesCursor(t *testing.T, b Bundle) {
 	s := b.Store
 	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "acct"), endpoint("ep_c", "acct"))
@@ -114,7 +116,8 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 	for _, d := range all {
 		byID[d.ID] = d
 	}
-	// Some finish: two FAILED on ep_a, one SUCCEEDED on ep_b.
+	// Some finish: two FAILED on ep_a, one SUCCEEDED on ep_b, one DEAD and one
+	// DROPPED on ep_c.
 	n := 0
 	for _, d := range all {
 		switch {
@@ -123,6 +126,10 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 			n++
 		case d.EndpointID == "ep_b" && d.EventID == "evt_3":
 			byID[d.ID] = setStatus(t, s, "acct", d.ID, outboxdriver.DeliverySucceeded, t0)
+		case d.EndpointID == "ep_c" && d.EventID == "evt_1":
+			byID[d.ID] = setStatus(t, s, "acct", d.ID, outboxdriver.DeliveryDead, t0)
+		case d.EndpointID == "ep_c" && d.EventID == "evt_4":
+			byID[d.ID] = setStatus(t, s, "acct", d.ID, outboxdriver.DeliveryDropped, t0)
 		}
 	}
 	publish(t, s, "other", "evt_x", t0)
@@ -157,27 +164,35 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 		{Account: "acct", EndpointID: "ep_a", Status: outboxdriver.DeliveryPending},
 		{Account: "acct", EndpointID: "ep_b", EventID: "evt_3", Status: outboxdriver.DeliverySucceeded},
 		{Account: "acct", EndpointID: "ep_c", Type: "call.ended"},
+		{Account: "acct", EndpointID: "ep_c"},
+		{Account: "acct", EndpointID: "ep_c", Status: outboxdriver.DeliveryDead},
+		{Account: "acct", EndpointID: "ep_c", Status: outboxdriver.DeliveryDropped},
+		{Account: "acct", EndpointID: "ep_c", Status: outboxdriver.DeliveryPending, Type: "call.status"},
+		{Account: "acct", EndpointID: "ep_a", Status: outboxdriver.DeliveryFailed},
+		{Account: "acct", EndpointID: "ep_b", Status: outboxdriver.DeliverySucceeded},
+		{Account: "acct", EndpointID: "ep_b", EventID: "evt_0"},
 	} {
-		var want []string
+		var want []outboxdriver.Delivery
 		for _, d := range byID {
 			if (q.EndpointID == "" || d.EndpointID == q.EndpointID) && (q.EventID == "" || d.EventID == q.EventID) &&
 				(q.Type == "" || d.EventType == q.Type) && (q.Status == "" || d.Status == q.Status) {
-				want = append(want, d.ID)
+				want = append(want, d)
 			}
 		}
+		slices.SortFunc(want, func(a, b outboxdriver.Delivery) int {
+			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
 		q.Limit = 1000
 		whole, err := s.ListDeliveries(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := deliveryIDs(whole)
-		if !slices.Equal(sorted(got), sorted(want)) {
-			t.Fatalf("%+v listed %v, want %v", q, got, sorted(want))
-		}
-		for i := 1; i < len(whole); i++ {
-			if whole[i].CreatedAt.After(whole[i-1].CreatedAt) {
-				t.Fatalf("%+v not newest first: %+v", q, whole)
-			}
+		if len(want) == 0 || !slices.Equal(got, deliveryIDs(want)) {
+			t.Fatalf("%+v listed %v, want %v (newest first, then by id descending)", q, got, deliveryIDs(want))
 		}
 		for _, limit := range []int{1, 2, 4} {
 			q.Limit = limit
@@ -188,8 +203,42 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 	}
 }
 
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
+// testListDeliveriesWhileInserting: paging an endpoint's deliveries newest first
+// while new ones arrive visits every delivery that was there when the listing began,
+// once each, in order: the new ones are newer than the cursor, so they neither shift a
+// page (duplicates) nor push a delivery past one (gaps).
+func testListDeliveriesWhileInserting(t *testing.T, b Bundle) {
+	s := b.Store
+	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "acct"))
+	for i := range 12 {
+		publish(t, s, "acct", fmt.Sprintf("evt_%02d", i), t0.Add(time.Duration(i/3)*time.Second))
+	}
+	q := outboxdriver.DeliveryQuery{Account: "acct", EndpointID: "ep_a", Limit: 1000}
+	before, err := s.ListDeliveries(ctx, q)
+	if err != nil || len(before) != 12 {
+		t.Fatalf("listed %d, %v", len(before), err)
+	}
+	q.Limit = 5
+	var got []outboxdriver.Delivery
+	for page := 0; ; page++ {
+		ds, err := s.ListDeliveries(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 0 {
+			break
+		}
+		got = append(got, ds...)
+		q.BeforeID = ds[len(ds)-1].ID
+		if page > 10 {
+			t.Fatal("paging does not end")
+		}
+		// Between pages, two events arrive: deliveries newer than every one listed.
+		for k := range 2 {
+			publish(t, s, "acct", fmt.Sprintf("evt_new_%d_%d", page, k), t0.Add(time.Hour+time.Duration(page)*time.Second))
+		}
+	}
+	if !slices.Equal(deliveryIDs(got), deliveryIDs(before)) {
+		t.Fatalf("paged while inserting: %v\nwant %v", deliveryIDs(got), deliveryIDs(before))
+	}
 }

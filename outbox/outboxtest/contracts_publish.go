@@ -55,8 +55,9 @@ func testPublishPlan(t *testing.T, b Bundle) {
 
 // testPublishDuplicate: publishing an id again in the same account returns the stored
 // event and its deliveries as they are now, with Duplicate set, and writes nothing,
-// also inside a caller's transaction; another account's or other content fails with
-// ErrConflict and writes nothing.
+// also inside a caller's transaction; other content fails with ErrConflict and
+// writes nothing. (The same id in another account is another event:
+// testEventIDsPerAccount.)
 func testPublishDuplicate(t *testing.T, b Bundle) {
 	s := b.Store
 	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "acct"), endpoint("ep_x", "other"))
@@ -110,7 +111,6 @@ func testPublishDuplicate(t *testing.T, b Bundle) {
 	requireUnchanged(t, s, "acct", acct, "a duplicate publish in a caller's transaction")
 
 	for _, bad := range []outboxdriver.Event{
-		{ID: "evt_1", Account: "other", Type: ev.Type, CreatedAt: t0, Data: ev.Data},
 		{ID: "evt_1", Account: "acct", Type: "call.ended", CreatedAt: t0, Data: ev.Data},
 		{ID: "evt_1", Account: "acct", Type: ev.Type, CreatedAt: t0, Data: json.RawMessage(`{"n":2}`)},
 	} {
@@ -121,7 +121,72 @@ func testPublishDuplicate(t *testing.T, b Bundle) {
 	requireUnchanged(t, s, "acct", acct, "a conflicting publish")
 	requireUnchanged(t, s, "other", other, "a conflicting publish")
 	if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "other", ID: "evt_1"}); !errors.Is(err, outboxdriver.ErrNotFound) {
-		t.Fatalf("the conflicting account reads the event: %v", err)
+		t.Fatalf("another account reads the event: %v", err)
+	}
+}
+
+// testEventIDsPerAccount: event ids are unique per account (docs/outbox.md §1). The
+// same id published in two accounts, with other content, is two events, each
+// fanned out to its own account's endpoints only: neither publish is a duplicate or
+// a conflict, so one account never learns that another used an id nor blocks it.
+// Each account reads, lists, republishes (a duplicate) and conflicts on its own
+// event; a claim carries each delivery's own event; a purge of one keeps the other.
+func testEventIDsPerAccount(t *testing.T, b Bundle) {
+	s := b.Store
+	mustCreate(t, s, endpoint("ep_a", "acct"), endpoint("ep_b", "other"))
+	evA := outboxdriver.Event{ID: "shared-id", Account: "acct", Type: "call.status", CreatedAt: t0, Data: json.RawMessage(`{"n":"a"}`)}
+	evB := outboxdriver.Event{ID: "shared-id", Account: "other", Type: "other.type", CreatedAt: t0.Add(time.Second), Data: json.RawMessage(`{"n":"b"}`)}
+	pubA, err := s.Publish(ctx, outboxdriver.PublishParams{Event: evA, Now: t0, Plan: planAll(evA, t0)})
+	if err != nil || pubA.Duplicate || len(pubA.Deliveries) != 1 || pubA.Deliveries[0].EndpointID != "ep_a" {
+		t.Fatalf("publish in acct: %+v %v", pubA, err)
+	}
+	// In a caller's transaction, as a program sharing the database would.
+	tx, err := b.BeginTx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubB, err := s.Publish(ctx, outboxdriver.PublishParams{Tx: tx.Tx, Event: evB, Now: t0, Plan: planAll(evB, t0)})
+	if cerr := tx.Commit(); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil || pubB.Duplicate || len(pubB.Deliveries) != 1 || pubB.Deliveries[0].EndpointID != "ep_b" {
+		t.Fatalf("the same id in another account: %+v %v, want a new event of its own", pubB, err)
+	}
+	for _, ev := range []outboxdriver.Event{evA, evB} {
+		got, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: ev.Account, ID: ev.ID})
+		if err != nil || !reflect.DeepEqual(got, ev) {
+			t.Fatalf("%s reads %+v %v, want its own %+v", ev.Account, got, err, ev)
+		}
+		evs, err := s.ListEvents(ctx, outboxdriver.EventQuery{Account: ev.Account, Limit: 10})
+		if err != nil || len(evs) != 1 || !reflect.DeepEqual(evs[0], ev) {
+			t.Fatalf("%s lists %+v %v", ev.Account, evs, err)
+		}
+		ds, err := s.ListDeliveries(ctx, outboxdriver.DeliveryQuery{Account: ev.Account, EventID: ev.ID, Limit: 10})
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("%s's deliveries of %s: %+v %v", ev.Account, ev.ID, ds, err)
+		}
+		dup, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0.Add(time.Hour), Plan: planAll(ev, t0)})
+		if err != nil || !dup.Duplicate || !reflect.DeepEqual(dup.Event, ev) || len(dup.Deliveries) != 1 || dup.Deliveries[0].ID != ds[0].ID {
+			t.Fatalf("%s republishes: %+v %v, want its own duplicate", ev.Account, dup, err)
+		}
+		changed := ev
+		changed.Data = json.RawMessage(`{"n":"changed"}`)
+		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: changed, Now: t0, Plan: planAll(changed, t0)}); !errors.Is(err, outboxdriver.ErrConflict) {
+			t.Fatalf("%s: other content under its own id: %v", ev.Account, err)
+		}
+	}
+	jobs := claim(t, s, t0, 10, "tok")
+	if len(jobs) != 2 {
+		t.Fatalf("claimed %d, want both accounts' deliveries", len(jobs))
+	}
+	for _, j := range jobs {
+		want := evA
+		if j.Delivery.Account == "other" {
+			want = evB
+		}
+		if !reflect.DeepEqual(j.Event, want) {
+			t.Fatalf("the claim of %s's delivery carries %+v, want %+v", j.Delivery.Account, j.Event, want)
+		}
 	}
 }
 

@@ -60,7 +60,6 @@ func testPublish(t *testing.T, b Bundle) {
 		t.Fatalf("duplicate: %+v %v", again, err)
 	}
 	for _, evOther := range []outboxdriver.Event{
-		{ID: "evt_1", Account: "other", Type: ev.Type, Data: ev.Data},
 		{ID: "evt_1", Account: "acct", Type: ev.Type, Data: json.RawMessage(`{"callSid":"CA2"}`)},
 	} {
 		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Event: evOther, Now: t0, Plan: planAll(evOther, t0)}); !errors.Is(err, outboxdriver.ErrConflict) {

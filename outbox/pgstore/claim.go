@@ -60,7 +60,7 @@ WITH due AS (
     WHERE e.id = c.endpoint_id
 )
 SELECT ` + leasedColumns + `, ` + jobEventColumns + `, ` + jobEndpointColumns + `
-FROM leased d JOIN outbox_events v ON v.id = d.event_id JOIN open e ON e.id = d.endpoint_id
+FROM leased d JOIN outbox_events v ON v.account = d.account AND v.id = d.event_id JOIN open e ON e.id = d.endpoint_id
 ORDER BY d.next_attempt_at, d.id`
 
 var (

@@ -109,8 +109,18 @@ func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int,
 			next_attempt_at = $1, fault_since = NULL, last_error = '', updated_at = $1
 			WHERE account = $2 AND endpoint_id = $3 AND status = 'FAILED' AND created_at >= $4`),
 			p.Now, p.Account, p.EndpointID, p.Since)
-		if err != nil || n == 0 {
+		if err != nil {
 			return err
+		}
+		if p.Audit != nil {
+			entry := *p.Audit
+			entry.Count = int(n)
+			if err := s.insertAudit(ctx, q, []outboxdriver.AuditEntry{entry}); err != nil {
+				return err
+			}
+		}
+		if n == 0 {
+			return nil
 		}
 		return s.sendWakeup(ctx, q)
 	})
@@ -133,9 +143,9 @@ func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveri
 				return err
 			}
 		}
-		n, err := q.exec(ctx, s.q(`DELETE FROM outbox_events WHERE id IN (
-			SELECT v.id FROM outbox_events v WHERE v.stored_at < $1
-			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = v.id)
+		n, err := q.exec(ctx, s.q(`DELETE FROM outbox_events WHERE (account, id) IN (
+			SELECT v.account, v.id FROM outbox_events v WHERE v.stored_at < $1
+			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.account = v.account AND d.event_id = v.id)
 			ORDER BY v.stored_at LIMIT $2 FOR UPDATE SKIP LOCKED)`), p.Before, p.Limit)
 		deliveries, events = len(ids), int(n)
 		return err

@@ -194,16 +194,20 @@ func (s *Store) insertAudit(ctx context.Context, q querier, entries []outboxdriv
 		return nil
 	}
 	n := len(entries)
-	accounts, endpoints, actions, reasons := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	ats := make([]time.Time, n)
+	accounts, endpoints, deliveries, actions := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	actors, reasons, counts, ats := make([]string, n), make([]string, n), make([]int32, n), make([]time.Time, n)
 	for i, a := range entries {
-		accounts[i], endpoints[i], actions[i], reasons[i], ats[i] = a.Account, a.EndpointID, a.Action, a.Reason, a.At
+		accounts[i], endpoints[i], deliveries[i], actions[i] = a.Account, a.EndpointID, a.DeliveryID, a.Action
+		actors[i], reasons[i], counts[i], ats[i] = a.Actor, a.Reason, int32(a.Count), a.At
+		if actors[i] == "" {
+			actors[i] = outboxdriver.ActorSystem
+		}
 	}
-	_, err := q.exec(ctx, s.q(`INSERT INTO outbox_audit (account, endpoint_id, action, reason, at)
-		SELECT account, endpoint_id, action, reason, at
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY
-			AS v(account, endpoint_id, action, reason, at, n)
-		ORDER BY n`), accounts, endpoints, actions, reasons, ats)
+	_, err := q.exec(ctx, s.q(`INSERT INTO outbox_audit (account, endpoint_id, delivery_id, action, actor, reason, count, at)
+		SELECT account, endpoint_id, delivery_id, action, actor, reason, count, at
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::timestamptz[]) WITH ORDINALITY
+			AS v(account, endpoint_id, delivery_id, action, actor, reason, count, at, n)
+		ORDER BY n`), accounts, endpoints, deliveries, actions, actors, reasons, counts, ats)
 	if err != nil {
 		return fmt.Errorf("pgstore: insert audit: %w", err)
 	}
@@ -212,8 +216,19 @@ func (s *Store) insertAudit(ctx context.Context, q querier, entries []outboxdriv
 
 // ListAudit implements outboxdriver.Store.
 func (s *Store) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) ([]outboxdriver.AuditEntry, error) {
-	rs, err := s.read().query(ctx, s.q(`SELECT id, account, endpoint_id, action, reason, at FROM outbox_audit
-		WHERE account = $1 ORDER BY id DESC LIMIT $2`), p.Account, p.Limit)
+	query := `SELECT id, account, endpoint_id, delivery_id, action, actor, reason, count, at FROM outbox_audit WHERE account = $1`
+	args := []any{p.Account}
+	if p.EndpointID != "" {
+		args = append(args, p.EndpointID)
+		query += fmt.Sprintf(` AND endpoint_id = $%d`, len(args))
+	}
+	if p.BeforeID > 0 {
+		args = append(args, p.BeforeID)
+		query += fmt.Sprintf(` AND id < $%d`, len(args))
+	}
+	args = append(args, p.Limit)
+	query += fmt.Sprintf(` ORDER BY id DESC LIMIT $%d`, len(args))
+	rs, err := s.read().query(ctx, s.q(query), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +236,7 @@ func (s *Store) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) (
 	var out []outboxdriver.AuditEntry
 	for rs.Next() {
 		var a outboxdriver.AuditEntry
-		if err := rs.Scan(&a.ID, &a.Account, &a.EndpointID, &a.Action, &a.Reason, &a.At); err != nil {
+		if err := rs.Scan(&a.ID, &a.Account, &a.EndpointID, &a.DeliveryID, &a.Action, &a.Actor, &a.Reason, &a.Count, &a.At); err != nil {
 			return nil, err
 		}
 		a.At = utc(a.At)

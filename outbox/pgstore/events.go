@@ -59,7 +59,7 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 	ev := p.Event
 	// Insert first: the common case (a new id) costs one statement.
 	n, err := q.exec(ctx, s.q(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`),
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account, id) DO NOTHING`),
 		ev.ID, ev.Account, ev.Type, ev.CreatedAt, p.Now, []byte(ev.Data))
 	if err != nil {
 		return outboxdriver.Published{}, fmt.Errorf("pgstore: insert event: %w", err)
@@ -113,15 +113,15 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 // deliveries when it is the same event, ErrConflict otherwise.
 func (s *Store) duplicate(ctx context.Context, q querier, ev outboxdriver.Event) (outboxdriver.Published, error) {
 	var sc eventScan
-	if err := q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE id = $1`), ev.ID).Scan(sc.dest()...); err != nil {
+	if err := q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`), ev.Account, ev.ID).Scan(sc.dest()...); err != nil {
 		return outboxdriver.Published{}, err
 	}
 	old := sc.event()
-	if old.Account != ev.Account || old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
+	if old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
 		return outboxdriver.Published{}, fmt.Errorf("%w: event %s exists with other content", outboxdriver.ErrConflict, ev.ID)
 	}
 	ds, err := scanDeliveries(q.query(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries
-		WHERE event_id = $1 ORDER BY created_at, id`), ev.ID))
+		WHERE account = $1 AND event_id = $2 ORDER BY created_at, id`), ev.Account, ev.ID))
 	return outboxdriver.Published{Event: old, Deliveries: ds, Duplicate: true}, err
 }
 

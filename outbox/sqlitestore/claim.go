@@ -137,11 +137,7 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	eventIDs := make([]string, len(claimed))
-	for i, d := range claimed {
-		eventIDs[i] = d.EventID
-	}
-	events, err := eventsByID(ctx, tx, eventIDs)
+	events, err := eventsOf(ctx, tx, claimed)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +152,7 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 			}
 			endpoints[d.EndpointID] = ep
 		}
-		ev, ok := events[d.EventID]
+		ev, ok := events[eventKey(d.Account, d.EventID)]
 		if !ok || ep.ID == "" {
 			// A row gone from under its delivery cannot be attempted: its lease
 			// expires and the reaper decides it, as for a crashed claimer.
@@ -167,25 +163,32 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	return jobs, nil
 }
 
-// eventsByID reads events by id in one query.
-func eventsByID(ctx context.Context, tx querier, ids []string) (map[string]outboxdriver.Event, error) {
-	list, err := json.Marshal(ids)
+// eventKey identifies an event: its id is unique within its account (migration 0004).
+func eventKey(account, id string) string { return account + "\x00" + id }
+
+// eventsOf reads the events of deliveries in one query, by eventKey.
+func eventsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[string]outboxdriver.Event, error) {
+	keys := make([][2]string, len(ds))
+	for i, d := range ds {
+		keys[i] = [2]string{d.Account, d.EventID}
+	}
+	list, err := json.Marshal(keys)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM outbox_events
-		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		WHERE (account, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`, string(list))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make(map[string]outboxdriver.Event, len(ids))
+	out := make(map[string]outboxdriver.Event, len(ds))
 	for rows.Next() {
 		var vs eventScan
 		if err := rows.Scan(vs.dest()...); err != nil {
 			return nil, err
 		}
-		out[vs.ev.ID] = vs.event()
+		out[eventKey(vs.ev.Account, vs.ev.ID)] = vs.event()
 	}
 	return out, rows.Err()
 }

@@ -19,8 +19,9 @@ func getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delive
 	return sc.delivery(), nil
 }
 
-func queryDeliveries(ctx context.Context, q querier, where string, args ...any) ([]outboxdriver.Delivery, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries `+where, args...)
+// queryDeliveries selects deliveries; tail is the query after its columns, "FROM ...".
+func queryDeliveries(ctx context.Context, q querier, tail string, args ...any) ([]outboxdriver.Delivery, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+deliveryColumns+` `+tail, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -63,12 +64,43 @@ func (s *Store) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParam
 	return d, attempts, rows.Err()
 }
 
-// ListDeliveries implements outboxdriver.Store.
-func (s *Store) ListDeliveries(ctx context.Context, q outboxdriver.DeliveryQuery) ([]outboxdriver.Delivery, error) {
+// listingIndexes name the index an endpoint's listing walks for each status filter
+// (migration 0005): the partial index of a state, repeated as a literal in the query
+// so that SQLite may use it.
+var listingIndexes = map[outboxdriver.DeliveryStatus]string{
+	outboxdriver.DeliveryPending: "outbox_deliveries_endpoint_pending",
+	outboxdriver.DeliveryFailed:  "outbox_deliveries_endpoint_failed",
+	outboxdriver.DeliveryDead:    "outbox_deliveries_endpoint_dead",
+	outboxdriver.DeliveryDropped: "outbox_deliveries_endpoint_dropped",
+}
+
+// listDeliveriesSQL builds the query of ListDeliveries and its arguments. An
+// endpoint's listing names its index: without statistics SQLite may walk the
+// account's index instead, reading every delivery of the account's other endpoints.
+// An event id filter walks the event's few deliveries; a status filter the partial
+// index of that state; any other the endpoint's index, in the listing's order.
+func listDeliveriesSQL(q outboxdriver.DeliveryQuery) (string, []any) {
+	from := `FROM outbox_deliveries`
 	where := `WHERE account = ?`
 	args := []any{q.Account}
+	status := string(q.Status)
+	if q.EndpointID != "" {
+		index, literal := "outbox_deliveries_endpoint_listing", false
+		switch name, ok := listingIndexes[q.Status]; {
+		case q.EventID != "":
+			index = "outbox_deliveries_event"
+		case ok:
+			index, literal = name, true
+		}
+		from += ` INDEXED BY ` + index
+		if literal {
+			// A delivery status, checked by the engine (and by the map above).
+			where += ` AND status = '` + status + `'`
+			status = ""
+		}
+	}
 	for _, f := range []struct{ col, v string }{
-		{"endpoint_id", q.EndpointID}, {"event_id", q.EventID}, {"event_type", q.Type}, {"status", string(q.Status)},
+		{"endpoint_id", q.EndpointID}, {"event_id", q.EventID}, {"event_type", q.Type}, {"status", status},
 	} {
 		if f.v != "" {
 			where += ` AND ` + f.col + ` = ?`
@@ -81,7 +113,13 @@ func (s *Store) ListDeliveries(ctx context.Context, q outboxdriver.DeliveryQuery
 	}
 	where += ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	args = append(args, q.Limit)
-	return queryDeliveries(ctx, s.read(), where, args...)
+	return from + ` ` + where, args
+}
+
+// ListDeliveries implements outboxdriver.Store.
+func (s *Store) ListDeliveries(ctx context.Context, q outboxdriver.DeliveryQuery) ([]outboxdriver.Delivery, error) {
+	query, args := listDeliveriesSQL(q)
+	return queryDeliveries(ctx, s.read(), query, args...)
 }
 
 // UpdateDelivery implements outboxdriver.Store.
@@ -133,8 +171,12 @@ func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int,
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil || p.Audit == nil {
+			return err
+		}
+		entry := *p.Audit
+		entry.Count = int(n)
+		return insertAudit(ctx, tx, []outboxdriver.AuditEntry{entry})
 	})
 	return int(n), err
 }
@@ -154,9 +196,9 @@ func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveri
 		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox_deliveries WHERE id IN (SELECT value FROM json_each(?))`, string(list)); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM outbox_events WHERE id IN (
-			SELECT v.id FROM outbox_events v WHERE v.stored_at < ?
-			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = v.id)
+		res, err := tx.ExecContext(ctx, `DELETE FROM outbox_events WHERE rowid IN (
+			SELECT v.rowid FROM outbox_events v WHERE v.stored_at < ?
+			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.account = v.account AND d.event_id = v.id)
 			ORDER BY v.stored_at LIMIT ?)`, micros(before), limit)
 		if err != nil {
 			return err

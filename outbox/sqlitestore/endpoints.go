@@ -162,8 +162,12 @@ func applyChange(ctx context.Context, tx querier, ch outboxdriver.Change, delive
 
 func insertAudit(ctx context.Context, tx querier, entries []outboxdriver.AuditEntry) error {
 	for _, a := range entries {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_audit (account, endpoint_id, action, reason, at)
-			VALUES (?, ?, ?, ?, ?)`, a.Account, a.EndpointID, a.Action, a.Reason, micros(a.At)); err != nil {
+		actor := a.Actor
+		if actor == "" {
+			actor = outboxdriver.ActorSystem
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_audit (account, endpoint_id, delivery_id, action, actor, reason, count, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.Account, a.EndpointID, a.DeliveryID, a.Action, actor, a.Reason, a.Count, micros(a.At)); err != nil {
 			return fmt.Errorf("sqlitestore: insert audit: %w", err)
 		}
 	}
@@ -172,8 +176,19 @@ func insertAudit(ctx context.Context, tx querier, entries []outboxdriver.AuditEn
 
 // ListAudit implements outboxdriver.Store.
 func (s *Store) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) ([]outboxdriver.AuditEntry, error) {
-	rows, err := s.read().QueryContext(ctx, `SELECT id, account, endpoint_id, action, reason, at FROM outbox_audit
-		WHERE account = ? ORDER BY id DESC LIMIT ?`, p.Account, p.Limit)
+	query := `SELECT id, account, endpoint_id, delivery_id, action, actor, reason, count, at FROM outbox_audit WHERE account = ?`
+	args := []any{p.Account}
+	if p.EndpointID != "" {
+		query += ` AND endpoint_id = ?`
+		args = append(args, p.EndpointID)
+	}
+	if p.BeforeID > 0 {
+		query += ` AND id < ?`
+		args = append(args, p.BeforeID)
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, p.Limit)
+	rows, err := s.read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +199,7 @@ func (s *Store) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) (
 			a  outboxdriver.AuditEntry
 			us int64
 		)
-		if err := rows.Scan(&a.ID, &a.Account, &a.EndpointID, &a.Action, &a.Reason, &us); err != nil {
+		if err := rows.Scan(&a.ID, &a.Account, &a.EndpointID, &a.DeliveryID, &a.Action, &a.Actor, &a.Reason, &a.Count, &us); err != nil {
 			return nil, err
 		}
 		a.At = fromMicros(us)

@@ -55,7 +55,7 @@ func callerTx(tx any) (*sql.Tx, error) {
 func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Time, plan outboxdriver.PlanFunc) (outboxdriver.Published, error) {
 	// Insert first: the common case (a new id) costs one statement.
 	res, err := tx.ExecContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account, id) DO NOTHING`,
 		ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(now), []byte(ev.Data))
 	if err != nil {
 		return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert event: %w", err)
@@ -64,14 +64,15 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 		return outboxdriver.Published{}, err
 	} else if n == 0 {
 		var sc eventScan
-		if err := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ?`, ev.ID).Scan(sc.dest()...); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE account = ? AND id = ?`,
+			ev.Account, ev.ID).Scan(sc.dest()...); err != nil {
 			return outboxdriver.Published{}, err
 		}
 		old := sc.event()
-		if old.Account != ev.Account || old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
+		if old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
 			return outboxdriver.Published{}, fmt.Errorf("%w: event %s exists with other content", outboxdriver.ErrConflict, ev.ID)
 		}
-		ds, err := queryDeliveries(ctx, tx, `WHERE event_id = ? ORDER BY created_at, id`, ev.ID)
+		ds, err := queryDeliveries(ctx, tx, `FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
 		return outboxdriver.Published{Event: old, Deliveries: ds, Duplicate: true}, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints

@@ -69,17 +69,17 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 			args = append(args, ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(r.now), []byte(ev.Data))
 		}
 		rows, err := q.QueryContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-			VALUES `+rowsSQL(j-i, 6)+` ON CONFLICT (id) DO NOTHING RETURNING id`, args...)
+			VALUES `+rowsSQL(j-i, 6)+` ON CONFLICT (account, id) DO NOTHING RETURNING account, id`, args...)
 		if err != nil {
 			return fmt.Errorf("sqlitestore: insert events: %w", err)
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			var account, id string
+			if err := rows.Scan(&account, &id); err != nil {
 				return err
 			}
-			inserted[id] = true
+			inserted[eventKey(account, id)] = true
 		}
 		return rows.Err()
 	})
@@ -95,10 +95,11 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 	)
 	for k, r := range reqs {
 		// The first request with a new id inserted it; a repeat goes its own way.
-		if !inserted[r.ev.ID] {
+		key := eventKey(r.ev.Account, r.ev.ID)
+		if !inserted[key] {
 			continue
 		}
-		delete(inserted, r.ev.ID)
+		delete(inserted, key)
 		wrote[k] = true
 		eps, ok := endpoints[r.ev.Account]
 		if !ok {

@@ -26,6 +26,8 @@ func testCanceledContext(t *testing.T, s nodestore.Store) {
 		"AddAlert":        s.AddAlert(canceled, nodestore.Alert{AccountSid: "a", Type: "webhook-failure", Time: t0}),
 		"SaveCall":        s.SaveCall(canceled, call("a", "c", t0, true)),
 		"SaveStatusHook":  s.SaveStatusHook(canceled, nodestore.SaveStatusHookParams{AccountSid: "a", URL: "https://h/", At: t0}),
+		"SaveNotifications": s.SaveNotifications(canceled, nodestore.SaveNotificationsParams{AccountSid: "b",
+			Notifications: nodestore.Notifications{Emails: []string{"x@example.com"}}, At: t0}),
 	}
 	for name, err := range writes {
 		if err == nil {
@@ -52,5 +54,8 @@ func testCanceledContext(t *testing.T, s nodestore.Store) {
 	}
 	if _, err := s.GetStatusHook(ctx, nodestore.GetStatusHookParams{AccountSid: "a", URL: "https://h/"}); !errors.Is(err, nodestore.ErrNotFound) {
 		t.Errorf("status hook: %v, want ErrNotFound", err)
+	}
+	if n, err := s.GetNotifications(ctx, "b"); err != nil || len(n.Emails) != 0 {
+		t.Errorf("notifications: %+v, %v; want none", n, err)
 	}
 }

@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore Factory) {
 	run("ListCalls", testListCalls)
 	run("InterruptActiveCalls", testInterruptActiveCalls)
 	run("StatusHooks", testStatusHooks)
+	run("Notifications", testNotifications)
 	run("Ping", testPing)
 	run("CanceledContext", testCanceledContext)
 }

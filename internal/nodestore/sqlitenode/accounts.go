@@ -3,6 +3,7 @@ package sqlitenode
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -85,4 +86,38 @@ func (s *Store) GetStatusHook(ctx context.Context, p nodestore.GetStatusHookPara
 		return nodestore.HookSpec{}, err
 	}
 	return h, nil
+}
+
+// SaveNotifications upserts the account's row, its e-mail recipients as JSON.
+func (s *Store) SaveNotifications(ctx context.Context, p nodestore.SaveNotificationsParams) error {
+	emails, err := json.Marshal(p.Notifications.Emails)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_account_notifications (account_sid, webhook_url, emails, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (account_sid) DO UPDATE SET webhook_url = excluded.webhook_url, emails = excluded.emails, updated_at = excluded.updated_at`,
+		p.AccountSid, p.Notifications.WebhookURL, string(emails), p.At.UnixMilli())
+	return err
+}
+
+// GetNotifications reads the account's row; none is the empty setting.
+func (s *Store) GetNotifications(ctx context.Context, accountSid string) (nodestore.Notifications, error) {
+	var (
+		n      nodestore.Notifications
+		emails string
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT webhook_url, emails FROM fs_account_notifications WHERE account_sid = ?`, accountSid).Scan(&n.WebhookURL, &emails)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nodestore.Notifications{Emails: []string{}}, nil
+	}
+	if err != nil {
+		return nodestore.Notifications{}, err
+	}
+	if err := json.Unmarshal([]byte(emails), &n.Emails); err != nil {
+		return nodestore.Notifications{}, err
+	}
+	if n.Emails == nil {
+		n.Emails = []string{} // stored as null by an earlier save of nil
+	}
+	return n, nil
 }

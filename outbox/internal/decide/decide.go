@@ -331,5 +331,5 @@ func attemptError(a outboxdriver.Attempt) string {
 
 // Audit is the audit entry of action on ep at now.
 func Audit(ep outboxdriver.Endpoint, action, reason string, now time.Time) outboxdriver.AuditEntry {
-	return outboxdriver.AuditEntry{Account: ep.Account, EndpointID: ep.ID, Action: action, Reason: reason, At: now}
+	return outboxdriver.AuditEntry{Account: ep.Account, EndpointID: ep.ID, Action: action, Actor: outboxdriver.ActorSystem, Reason: reason, At: now}
 }

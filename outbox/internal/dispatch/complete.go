@@ -72,7 +72,7 @@ func (d *Dispatcher) complete(ctx context.Context, batch []outcome) {
 func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit int) []outboxdriver.Job {
 	now := Now(d.cfg.Clock)
 	notices := make(map[string][]notice, len(batch))
-	recorded := make(map[string]observed, len(batch)) // for Observe
+	recorded := make(map[string]observed, len(batch)) // for the log and Observe
 	halts := map[string]bool{}                        // endpoints a decision left not taking deliveries
 	var lock sync.Mutex
 	build := func(oc outcome, r decide.Result) outboxdriver.Completion {
@@ -81,8 +81,8 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit i
 			ch := decide.Outcome(policy.Of(ep, d.cfg.Logger), cur, ep, r, now, d.cfg.Rand)
 			lock.Lock()
 			notices[id] = noticesOf(ch, ep)
-			if d.cfg.Observe != nil && ch.Delivery != nil && ch.Attempt != nil && r.Fault == nil && !r.Released {
-				recorded[id] = observed{*ch.Delivery, *ch.Attempt}
+			if ch.Delivery != nil && ch.Attempt != nil && r.Fault == nil && !r.Released {
+				recorded[id] = observed{*ch.Delivery, *ch.Attempt, ep.URL}
 			}
 			if ne := ch.Endpoint; ne != nil && !decide.TakesDeliveries(*ne, now) {
 				halts[ne.ID] = true
@@ -130,14 +130,38 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit i
 			d.cfg.Notify(n.entry, n.url)
 		}
 		if rec, ok := recorded[oc.job.Delivery.ID]; ok {
-			d.cfg.Observe(rec.delivery, rec.attempt)
+			d.logFailed(rec)
+			if d.cfg.Observe != nil {
+				d.cfg.Observe(rec.delivery, rec.attempt)
+			}
 		}
 	}
 	return jobs
 }
 
-// observed is what Observe is shown of a recorded attempt.
+// observed is what the log and Observe are shown of a recorded attempt.
 type observed struct {
 	delivery outboxdriver.Delivery
 	attempt  outboxdriver.Attempt
+	url      string
+}
+
+// logFailed logs a failed attempt at warn, with what an operator needs to find it
+// in the delivery log: a receiver that keeps failing shows in the logs at once, not
+// only when its deliveries are given up days later (docs/outbox.md §7).
+func (d *Dispatcher) logFailed(rec observed) {
+	a, dl := rec.attempt, rec.delivery
+	if a.Class == outboxdriver.ClassSuccess {
+		return
+	}
+	ev := d.cfg.Logger.Warn().Str("account", dl.Account).Str("endpoint", dl.EndpointID).Str("url", rec.url).
+		Str("delivery", dl.ID).Str("event", dl.EventID).Str("type", dl.EventType).Int("attempt", a.Number).
+		Int("status", a.Status).Str("class", string(a.Class)).Dur("duration", a.Duration).Str("delivery_status", string(dl.Status))
+	if a.Error != "" {
+		ev = ev.Str("error", a.Error)
+	}
+	if dl.Status == outboxdriver.DeliveryPending {
+		ev = ev.Time("next_attempt_at", dl.NextAttemptAt)
+	}
+	ev.Msg("outbox: delivery attempt failed")
 }

@@ -110,6 +110,9 @@ func Profile(name string) (Policy, bool) {
 		p.AllowHTTP = true
 		p.OnGone = outboxdriver.GonePause
 		p.On429 = outboxdriver.RetryAfterHold
+		// sajn holds until Retry-After with no clamp of its own: only the retention
+		// window (7 days) bounds it (docs/outbox.md §3). The 12 h clamp is lucibook's.
+		p.MaxRetryAfter = maxWait
 		p.CountThrottled = true
 		p.AutoPause, p.AutoPauseFailures, p.AutoPauseAfter = outboxdriver.AutoPausePause, 5, 72*time.Hour
 		p.WhilePaused = outboxdriver.PausedLogFailed

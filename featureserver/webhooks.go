@@ -1,0 +1,135 @@
+package featureserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/smtpmail"
+	"github.com/switchboard-voice/switchboard/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
+	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
+)
+
+// The node's outbox settings (docs/outbox.md §4, §6).
+const (
+	// EnvEgressDeny lists host names and .suffixes that no hook or webhook may reach.
+	EnvEgressDeny = "SWITCHBOARD_EGRESS_DENY_HOSTS"
+	// EnvSMTPURL is the SMTP server owners' notices are e-mailed through.
+	EnvSMTPURL = "SWITCHBOARD_SMTP_URL"
+)
+
+// OutboxSettings are the node's settings of its webhook outbox.
+type OutboxSettings struct {
+	// EgressDeny are refused whatever they resolve to, by call control and the outbox:
+	// names, and suffixes starting with a dot (transport.EgressRules.DenyHosts).
+	EgressDeny []string
+	// SMTPURL, when set, e-mails endpoint notices to each account's recipients:
+	// smtp://[user:password@]host:port[?from=address] or smtps://... Secret.
+	SMTPURL string
+}
+
+// loadOutboxSettings reads the outbox settings; bad values are *ConfigError.
+func loadOutboxSettings(get func(string) string) (OutboxSettings, error) {
+	var s OutboxSettings
+	var errs []error
+	if v := get(EnvEgressDeny); v != "" {
+		for _, item := range strings.Split(v, ",") {
+			item = strings.ToLower(strings.TrimSpace(item))
+			if item == "" {
+				continue
+			}
+			if !validDenyHost(item) {
+				errs = append(errs, &ConfigError{Name: EnvEgressDeny, Value: v,
+					Accept: fmt.Sprintf("a comma-separated list of host names and .suffixes (%q is neither)", item)})
+				break
+			}
+			s.EgressDeny = append(s.EgressDeny, item)
+		}
+	}
+	if v := get(EnvSMTPURL); v != "" {
+		if _, err := smtpmail.Parse(v); err != nil {
+			errs = append(errs, &ConfigError{Name: EnvSMTPURL, Value: "(hidden)", Accept: "smtp://[user:password@]host:port[?from=address] or smtps://...: " +
+				strings.TrimPrefix(err.Error(), smtpmail.ErrInvalidURL.Error()+": ")})
+		} else {
+			s.SMTPURL = v
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// validDenyHost accepts a host name or a .suffix (or *.suffix) of one.
+func validDenyHost(item string) bool {
+	return validHostName(strings.TrimPrefix(strings.TrimPrefix(item, "*"), "."))
+}
+
+// validate reports every bad value of settings built in Go at once.
+func (s OutboxSettings) validate() error {
+	var errs []error
+	for _, h := range s.EgressDeny {
+		if !validDenyHost(h) {
+			errs = append(errs, &ConfigError{Name: "Config.Outbox.EgressDeny", Value: h, Accept: "host names and .suffixes"})
+		}
+	}
+	if s.SMTPURL != "" {
+		if _, err := smtpmail.Parse(s.SMTPURL); err != nil {
+			errs = append(errs, &ConfigError{Name: "Config.Outbox.SMTPURL", Value: "(hidden)", Accept: "smtp://[user:password@]host:port[?from=address] or smtps://..."})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tokenID names an API token in the audit log without revealing it: a prefix of the
+// hash the store keeps.
+func tokenID(token string) string { return "tok_" + nodestore.HashToken(token)[:16] }
+
+// registerWebhookAPI mounts the outbox API (/api/v1/...) on the node's API,
+// authenticated by the accounts' API tokens.
+func (n *Node) registerWebhookAPI(api huma.API) error {
+	rules := callControlRules(n.cfg)
+	err := outboxapi.Register(api, outboxapi.Config{
+		Outbox: n.outbox, Egress: &rules, Logger: n.log,
+		Authenticate: func(ctx context.Context, token string) (outboxapi.Principal, error) {
+			acct, err := n.store.AccountByToken(ctx, nodestore.HashToken(token))
+			if errors.Is(err, nodestore.ErrNotFound) {
+				return outboxapi.Principal{}, outboxapi.ErrUnauthenticated
+			}
+			if err != nil {
+				return outboxapi.Principal{}, err
+			}
+			return outboxapi.Principal{Account: acct.Sid, Actor: tokenID(token)}, nil
+		},
+	})
+	return err
+}
+
+// newNotifier sends the outbox's notices to each account's recipients.
+func (n *Node) newNotifier() (*outboxnotify.Notifier, error) {
+	var sender *smtpmail.Sender
+	if n.cfg.Outbox.SMTPURL != "" {
+		var err error
+		if sender, err = smtpmail.Parse(n.cfg.Outbox.SMTPURL); err != nil {
+			return nil, err
+		}
+	}
+	return outboxnotify.New(outboxnotify.Config{Mail: sender, Logger: n.log,
+		Recipients: func(ctx context.Context, account string) (outboxnotify.Recipients, error) {
+			acct, err := n.store.GetAccount(ctx, account)
+			if err != nil {
+				return outboxnotify.Recipients{}, err
+			}
+			s, err := n.store.GetNotifications(ctx, account)
+			if err != nil {
+				return outboxnotify.Recipients{}, err
+			}
+			return outboxnotify.Recipients{WebhookURL: s.WebhookURL, WebhookSecret: statushooks.SigningSecret(acct.WebhookSecret), Emails: s.Emails}, nil
+		}})
+}
+
+// noticeTimeout bounds how long Close waits for queued notices.
+const noticeTimeout = 5 * time.Second

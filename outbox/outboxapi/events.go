@@ -1,0 +1,152 @@
+package outboxapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/switchboard-voice/switchboard/outbox"
+)
+
+type publishInput struct {
+	Body struct {
+		ID         string          `json:"id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9_:-]+$" doc:"Idempotency key: publishing it again with the same content answers the stored event; default generated"`
+		Type       string          `json:"type" minLength:"1" maxLength:"128" doc:"e.g. invoice.paid; endpoints filter on it"`
+		Data       json.RawMessage `json:"data" doc:"The event's JSON payload, at most 256 KiB"`
+		CreatedAt  *time.Time      `json:"createdAt,omitempty" doc:"Default now"`
+		EndpointID string          `json:"endpointId,omitempty" maxLength:"128" doc:"Deliver to this endpoint only, whatever events it takes"`
+	}
+}
+
+type publishOutput struct {
+	Status int
+	Body   struct {
+		Event      WebhookEvent      `json:"event"`
+		Deliveries []WebhookDelivery `json:"deliveries"`
+		Duplicate  bool              `json:"duplicate" doc:"The id was published before: nothing more is sent"`
+	}
+}
+
+type eventPath struct {
+	ID string `path:"id" maxLength:"128"`
+}
+
+type listEventsInput struct {
+	Since  time.Time `query:"since" doc:"Only events created at or after this time (RFC 3339)"`
+	Type   string    `query:"type" maxLength:"128"`
+	Cursor string    `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page"`
+	Limit  int       `query:"limit" minimum:"1" maximum:"500" default:"50"`
+}
+
+type eventOutput struct{ Body WebhookEvent }
+
+type eventListOutput struct {
+	Body struct {
+		Data       []WebhookEvent `json:"data"`
+		NextCursor *string        `json:"nextCursor"`
+	}
+}
+
+type listAuditInput struct {
+	EndpointID string `query:"endpointId" maxLength:"128" doc:"Only this endpoint's entries"`
+	Cursor     string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page"`
+	Limit      int    `query:"limit" minimum:"1" maximum:"500" default:"50"`
+}
+
+type auditListOutput struct {
+	Body struct {
+		Data       []WebhookAuditEntry `json:"data"`
+		NextCursor *string             `json:"nextCursor"`
+	}
+}
+
+func (s *server) registerEvents() {
+	huma.Register(s.api, s.operation("publish-event", http.MethodPost, "/api/v1/events",
+		"Publish an event to every endpoint that takes its type (or to endpointId); answers it with its deliveries", http.StatusCreated),
+		func(ctx context.Context, in *publishInput) (*publishOutput, error) {
+			ev := outbox.Event{ID: in.Body.ID, Account: principal(ctx).Account, Type: in.Body.Type, Data: in.Body.Data}
+			if in.Body.CreatedAt != nil {
+				ev.CreatedAt = *in.Body.CreatedAt
+			}
+			var (
+				pub outbox.Published
+				err error
+			)
+			if in.Body.EndpointID != "" {
+				pub, err = s.ob.PublishTo(ctx, ev, in.Body.EndpointID)
+			} else {
+				pub, err = s.ob.Publish(ctx, ev)
+			}
+			if err != nil {
+				return nil, s.problem(err, "event")
+			}
+			out := &publishOutput{Status: http.StatusCreated}
+			if pub.Duplicate {
+				out.Status = http.StatusOK
+			}
+			out.Body.Event, out.Body.Duplicate = eventJSON(pub.Event), pub.Duplicate
+			out.Body.Deliveries = make([]WebhookDelivery, 0, len(pub.Deliveries))
+			for _, d := range pub.Deliveries {
+				out.Body.Deliveries = append(out.Body.Deliveries, deliveryJSON(d))
+			}
+			return out, nil
+		})
+
+	huma.Register(s.api, s.operation("get-event", http.MethodGet, "/api/v1/events/{id}", "Read one event", http.StatusOK),
+		func(ctx context.Context, in *eventPath) (*eventOutput, error) {
+			ev, err := s.ob.GetEvent(ctx, principal(ctx).Account, in.ID)
+			if err != nil {
+				return nil, s.problem(err, "event")
+			}
+			return &eventOutput{Body: eventJSON(ev)}, nil
+		})
+
+	huma.Register(s.api, s.operation("list-events", http.MethodGet, "/api/v1/events", "The account's events, oldest first", http.StatusOK),
+		func(ctx context.Context, in *listEventsInput) (*eventListOutput, error) {
+			after, err := cursorKey(cursorEvents, in.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			evs, err := s.ob.ListEvents(ctx, outbox.EventQuery{Account: principal(ctx).Account, Since: in.Since, Type: in.Type,
+				AfterID: after, Limit: in.Limit})
+			if err != nil {
+				return nil, s.problem(err, "query")
+			}
+			out := &eventListOutput{}
+			out.Body.Data = make([]WebhookEvent, 0, len(evs))
+			for _, ev := range evs {
+				out.Body.Data = append(out.Body.Data, eventJSON(ev))
+			}
+			if len(evs) > 0 {
+				out.Body.NextCursor = nextCursor(cursorEvents, len(evs), in.Limit, evs[len(evs)-1].ID)
+			}
+			return out, nil
+		})
+}
+
+func (s *server) registerAudit() {
+	huma.Register(s.api, s.operation("list-audit", http.MethodGet, "/api/v1/audit",
+		"The account's audit log, newest first: creations, removals, pauses, disables, resumes, secret rotations, retries and recovers", http.StatusOK),
+		func(ctx context.Context, in *listAuditInput) (*auditListOutput, error) {
+			before, err := auditCursorID(in.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			es, err := s.ob.ListAudit(ctx, outbox.AuditQuery{Account: principal(ctx).Account, EndpointID: in.EndpointID, BeforeID: before, Limit: in.Limit})
+			if err != nil {
+				return nil, s.problem(err, "query")
+			}
+			out := &auditListOutput{}
+			out.Body.Data = make([]WebhookAuditEntry, 0, len(es))
+			for _, e := range es {
+				out.Body.Data = append(out.Body.Data, auditJSON(e))
+			}
+			if len(es) > 0 {
+				out.Body.NextCursor = nextCursor(cursorAudit, len(es), in.Limit, formatAuditID(es[len(es)-1].ID))
+			}
+			return out, nil
+		})
+}
