@@ -59,6 +59,10 @@ func ParsePath(s string) (Path, error) {
 			if err != nil || digits == "" || strings.Trim(digits, "0123456789") != "" || n > maxPathIndex {
 				return bad(fmt.Sprintf("index %q is not a number of at most %d", digits, maxPathIndex))
 			}
+			// One spelling per path: "a[01]" would read back as "a[1]".
+			if len(digits) > 1 && digits[0] == '0' {
+				return bad(fmt.Sprintf("index %q has a leading zero", digits))
+			}
 			p = append(p, Step{Index: n, IsIndex: true})
 			rest = rest[end+1:]
 		}
