@@ -31,18 +31,23 @@ With --json it prints one object per measure: measure, ours, baseline, ratio
 
 // benchFlags are the flags every bench has.
 type benchFlags struct {
-	rounds int
-	json   bool
+	rounds   int
+	json     bool
+	markdown bool
 }
 
 func (b *benchFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&b.rounds, "rounds", 5, "rounds, each running ours and the baseline once")
 	cmd.Flags().BoolVar(&b.json, "json", false, "print one JSON object per measure")
+	cmd.Flags().BoolVar(&b.markdown, "markdown", false, "print the table in Markdown (scripts/benchmarks.sh builds docs/BENCHMARKS.md of it)")
 }
 
 func (b *benchFlags) check(name string) error {
 	if b.rounds < 1 || b.rounds > 1000 {
 		return usageError("bench %s: --rounds must be in [1, 1000], got %d", name, b.rounds)
+	}
+	if b.json && b.markdown {
+		return usageError("bench %s: --json and --markdown are exclusive", name)
 	}
 	return nil
 }
@@ -65,6 +70,14 @@ func (b *benchFlags) print(c *cli, title string, res []benchkit.Result) error {
 			if err := enc.Encode(r); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	if b.markdown {
+		fmt.Fprintf(c.stdout, "%s\n\n| measure | unit | ours | baseline | ratio (median) | ratio min–max | rounds |\n|---|---|--:|--:|--:|--:|--:|\n", title)
+		for _, r := range res {
+			fmt.Fprintf(c.stdout, "| %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %d |\n", r.Measure, r.Unit, figure(r.Ours), figure(r.Baseline),
+				r.Ratio.Median, r.Ratio.Min, r.Ratio.Max, r.Rounds)
 		}
 		return nil
 	}
@@ -269,7 +282,7 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 				store = "PostgreSQL"
 			}
 			if err := bf.print(c, fmt.Sprintf("outbox: %d deliveries, %d in flight, %d publishers, %s", full.Deliveries,
-				full.Concurrency, full.Publishers, store), res); err != nil || bf.json {
+				full.Concurrency, full.Publishers, store), res); err != nil || bf.json || bf.markdown {
 				return err
 			}
 			printOutboxRounds(c, rounds)

@@ -72,6 +72,10 @@ func positive(t *testing.T, res []benchkit.Result) {
 func TestBenchHooksAndWS(t *testing.T) {
 	positive(t, benchResults(t, runBench(t, "hooks", "--requests", "30", "--rounds", "3", "--json"), 3, "hook round trip"))
 	positive(t, benchResults(t, runBench(t, "ws", "--messages", "30", "--size", "64", "--rounds", "2", "--json"), 2, "websocket request/ack"))
+	md := runBench(t, "ws", "--messages", "5", "--rounds", "1", "--markdown")
+	if !strings.Contains(md, "| measure | unit | ours | baseline |") || !strings.Contains(md, "| websocket request/ack | µs |") {
+		t.Errorf("--markdown:\n%s", md)
+	}
 	out := runBench(t, "hooks", "--requests", "5", "--rounds", "1")
 	for _, want := range []string{"hooks: 5 requests", "ratio min", "median", "hook round trip", "µs"} {
 		if !strings.Contains(out, want) {
@@ -133,7 +137,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{"outbox", "--deliveries", "0"}, {"outbox", "--concurrency", "-2"}, {"outbox", "--publishers", "-1"},
 		{"outbox", "--per-second", "-5"}, {"outbox", "--sync", "OFF"}, {"outbox", "--deliveries", "ten"}, {"outbox", "extra-arg"},
 		{"outbox", "--dir", "/nonexistent/switchboard-bench"}, {"outbox", "--database-url", "mysql://x"},
-		{"outbox", "--rounds", "0"}, {"hooks", "--requests", "0"}, {"hooks", "--rounds", "-1"}, {"ws", "--size", "0"},
+		{"outbox", "--rounds", "0"}, {"hooks", "--json", "--markdown"}, {"hooks", "--requests", "0"}, {"hooks", "--rounds", "-1"}, {"ws", "--size", "0"},
 		{"ws", "--size", "100000"}, {"ws", "--messages", "0"}, {"calls", "--calls", "0"}, {"calls", "--per-process", "-1"},
 		{"calls", "--calls", "1000", "--per-process", "1"}, {"backlog", "--scheduled", "0"}, {"backlog", "--head", "101"},
 		{"backlog", "--claims", "0"}, {"backlog", "--baseline", "-1"}, {"backlog", "--dir", "/nonexistent/switchboard-bench"},
