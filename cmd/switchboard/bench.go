@@ -294,6 +294,8 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 	f.IntVar(&o.Bench.Concurrency, "concurrency", 16, "HTTP requests in flight, on both sides")
 	f.IntVar(&o.Bench.Publishers, "publishers", 0, "goroutines publishing (default 4x --concurrency)")
 	f.IntVar(&o.Bench.PerSecond, "per-second", 0, "pace publishing to this many events a second (0: as fast as possible)")
+	f.IntVar(&o.Bench.BatchSize, "batch", 0, "deliveries the outbox claims at once (default the outbox's Config.BatchSize default)")
+	f.IntVar(&o.Bench.EndpointCap, "endpoint-cap", 0, "the endpoint's maxInFlight override (default 8x --concurrency, at most 1000)")
 	f.StringVar(&o.Bench.Synchronous, "sync", "FULL", "SQLite synchronous: FULL (fsync every commit) or NORMAL")
 	f.StringVar(&o.Bench.Dir, "dir", "", "directory for the database files (default a temporary one, removed after)")
 	f.StringVar(&dbURL, "database-url", "", "run on PostgreSQL at this postgres:// URL (a schema of its own each round)")

@@ -29,7 +29,8 @@ type OutboxRound = outboxbench.Result
 // Outbox measures webhook deliveries a second through the outbox (Publish to a
 // loopback receiver answering 204, every event durable before Publish returns)
 // against a plain net/http client posting the same body as many times with as many
-// requests in flight, the two interleaved round by round. It also returns each
+// requests in flight, the two interleaved round by round. The plain client repeats
+// its posts until it has run about as long as the outbox side before it. It also returns each
 // round's outbox result (lateness, CPU, the SQLite writer's share).
 func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, error) {
 	opts, err := o.Bench.WithDefaults()
@@ -37,7 +38,12 @@ func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, erro
 		return nil, nil, err
 	}
 	opts.SkipPlain = true
-	var rounds []OutboxRound
+	var (
+		rounds []OutboxRound
+		// took is how long the last outbox side ran: the baseline runs about as long,
+		// so that both sides see the machine's load over a like span.
+		took time.Duration
+	)
 	ours := func(ctx context.Context, round int) (map[string]float64, error) {
 		run := opts
 		if o.DatabaseURL != "" {
@@ -52,15 +58,26 @@ func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, erro
 		if err != nil {
 			return nil, err
 		}
+		took = time.Duration(float64(time.Second) * float64(opts.Deliveries) / r.OutboxPerSecond)
 		rounds = append(rounds, r)
 		return map[string]float64{"deliveries per second": r.OutboxPerSecond}, nil
 	}
 	baseline := func(ctx context.Context, _ int) (map[string]float64, error) {
-		r, err := outboxbench.Plain(ctx, opts)
-		if err != nil {
-			return nil, err
+		// Runs of opts.Deliveries posts until the span of the last outbox side is
+		// covered (ten runs at most; one in the first round, which has none yet).
+		var (
+			posts   int
+			elapsed time.Duration
+		)
+		for posts == 0 || elapsed < took && posts < 10*opts.Deliveries {
+			r, err := outboxbench.Plain(ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			posts += opts.Deliveries
+			elapsed += time.Duration(float64(time.Second) * float64(opts.Deliveries) / r)
 		}
-		return map[string]float64{"deliveries per second": r}, nil
+		return map[string]float64{"deliveries per second": float64(posts) / elapsed.Seconds()}, nil
 	}
 	res, err := Interleave(ctx, o.Rounds, []Measure{{"deliveries per second", "deliveries/s"}}, ours, baseline)
 	return res, rounds, err
