@@ -274,7 +274,13 @@ func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
 func (c *callRun) record(e Event) {
 	e.At = c.elapsed()
 	e.CallSid = c.info.CallSid
-	c.result.Timeline = append(c.result.Timeline, e)
+	// The last slot is kept for call.end, so a bounded timeline still says how the
+	// call ended; OnEvent sees every event.
+	if n := len(c.result.Timeline); n < MaxTimeline-1 || n < MaxTimeline && e.Kind == KindCallEnd {
+		c.result.Timeline = append(c.result.Timeline, e)
+	} else {
+		c.result.TimelineDropped++
+	}
 	if c.opts.OnEvent != nil {
 		c.opts.OnEvent(e)
 	}

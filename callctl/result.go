@@ -31,9 +31,12 @@ type Result struct {
 	Answered bool
 	// Duration is the simulated length of the call.
 	Duration time.Duration
-	// Timeline lists every event in order.
+	// Timeline lists the events in order: the first MaxTimeline-1 of them and
+	// call.end. OnEvent sees them all.
 	Timeline []Event
-	Alerts   []Alert
+	// TimelineDropped counts the events left off Timeline past MaxTimeline.
+	TimelineDropped int
+	Alerts          []Alert
 	// Verbs are the names of the verbs executed, in order.
 	Verbs []string
 	// Hooks are the hooks requested (the path of an HTTP hook URL, the hook name of
@@ -78,6 +81,10 @@ type Request struct {
 	// session:reconnect).
 	HookIndex int
 }
+
+// MaxTimeline bounds Result.Timeline: a call stuck in a loop of verbs or commands,
+// or live for days, keeps a bounded record (an event is a few hundred bytes).
+const MaxTimeline = 10_000
 
 // maxRecordedRequests bounds Result.Requests: enough for any call a scenario checks,
 // while a call stuck in a loop of hooks keeps a bounded record.
