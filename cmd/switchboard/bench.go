@@ -221,7 +221,7 @@ processes, each with its own app on its own loopback address (127.0.0.1,
 				strings.Join(plan.Addresses, ", ")), res)
 		},
 	}
-	cmd.Flags().IntVar(&o.Calls, "calls", 5000, "calls held live at once")
+	cmd.Flags().IntVar(&o.Calls, "calls", 2000, "calls held live at once")
 	cmd.Flags().IntVar(&o.PerProcess, "per-process", 0, "most calls one process holds (default: its open-files limit allows)")
 	bf.add(cmd)
 	return cmd
