@@ -3,7 +3,7 @@
 # bench with its defaults (plus the goal-sized runs the page quotes) and prints
 # the Markdown to stdout. Usage: scripts/benchmarks.sh > /tmp/tables.md
 # Set ROUNDS to change the rounds (default 5); FULL=0 skips the long runs
-# (100k calls, 1M scheduled deliveries).
+# (100k calls, 1M scheduled deliveries). Progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-5}"
@@ -15,7 +15,7 @@ run() {
 	echo
 	echo "\`switchboard bench $* --rounds $rounds\`"
 	echo
-	"$bin" bench "$@" --rounds "$rounds" --markdown 2>/dev/null
+	"$bin" bench "$@" --rounds "$rounds" --markdown
 }
 
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)," \

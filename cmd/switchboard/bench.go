@@ -213,6 +213,7 @@ processes, each with its own app on its own loopback address (127.0.0.1,
 				return usageError("bench calls: %v", err)
 			}
 			o.Rounds, o.Stderr = bf.rounds, c.stderr
+			o.Progress = func(s string) { fmt.Fprintln(c.stderr, s) }
 			res, _, err := benchkit.Calls(cmd.Context(), o)
 			if err != nil {
 				return failure(err)
