@@ -149,7 +149,7 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 			return nil, plan, err
 		}
 		workers = append(workers, client)
-		client.app, client.calls = addr.Addr, plan.PerProcess[i]
+		client.app, client.appProc, client.calls = addr.Addr, app, plan.PerProcess[i]
 	}
 	var clients []*worker
 	for _, w := range workers {
@@ -167,6 +167,19 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 				mu    sync.Mutex
 			)
 			err := allWorkers(clients, func(w *worker) error {
+				// A port of its own for every side of every round: the 4-tuples of the
+				// last side's connections linger in TIME_WAIT on the app's end, where a
+				// new connection's SYN that met one would stall.
+				if round > 0 || kind != "raw" {
+					if err := w.appProc.send("listen"); err != nil {
+						return err
+					}
+					var addr struct{ Addr string }
+					if err := w.appProc.receive(&addr); err != nil {
+						return err
+					}
+					w.app = addr.Addr
+				}
 				if err := w.send(fmt.Sprintf("%s %s %d", kind, w.app, w.calls)); err != nil {
 					return err
 				}
@@ -244,11 +257,12 @@ func allWorkers(ws []*worker, fn func(*worker) error) error {
 // worker is a helper process spoken to in lines: commands on its stdin, one JSON
 // object (or {"error": ...}) per reply on its stdout.
 type worker struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	out   *bufio.Reader
-	app   string // a client's app address
-	calls int
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Reader
+	app     string  // a client's app address
+	appProc *worker // a client's app process
+	calls   int
 }
 
 func startWorker(ctx context.Context, exe, role string, stderr io.Writer) (*worker, error) {
@@ -341,16 +355,28 @@ func serveApp(addr string, out *json.Encoder) error {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) { _ = waiting.HangupAll(r.Context()) })
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Minute}
-	go func() { _ = srv.Serve(ln) }()
-	if err := out.Encode(map[string]string{"addr": ln.Addr().String()}); err != nil {
+	listen := func() error {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return err
+		}
+		go func() { _ = srv.Serve(ln) }()
+		return out.Encode(map[string]string{"addr": ln.Addr().String()})
+	}
+	if err := listen(); err != nil {
 		return err
 	}
-	_, _ = io.Copy(io.Discard, os.Stdin)
+	// "listen" opens another port on the same address, serving the same app.
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() != "listen" {
+			return fmt.Errorf("benchkit: unexpected command %q", in.Text())
+		}
+		if err := listen(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -446,6 +472,9 @@ func liveCalls(addr string, n int) (holding, func() error, error) {
 		first  atomic.Value
 	)
 	ctx, cancel := context.WithCancel(context.Background())
+	// Ended by the first call that fails: the ramp-up stops waiting for it at once.
+	failedCtx, failNow := context.WithCancel(context.Background())
+	defer failNow()
 	start := time.Now()
 	release := func() error {
 		defer hc.CloseIdleConnections()
@@ -473,20 +502,30 @@ func liveCalls(addr string, n int) (holding, func() error, error) {
 				if err != nil {
 					failed.Add(1)
 					first.CompareAndSwap(nil, err.Error())
+					failNow()
 				}
 			}()
 		}
-		if err := appGet(addr, fmt.Sprintf("/live?want=%d", min(i+batch, n))); err != nil {
+		if err := appGetCtx(failedCtx, addr, fmt.Sprintf("/live?want=%d", min(i+batch, n))); err != nil {
 			cancel()
 			wg.Wait()
+			if f := failed.Load(); f > 0 {
+				err = fmt.Errorf("%d of %d calls failed before all were live (first: %v)", f, n, first.Load())
+			}
 			return holding{}, nil, err
 		}
 	}
 	return measured(h0, s0, g0, start), release, nil
 }
 
-func appGet(addr, path string) error {
-	resp, err := http.Get("http://" + addr + path)
+func appGet(addr, path string) error { return appGetCtx(context.Background(), addr, path) }
+
+func appGetCtx(ctx context.Context, addr, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
