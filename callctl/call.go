@@ -95,7 +95,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // setUp prepares the call of o. Apart from Run, so that the copies of Options it
 // makes (1 KB each) live in a frame that is gone before the call runs: a live call
 // parks its goroutine for as long as it lasts, and a stack that uses more than a
-// quarter of itself is never shrunk (bench calls, docs/BENCHMARKS.md §3).
+// quarter of itself is never shrunk (bench calls; docs/BENCHMARKS.md, the memory of a live call).
 //
 //go:noinline
 func setUp(o *Options) (*callRun, error) {
