@@ -155,6 +155,7 @@ type Manager struct {
 	calls    map[string]*liveCall
 	draining bool
 	drained  chan struct{} // closed when draining starts
+	giveUp   chan struct{} // closed when a drain stops retrying failed saves
 	wg       sync.WaitGroup
 }
 
@@ -165,7 +166,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	return &Manager{opts: opts, store: opts.Store, log: opts.Logger, metrics: opts.Metrics,
-		calls: map[string]*liveCall{}, drained: make(chan struct{})}, nil
+		calls: map[string]*liveCall{}, drained: make(chan struct{}), giveUp: make(chan struct{})}, nil
 }
 
 // warnFragment logs, once per URL, why a URL's retry fragment was not taken as
@@ -240,6 +241,10 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	}
 	opts.Script = req.Script
 	opts.IdleLimit = m.opts.IdleLimit
+	// A node's calls are real calls: retry delays, reconnect backoff, media and
+	// the call's limits pass on the wall clock (docs/call-control.md §4b), so that
+	// the retry schedule protects the application as it is meant to.
+	opts.RealTime = true
 	if req.CallStatusHook != nil {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
@@ -274,11 +279,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	view := lc.view
 	lc.mu.Unlock()
 	m.metrics.CallEnded(view.Reason)
-	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := m.store.SaveCall(saveCtx, view); err != nil {
-		log.Error().Err(err).Msg("saving the call record failed")
-	}
+	m.saveFinal(log, view)
 	if m.opts.Status != nil {
 		m.opts.Status.Forget(view.CallSid)
 	}
@@ -287,6 +288,42 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	m.mu.Unlock()
 	close(lc.done)
 	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
+}
+
+// The backoff of saveFinal's retries.
+const (
+	saveRetryFirst = 50 * time.Millisecond
+	saveRetryMax   = 5 * time.Second
+)
+
+// saveFinal saves a call's final record, retrying until the store takes it: a record
+// left active would end as node-restart at the next start although the call ended
+// otherwise. Until then the call stays in the manager (Get shows it ended). The
+// retries stop only when the manager gives up at the end of a drain (giveUp), the
+// database still failing: that record is then the next start's to repair.
+func (m *Manager) saveFinal(log zerolog.Logger, view nodestore.Call) {
+	delay := saveRetryFirst
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := m.store.SaveCall(ctx, view)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				log.Info().Int("attempts", attempt).Msg("the call record was saved after failures")
+			}
+			return
+		}
+		log.Error().Err(err).Int("attempt", attempt).Dur("retry_in", delay).Msg("saving the call record failed; retrying")
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-m.giveUp:
+			t.Stop()
+			log.Error().Err(err).Msg("the call record could not be saved before the node stopped: the next start records the call as node-restart")
+			return
+		}
+		delay = min(2*delay, saveRetryMax)
+	}
 }
 
 // observe records a timeline event, counts it and stores alerts.

@@ -17,20 +17,27 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)
+	return s.exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active`,
 		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli())
-	return err
 }
 
 // InterruptActiveCalls reads the active rows (a partial index holds them) and
 // replaces their records in one transaction: all of them, or none.
 func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Call) nodestore.Call) (int, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	var n int
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = interruptActiveCalls(ctx, tx, end)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
+	return n, nil
+}
+
+func interruptActiveCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Call) nodestore.Call) (int, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT sid, record FROM fs_calls WHERE active = 1`)
 	if err != nil {
 		return 0, err
@@ -61,9 +68,6 @@ func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Cal
 		if _, err := tx.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0 WHERE sid = ?`, string(b), p.sid); err != nil {
 			return 0, err
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, err
 	}
 	return len(calls), nil
 }
