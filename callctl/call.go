@@ -96,26 +96,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newCall(p *prepared) *callRun {
-	info := p.Call
-	info.Direction = "inbound"
-	fill := func(s *string, v string) {
-		if *s == "" {
-			*s = v
-		}
-	}
-	fill(&info.CallSid, newUUID())
-	fill(&info.CallID, newUUID())
-	fill(&info.SbcCallID, newUUID())
-	fill(&info.TraceID, randomHex(16))
-	fill(&info.AccountSid, "9351f46a-678c-43f5-b8a6-d4eb58d131af")
-	fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
-	fill(&info.From, defaultFrom)
-	fill(&info.To, defaultTo)
-	fill(&info.CallerID, info.From)
-	fill(&info.FsSipAddress, "127.0.0.1:5070")
-	info.CallStatus = StatusTrying
-	info.SipStatus = 100
-	info.SipReason = "Trying"
+	info := p.Call.WithDefaults()
 	var clock callClock = newSimulatedClock(p.Clock)
 	if p.RealTime {
 		clock = wallClock{}

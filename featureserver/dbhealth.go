@@ -44,18 +44,23 @@ func newDBHealth(path string, w sqlitenode.Writer) (*dbHealth, error) {
 	return &dbHealth{path: path, file: fi, w: w, now: time.Now}, nil
 }
 
-// WriteTx runs fn on the writer and notes a failure of the database itself.
+// probing marks the context of the write probe, whose success proves less than a
+// real write's (it grows nothing) and so clears no failure.
+type probing struct{}
+
+// WriteTx runs fn on the writer and notes a failure of the database itself, or a
+// success that clears it.
 func (h *dbHealth) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	err := h.w.WriteTx(ctx, fn)
-	h.note(err)
+	h.note(err, ctx.Value(probing{}) != nil)
 	return err
 }
 
-func (h *dbHealth) note(err error) {
+func (h *dbHealth) note(err error, probe bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
-	case err == nil:
+	case err == nil && !probe:
 		h.lastErr = nil
 	case databaseFault(err):
 		h.lastFail, h.lastErr = h.now(), err
@@ -92,7 +97,7 @@ func (h *dbHealth) problem(ctx context.Context) error {
 		return err
 	}
 	if h.probe != nil {
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		pctx, cancel := context.WithTimeout(context.WithValue(ctx, probing{}, true), 2*time.Second)
 		defer cancel()
 		if err := h.probe(pctx); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("the database %s cannot be written: %w", h.path, err)

@@ -49,6 +49,12 @@ type StatusHooks interface {
 	Deliveries(callSid string) []nodestore.StatusDelivery
 	// Forget drops them, once the call's record holds them.
 	Forget(callSid string)
+	// Notify hands over one status notification of a call no longer running (the
+	// final one of a call a crash cut short), to the status hook target (hook as
+	// the application configured it, for its method and credentials): the
+	// notification is stored for delivery when it returns nil. The final
+	// notification of a call is kept once, whoever hands it over.
+	Notify(ctx context.Context, account nodestore.Account, hook nodestore.HookSpec, target fragment.Target, payload map[string]any) error
 }
 
 // Options configure a Manager. Zero values take the defaults documented per field.
@@ -157,6 +163,8 @@ type Manager struct {
 	drained  chan struct{} // closed when draining starts
 	giveUp   chan struct{} // closed when a drain stops retrying failed saves
 	wg       sync.WaitGroup
+
+	forgetLater map[string]bool // calls whose deliveries RecoverInterrupted names
 }
 
 // New returns a manager of no calls, or the error naming every bad option.
@@ -209,6 +217,7 @@ func (m *Manager) Start(req Request) (string, error) {
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
 		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC(),
+		Recovery: m.recovery(req, opts),
 	}}
 	m.calls[sid] = lc
 	m.wg.Add(1)
@@ -231,6 +240,20 @@ func (m *Manager) Start(req Request) (string, error) {
 	return sid, nil
 }
 
+// recovery is what the call's record keeps for its final status notification should
+// the node crash: for an HTTP application with a status hook whose notifications
+// go through Options.Status (a WebSocket application's go over its socket, which a
+// crash closes).
+func (m *Manager) recovery(req Request, opts callctl.Options) *nodestore.CallRecovery {
+	if req.CallStatusHook == nil || m.opts.Status == nil {
+		return nil
+	}
+	if t, err := fragment.Parse(req.CallHook.URL); err != nil || t.Policy.Transport != fragment.HTTP {
+		return nil
+	}
+	return &nodestore.CallRecovery{AppURL: req.CallHook.URL, StatusHook: *req.CallStatusHook, Fields: opts.Call.Fields()}
+}
+
 func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	opts := m.opts.Network.CallOptions(req.CallHook.URL)
 	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
@@ -239,6 +262,9 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 		CallSid: sid, From: req.From, To: req.To, AccountSid: req.Account.Sid,
 		ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
 	}
+	// The call info is settled here rather than in callctl, so that the record
+	// can keep what a crash would need for the call's final notification.
+	opts.Call = opts.Call.WithDefaults()
 	opts.Script = req.Script
 	opts.IdleLimit = m.opts.IdleLimit
 	// A node's calls are real calls: retry delays, reconnect backoff, media and
@@ -264,6 +290,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	lc.mu.Lock()
 	lc.view.Active = false
 	lc.view.EndedAt = &now
+	lc.view.Recovery = nil // ended: nothing to recover
 	if err != nil {
 		// Options the runtime refused (a bad URL slipped past the API): record it as
 		// a failed call rather than losing it.

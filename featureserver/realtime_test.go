@@ -1,0 +1,83 @@
+package featureserver
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// arrivals records when an application received each request, on the real clock.
+type arrivals struct {
+	mu    sync.Mutex
+	times []time.Time
+	four  chan struct{} // closed at the fourth
+}
+
+func newArrivals() *arrivals { return &arrivals{four: make(chan struct{})} }
+
+func (a *arrivals) add() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.times = append(a.times, time.Now())
+	if len(a.times) == 4 {
+		close(a.four)
+	}
+}
+
+// wantRampGaps checks that four requests came at about 0, 0.5, 1.5 and 3.5 s: each
+// gap at least most of its delay (no upper bound: a loaded machine is only slower).
+func (a *arrivals) wantRampGaps(t *testing.T) {
+	t.Helper()
+	select {
+	case <-a.four:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the app never got its fourth request")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, least := range []time.Duration{400 * time.Millisecond, 900 * time.Millisecond, 1900 * time.Millisecond} {
+		if gap := a.times[i+1].Sub(a.times[i]); gap < least {
+			t.Errorf("request %d came %v after request %d, want at least %v (the ramp's delay, on the real clock)", i+2, gap, i+1, least)
+		}
+	}
+}
+
+// On a node an HTTP app failing 503 under #rc=3&rp=5xx gets its 4 requests at the
+// ramp's times, measured at the app: the retry delays pass for real.
+func TestNodeHookRetriesWaitForReal(t *testing.T) {
+	t.Parallel()
+	got := newArrivals()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.add()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(app.Close)
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	sid := n.startCall(acct, app.URL+"/call#rc=3&rp=5xx", nil)
+	got.wantRampGaps(t)
+	if v := n.waitCall(acct, sid); v.Reason != "call-hook-failed" {
+		t.Errorf("call ended with %s, want call-hook-failed", v.Reason)
+	}
+}
+
+// Likewise the upgrades of a WebSocket app that answers 503.
+func TestNodeWebSocketConnectRetriesWaitForReal(t *testing.T) {
+	t.Parallel()
+	got := newArrivals()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.add()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(app.Close)
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	sid := n.startCall(acct, "ws"+strings.TrimPrefix(app.URL, "http")+"/ws#rc=3&rp=5xx", nil)
+	got.wantRampGaps(t)
+	if v := n.waitCall(acct, sid); v.Reason != "ws-connect-failed" {
+		t.Errorf("call ended with %s, want ws-connect-failed", v.Reason)
+	}
+}
