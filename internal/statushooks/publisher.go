@@ -196,7 +196,13 @@ const (
 // have, but returning the error. A final notification the call had published itself
 // is not published twice.
 func (p *Publisher) Notify(ctx context.Context, account nodestore.Account, spec nodestore.HookSpec, target fragment.Target, payload map[string]any) error {
-	return p.publish(ctx, account, spec, target, payload)
+	err := p.publish(ctx, account, spec, target, payload)
+	if status, _ := payload["call_status"].(string); callctl.Status(status).Final() && errors.Is(err, outbox.ErrConflict) {
+		// The call published its own final notification before the crash, with
+		// what it knew then: that one stands.
+		return nil
+	}
+	return err
 }
 
 // callSidOf returns the call sid in a call status event id.
