@@ -152,3 +152,18 @@ func TestFinalRecordIsRetriedUntilSaved(t *testing.T) {
 		t.Errorf("the call after a restart: %d %s", code, raw)
 	}
 }
+
+// The node's database, its WAL and its lock file are readable by their owner only:
+// the database holds webhook secrets and hook credentials.
+func TestNodeFilesAreOwnerOnly(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	n.createAccount("acme") // a write: the WAL exists
+	path := n.node.health.path
+	for _, name := range []string{path, path + "-wal", path + ".lock"} {
+		fi, err := os.Stat(name)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v (%v), want mode 0600", name, fi.Mode().Perm(), err)
+		}
+	}
+}
