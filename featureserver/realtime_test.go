@@ -81,3 +81,27 @@ func TestNodeWebSocketConnectRetriesWaitForReal(t *testing.T) {
 		t.Errorf("call ended with %s, want ws-connect-failed", v.Reason)
 	}
 }
+
+// The node's call limits reach its calls: with SWITCHBOARD_MAX_CALL_REQUESTS=10 an
+// application redirecting to itself gets 10 requests and the call ends max-requests.
+func TestNodeCallLimits(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	hits := 0
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"redirect","actionHook":"/loop"}]`))
+	}))
+	t.Cleanup(app.Close)
+	n := startNode(t, func(c *Config) { c.MaxCallRequests = 10 })
+	acct := n.createAccount("acme")
+	v := n.waitCall(acct, n.startCall(acct, app.URL+"/loop", nil))
+	mu.Lock()
+	defer mu.Unlock()
+	if v.Reason != "max-requests" || hits != 10 {
+		t.Errorf("call ended %s after %d requests, want max-requests after 10", v.Reason, hits)
+	}
+}

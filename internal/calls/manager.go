@@ -69,6 +69,9 @@ type Options struct {
 	// IdleLimit ends a WebSocket call whose verbs ran out and that has heard nothing
 	// for this long (callctl.Options.IdleLimit). Required: positive.
 	IdleLimit time.Duration
+	// Limits bound each call (callctl.Options.MaxDuration, MaxRequests,
+	// MaxEvents). Default: callctl's for each zero field.
+	Limits Limits
 	// Status, when set, takes over the status notifications of each call with a
 	// status hook (the node's outbox), and the call's record names their
 	// deliveries. Default none: the call sends them itself.
@@ -112,6 +115,14 @@ func (o Options) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Limits are the limits of one call: its length on the wall clock, its requests to
+// the application and its timeline's events.
+type Limits struct {
+	Duration time.Duration
+	Requests int
+	Events   int
 }
 
 // Request is a call to start.
@@ -271,6 +282,7 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	// the call's limits pass on the wall clock (docs/call-control.md §4b), so that
 	// the retry schedule protects the application as it is meant to.
 	opts.RealTime = true
+	opts.MaxDuration, opts.MaxRequests, opts.MaxEvents = m.opts.Limits.Duration, m.opts.Limits.Requests, m.opts.Limits.Events
 	if req.CallStatusHook != nil {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
