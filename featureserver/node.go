@@ -115,7 +115,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	n.calls, err = calls.New(calls.Options{
 		Store: store, Network: NewCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger),
 		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
-		Limits: calls.Limits{Duration: cfg.MaxCallDuration, Requests: cfg.MaxCallRequests, Events: cfg.MaxCallEvents},
+		Limits:  calls.Limits{Duration: cfg.MaxCallDuration, Requests: cfg.MaxCallRequests, Events: cfg.MaxCallEvents},
 		Metrics: n.metrics, Clock: clock, Logger: opts.Logger,
 	})
 	if err != nil {
