@@ -105,8 +105,10 @@ func (p *serveProcess) stop() {
 // 16 clients create 5,000 calls against a loopback app: every record ends with its
 // real status and reason, /metrics shows no active call, every call's final status
 // notification arrives; after SIGTERM the next start relabels nothing.
+//
+// Not parallel: the package's parallel tests wait while it runs, so that its 10,000
+// status deliveries, each synced to disk, do not share two cores with them.
 func TestServeKeepsEveryRecordUnderLoad(t *testing.T) {
-	t.Parallel()
 	const clients, total = 16, 5000
 	status := newStatusReceiver(t)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -165,13 +167,30 @@ func TestServeKeepsEveryRecordUnderLoad(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond) // across processes: poll with a deadline
 	}
-	status.await(t, 5*time.Minute, "every call's final status notification", func(got map[string]map[string]map[string]any) bool {
+	missing := func(got map[string]map[string]map[string]any) int {
+		n := 0
 		for _, sid := range all {
 			if got[sid]["completed"] == nil {
-				return false
+				n++
 			}
 		}
-		return true
+		return n
+	}
+	defer func() {
+		if t.Failed() {
+			status.mu.Lock()
+			t.Logf("%d final notifications missing", missing(status.got))
+			status.mu.Unlock()
+			_, raw := p.do("GET", "/metrics", "", nil, nil)
+			for _, l := range strings.Split(string(raw), "\n") {
+				if strings.HasPrefix(l, "switchboard_outbox") {
+					t.Log(l)
+				}
+			}
+		}
+	}()
+	status.await(t, 15*time.Minute, "every call's final status notification", func(got map[string]map[string]map[string]any) bool {
+		return missing(got) == 0
 	})
 	// Every record, as the API reads it from the store.
 	check := make(chan string, len(all))
