@@ -79,7 +79,9 @@ func (e *env) watch(ev any) {
 	switch ev := ev.(type) {
 	case *page.EventJavascriptDialogOpening:
 		p = "dialog " + string(ev.Type) + ": " + ev.Message
-		go func() { _, _ = chromedp.Call(e.browser, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}) }()
+		go func() {
+			_, _ = chromedp.Call(e.browser, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}()
 	case *runtime.EventExceptionThrown:
 		p = "exception: " + ev.ExceptionDetails.Text
 	case *runtime.EventConsoleAPICalled:

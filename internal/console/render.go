@@ -50,9 +50,9 @@ func (c *Console) parseTemplates() error {
 			}
 			return *s
 		},
-		"join": strings.Join,
-		"ms": func(f float64) string { return fmt.Sprintf("%.1f ms", f) },
-		"esc": esc,
+		"join":  strings.Join,
+		"ms":    func(f float64) string { return fmt.Sprintf("%.1f ms", f) },
+		"esc":   esc,
 		"lower": strings.ToLower,
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")

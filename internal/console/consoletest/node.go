@@ -125,7 +125,9 @@ type StatusError struct {
 	Body   string
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, strings.TrimSpace(e.Body)) }
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%d %s", e.Status, strings.TrimSpace(e.Body))
+}
 
 // Poll calls cond until it holds, at most until timeout: the way to wait for what a
 // node does asynchronously (an attempt recorded, a call ended) from outside it.
