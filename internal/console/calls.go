@@ -1,6 +1,7 @@
 package console
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,7 +24,7 @@ type callRow struct {
 type callsData struct {
 	Calls    []callRow
 	Filter   callFilter
-	NextPage string
+	NextPage template.URL
 }
 
 func (c *Console) calls(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +78,7 @@ func (c *Console) calls(w http.ResponseWriter, r *http.Request) {
 				nq.Set(k, v)
 			}
 		}
-		d.NextPage = nq.Encode()
+		d.NextPage = template.URL("/console/calls?" + nq.Encode()) // built of escaped parts
 	}
 	c.render(w, status, "calls", view{Title: "Calls", Nav: "calls", Session: &s, Notice: notice(r), Error: errMsg, Data: d})
 }

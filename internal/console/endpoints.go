@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -118,7 +119,7 @@ type endpointData struct {
 	Deliveries []outboxapi.WebhookDelivery
 	Filter     deliveryFilter
 	Statuses   []string
-	NextPage   string // the query of the next page, empty on the last
+	NextPage   template.URL // the next page, empty on the last
 	Form       endpointForm
 	Profiles   []string
 	Since      string
@@ -167,7 +168,7 @@ func (c *Console) renderEndpoint(w http.ResponseWriter, r *http.Request, s sessi
 		next.Cursor = *page.NextCursor
 		nq := next.query()
 		nq.Del("limit")
-		d.NextPage = nq.Encode()
+		d.NextPage = template.URL("/console/endpoints/" + esc(id) + "?" + nq.Encode()) // built of escaped parts
 	}
 	if form != nil {
 		d.Form = *form
