@@ -399,3 +399,43 @@ func TestCallLiveControl(t *testing.T) {
 		t.Fatalf("at a glance lacks the %s call:\n%s", v.CallStatus, page)
 	}
 }
+
+// A call's page links its status-hook deliveries to their pages in the delivery log.
+func TestCallStatusDeliveries(t *testing.T) {
+	node := startNode(t)
+	c := signedIn(t, node, "A")
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `[{"verb":"hangup"}]`)
+	}))
+	t.Cleanup(app.Close)
+	status, err := consoletest.NewReceiver(func(int) (int, string) { return 200, "{}" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { status.Close() })
+	var created struct {
+		CallSid string `json:"call_sid"`
+	}
+	if err := node.Do("POST", "/v1/Accounts/"+c.acct.AccountSid+"/Calls", c.acct.APIToken, map[string]any{
+		"from": "a", "to": "b", "call_hook": map[string]any{"url": app.URL + "/app"},
+		"call_status_hook": map[string]any{"url": status.URL}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	err = consoletest.Poll(wait, "the call's end", func() (bool, error) {
+		var v struct{ Active bool }
+		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+created.CallSid, c.acct.APIToken, nil, &v)
+		return !v.Active, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, page := c.get("/console/calls/" + created.CallSid)
+	links := regexp.MustCompile(`<a href="(/console/endpoints/[^"]+/deliveries/[^"]+)">`).FindAllStringSubmatch(page, -1)
+	if len(links) == 0 {
+		t.Fatalf("the call's page lists no status delivery:\n%s", page)
+	}
+	if code, _, d := c.get(links[0][1]); code != http.StatusOK || !strings.Contains(d, `id="attempts"`) {
+		t.Fatalf("status delivery %s: %d", links[0][1], code)
+	}
+}

@@ -33,12 +33,15 @@ type tick struct {
 }
 
 type mark struct {
-	Kind  string // the event kind, as data-kind
-	Class string
-	X, Y  float64
-	W     float64 // > 0: a span
-	Label string  // drawn beside the mark
-	Title string  // the tooltip: every field
+	Kind   string // the event kind, as data-kind
+	Class  string
+	X, Y   float64
+	W      float64 // > 0: a span
+	Label  string  // drawn beside the mark
+	LabelX float64
+	LabelY float64 // offset from Y: above the lane, or below it when that is taken
+	Anchor string  // start, or end near the right edge
+	Title  string  // the tooltip: every field
 }
 
 type timelineEvent struct {
@@ -160,7 +163,69 @@ func buildTimeline(raw []json.RawMessage) timeline {
 		tl.Marks = append(tl.Marks, mark{Kind: "verb", Class: "ev verb running", X: x(start), Y: float64(tl.Lanes[3].Y),
 			W: math.Max(x(end)-x(start), 3), Label: verb, Title: verb + " since " + fmtMS(start)})
 	}
+	placeLabels(tl.Marks, float64(tl.Width))
 	return tl
+}
+
+// labelCharWidth is about the width of a character of the labels (11 px type).
+const labelCharWidth = 6.2
+
+// placeLabels puts each label above its lane, or below it when another label is
+// there, or leaves it to the tooltip when both are taken; a label that would run
+// past the right edge ends at its mark. Drops, reconnects, alerts and failed
+// attempts are placed first, so they are the ones that stay.
+func placeLabels(marks []mark, width float64) {
+	type span struct{ from, to float64 }
+	taken := map[[2]float64][]span{} // lane y and row offset: the labels there
+	free := func(k [2]float64, sp span) bool {
+		for _, o := range taken[k] {
+			if sp.from < o.to+4 && o.from < sp.to+4 {
+				return false
+			}
+		}
+		return true
+	}
+	order := make([]int, 0, len(marks))
+	for i := range marks {
+		if marks[i].Label != "" {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return labelRank(marks[order[a]]) < labelRank(marks[order[b]]) })
+	for _, i := range order {
+		m := &marks[i]
+		w := float64(len(m.Label)) * labelCharWidth
+		m.LabelX, m.Anchor = m.X, "start"
+		sp := span{m.X, m.X + w}
+		if sp.to > width-4 {
+			m.LabelX, m.Anchor = m.X+m.W, "end"
+			sp = span{m.LabelX - w, m.LabelX}
+		}
+		placed := false
+		for _, dy := range []float64{-10, 20} {
+			k := [2]float64{m.Y, dy}
+			if free(k, sp) {
+				m.LabelY, placed = dy, true
+				taken[k] = append(taken[k], sp)
+				break
+			}
+		}
+		if !placed {
+			m.Label = ""
+		}
+	}
+}
+
+// labelRank orders labels by how much an operator needs them.
+func labelRank(m mark) int {
+	switch {
+	case m.Kind == "ws.close" || m.Kind == "ws.reconnect" || m.Kind == "alert" || m.Kind == "call.end":
+		return 0
+	case strings.Contains(m.Class, "failed") || m.Kind == "hook.retry" || m.Kind == "fault":
+		return 1
+	default:
+		return 2
+	}
 }
 
 func num(m map[string]any, k string) float64 {
