@@ -21,7 +21,11 @@ type callRow struct {
 	Duration string
 }
 
+// callStatuses are the call_status values the call list filters on.
+var callStatuses = []string{"trying", "ringing", "early-media", "in-progress", "queued", "completed", "failed", "busy", "no-answer"}
+
 type callsData struct {
+	Statuses []string
 	Calls    []callRow
 	Filter   callFilter
 	NextPage template.URL
@@ -43,7 +47,7 @@ func (c *Console) calls(w http.ResponseWriter, r *http.Request) {
 	for k, v := range map[string]string{"since": f.Since, "until": f.Until} {
 		t, err := parseTime(v)
 		if err != nil {
-			c.render(w, http.StatusUnprocessableEntity, "calls", view{Title: "Calls", Nav: "calls", Session: &s, Error: k + ": " + err.Error(), Data: callsData{Filter: f}})
+			c.render(w, http.StatusUnprocessableEntity, "calls", view{Title: "Calls", Nav: "calls", Session: &s, Error: k + ": " + err.Error(), Data: callsData{Filter: f, Statuses: callStatuses}})
 			return
 		}
 		if !t.IsZero() {
@@ -52,7 +56,7 @@ func (c *Console) calls(w http.ResponseWriter, r *http.Request) {
 	}
 	var list []nodeapi.CallView
 	h, err := s.api.get(r.Context(), "/v1/Accounts/"+esc(s.AccountSid)+"/Calls", api, &list)
-	d := callsData{Filter: f}
+	d := callsData{Filter: f, Statuses: callStatuses}
 	errMsg, status := "", http.StatusOK
 	if err != nil {
 		if statusOf(err) >= 500 {
@@ -109,6 +113,10 @@ func (c *Console) renderCall(w http.ResponseWriter, r *http.Request, s session, 
 		end = *v.EndedAt
 	}
 	d := callData{Call: v, Duration: end.Sub(v.CreatedAt).Round(100 * time.Millisecond).String(), Timeline: buildTimeline(v.Timeline), Redirect: redirect}
+	if !v.Active && len(v.Timeline) > 0 {
+		// The call's own clock: a scenario's simulated time runs faster than the wall's.
+		d.Duration = fmtMS(d.Timeline.EndMS)
+	}
 	c.render(w, status, "call", view{Title: "Call " + v.CallSid, Nav: "calls", Session: &s, Notice: notice(r), Error: errMsg, Data: d})
 }
 

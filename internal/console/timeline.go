@@ -58,6 +58,7 @@ type timeline struct {
 	Marks         []mark
 	Events        []timelineEvent
 	Span          string
+	EndMS         float64 // the last event's time (or end of a span) on the call's clock
 }
 
 var laneOf = map[string]int{
@@ -108,7 +109,7 @@ func buildTimeline(raw []json.RawMessage) timeline {
 	for t := 0.0; t <= end+step/2; t += step {
 		tl.Ticks = append(tl.Ticks, tick{X: x(math.Min(t, end)), Label: fmtMS(t)})
 	}
-	tl.Span = fmtMS(end)
+	tl.Span, tl.EndMS = fmtMS(end), end
 	openVerb := map[string]float64{}
 	for _, e := range evs {
 		tl.Events = append(tl.Events, timelineEvent{At: fmtMS(e.t), Kind: e.kind, Detail: details(e.fields)})
@@ -133,7 +134,13 @@ func buildTimeline(raw []json.RawMessage) timeline {
 		case "ws.open":
 			m.Label = "open"
 		case "ws.close":
-			m.Label = fmt.Sprintf("drop %d", int(num(e.fields, "code")))
+			// 1000 is the node closing the session at the call's end; anything else
+			// (1006: no close frame) is a drop.
+			if code := int(num(e.fields, "code")); code == 1000 {
+				m.Label = "close 1000"
+			} else {
+				m.Label = fmt.Sprintf("drop %d", code)
+			}
 		case "ws.reconnect":
 			m.Label = fmt.Sprintf("reconnect #%d", int(num(e.fields, "attempt")))
 		case "verb.start":
@@ -150,8 +157,11 @@ func buildTimeline(raw []json.RawMessage) timeline {
 			m.Kind, m.X = "verb", x(start)
 			m.W = math.Max(x(e.t)-m.X, 3)
 			m.Label = verb
-		case "call.status", "call.end":
+		case "call.status":
 			m.Label, _ = e.fields["status"].(string)
+		case "call.end":
+			reason, _ := e.fields["reason"].(string)
+			m.Label = "end: " + reason
 		case "alert":
 			m.Label, _ = e.fields["type"].(string)
 		case "fault":

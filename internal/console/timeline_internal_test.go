@@ -27,15 +27,26 @@ func TestBuildTimeline(t *testing.T) {
 		`{"t_ms":400,"kind":"hook.retry","url":"ws://x","attempt":2,"delay_ms":500}`,
 		`{"t_ms":900,"kind":"ws.reconnect","attempt":1}`,
 		`{"t_ms":950,"kind":"verb.end","verb":"say"}`,
+		`{"t_ms":990,"kind":"ws.close","code":1000}`,
 		`{"t_ms":1000,"kind":"call.end","status":"completed","reason":"hangup-verb","sip_status":200}`,
 		`not json`,
 	))
-	if len(tl.Events) != 9 {
-		t.Fatalf("%d events listed, want the 9 readable", len(tl.Events))
+	if len(tl.Events) != 10 {
+		t.Fatalf("%d events listed, want the 10 readable", len(tl.Events))
 	}
 	byKind := map[string]mark{}
+	var closes []string
 	for _, m := range tl.Marks {
+		if m.Kind == "ws.close" {
+			closes = append(closes, m.Label)
+			if _, ok := byKind[m.Kind]; ok {
+				continue // the first one: the drop
+			}
+		}
 		byKind[m.Kind] = m
+	}
+	if strings.Join(closes, ",") != "drop 1011,close 1000" || byKind["call.end"].Label != "end: hangup-verb" {
+		t.Fatalf("closes %q, end %q: want the drop, then the node's close at the end", closes, byKind["call.end"].Label)
 	}
 	attempt, retry, verb := byKind["hook.attempt"], byKind["hook.retry"], byKind["verb"]
 	if attempt.W <= 0 || retry.W <= attempt.W || verb.W <= 0 || attempt.Y != retry.Y || byKind["ws.close"].Y != byKind["ws.reconnect"].Y {
