@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -62,11 +63,7 @@ func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := formOf(r)
-	events, err := parseEvents(f.Events)
-	if err != nil {
-		c.renderEndpoints(w, r, s, http.StatusUnprocessableEntity, f, err.Error())
-		return
-	}
+	events := parseEvents(f.Events)
 	policy, err := parsePolicy(f.Policy)
 	if err != nil {
 		c.renderEndpoints(w, r, s, http.StatusUnprocessableEntity, f, err.Error())
@@ -199,11 +196,8 @@ func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request) {
 	switch action {
 	case "edit":
 		f := formOf(r)
-		events, perr := parseEvents(f.Events)
-		var policy json.RawMessage
-		if perr == nil {
-			policy, perr = parsePolicy(f.Policy)
-		}
+		events := parseEvents(f.Events)
+		policy, perr := parsePolicy(f.Policy)
 		if perr != nil {
 			c.renderEndpoint(w, r, s, http.StatusUnprocessableEntity, &f, perr.Error())
 			return
@@ -232,12 +226,13 @@ func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request) {
 	case "rotate":
 		q := reason
 		if g := strings.TrimSpace(r.PostFormValue("graceHours")); g != "" {
+			// The API bounds the grace; the console only turns hours into seconds.
 			h, perr := strconv.ParseFloat(g, 64)
-			if perr != nil || h < 0 || h > 168 {
-				c.renderEndpoint(w, r, s, http.StatusUnprocessableEntity, nil, "grace: hours from 0 to 168")
+			if perr != nil || math.IsNaN(h) || math.IsInf(h, 0) {
+				c.renderEndpoint(w, r, s, http.StatusUnprocessableEntity, nil, "grace: a number of hours")
 				return
 			}
-			q.Set("graceSeconds", strconv.Itoa(int(h*3600)))
+			q.Set("graceSeconds", strconv.FormatInt(int64(math.Round(h*3600)), 10))
 		}
 		var out outboxapi.WebhookEndpointWithSecret
 		if _, err = s.api.do(r.Context(), http.MethodPost, base+"/rotate-secret", q, nil, &out); err == nil {

@@ -14,15 +14,13 @@ import (
 // event type, a policy or a time is acceptable is the API's to say (docs/outbox.md
 // §4), so these parsers only reject what cannot be put into a request at all.
 
-// maxEventTypes bounds an events field as the API does (maxItems 100).
-const maxEventTypes = 100
-
 // parseEvents reads an events field: types separated by commas, spaces or new
-// lines; empty is every type (nil). Duplicates are dropped, order kept.
-func parseEvents(field string) ([]string, error) {
+// lines; empty is every type (nil). Duplicates are dropped, order kept; how many
+// and which types an endpoint may take is the API's to say.
+func parseEvents(field string) []string {
 	items := strings.FieldsFunc(field, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	if len(items) == 0 {
-		return nil, nil
+		return nil
 	}
 	seen := map[string]bool{}
 	out := make([]string, 0, len(items))
@@ -32,10 +30,7 @@ func parseEvents(field string) ([]string, error) {
 			out = append(out, it)
 		}
 	}
-	if len(out) > maxEventTypes {
-		return nil, fmt.Errorf("events: %d types, at most %d", len(out), maxEventTypes)
-	}
-	return out, nil
+	return out
 }
 
 // parsePolicy reads a policy field: a JSON object of overrides, or empty for none

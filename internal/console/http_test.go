@@ -155,6 +155,9 @@ func TestSessionCookieAndHeaders(t *testing.T) {
 			t.Errorf("%s: CSP %q, nosniff %q", path, csp, h.Get("X-Content-Type-Options"))
 		}
 	}
+	if code, h, _ := c.get("/console"); code/100 != 3 || h.Get("Location") != "/console/" {
+		t.Errorf("/console: %d %v, want a redirect to /console/", code, h)
+	}
 	if code, _, body := c.get("/console/static/htmx.min.js"); code != http.StatusOK || !strings.Contains(body, "htmx") {
 		t.Errorf("htmx: %d", code)
 	}
@@ -262,6 +265,19 @@ func TestEndpointActions(t *testing.T) {
 	}
 	if err := node.Do("GET", "/api/v1/webhooks/"+id+"/deliveries", c.acct.APIToken, nil, &ds); err != nil || len(ds.Data) != 1 || ds.Data[0].Type != "settings.webhook.ping" {
 		t.Fatalf("deliveries after ping: %+v %v", ds, err)
+	}
+	// Bounds are the API's: the console shows its refusal and changes nothing.
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = fmt.Sprintf("t%d", i)
+	}
+	for _, bad := range [][]string{{"/rotate", "graceHours", "200"}, {"/rotate", "graceHours", "soon"}, {"/edit", "url", rc.URL, "events", strings.Join(many, ",")}} {
+		if code, _, page := c.form("/console/endpoints/"+id+bad[0], bad[1:]...); code != http.StatusUnprocessableEntity || !strings.Contains(page, `id="error"`) {
+			t.Errorf("%v: %d, want 422 with the error", bad, code)
+		}
+	}
+	if got, _ := c.endpoint(id); strings.Join(got.Events, ",") != "invoice.*" {
+		t.Fatalf("a refused edit changed the endpoint: %+v", got)
 	}
 	code, _, page = c.form("/console/endpoints/"+id+"/rotate", "graceHours", "1")
 	rotated := regexp.MustCompile(`id="secret">(whsec_[^<]+)<`).FindStringSubmatch(page)
