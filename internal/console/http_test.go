@@ -201,6 +201,12 @@ func TestFormsNeedTheirToken(t *testing.T) {
 	if got, _ := c.endpoint(ep.ID); got.Status != "PAUSED" || got.PauseReason == nil || *got.PauseReason != "MANUAL" {
 		t.Fatalf("after pause: %+v", got)
 	}
+	// The list shows the endpoint's health: its status, and when and why it paused.
+	_, _, list := c.get("/console/endpoints")
+	row := regexp.MustCompile(`(?s)<tr id="ep-` + ep.ID + `">.*?</tr>`).FindString(list)
+	if !strings.Contains(row, ">PAUSED<") || !regexp.MustCompile(`paused \d{4}-\d\d-\d\d [0-9:]+Z \(MANUAL\)`).MatchString(row) {
+		t.Fatalf("the list's row of a paused endpoint:\n%s", row)
+	}
 }
 
 // Every endpoint action of the console does what the API does: create (the secret
@@ -366,8 +372,9 @@ func TestDeliveryLogFiltersAndPages(t *testing.T) {
 	}
 }
 
-// A running call shows live control; hanging up through the console ends it (the
-// API's reason api-hangup); a redirect the API refuses shows its error.
+// A running call shows live control; a redirect moves it to another application, a
+// redirect the API refuses shows its error, hanging up ends it (the API's reason
+// api-hangup); at a glance counts both calls by status.
 func TestCallLiveControl(t *testing.T) {
 	node := startNode(t)
 	c := signedIn(t, node, "A")
@@ -391,6 +398,33 @@ func TestCallLiveControl(t *testing.T) {
 	if code, _, page := c.form(path+"/redirect", "url", "ftp://nowhere"); code != http.StatusUnprocessableEntity || !strings.Contains(page, `id="error"`) {
 		t.Fatalf("redirect to ftp: %d", code)
 	}
+	// A redirect moves the call to another application: this one hangs up.
+	hangupApp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `[{"verb":"hangup"}]`)
+	}))
+	t.Cleanup(hangupApp.Close)
+	var second struct {
+		CallSid string `json:"call_sid"`
+	}
+	if err := node.Do("POST", "/v1/Accounts/"+c.acct.AccountSid+"/Calls", c.acct.APIToken, map[string]any{
+		"from": "a", "to": "b", "call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http") + "/ws"}}, &second); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := c.form("/console/calls/"+second.CallSid+"/redirect", "url", hangupApp.URL+"/next"); code != http.StatusSeeOther {
+		t.Fatalf("redirect: %d", code)
+	}
+	if err := consoletest.Poll(wait, "the redirected call's end", func() (bool, error) {
+		var v struct {
+			Active bool
+			Reason string
+		}
+		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+second.CallSid, c.acct.APIToken, nil, &v)
+		return !v.Active && v.Reason == "hangup-verb", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	if code, _, _ := c.form(path + "/hangup"); code != http.StatusSeeOther {
 		t.Fatalf("hangup: %d", code)
 	}
@@ -411,7 +445,13 @@ func TestCallLiveControl(t *testing.T) {
 		t.Fatal("an ended call still shows live control")
 	}
 	_, _, page = c.get("/console/")
-	if !strings.Contains(page, `<g data-status="`+v.CallStatus+`"><text x="0" y="2" dy="14">`+v.CallStatus+`</text>`) || !strings.Contains(page, "1 calls, 0 running") {
+	sum := 0
+	for _, m := range regexp.MustCompile(`<title>[a-z-]+: (\d+)</title>`).FindAllStringSubmatch(page, -1) {
+		n := 0
+		fmt.Sscan(m[1], &n)
+		sum += n
+	}
+	if !strings.Contains(page, `<g data-status="`+v.CallStatus+`">`) || sum != 2 || !strings.Contains(page, "2 calls, 0 running") {
 		t.Fatalf("at a glance lacks the %s call:\n%s", v.CallStatus, page)
 	}
 }
