@@ -261,6 +261,15 @@ func TestConsoleInABrowser(t *testing.T) {
 		if got := e.text("#response-1"); got != `{"error":"try again"}` {
 			t.Errorf("response body of attempt 1: %q", got)
 		}
+		// At a glance, the endpoint's chart of the last 24 hours has the three.
+		e.open("/console/")
+		glance := "#glance-" + ep
+		if e.count(glance+" rect.o-http") != 1 || e.count(glance+" rect.o-success") != 1 {
+			t.Errorf("the endpoint's chart lacks its failures or its success")
+		}
+		if legend := e.text(glance + " .legend"); !strings.Contains(legend, "http_5xx 2") || !strings.Contains(legend, "success 1") {
+			t.Errorf("the chart's legend %q, want http_5xx 2 and success 1", legend)
+		}
 		e.noProblems()
 	})
 
