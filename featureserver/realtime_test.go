@@ -1,12 +1,16 @@
 package featureserver
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // arrivals records when an application received each request, on the real clock.
@@ -103,5 +107,73 @@ func TestNodeCallLimits(t *testing.T) {
 	defer mu.Unlock()
 	if v.Reason != "max-requests" || hits != 10 {
 		t.Errorf("call ended %s after %d requests, want max-requests after 10", v.Reason, hits)
+	}
+}
+
+// A WebSocket app that drops mid-call and answers 503 while it restarts gets its
+// reconnect attempts at 0.5, 1.5 and 3.5 s after the drop (#rc=3), on the real clock.
+func TestNodeWebSocketReconnectBackoffIsReal(t *testing.T) {
+	t.Parallel()
+	var (
+		mu       sync.Mutex
+		dropped  time.Time
+		attempts []time.Time
+		first    = true
+	)
+	three := make(chan struct{})
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		isFirst := first
+		first = false
+		if !isFirst {
+			attempts = append(attempts, time.Now())
+			if len(attempts) == 3 {
+				close(three)
+			}
+		}
+		mu.Unlock()
+		if !isFirst {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		_, data, err := c.Read(r.Context())
+		if err != nil {
+			return
+		}
+		var m struct {
+			MsgID string `json:"msgid"`
+		}
+		_ = json.Unmarshal(data, &m)
+		_ = c.Write(r.Context(), websocket.MessageText, fmt.Appendf(nil, `{"type":"ack","msgid":%q,"data":[{"verb":"pause","length":60}]}`, m.MsgID))
+		mu.Lock()
+		dropped = time.Now()
+		mu.Unlock()
+		_ = c.Close(websocket.StatusInternalError, "restarting") // a drop: not 1000
+	}))
+	t.Cleanup(app.Close)
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	sid := n.startCall(acct, "ws"+strings.TrimPrefix(app.URL, "http")+"/ws#rc=3&rp=5xx", nil)
+	select {
+	case <-three:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the app never saw three reconnect attempts")
+	}
+	mu.Lock()
+	prev := dropped
+	for i, least := range []time.Duration{400 * time.Millisecond, 900 * time.Millisecond, 1900 * time.Millisecond} {
+		if gap := attempts[i].Sub(prev); gap < least {
+			t.Errorf("reconnect attempt %d came %v after the previous step, want at least %v", i+1, gap, least)
+		}
+		prev = attempts[i]
+	}
+	mu.Unlock()
+	if v := n.waitCall(acct, sid); v.Reason != "reconnect-failed" {
+		t.Errorf("call ended with %s, want reconnect-failed", v.Reason)
 	}
 }
