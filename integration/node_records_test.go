@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -83,6 +84,21 @@ func (p *serveProcess) activeCalls() int {
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
+}
+
+// rssBytes is the node process's resident memory (Linux /proc).
+func (p *serveProcess) rssBytes() int64 {
+	p.t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		p.t.Fatalf("reading the node's memory: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB`).FindSubmatch(status)
+	if m == nil {
+		p.t.Fatalf("no VmRSS in /proc status:\n%s", status)
+	}
+	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return kb << 10
 }
 
 // stop sends SIGTERM and waits for a clean exit.
@@ -329,4 +345,11 @@ func TestServeEndsASelfRedirectingApp(t *testing.T) {
 	if c.Reason != "max-requests" || hits != 1000 || len(raw) > 1<<20 {
 		t.Errorf("self-redirecting call: %s after %d requests, a record of %d bytes; want max-requests after 1000, under 1 MiB", c.Reason, hits, len(raw))
 	}
+	// The node's memory stays that of a small process (a loop without bound grew
+	// its record by 400 KB a second).
+	rss := p.rssBytes()
+	if rss > 256<<20 {
+		t.Errorf("the node's resident memory is %d MiB after the loop", rss>>20)
+	}
+	t.Logf("record %d bytes, node RSS %d MiB", len(raw), rss>>20)
 }
