@@ -57,7 +57,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	c := a.c
 	t, err := fragment.Resolve(c.opts.app, h.URL)
 	if err != nil {
-		c.alert(AlertInvalidAppPayload, h.URL, fmt.Sprintf("hook %q: %v", h.URL, err))
+		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
 		return nil, false, false
 	}
 	user, pass := h.Username, h.Password

@@ -1,11 +1,14 @@
 package callctl_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 )
@@ -92,5 +95,37 @@ func TestWSRedirectCommandStringCallHook(t *testing.T) {
 				t.Errorf("verbs %v: the redirect's verbs never ran", r.Verbs)
 			}
 		})
+	}
+}
+
+// Issue 13: a URL with user-info that an application names (a redirect command's
+// call hook, a verb's hook) is refused with a clear alert, and its credentials
+// appear nowhere: not in the alerts, the timeline or the logs.
+func TestUserInfoFromTheAppIsNeverEchoed(t *testing.T) {
+	var logs bytes.Buffer
+	_, wsURL := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hello"))
+		s.send(map[string]any{"type": "command", "command": "redirect", "data": map[string]any{"call_hook": "https://alice:hunter2@127.0.0.1/x"}})
+		s.send(map[string]any{"type": "command", "command": "redirect", "data": []any{hangupVerb}})
+		s.drain()
+	})
+	_, httpURL := newHTTP(t, map[string]http.HandlerFunc{
+		"/call": verbsReply(map[string]any{"verb": "play", "url": "x", "actionHook": "http://alice:hunter2@127.0.0.1/a"}, hangupVerb),
+	})
+	for _, url := range []string{wsURL, httpURL + "/call"} {
+		o := baseOptions(t, url)
+		o.Logger = zerolog.New(&logs)
+		r := run(t, o)
+		wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+		if len(r.Alerts) == 0 || !strings.Contains(r.Alerts[0].Detail, "user-info") {
+			t.Errorf("%s: alerts %v, want one saying the URL carries user-info", url, r.Alerts)
+		}
+		all, _ := json.Marshal(r)
+		if strings.Contains(string(all), "hunter2") {
+			t.Errorf("%s: the result echoes the password: %s", url, all)
+		}
+	}
+	if strings.Contains(logs.String(), "hunter2") {
+		t.Errorf("the logs echo the password:\n%s", logs.String())
 	}
 }

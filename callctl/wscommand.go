@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
+	"github.com/switchboard-voice/switchboard/fragment"
 )
 
 // Command applies a command from the application (wssession.Call). redirect replaces the remaining
@@ -33,7 +34,7 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 		if cmd.hook != "" {
 			// A call hook instead of verbs: the call moves to that application, as
 			// with a node's live call control (jambonz does the same).
-			c.log(zerolog.InfoLevel).Str("url", cmd.hook).Msg("redirect command to a new application")
+			c.log(zerolog.InfoLevel).Str("url", fragment.Redact(cmd.hook)).Msg("redirect command to a new application")
 			c.redirect(ctx, cmd.hook)
 			c.cutShort()
 			return

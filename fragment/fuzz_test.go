@@ -20,6 +20,9 @@ func FuzzParse(f *testing.F) {
 			if !errors.Is(err, ErrInvalidURL) {
 				t.Fatalf("error %v does not wrap ErrInvalidURL", err)
 			}
+			if ui, _, ok := userInfo(raw); ok && len(ui) > 1 && strings.Contains(err.Error(), ui) && !strings.Contains(Redact(raw), ui) {
+				t.Fatalf("error %q quotes the user-info %q", err, ui)
+			}
 			return
 		}
 		checkInvariants(t, target)
@@ -51,6 +54,9 @@ func checkInvariants(t *testing.T, target Target) {
 		if !strings.Contains("ct rt 4xx 5xx all", string(c)) {
 			t.Fatalf("unknown class %q in rp", c)
 		}
+	}
+	if target.URL.User != nil {
+		t.Fatalf("URL with user-info accepted: %q", target.Clean())
 	}
 	if target.URL.Fragment != "" || target.URL.RawFragment != "" {
 		t.Fatalf("clean URL keeps a fragment: %q", target.Clean())

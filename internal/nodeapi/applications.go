@@ -24,11 +24,11 @@ func (h *hookBody) spec(field string, allowWebSocket bool) (nodestore.HookSpec, 
 	t, err := fragment.Parse(h.URL)
 	if err != nil {
 		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
-			Location: "body." + field + ".url", Message: err.Error(), Value: h.URL})
+			Location: "body." + field + ".url", Message: err.Error(), Value: fragment.Redact(h.URL)})
 	}
 	if !allowWebSocket && t.Policy.Transport == fragment.WebSocket {
 		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
-			Location: "body." + field + ".url", Message: "must be an http or https URL", Value: h.URL})
+			Location: "body." + field + ".url", Message: "must be an http or https URL", Value: fragment.Redact(h.URL)})
 	}
 	if (h.Username == "") != (h.Password == "") {
 		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
