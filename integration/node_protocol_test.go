@@ -169,3 +169,32 @@ func TestNodeUserInfoRefused(t *testing.T) {
 		t.Errorf("the app got %d requests", n)
 	}
 }
+
+// TestServeSDKAppFaultsThroughTheNodeEgressRules: on a node, a scenario's faults
+// against an @jambonz/node-client-ws app dial through the node's own egress rules
+// (startServe allows 127.0.0.0/8 with SWITCHBOARD_EGRESS_ALLOW's flag): the first
+// attempt is refused by the network fault, the retry connects, the drop without a
+// close frame is repaired and the SDK's session:reconnect handler runs.
+func TestServeSDKAppFaultsThroughTheNodeEgressRules(t *testing.T) {
+	t.Parallel()
+	app := startNodeApp(t, "ws_reconnect.js")
+	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
+	a := p.account()
+	c := p.waitCall(a, p.startCall(a, map[string]any{
+		"call_hook": map[string]any{"url": app.URL("ws", "/app#rc=3")}, "from": "+1555", "to": "+1666",
+		"scenario": map[string]any{
+			"caller":  map[string]any{"gathers": []any{map[string]any{"digits": "7"}}},
+			"faults":  []any{map[string]any{"after_message": 2}},
+			"network": map[string]any{"refuse": 1},
+		},
+	}))
+	k := c.kinds()
+	if c.CallStatus != "completed" || !strings.Contains(k, "fault hook.attempt hook.retry hook.attempt ws.open") ||
+		!strings.Contains(k, "ws.reconnect") {
+		t.Errorf("call %s (%s):\n%s", c.CallStatus, c.Reason, k)
+	}
+	if _, ok := app.waitEvent("session:reconnect", appEventTimeout); !ok {
+		t.Error("the SDK app's session:reconnect handler never ran")
+	}
+	app.noJambonzErrors(t)
+}

@@ -133,14 +133,19 @@ func (a *API) registerApplications(api huma.API) {
 	})
 }
 
-// redactApplication hides hook passwords in API answers.
+// redactApplication hides hook passwords in API answers, and the user-info of a URL
+// stored before such URLs were refused (docs/call-control.md §3).
 func redactApplication(app nodestore.Application) nodestore.Application {
 	if app.CallHook.Password != "" {
 		app.CallHook.Password = "********"
 	}
-	if app.CallStatusHook != nil && app.CallStatusHook.Password != "" {
+	app.CallHook.URL = fragment.Redact(app.CallHook.URL)
+	if app.CallStatusHook != nil {
 		h := *app.CallStatusHook
-		h.Password = "********"
+		if h.Password != "" {
+			h.Password = "********"
+		}
+		h.URL = fragment.Redact(h.URL)
 		app.CallStatusHook = &h
 	}
 	return app
