@@ -19,13 +19,19 @@ var ErrInvalid = errors.New("jsjson: invalid JSON")
 
 // Marshal returns v encoded as encoding/json encodes it (struct tags, Marshaler,
 // RawMessage), then written as JSON.stringify would write the value JSON.parse reads
-// from that: see Stringify.
+// from that: see Stringify. (Unlike Stringify it keeps a key that a RawMessage inside
+// v gives twice, and a lone surrogate escape as JavaScript does.)
 func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
+	}
+	// One pass over encoding/json's compact output does it, unless an object has an
+	// array-index key: then the keys are reordered on the parsed value.
+	if out, ok := rewrite(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); ok {
+		return out, nil
 	}
 	return Stringify(buf.Bytes())
 }

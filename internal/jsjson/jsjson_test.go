@@ -129,3 +129,75 @@ func depth(in []byte) int {
 	}
 	return most
 }
+
+// FuzzMarshalRaw: Marshal's one-pass rewrite of encoding/json's output agrees with
+// Stringify's parse and rewrite, for any valid JSON given as a RawMessage without a
+// key given twice or a lone surrogate escape (where the two differ on purpose).
+func FuzzMarshalRaw(f *testing.F) {
+	for _, s := range []string{`{"a":"<&>\u2028\/\u0041\ufffd","10":1}`, `[1.0,-0,1e400,12345678901234567890,-5]`,
+		`{"k":"\ud83d\ude00\n\u001f\u007f"}`, `"\"\\"`, `{"a":{"01":1,"b":[{}]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if !json.Valid(in) || depth(in) > MaxDepth || hasDuplicateKey(in) || bytes.Contains(bytes.ToLower(in), []byte(`\ud`)) {
+			return
+		}
+		got, err := Marshal(json.RawMessage(in))
+		if err != nil {
+			t.Fatalf("Marshal(%q): %v", in, err)
+		}
+		want, err := Stringify(in)
+		if err != nil {
+			t.Fatalf("Stringify(%q): %v", in, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Marshal %q\n     = %q\nStringify %q", in, got, want)
+		}
+	})
+}
+
+// hasDuplicateKey reports whether an object of valid JSON in gives a key twice.
+func hasDuplicateKey(in []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(in))
+	type frame struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // the next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				if top != nil && top.obj {
+					top.key = true
+				}
+				stack = append(stack, &frame{obj: v == '{', keys: map[string]bool{}, key: v == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		case string:
+			if top != nil && top.obj && top.key {
+				if top.keys[v] {
+					return true
+				}
+				top.keys[v] = true
+				top.key = false
+				continue
+			}
+		}
+		if top != nil && top.obj {
+			top.key = true
+		}
+	}
+}
