@@ -129,3 +129,28 @@ func TestUserInfoFromTheAppIsNeverEchoed(t *testing.T) {
 		t.Errorf("the logs echo the password:\n%s", logs.String())
 	}
 }
+
+// docs/call-control.md §3–4, issue 13: a WebSocket message is what JSON.stringify
+// writes: & < > and U+2028 go as they are, never as \u0026, \u003c, \u2028.
+func TestWSMessagesAreJSONStringifyOutput(t *testing.T) {
+	raw := make(chan string, 1)
+	_, url := newWS(t, func(s *wsSession) {
+		_, b, err := s.conn.Read(s.ctx)
+		if err != nil {
+			raw <- ""
+			return
+		}
+		raw <- string(b)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		s.ack(m, hangupVerb)
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.Call.From = "R&D <ops>\u2028"
+	run(t, o)
+	got := <-raw
+	if !strings.Contains(got, `"from":"R&D <ops>`+"\u2028"+`"`) || strings.Contains(got, `\u00`) || strings.Contains(got, `\u2028`) {
+		t.Fatalf("session:new sent as %s", got)
+	}
+}
