@@ -106,7 +106,8 @@ func TestUserInfoFromTheAppIsNeverEchoed(t *testing.T) {
 	_, wsURL := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), say("hello"))
 		s.send(map[string]any{"type": "command", "command": "redirect", "data": map[string]any{"call_hook": "https://alice:hunter2@127.0.0.1/x"}})
-		s.send(map[string]any{"type": "command", "command": "redirect", "data": []any{hangupVerb}})
+		s.send(map[string]any{"type": "command", "command": "redirect", "data": []any{
+			map[string]any{"verb": "gather", "actionHook": "//alice:hunter2@127.0.0.1/g"}, hangupVerb}})
 		s.drain()
 	})
 	_, httpURL := newHTTP(t, map[string]http.HandlerFunc{
