@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/jsjson"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -149,7 +149,10 @@ func (n callStatusNotifier) NotifyStatus(ctx context.Context, hook fragment.Targ
 }
 
 func (p *Publisher) publish(ctx context.Context, account nodestore.Account, spec nodestore.HookSpec, hook fragment.Target, payload map[string]any) error {
-	data, err := json.Marshal(payload)
+	// The body is what jambonz's JSON.stringify would send, so that the account's
+	// Jambonz-Signature over it survives a verifier that re-serialises it
+	// (docs/call-control.md §3).
+	data, err := jsjson.Marshal(payload)
 	if err != nil {
 		return err
 	}
