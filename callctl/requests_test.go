@@ -1,10 +1,6 @@
 package callctl_test
 
 import (
-	"io"
-	"net/http"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/switchboard-voice/switchboard/callctl"
@@ -66,38 +62,5 @@ func TestResultRequests(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestTimelineBounded: a call of more events than MaxTimeline keeps the first
-// MaxTimeline-1 and its call.end, counts the others, and OnEvent sees every one.
-// The app answers 900 says and a redirect to itself, then, when a call has had
-// enough hooks for twice the timeline, a hangup.
-func TestTimelineBounded(t *testing.T) {
-	const perHook = 900
-	hooks := 2 * callctl.MaxTimeline / (2 * perHook) // two events a say
-	var says strings.Builder
-	for range perHook {
-		says.WriteString(`{"verb":"say","text":"x"},`)
-	}
-	var served atomic.Int32
-	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if int(served.Add(1)) > hooks {
-			_, _ = io.WriteString(w, `[{"verb":"hangup"}]`)
-			return
-		}
-		_, _ = io.WriteString(w, "["+says.String()+`{"verb":"redirect","actionHook":"/app"}]`)
-	}), false)
-	o := baseOptions(t, url+"/app")
-	seen := 0
-	o.OnEvent = func(callctl.Event) { seen++ }
-	r := run(t, o)
-	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if len(r.Timeline) != callctl.MaxTimeline || r.TimelineDropped == 0 || seen != len(r.Timeline)+r.TimelineDropped {
-		t.Fatalf("timeline %d events, %d dropped, %d seen; want %d kept and the rest counted", len(r.Timeline), r.TimelineDropped, seen, callctl.MaxTimeline)
-	}
-	if last := r.Timeline[len(r.Timeline)-1]; last.Kind != callctl.KindCallEnd {
-		t.Errorf("last event %s, want call.end", last.Kind)
 	}
 }

@@ -16,6 +16,8 @@ const (
 	ReasonSessionFailed   = "session-new-failed"  // session:new got no ack
 	ReasonReconnectFailed = "reconnect-failed"    // a mid-call drop could not be repaired
 	ReasonMaxDuration     = "max-duration"        // Options.MaxDuration passed
+	ReasonMaxRequests     = "max-requests"        // Options.MaxRequests requests were sent
+	ReasonMaxEvents       = "max-events"          // the timeline reached Options.MaxEvents
 	ReasonCanceled        = "canceled"            // the context ended
 )
 
@@ -31,12 +33,9 @@ type Result struct {
 	Answered bool
 	// Duration is the simulated length of the call.
 	Duration time.Duration
-	// Timeline lists the events in order: the first MaxTimeline-1 of them and
-	// call.end. OnEvent sees them all.
+	// Timeline lists every event in order.
 	Timeline []Event
-	// TimelineDropped counts the events left off Timeline past MaxTimeline.
-	TimelineDropped int
-	Alerts          []Alert
+	Alerts   []Alert
 	// Verbs are the names of the verbs executed, in order.
 	Verbs []string
 	// Hooks are the hooks requested (the path of an HTTP hook URL, the hook name of
@@ -81,10 +80,6 @@ type Request struct {
 	// session:reconnect).
 	HookIndex int
 }
-
-// MaxTimeline bounds Result.Timeline: a call stuck in a loop of verbs or commands,
-// or live for days, keeps a bounded record (an event is a few hundred bytes).
-const MaxTimeline = 10_000
 
 // maxRecordedRequests bounds Result.Requests: enough for any call a scenario checks,
 // while a call stuck in a loop of hooks keeps a bounded record.
