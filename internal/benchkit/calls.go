@@ -149,7 +149,7 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 			return nil, plan, err
 		}
 		workers = append(workers, client)
-		client.app, client.appProc, client.calls = addr.Addr, app, plan.PerProcess[i]
+		client.app, client.calls = addr.Addr, plan.PerProcess[i]
 	}
 	var clients []*worker
 	for _, w := range workers {
@@ -167,19 +167,6 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 				mu    sync.Mutex
 			)
 			err := allWorkers(clients, func(w *worker) error {
-				// A port of its own for every side of every round: the 4-tuples of the
-				// last side's connections linger in TIME_WAIT on the app's end, where a
-				// new connection's SYN that met one would stall.
-				if round > 0 || kind != "raw" {
-					if err := w.appProc.send("listen"); err != nil {
-						return err
-					}
-					var addr struct{ Addr string }
-					if err := w.appProc.receive(&addr); err != nil {
-						return err
-					}
-					w.app = addr.Addr
-				}
 				if err := w.send(fmt.Sprintf("%s %s %d", kind, w.app, w.calls)); err != nil {
 					return err
 				}
@@ -257,12 +244,11 @@ func allWorkers(ws []*worker, fn func(*worker) error) error {
 // worker is a helper process spoken to in lines: commands on its stdin, one JSON
 // object (or {"error": ...}) per reply on its stdout.
 type worker struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	out     *bufio.Reader
-	app     string  // a client's app address
-	appProc *worker // a client's app process
-	calls   int
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	app   string // a client's app address
+	calls int
 }
 
 func startWorker(ctx context.Context, exe, role string, stderr io.Writer) (*worker, error) {
@@ -355,28 +341,16 @@ func serveApp(addr string, out *json.Encoder) error {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) { _ = waiting.HangupAll(r.Context()) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Minute}
-	listen := func() error {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return err
-		}
-		go func() { _ = srv.Serve(ln) }()
-		return out.Encode(map[string]string{"addr": ln.Addr().String()})
-	}
-	if err := listen(); err != nil {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
 		return err
 	}
-	// "listen" opens another port on the same address, serving the same app.
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		if in.Text() != "listen" {
-			return fmt.Errorf("benchkit: unexpected command %q", in.Text())
-		}
-		if err := listen(); err != nil {
-			return err
-		}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Minute}
+	go func() { _ = srv.Serve(ln) }()
+	if err := out.Encode(map[string]string{"addr": ln.Addr().String()}); err != nil {
+		return err
 	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
 	return nil
 }
 
