@@ -55,6 +55,10 @@ type Store interface {
 	GetCall(ctx context.Context, p GetCallParams) (Call, error)
 	// ListCalls returns the account's call records, newest first (then by sid).
 	ListCalls(ctx context.Context, p ListCallsParams) ([]Call, error)
+	// ActiveCalls returns the record of every call saved as active, with its
+	// Recovery, oldest first (then by sid): what a run of the node that crashed left
+	// in progress.
+	ActiveCalls(ctx context.Context) ([]Call, error)
 	// InterruptActiveCalls replaces the record of every call saved as active (a run
 	// of the node that crashed or was killed left them so) with what end returns for
 	// it, saved as not active, and returns how many there were. end must not call

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore Factory) {
 	run("SaveCall", testSaveCall)
 	run("ListCalls", testListCalls)
 	run("InterruptActiveCalls", testInterruptActiveCalls)
+	run("ActiveCalls", testActiveCalls)
 	run("StatusHooks", testStatusHooks)
 	run("Notifications", testNotifications)
 	run("Ping", testPing)
