@@ -95,7 +95,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 func newCall(p *prepared) *callRun {
 	info := p.Call
-	info.Direction = "inbound"
+	if info.Direction != "outbound" {
+		info.Direction = "inbound"
+	}
 	fill := func(s *string, v string) {
 		if *s == "" {
 			*s = v
@@ -106,7 +108,12 @@ func newCall(p *prepared) *callRun {
 	fill(&info.SbcCallID, newUUID())
 	fill(&info.TraceID, randomHex(16))
 	fill(&info.AccountSid, "9351f46a-678c-43f5-b8a6-d4eb58d131af")
-	fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
+	if info.Direction == "inbound" {
+		// A simulated inbound call always reached an application through the SBC;
+		// an outbound call (created by REST) has the one it was created with, or
+		// none for an inline call_hook, as jambonz sends it.
+		fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
+	}
 	fill(&info.From, defaultFrom)
 	fill(&info.To, defaultTo)
 	fill(&info.CallerID, info.From)
@@ -328,6 +335,10 @@ func (c *callRun) hangup(reason string) {
 func (c *callRun) endCanceled() {
 	if c.answered {
 		c.end(StatusCompleted, canceledReason(c.ctx), 200)
+		return
+	}
+	if errors.Is(context.Cause(c.ctx), ErrNoAnswer) {
+		c.end(StatusNoAnswer, canceledReason(c.ctx), 487)
 		return
 	}
 	c.end(StatusFailed, canceledReason(c.ctx), 487)

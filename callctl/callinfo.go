@@ -40,7 +40,7 @@ type CallInfo struct {
 	CallerID       string         `json:"caller_id"`
 	AccountSid     string         `json:"account_sid"`
 	TraceID        string         `json:"trace_id"`
-	ApplicationSid string         `json:"application_sid"`
+	ApplicationSid string         `json:"application_sid,omitempty"`
 	FsSipAddress   string         `json:"fs_sip_address"`
 	ParentCallSid  string         `json:"parent_call_sid,omitempty"`
 	Duration       *int           `json:"duration,omitempty"` // seconds, once completed
@@ -50,20 +50,22 @@ type CallInfo struct {
 // fields returns the call info as a fresh map, to which a hook adds its own keys.
 func (ci *CallInfo) fields() map[string]any {
 	m := map[string]any{
-		"call_sid":        ci.CallSid,
-		"direction":       ci.Direction,
-		"from":            ci.From,
-		"to":              ci.To,
-		"call_id":         ci.CallID,
-		"sbc_callid":      ci.SbcCallID,
-		"sip_status":      ci.SipStatus,
-		"sip_reason":      ci.SipReason,
-		"call_status":     string(ci.CallStatus),
-		"caller_id":       ci.CallerID,
-		"account_sid":     ci.AccountSid,
-		"trace_id":        ci.TraceID,
-		"application_sid": ci.ApplicationSid,
-		"fs_sip_address":  ci.FsSipAddress,
+		"call_sid":       ci.CallSid,
+		"direction":      ci.Direction,
+		"from":           ci.From,
+		"to":             ci.To,
+		"call_id":        ci.CallID,
+		"sbc_callid":     ci.SbcCallID,
+		"sip_status":     ci.SipStatus,
+		"sip_reason":     ci.SipReason,
+		"call_status":    string(ci.CallStatus),
+		"caller_id":      ci.CallerID,
+		"account_sid":    ci.AccountSid,
+		"trace_id":       ci.TraceID,
+		"fs_sip_address": ci.FsSipAddress,
+	}
+	if ci.ApplicationSid != "" {
+		m["application_sid"] = ci.ApplicationSid // none: an outbound call with an inline call_hook
 	}
 	if ci.ParentCallSid != "" {
 		m["parent_call_sid"] = ci.ParentCallSid

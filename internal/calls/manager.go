@@ -206,7 +206,7 @@ func (m *Manager) Start(req Request) (string, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
-		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
+		From: opts.Call.From, To: opts.Call.To, Direction: opts.Call.Direction,
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC(),
 	}}
 	m.calls[sid] = lc
@@ -234,8 +234,10 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	opts := m.opts.Network.CallOptions(req.CallHook.URL)
 	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
 	opts.Secret = req.Account.WebhookSecret
+	// A call the API creates is an outbound call of the node, as jambonz's REST
+	// calls are; its application is the one named, or none for an inline hook.
 	opts.Call = callctl.CallInfo{
-		CallSid: sid, From: req.From, To: req.To, AccountSid: req.Account.Sid,
+		CallSid: sid, Direction: "outbound", From: req.From, To: req.To, AccountSid: req.Account.Sid,
 		ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
 	}
 	opts.Script = req.Script

@@ -3,12 +3,34 @@ package nodeapi
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // Handler serves mux, on which Register put the API, as the node's HTTP handler: a
 // request body without a Content-Type is taken as JSON, and a request that matches
 // no route (404) or no method of a route (405) gets a problem document.
-func Handler(mux *http.ServeMux) http.Handler { return defaultJSON(problemFallback(mux)) }
+//
+// A path with a trailing slash is the path without it: @jambonz/node-client lists
+// calls and applications at ".../Calls/".
+func Handler(mux *http.ServeMux) http.Handler {
+	return trimTrailingSlash(defaultJSON(problemFallback(mux)))
+}
+
+// trimTrailingSlash routes "/v1/Accounts/x/Calls/" as "/v1/Accounts/x/Calls".
+func trimTrailingSlash(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = strings.TrimRight(p, "/")
+			if r2.URL.Path == "" {
+				r2.URL.Path = "/"
+			}
+			r2.URL.RawPath = ""
+			r = r2
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // defaultJSON treats a request body without a Content-Type as JSON, as jambonz-style
 // API clients (and curl users) often omit it; any other declared type is still
