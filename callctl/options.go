@@ -56,6 +56,9 @@ type Options struct {
 	Username, Password string
 	// Secret, when set, signs every HTTP hook (Jambonz-Signature).
 	Secret string
+	// PreviousSecret, when set with Secret, signs every HTTP hook too (a second v1
+	// entry): the secret a rotation replaced, during its grace period.
+	PreviousSecret string
 
 	// Call describes the call. CallSid, CallID, TraceID and AccountSid are
 	// generated when empty; From defaults to "+15551230000" and To to

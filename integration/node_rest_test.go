@@ -230,7 +230,13 @@ func sessionOf(app *exampleapp.WSApp, callSid, typ string) map[string]any {
 // none of account A's objects (404) through the same client.
 func TestNodeRESTClient(t *testing.T) {
 	t.Parallel()
-	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
+	var p *serveProcess
+	t.Cleanup(func() { // registered first, so it runs after serve exited
+		if t.Failed() && p != nil {
+			t.Logf("serve stderr:\n%s", p.stderr)
+		}
+	})
+	p = startServe(t, filepath.Join(t.TempDir(), "node.db"))
 	sdk := startRESTClient(t, p.base)
 	acctA, acctB := p.account(), p.account()
 	A, tokA := acctA.AccountSid, acctA.APIToken

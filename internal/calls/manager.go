@@ -233,7 +233,12 @@ func (m *Manager) Start(req Request) (string, error) {
 func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	opts := m.opts.Network.CallOptions(req.CallHook.URL)
 	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
-	opts.Secret = req.Account.WebhookSecret
+	// A rotated secret signs beside the new one while its grace period lasts.
+	if secrets := req.Account.SigningSecrets(m.opts.Clock.Now()); len(secrets) > 1 {
+		opts.Secret, opts.PreviousSecret = secrets[0], secrets[1]
+	} else {
+		opts.Secret = req.Account.WebhookSecret
+	}
 	// A call the API creates is an outbound call of the node, as jambonz's REST
 	// calls are; its application is the one named, or none for an inline hook.
 	opts.Call = callctl.CallInfo{
