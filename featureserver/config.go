@@ -23,6 +23,7 @@ const (
 	EnvAdminToken   = "SWITCHBOARD_ADMIN_TOKEN"
 	EnvCallIdle     = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
 	EnvMaxCalls     = "SWITCHBOARD_MAX_CALLS"
+	EnvRetention    = "SWITCHBOARD_CALL_RETENTION_HOURS"
 )
 
 // Defaults of the node's own settings.
@@ -35,6 +36,7 @@ var (
 	envDrainTimeout = intSetting{EnvDrainTimeout, 0, 3_600_000, "milliseconds"}
 	envCallIdle     = intSetting{EnvCallIdle, 1000, 86_400_000, "milliseconds"}
 	envMaxCalls     = intSetting{EnvMaxCalls, 1, 1_000_000, ""}
+	envRetention    = intSetting{EnvRetention, 1, 87_600, "hours"}
 )
 
 // Config is a node's whole configuration: LoadConfig reads it from the environment
@@ -65,6 +67,10 @@ type Config struct {
 	CallIdleTimeout time.Duration
 	// MaxCalls caps concurrent calls; more are refused with 503. Default 10000.
 	MaxCalls int
+	// CallRetention is how long the records of ended calls are kept: older ones are
+	// purged in bounded batches while the node runs. Default 7 days; whole hours, at
+	// most 10 years.
+	CallRetention time.Duration
 	// CallControl holds the JAMBONES_* settings, each with its default.
 	CallControl CallControlConfig
 	// Outbox holds the webhook outbox's settings (egress deny-list, SMTP). Default
@@ -83,6 +89,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.DrainTimeout, 30*time.Second)
 	setDefault(&c.CallIdleTimeout, 5*time.Minute)
 	setDefault(&c.MaxCalls, 10_000)
+	setDefault(&c.CallRetention, 7*24*time.Hour)
 	c.CallControl = c.CallControl.WithDefaults()
 	return c
 }
@@ -111,6 +118,10 @@ func (c Config) validate() error {
 	errs = append(errs,
 		envCallIdle.checkDuration("Config.CallIdleTimeout", c.CallIdleTimeout),
 		envMaxCalls.check("Config.MaxCalls", int64(c.MaxCalls)))
+	if c.CallRetention < time.Hour || c.CallRetention > time.Duration(envRetention.max)*time.Hour {
+		errs = append(errs, &ConfigError{Name: "Config.CallRetention", Value: c.CallRetention.String(),
+			Accept: fmt.Sprintf("a duration in [1h, %dh] (as %s)", envRetention.max, EnvRetention)})
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < minTokenLength {
 		errs = append(errs, &ConfigError{Name: "Config.AdminToken", Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters", minTokenLength)})
 	}
@@ -194,6 +205,9 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	errs = append(errs, err)
 	n, err = envMaxCalls.parse(get(EnvMaxCalls))
 	c.MaxCalls = int(n)
+	errs = append(errs, err)
+	n, err = envRetention.parse(get(EnvRetention))
+	c.CallRetention = time.Duration(n) * time.Hour
 	errs = append(errs, err)
 	c.EgressAllow, err = parseEgressAllow(get(EnvEgressAllow))
 	errs = append(errs, err)
@@ -312,6 +326,7 @@ func (c Config) Printable() [][2]string {
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},
+		{EnvRetention, strconv.FormatInt(int64(c.CallRetention/time.Hour), 10)},
 		{envHTTPTimeout.name, ms(cc.HTTPTimeout)},
 		{envUserAgent, cc.UserAgent},
 		{envWSHandshakeTimeout.name, ms(cc.WSHandshakeTimeout)},

@@ -239,8 +239,13 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- n.server.Serve(ln) }()
+	retainCtx, stopRetaining := context.WithCancel(context.Background())
+	retained := make(chan struct{})
+	go func() { defer close(retained); n.retain(retainCtx) }()
+	stopRetain := func() { stopRetaining(); <-retained } // before the stores close
 	select {
 	case err := <-serveErr:
+		stopRetain()
 		_ = n.outbox.Close(context.Background())
 		n.closeStores()
 		return err
@@ -262,6 +267,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	if e := <-serveErr; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
+	stopRetain()
 	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}

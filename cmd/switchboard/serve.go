@@ -24,6 +24,7 @@ var serveFlags = []struct{ flag, env, usage string }{
 	{"admin-token", featureserver.EnvAdminToken, "bearer token allowed to create accounts through the API"},
 	{"call-idle-timeout-ms", featureserver.EnvCallIdle, "end a WebSocket call idle this long after its verbs ran out (default 300000)"},
 	{"max-calls", featureserver.EnvMaxCalls, "most concurrent calls (default 10000)"},
+	{"call-retention-hours", featureserver.EnvRetention, "keep the records of ended calls this many hours (default 168: 7 days)"},
 	{"http-timeout-ms", "JAMBONES_HTTP_TIMEOUT", "HTTP hook timeout, connect + response headers (default 10000)"},
 	{"http-user-agent", "JAMBONES_HTTP_USER_AGENT_HEADER", "User-Agent of hooks and WebSocket upgrades (default jambonz)"},
 	{"ws-handshake-timeout-ms", "JAMBONES_WS_HANDSHAKE_TIMEOUT_MS", "WebSocket opening handshake timeout (default 1500)"},
