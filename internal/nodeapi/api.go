@@ -117,8 +117,11 @@ func Register(mux *http.ServeMux, o Options) error {
 	a.registerAlerts(api)
 	a.registerNotifications(api)
 	if o.Mount != nil {
-		return o.Mount(api)
+		if err := o.Mount(api); err != nil {
+			return err
+		}
 	}
+	describe(api)
 	return nil
 }
 

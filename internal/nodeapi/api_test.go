@@ -2,12 +2,14 @@ package nodeapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +132,61 @@ func TestSafeToEcho(t *testing.T) {
 			t.Errorf("safeToEcho(%q, %v) = %v, want %v", tt.location, tt.value, got, tt.want)
 		}
 	}
+}
+
+// The document holds what redocly's recommended rules ask (.ci/run lints the one a
+// node serves): a bearer scheme required everywhere, a server, a license, a 4xx
+// answer per operation, typed timeline items, and no empty string in an enum.
+func TestOpenAPIDocumentLintable(t *testing.T) {
+	srv := serveAPI(t, Options{Version: "test"})
+	resp, err := http.Get(srv.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	get := func(v any, keys ...string) any {
+		for _, k := range keys {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		return v
+	}
+	if get(doc, "components", "securitySchemes", "bearer", "scheme") != "bearer" || doc["security"] == nil || doc["servers"] == nil || get(doc, "info", "license", "name") != "Apache-2.0" {
+		t.Errorf("security %v, schemes %v, servers %v, license %v", doc["security"], get(doc, "components", "securitySchemes"), doc["servers"], get(doc, "info", "license"))
+	}
+	if get(doc, "components", "schemas", "CallView", "properties", "timeline", "items", "type") != "object" {
+		t.Errorf("timeline items untyped: %v", get(doc, "components", "schemas", "CallView", "properties", "timeline"))
+	}
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			has4xx := false
+			for code := range get(op, "responses").(map[string]any) {
+				has4xx = has4xx || strings.HasPrefix(code, "4")
+			}
+			if !has4xx {
+				t.Errorf("%s %s declares no 4xx answer", method, path)
+			}
+		}
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if enum, ok := v["enum"].([]any); ok && slices.Contains(enum, any("")) {
+				t.Errorf("%s: an enum holds \"\"", path)
+			}
+			for k, sub := range v {
+				walk(path+"/"+k, sub)
+			}
+		case []any:
+			for _, sub := range v {
+				walk(path, sub)
+			}
+		}
+	}
+	walk("", doc)
 }
