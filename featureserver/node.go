@@ -147,7 +147,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		writeHealth(w, true, "ready")
 	})
 	n.server = &http.Server{
-		Handler:           nodeapi.Handler(mux),
+		Handler:           nodeapi.Handler(mux, opts.Logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,

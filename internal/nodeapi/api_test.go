@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-voice/switchboard/callctl"
@@ -37,6 +39,12 @@ func (noNetwork) CloseIdleConnections()                     {}
 // serveAPI serves the API on a fresh store over loopback.
 func serveAPI(t *testing.T, o Options) *httptest.Server {
 	t.Helper()
+	return serveAPILogged(t, o, zerolog.Nop())
+}
+
+// serveAPILogged is serveAPI with log as the access log.
+func serveAPILogged(t *testing.T, o Options, log zerolog.Logger) *httptest.Server {
+	t.Helper()
 	store, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +59,7 @@ func serveAPI(t *testing.T, o Options) *httptest.Server {
 	if err := Register(mux, o); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(Handler(mux))
+	srv := httptest.NewServer(Handler(mux, log))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -189,4 +197,61 @@ func TestOpenAPIDocumentLintable(t *testing.T) {
 		}
 	}
 	walk("", doc)
+}
+
+// Every request gets an id, echoed as X-Request-Id (a sane one of the client's is
+// kept), and one access log line naming it with the method, path and status.
+func TestAccessLogAndRequestID(t *testing.T) {
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	srv := serveAPILogged(t, Options{}, zerolog.New(lockedWriter{&mu, &logs}))
+	get := func(id string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/Accounts/nope/Calls", nil)
+		if id != "" {
+			req.Header.Set("X-Request-Id", id)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("X-Request-Id")
+	}
+	own := get("")
+	if len(own) != 36 {
+		t.Errorf("X-Request-Id %q, want a fresh id", own)
+	}
+	if got := get("client-id-1"); got != "client-id-1" {
+		t.Errorf("the client's id came back as %q", got)
+	}
+	if got := get("bad id"); got == "bad id" || len(got) != 36 {
+		t.Errorf("a bad client id came back as %q, want one of ours", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d access log lines, want 3:\n%s", len(lines), logs.String())
+	}
+	var first struct {
+		Level, Message, Method, Path string
+		RequestID                    string `json:"request_id"`
+		Status                       int
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.RequestID != own || first.Method != "GET" ||
+		first.Path != "/v1/Accounts/nope/Calls" || first.Status != http.StatusUnauthorized || first.Level != "info" {
+		t.Errorf("access log line %s, want request %s, GET, the path, 401", lines[0], own)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
