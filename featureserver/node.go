@@ -192,6 +192,7 @@ func (n *Node) openOutbox(ctx context.Context, loc databaseLocation, observe fun
 	}
 	n.status, n.outbox, n.obStore = status, status.Outbox(), st
 	n.metrics.WatchStore(st.Stats)
+	n.metrics.WatchQueue(st.QueueDepth)
 	return nil
 }
 
