@@ -167,3 +167,32 @@ func TestRotateWebhookSecret(t *testing.T) {
 		t.Errorf("signature %q, want the new secret's only", sig)
 	}
 }
+
+// Bad input to the account operations gets a problem naming the field and changes
+// nothing.
+func TestAccountBadInput(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	a := n.createAccount("a")
+	acct := "/v1/Accounts/" + a.AccountSid
+	for _, tc := range []struct {
+		name, method, path, body, field string
+	}{
+		{"name of a wrong type", "PUT", acct, `{"name":5}`, "body.name"},
+		{"empty name", "PUT", acct, `{"name":""}`, "body.name"},
+		{"unknown field", "PUT", acct, `{"name":"x","colour":1}`, "body.colour"},
+		{"negative grace", "POST", acct + "/WebhookSecret", `{"grace_period_seconds":-1}`, "body.grace_period_seconds"},
+		{"grace too long", "POST", acct + "/WebhookSecret", `{"grace_period_seconds":2592001}`, "body.grace_period_seconds"},
+		{"grace of a wrong type", "POST", acct + "/WebhookSecret", `{"grace_period_seconds":"1h"}`, "body.grace_period_seconds"},
+		{"unknown rotation field", "POST", acct + "/WebhookSecret", `{"keep_old":true}`, "body.keep_old"},
+	} {
+		code, _, raw := n.do(tc.method, tc.path, testAdminToken, tc.body, nil)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(raw), `"location":"`+tc.field+`"`) {
+			t.Errorf("%s: %d %s, want 422 naming %s", tc.name, code, raw, tc.field)
+		}
+	}
+	var got adminAccount
+	if code, _, raw := n.do("GET", acct, a.APIToken, nil, &got); code != http.StatusOK || got.Name != "a" || got.WebhookSecret != a.WebhookSecret || got.PreviousSecretUntil != nil {
+		t.Errorf("after bad input: %d %s, want the account unchanged", code, raw)
+	}
+}
