@@ -12,12 +12,19 @@ import (
 // bound; an active call's record and newer ones stay.
 func TestRetentionPurgesExpiredCalls(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, func(c *Config) { c.CallRetention = 48 * time.Hour })
+	// A node that is not running: its own purge loop (Run) would race this one.
+	cfg := testConfig(t)
+	cfg.CallRetention = 48 * time.Hour
+	node, err := NewNode(t.Context(), cfg, NodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.closeStores() })
 	now := time.Now().UTC()
 	save := func(sid string, age time.Duration, active bool) {
 		t.Helper()
 		c := nodestore.Call{CallSid: sid, AccountSid: "a", Direction: "outbound", CallStatus: "completed", Active: active, CreatedAt: now.Add(-age)}
-		if err := n.node.store.SaveCall(t.Context(), c); err != nil {
+		if err := node.store.SaveCall(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -26,16 +33,16 @@ func TestRetentionPurgesExpiredCalls(t *testing.T) {
 	}
 	save("old-active", 72*time.Hour, true)
 	save("recent", 47*time.Hour, false)
-	removed, err := n.node.purgeExpired(t.Context(), now, 3)
+	removed, err := node.purgeExpired(t.Context(), now, 3)
 	if err != nil || removed != 7 {
 		t.Fatalf("purged %d, %v; want the 7 expired records", removed, err)
 	}
 	for _, sid := range []string{"old-active", "recent"} {
-		if _, err := n.node.store.GetCall(t.Context(), nodestore.GetCallParams{AccountSid: "a", CallSid: sid}); err != nil {
+		if _, err := node.store.GetCall(t.Context(), nodestore.GetCallParams{AccountSid: "a", CallSid: sid}); err != nil {
 			t.Errorf("%s was purged: %v", sid, err)
 		}
 	}
-	if _, err := n.node.store.GetCall(t.Context(), nodestore.GetCallParams{AccountSid: "a", CallSid: "old0"}); !errors.Is(err, nodestore.ErrNotFound) {
+	if _, err := node.store.GetCall(t.Context(), nodestore.GetCallParams{AccountSid: "a", CallSid: "old0"}); !errors.Is(err, nodestore.ErrNotFound) {
 		t.Errorf("an expired record stays: %v", err)
 	}
 }

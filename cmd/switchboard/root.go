@@ -41,6 +41,10 @@ func newRootCmd(c *cli) *cobra.Command {
 // does not mean editing this file.
 var extraCommands []func(*cli) *cobra.Command
 
+// Millisecond timestamps: a call's hooks and retries are milliseconds apart. Set
+// once, before any logger runs (zerolog reads it on every line).
+func init() { zerolog.TimeFieldFormat = logTimeFormat }
+
 // logTimeFormat is RFC 3339 in UTC-offset form with milliseconds, always three
 // digits so that lines sort and align.
 const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
@@ -49,8 +53,6 @@ const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 // stays machine-readable: human-friendly on a terminal, JSON lines otherwise (what log
 // collectors want from a server).
 func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
-	// Millisecond timestamps: a call's hooks and retries are milliseconds apart.
-	zerolog.TimeFieldFormat = logTimeFormat
 	if isTerminal(w) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
