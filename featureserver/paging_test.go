@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
 )
@@ -55,6 +56,10 @@ func TestCallListPagesStayStable(t *testing.T) {
 				t.Errorf("call %s listed twice", c.CallSid)
 			}
 			seen[c.CallSid] = true
+			// Every timestamp of the API is to the millisecond, as the accounts' are.
+			if !c.CreatedAt.Equal(c.CreatedAt.Truncate(time.Millisecond)) || c.EndedAt == nil || !c.EndedAt.Equal(c.EndedAt.Truncate(time.Millisecond)) {
+				t.Errorf("call %s: created %v, ended %v; want milliseconds", c.CallSid, c.CreatedAt, c.EndedAt)
+			}
 		}
 		start() // a newer call, between pages
 		next := h.Get("X-Next-Cursor")

@@ -207,7 +207,7 @@ func (m *Manager) Start(req Request) (string, error) {
 	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
 		From: opts.Call.From, To: opts.Call.To, Direction: opts.Call.Direction,
-		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC(),
+		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC().Truncate(time.Millisecond), // the API's one precision
 	}}
 	m.calls[sid] = lc
 	m.wg.Add(1)
@@ -262,7 +262,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	defer m.wg.Done()
 	log := m.log.With().Str("call_sid", lc.view.CallSid).Logger()
 	res, err := callctl.Run(ctx, opts)
-	now := m.opts.Clock.Now().UTC()
+	now := m.opts.Clock.Now().UTC().Truncate(time.Millisecond)
 	lc.mu.Lock()
 	lc.view.Active = false
 	lc.view.EndedAt = &now

@@ -18,7 +18,7 @@ const ReasonNodeRestart = "node-restart"
 // first Start. It returns how many there were, or the store's error, with nothing
 // changed.
 func (m *Manager) RecoverInterrupted(ctx context.Context) (int, error) {
-	now := m.opts.Clock.Now().UTC()
+	now := m.opts.Clock.Now().UTC().Truncate(time.Millisecond)
 	return m.store.InterruptActiveCalls(ctx, func(c nodestore.Call) nodestore.Call { return Interrupted(c, now) })
 }
 
