@@ -75,6 +75,8 @@ type callRun struct {
 	cut bool
 
 	net *netfault.Network // the scenario's faulty network; nil without network faults
+
+	requests int // sent to the application so far (Options.MaxRequests)
 }
 
 // Run runs one call to its end and returns what happened. The error is non-nil only
@@ -94,33 +96,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newCall(p *prepared) *callRun {
-	info := p.Call
-	if info.Direction != "outbound" {
-		info.Direction = "inbound"
-	}
-	fill := func(s *string, v string) {
-		if *s == "" {
-			*s = v
-		}
-	}
-	fill(&info.CallSid, newUUID())
-	fill(&info.CallID, newUUID())
-	fill(&info.SbcCallID, newUUID())
-	fill(&info.TraceID, randomHex(16))
-	fill(&info.AccountSid, "9351f46a-678c-43f5-b8a6-d4eb58d131af")
-	if info.Direction == "inbound" {
-		// A simulated inbound call always reached an application through the SBC;
-		// an outbound call (created by REST) has the one it was created with, or
-		// none for an inline call_hook, as jambonz sends it.
-		fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
-	}
-	fill(&info.From, defaultFrom)
-	fill(&info.To, defaultTo)
-	fill(&info.CallerID, info.From)
-	fill(&info.FsSipAddress, "127.0.0.1:5070")
-	info.CallStatus = StatusTrying
-	info.SipStatus = 100
-	info.SipReason = "Trying"
+	info := p.Call.WithDefaults()
 	var clock callClock = newSimulatedClock(p.Clock)
 	if p.RealTime {
 		clock = wallClock{}
@@ -164,6 +140,9 @@ func (c *callRun) execute(ctx context.Context) {
 	for !c.ended {
 		if ctx.Err() != nil {
 			c.endCanceled()
+			return
+		}
+		if c.overLimit() {
 			return
 		}
 		c.app.between(ctx)
@@ -281,10 +260,38 @@ func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
 func (c *callRun) record(e Event) {
 	e.At = c.elapsed()
 	e.CallSid = c.info.CallSid
+	if e.Kind == KindHookAttempt || e.Kind == KindMsgSent {
+		c.requests++
+	}
 	c.result.Timeline = append(c.result.Timeline, e)
 	if c.opts.OnEvent != nil {
 		c.opts.OnEvent(e)
 	}
+}
+
+// overLimit ends the call, and reports so, once it sent Options.MaxRequests
+// requests or its timeline holds Options.MaxEvents events: a runaway application
+// (one that redirects to itself, a WebSocket app that floods commands) ends with a
+// clear reason, and the call's record and memory stay bounded. It is checked
+// between verbs and between the messages handled while media plays, where ending
+// the call is safe.
+func (c *callRun) overLimit() bool {
+	if c.ended {
+		return true
+	}
+	var reason string
+	switch {
+	case c.requests >= c.opts.MaxRequests:
+		reason = ReasonMaxRequests
+	case len(c.result.Timeline) >= c.opts.MaxEvents:
+		reason = ReasonMaxEvents
+	default:
+		return false
+	}
+	c.log(zerolog.WarnLevel).Int("requests", c.requests).Int("events", len(c.result.Timeline)).Str("reason", reason).
+		Msg("the call reached its limit and ends")
+	c.hangup(reason)
+	return true
 }
 
 // alert raises an alert on the account and records it.

@@ -47,7 +47,48 @@ type CallInfo struct {
 	CustomerData   map[string]any `json:"customerData,omitempty"`
 }
 
-// fields returns the call info as a fresh map, to which a hook adds its own keys.
+// Fields returns the call info as a fresh map, as every hook and status notification
+// carries it (a hook adds its own keys): what a node keeps to notify the end of a
+// call it could not finish (a crash).
+func (ci *CallInfo) Fields() map[string]any { return ci.fields() }
+
+// WithDefaults returns the call info a call of ci runs with (what Run does with
+// Options.Call): the identifiers generated when empty (CallSid, CallID, SbcCallID,
+// TraceID), AccountSid set to a placeholder when empty, From and To defaulted,
+// CallerID From, Direction inbound unless it is outbound, an inbound call's
+// ApplicationSid set to a placeholder when empty (an outbound call's stays as
+// given), the status trying (SIP 100).
+func (ci CallInfo) WithDefaults() CallInfo {
+	info := ci
+	if info.Direction != "outbound" {
+		info.Direction = "inbound"
+	}
+	fill := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	fill(&info.CallSid, newUUID())
+	fill(&info.CallID, newUUID())
+	fill(&info.SbcCallID, newUUID())
+	fill(&info.TraceID, randomHex(16))
+	fill(&info.AccountSid, "9351f46a-678c-43f5-b8a6-d4eb58d131af")
+	if info.Direction == "inbound" {
+		// A simulated inbound call always reached an application through the SBC;
+		// an outbound call (created by REST) has the one it was created with, or
+		// none for an inline call_hook, as jambonz sends it.
+		fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
+	}
+	fill(&info.From, defaultFrom)
+	fill(&info.To, defaultTo)
+	fill(&info.CallerID, info.From)
+	fill(&info.FsSipAddress, "127.0.0.1:5070")
+	info.CallStatus = StatusTrying
+	info.SipStatus = 100
+	info.SipReason = "Trying"
+	return info
+}
+
 func (ci *CallInfo) fields() map[string]any {
 	m := map[string]any{
 		"call_sid":       ci.CallSid,

@@ -188,7 +188,7 @@ func (c *callRun) redirect(ctx context.Context, raw string) bool {
 		err = fmt.Errorf("%q: no HTTP hook client (Options.Hooks) to request it", raw)
 	}
 	if err != nil {
-		c.alert(AlertWebhookFailure, raw, fmt.Sprintf("redirect: %v", err))
+		c.alert(AlertWebhookFailure, fragment.Redact(raw), fmt.Sprintf("redirect: %v", err))
 		return false
 	}
 	if ws, isWS := c.app.(*wsApp); isWS && !ws.s.Ended() && !c.otherApp(t) {

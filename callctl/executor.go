@@ -39,7 +39,9 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 			c.redirect(ctx, v.ActionHook.URL)
 			return
 		}
-		c.actionHook(ctx, v.ActionHook, nil)
+		// Over a WebSocket the hook goes as session:redirect, as jambonz sends it
+		// (docs/call-control.md §4); over HTTP the type is not sent.
+		c.actionHookAs(ctx, wssession.MsgSessionRedirect, v.ActionHook, nil)
 	case *verbs.Hangup:
 		c.hangup(ReasonAppHangup)
 	case *verbs.Answer:
@@ -118,10 +120,15 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 // actionHook requests a verb's action hook; verbs it returns replace the remaining
 // ones. A failed hook was alerted by the app: the call goes on with what it has.
 func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[string]any) (ok bool) {
+	return c.actionHookAs(ctx, wssession.MsgVerbHook, h, extra)
+}
+
+// actionHookAs is actionHook with the WebSocket message type to send it as.
+func (c *callRun) actionHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) (ok bool) {
 	if h == nil || c.ended || c.cut {
 		return true
 	}
-	vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, c.payload(extra))
+	vs, replace, ok := c.app.hook(ctx, typ, h, c.payload(extra))
 	if ok && replace {
 		c.queue = vs
 	}

@@ -194,14 +194,20 @@ func TestHTTPOnlyAccepted200202204(t *testing.T) {
 	}
 }
 
-// docs/call-control.md §3: the response: JSON verbs; another content type means no verbs;
-// invalid JSON or invalid verbs are invalid-app-payload (the call is rejected at the call
-// hook).
+// docs/call-control.md §3: the response: JSON verbs; a body of another content type
+// (issue 13: an HTML page, JSON sent as text/plain), invalid JSON or invalid verbs are
+// invalid-app-payload, alerted with the cause (the call is rejected at the call hook).
 func TestHTTPResponseBodies(t *testing.T) {
-	text := func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = io.WriteString(w, `[{"verb":"say","text":"x"}]`)
+	typed := func(ct, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header()["Content-Type"] = []string{ct}
+			if ct == "" {
+				w.Header()["Content-Type"] = nil // not sniffed
+			}
+			_, _ = io.WriteString(w, body)
+		}
 	}
+	text := typed("text/plain", `[{"verb":"say","text":"x"}]`)
 	badJSON := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `[{"verb":"say",`)
@@ -212,7 +218,10 @@ func TestHTTPResponseBodies(t *testing.T) {
 		reason string
 		alert  bool
 	}{
-		"text/plain":       {text, callctl.ReasonVerbsExhausted, false},
+		"text/plain":       {text, callctl.ReasonInvalidPayload, true},
+		"html":             {typed("text/html; charset=utf-8", "<html><body>It works!</body></html>"), callctl.ReasonInvalidPayload, true},
+		"no content type":  {typed("", "ok"), callctl.ReasonInvalidPayload, true},
+		"blank text":       {typed("text/plain", " \r\n"), callctl.ReasonVerbsExhausted, false},
 		"invalid JSON":     {badJSON, callctl.ReasonInvalidPayload, true},
 		"unknown property": {unknownProp, callctl.ReasonInvalidPayload, true},
 	} {
@@ -224,6 +233,17 @@ func TestHTTPResponseBodies(t *testing.T) {
 			}
 			if tc.alert && !strings.Contains(r.Alerts[0].Detail, "colour") && name == "unknown property" {
 				t.Fatalf("alert does not name the field: %s", r.Alerts[0].Detail)
+			}
+			wantCause := map[string]string{"text/plain": `Content-Type "text/plain"`, "html": `Content-Type "text/html; charset=utf-8", body "<html>`,
+				"no content type": "no Content-Type"}[name]
+			if wantCause != "" && (!strings.Contains(r.Alerts[0].Detail, "malformed jambonz payload: must be array") || !strings.Contains(r.Alerts[0].Detail, wantCause)) {
+				t.Fatalf("alert %q does not name the cause (%s)", r.Alerts[0].Detail, wantCause)
+			}
+			if name == "text/plain" && !strings.Contains(r.Alerts[0].Detail, "send it with Content-Type: application/json") {
+				t.Fatalf("alert %q does not say how to fix a JSON body sent as text", r.Alerts[0].Detail)
+			}
+			if tc.alert && r.SIPStatus != 480 {
+				t.Fatalf("SIP status %d, want 480 (JAMBONES_WEBHOOK_ERROR_RETURN)", r.SIPStatus)
 			}
 		})
 	}

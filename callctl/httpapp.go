@@ -1,12 +1,16 @@
 package callctl
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 	"github.com/switchboard-voice/switchboard/fragment"
@@ -53,7 +57,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 	c := a.c
 	t, err := fragment.Resolve(c.opts.app, h.URL)
 	if err != nil {
-		c.alert(AlertInvalidAppPayload, h.URL, fmt.Sprintf("hook %q: %v", h.URL, err))
+		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
 		return nil, false, false
 	}
 	user, pass := h.Username, h.Password
@@ -134,20 +138,51 @@ func rejectedVerbs(err error) bool {
 }
 
 // responseVerbs decodes the verbs of a hook response: a JSON array when the
-// Content-Type is JSON; an empty body or another type means no verbs.
+// Content-Type is JSON; an empty body (or one of blanks only) or a 204 means no
+// verbs. A body of another type (an HTML page, a JSON array sent as text/plain) is
+// what jambonz reads as no application at all and alerts as "malformed jambonz
+// payload: must be array": an invalid payload here too, whose error names the cause.
 func responseVerbs(resp *transport.HookResponse) ([]verbs.Verb, error) {
-	if len(resp.Body) == 0 || resp.Status == 204 {
+	if len(bytes.TrimSpace(resp.Body)) == 0 || resp.Status == 204 {
 		return nil, nil
 	}
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil || !isJSONType(mt) {
-		return nil, nil
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !isJSONType(mt) {
+		return nil, notJSONVerbs(resp.Status, ct, resp.Body)
 	}
 	vs, err := verbs.Decode(resp.Body)
 	if err != nil {
 		return nil, err
 	}
 	return vs, nil
+}
+
+// notJSONVerbs says why a successful answer's body is not verbs: its type, the start
+// of the body, and the fix when the body is JSON sent under another type.
+func notJSONVerbs(status int, contentType string, body []byte) error {
+	what := "no Content-Type"
+	if contentType != "" {
+		what = fmt.Sprintf("Content-Type %q", contentType)
+	}
+	hint := ""
+	if json.Valid(body) {
+		hint = "; the body is JSON: send it with Content-Type: application/json"
+	}
+	return fmt.Errorf("%w: malformed jambonz payload: must be array (a %d answer with %s, body %s%s)",
+		verbs.ErrInvalidPayload, status, what, bodyStart(body), hint)
+}
+
+// bodyStart quotes the first bytes of a body, for an alert.
+func bodyStart(body []byte) string {
+	const max = 64
+	if len(body) <= max {
+		return strconv.Quote(string(body))
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(body[cut]) {
+		cut--
+	}
+	return strconv.Quote(string(body[:cut])) + "..."
 }
 
 func isJSONType(mt string) bool {

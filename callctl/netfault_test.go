@@ -1,6 +1,8 @@
 package callctl_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -256,8 +259,6 @@ func TestFaultsGoThroughTheEgressRules(t *testing.T) {
 	}{
 		{"allow-list", url, allowLoopback, refuse, "ct,success", callctl.ReasonAppHangup},
 		{"refused address", url, transport.CallControlRules(false), refuse, "egress_refused", callctl.ReasonConnectFailed},
-		{"user-info, network fault", userInfo, transport.CallControlRules(true), refuse, "egress_refused", callctl.ReasonConnectFailed},
-		{"user-info, abrupt drop", userInfo, transport.CallControlRules(true), drop, "egress_refused", callctl.ReasonConnectFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := baseOptions(t, tc.url)
@@ -270,5 +271,14 @@ func TestFaultsGoThroughTheEgressRules(t *testing.T) {
 				t.Errorf("faults injected on a refused destination: %v", faultEvents(r))
 			}
 		})
+	}
+	// A URL with user-info is refused before anything is dialed (issue 13), for
+	// network faults and a drop without a close frame alike.
+	for _, script := range []callctl.Script{refuse, drop} {
+		o := baseOptions(t, userInfo)
+		o.EgressRules, o.Script = transport.CallControlRules(true), script
+		if _, err := callctl.Run(context.Background(), o); !errors.Is(err, fragment.ErrUserInfo) || strings.Contains(err.Error(), "u:p") {
+			t.Errorf("Run with %q: %v, want a refusal wrapping fragment.ErrUserInfo that does not quote u:p", userInfo, err)
+		}
 	}
 }

@@ -102,6 +102,15 @@ type Options struct {
 	// MaxDuration caps a call's length on its clock (a "say" looping forever).
 	// Default 4 h.
 	MaxDuration time.Duration
+	// MaxRequests caps the requests the call sends its application: HTTP hook
+	// attempts (retries included), WebSocket upgrade attempts and messages sent.
+	// Once reached, the call ends with ReasonMaxRequests (an application that
+	// redirects to itself would otherwise loop without bound). Default 1000.
+	MaxRequests int
+	// MaxEvents caps the call's timeline: once it holds that many events the call
+	// ends with ReasonMaxEvents (the few events of its ending are still recorded),
+	// so that the record of a call stays bounded. Default 5000.
+	MaxEvents int
 
 	// RealTime runs the call on the wall clock, as a production feature server would
 	// (docs/call-control.md §4b): media (say, play, pause, gather timeouts and the
@@ -149,6 +158,8 @@ func (o Options) WithDefaults() Options {
 	setDefault(&o.WebhookErrorReturn, 480)
 	setDefault(&o.IdleLimit, 30*time.Second)
 	setDefault(&o.MaxDuration, defaultMaxDuration)
+	setDefault(&o.MaxRequests, 1000)
+	setDefault(&o.MaxEvents, 5000)
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
 	}
@@ -192,6 +203,12 @@ func (o Options) prepare() (*prepared, error) {
 		if d.v < 0 {
 			bad("%s %v is negative", d.name, d.v)
 		}
+	}
+	if o.MaxRequests < 0 {
+		bad("MaxRequests %d is negative", o.MaxRequests)
+	}
+	if o.MaxEvents < 0 {
+		bad("MaxEvents %d is negative", o.MaxEvents)
 	}
 	if o.WebhookErrorReturn < 400 || o.WebhookErrorReturn > 699 {
 		bad("WebhookErrorReturn %d is not a SIP failure status (400..699)", o.WebhookErrorReturn)

@@ -16,6 +16,8 @@ const (
 	ReasonSessionFailed   = "session-new-failed"  // session:new got no ack
 	ReasonReconnectFailed = "reconnect-failed"    // a mid-call drop could not be repaired
 	ReasonMaxDuration     = "max-duration"        // Options.MaxDuration passed
+	ReasonMaxRequests     = "max-requests"        // Options.MaxRequests requests were sent
+	ReasonMaxEvents       = "max-events"          // the timeline reached Options.MaxEvents
 	ReasonCanceled        = "canceled"            // the context ended
 )
 

@@ -77,7 +77,7 @@ func (c *callRun) pass(ctx context.Context, d time.Duration, listen bool) error 
 			return err
 		}
 		c.urgentControls()
-		if c.ended || c.cut {
+		if c.ended || c.cut || c.overLimit() {
 			return errInterrupted
 		}
 	}

@@ -181,6 +181,13 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 		// finishes the verbs it has.
 		return nil, false, false
 	}
+	if fragment.Redact(h.URL) != h.URL {
+		// A hook with user-info is refused, as anywhere (docs/call-control.md §3);
+		// nothing goes over the socket and the alert does not quote it.
+		_, err := fragment.Resolve(c.opts.app, h.URL)
+		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook: %v", err))
+		return nil, false, false
+	}
 	// The retry fragment is ours (docs/call-control.md §1: always removed), not the
 	// application's.
 	hook, _, _ := strings.Cut(h.URL, "#")

@@ -205,6 +205,14 @@ func TestAPIBadInput(t *testing.T) {
 		{"username without password", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","username":"u"}}`, 422, ""},
 		{"port out of range", "POST", apps, `{"name":"x","call_hook":{"url":"http://h:99999/"}}`, 422, ""},
 		{"ws status hook", "POST", apps, `{"name":"x","call_hook":{"url":"ws://h/"},"call_status_hook":{"url":"ws://h/"}}`, 422, ""},
+		// Issue 13: credentials belong in username/password, never in a URL; the
+		// refusal does not echo them (checked below for "hunter2").
+		{"user-info in call hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://alice:hunter2@app.example.com/call#rc=1"}}`, 422, ""},
+		{"user-info in status hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://h/"},"call_status_hook":{"url":"https://alice:hunter2@h/status"}}`, 422, ""},
+		{"user-info in ws call hook", "POST", apps, `{"name":"x","call_hook":{"url":"wss://hunter2@h/ws"}}`, 422, ""},
+		{"user-info in a call's call hook", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
+		{"user-info in a redirect", "POST", calls + "/nope", `{"call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
+		{"user-info in the notice webhook", "PUT", "/v1/Accounts/" + acct.AccountSid + "/Notifications", `{"webhook_url":"https://u:hunter2@h/n","emails":[]}`, 422, ""},
 		{"malformed JSON", "POST", apps, `{"name":`, 400, ""},
 		{"not an object", "POST", apps, `[1,2]`, 422, ""},
 		{"huge body", "POST", apps, huge, 413, ""},
@@ -253,6 +261,9 @@ func TestAPIBadInput(t *testing.T) {
 			}
 			if strings.Contains(string(raw), "hunter2") {
 				t.Errorf("the problem document echoes a password: %.300s", raw)
+			}
+			if strings.HasPrefix(tt.name, "user-info") && !strings.Contains(string(raw), "user-info") {
+				t.Errorf("the refusal does not say why: %.300s", raw)
 			}
 		})
 	}

@@ -144,7 +144,7 @@ func checkHook(h BootstrapHook, allowWebSocket bool) error {
 		return err
 	}
 	if !allowWebSocket && t.Policy.Transport == fragment.WebSocket {
-		return fmt.Errorf("%q: must be an http or https URL", h.URL)
+		return fmt.Errorf("%q: must be an http or https URL", fragment.Redact(h.URL))
 	}
 	if h.Method != "" && h.Method != "GET" && h.Method != "POST" {
 		return fmt.Errorf("method %q: want GET or POST", h.Method)

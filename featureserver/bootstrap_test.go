@@ -36,11 +36,12 @@ func TestParseBootstrap(t *testing.T) {
 		{"short token", "accounts:\n  - sid: a\n    name: A\n    api_token: short\n", "api_token"},
 		{"bad hook", "accounts:\n  - sid: a\n    name: A\n    api_token: 0123456789abcdef0123\n    applications:\n      - {sid: b, name: B, call_hook: {url: 'ftp://x'}}\n", "call_hook"},
 		{"ws status hook", "accounts:\n  - sid: a\n    name: A\n    api_token: 0123456789abcdef0123\n    applications:\n      - {sid: b, name: B, call_hook: {url: 'ws://x'}, call_status_hook: {url: 'ws://x'}}\n", "call_status_hook"},
+		{"user-info in a hook", "accounts:\n  - sid: a\n    name: A\n    api_token: 0123456789abcdef0123\n    applications:\n      - {sid: b, name: B, call_hook: {url: 'https://u:hunter2@x/'}}\n", "username and password"},
 		{"duplicate sid", "accounts:\n  - {sid: a, name: A, api_token: 0123456789abcdef0123}\n  - {sid: a, name: B, api_token: 0123456789abcdef0124}\n", "twice"},
 		{"not yaml", "accounts: [\n", "boot.yaml"},
 	} {
-		if _, err := ParseBootstrap("boot.yaml", []byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.mention) {
-			t.Errorf("%s: error %v, want one mentioning %q", tt.name, err, tt.mention)
+		if _, err := ParseBootstrap("boot.yaml", []byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.mention) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: error %v, want one mentioning %q (and no password)", tt.name, err, tt.mention)
 		}
 	}
 }

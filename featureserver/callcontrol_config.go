@@ -159,7 +159,9 @@ func NewCallNetwork(cfg CallControlConfig, rules transport.EgressRules, log zero
 			Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent, Logger: log,
 			MaxIdleConnsPerHost: cfg.IdleConnsPerHost,
 		}),
-		ws: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout}),
+		// Upgrades are never pooled: every WebSocket attempt opens a connection of
+		// its own (docs/call-control.md §4).
+		ws: transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: cfg.WSHandshakeTimeout, DisableKeepAlives: true}),
 	}
 }
 

@@ -24,6 +24,10 @@ const (
 	EnvCallIdle     = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
 	EnvMaxCalls     = "SWITCHBOARD_MAX_CALLS"
 	EnvRetention    = "SWITCHBOARD_CALL_RETENTION_HOURS"
+	// The limits of one call (docs/call-control.md §4b).
+	EnvMaxCallDuration = "SWITCHBOARD_MAX_CALL_DURATION_MS"
+	EnvMaxCallRequests = "SWITCHBOARD_MAX_CALL_REQUESTS"
+	EnvMaxCallEvents   = "SWITCHBOARD_MAX_CALL_EVENTS"
 )
 
 // Defaults of the node's own settings.
@@ -37,6 +41,11 @@ var (
 	envCallIdle     = intSetting{EnvCallIdle, 1000, 86_400_000, "milliseconds"}
 	envMaxCalls     = intSetting{EnvMaxCalls, 1, 1_000_000, ""}
 	envRetention    = intSetting{EnvRetention, 1, 87_600, "hours"}
+	// At most 24 h, a million requests and a million events: beyond, a limit only
+	// lets a runaway call cost more.
+	envMaxCallDuration = intSetting{EnvMaxCallDuration, 1000, 86_400_000, "milliseconds"}
+	envMaxCallRequests = intSetting{EnvMaxCallRequests, 10, 1_000_000, ""}
+	envMaxCallEvents   = intSetting{EnvMaxCallEvents, 100, 1_000_000, ""}
 )
 
 // Config is a node's whole configuration: LoadConfig reads it from the environment
@@ -71,6 +80,15 @@ type Config struct {
 	// purged in bounded batches while the node runs. Default 7 days; whole hours, at
 	// most 10 years.
 	CallRetention time.Duration
+	// MaxCallDuration ends a call that lasted this long, on the wall clock (reason
+	// max-duration). Default 4 h.
+	MaxCallDuration time.Duration
+	// MaxCallRequests ends a call that sent its application this many requests
+	// (reason max-requests: an application redirecting to itself). Default 1000.
+	MaxCallRequests int
+	// MaxCallEvents ends a call whose timeline holds this many events (reason
+	// max-events), bounding its record. Default 5000.
+	MaxCallEvents int
 	// CallControl holds the JAMBONES_* settings, each with its default.
 	CallControl CallControlConfig
 	// Outbox holds the webhook outbox's settings (egress deny-list, SMTP). Default
@@ -90,6 +108,9 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.CallIdleTimeout, 5*time.Minute)
 	setDefault(&c.MaxCalls, 10_000)
 	setDefault(&c.CallRetention, 7*24*time.Hour)
+	setDefault(&c.MaxCallDuration, 4*time.Hour)
+	setDefault(&c.MaxCallRequests, 1000)
+	setDefault(&c.MaxCallEvents, 5000)
 	c.CallControl = c.CallControl.WithDefaults()
 	return c
 }
@@ -117,7 +138,10 @@ func (c Config) validate() error {
 	}
 	errs = append(errs,
 		envCallIdle.checkDuration("Config.CallIdleTimeout", c.CallIdleTimeout),
-		envMaxCalls.check("Config.MaxCalls", int64(c.MaxCalls)))
+		envMaxCalls.check("Config.MaxCalls", int64(c.MaxCalls)),
+		envMaxCallDuration.checkDuration("Config.MaxCallDuration", c.MaxCallDuration),
+		envMaxCallRequests.check("Config.MaxCallRequests", int64(c.MaxCallRequests)),
+		envMaxCallEvents.check("Config.MaxCallEvents", int64(c.MaxCallEvents)))
 	if c.CallRetention < time.Hour || c.CallRetention > time.Duration(envRetention.max)*time.Hour {
 		errs = append(errs, &ConfigError{Name: "Config.CallRetention", Value: c.CallRetention.String(),
 			Accept: fmt.Sprintf("a duration in [1h, %dh] (as %s)", envRetention.max, EnvRetention)})
@@ -205,6 +229,14 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	errs = append(errs, err)
 	n, err = envMaxCalls.parse(get(EnvMaxCalls))
 	c.MaxCalls = int(n)
+	errs = append(errs, err)
+	c.MaxCallDuration, err = envMaxCallDuration.duration(get(EnvMaxCallDuration))
+	errs = append(errs, err)
+	n, err = envMaxCallRequests.parse(get(EnvMaxCallRequests))
+	c.MaxCallRequests = int(n)
+	errs = append(errs, err)
+	n, err = envMaxCallEvents.parse(get(EnvMaxCallEvents))
+	c.MaxCallEvents = int(n)
 	errs = append(errs, err)
 	n, err = envRetention.parse(get(EnvRetention))
 	c.CallRetention = time.Duration(n) * time.Hour
@@ -327,6 +359,9 @@ func (c Config) Printable() [][2]string {
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},
 		{EnvRetention, strconv.FormatInt(int64(c.CallRetention/time.Hour), 10)},
+		{EnvMaxCallDuration, ms(c.MaxCallDuration)},
+		{EnvMaxCallRequests, strconv.Itoa(c.MaxCallRequests)},
+		{EnvMaxCallEvents, strconv.Itoa(c.MaxCallEvents)},
 		{envHTTPTimeout.name, ms(cc.HTTPTimeout)},
 		{envUserAgent, cc.UserAgent},
 		{envWSHandshakeTimeout.name, ms(cc.WSHandshakeTimeout)},

@@ -23,7 +23,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := c.CallControl
-	if c.Listen != DefaultListen || c.DatabaseURL != DefaultDatabaseURL || c.DrainTimeout != 30*time.Second || c.MaxCalls != 10000 {
+	if c.Listen != DefaultListen || c.DatabaseURL != DefaultDatabaseURL || c.DrainTimeout != 30*time.Second || c.MaxCalls != 10000 ||
+		c.MaxCallDuration != 4*time.Hour || c.MaxCallRequests != 1000 || c.MaxCallEvents != 5000 {
 		t.Errorf("node defaults: %+v", c)
 	}
 	if cc.HTTPTimeout != 10*time.Second || cc.UserAgent != "jambonz" || cc.WSHandshakeTimeout != 1500*time.Millisecond ||
@@ -144,6 +145,9 @@ func TestLoadConfigRejects(t *testing.T) {
 		{EnvEgressAllow, "10.0.0.0/33"},
 		{EnvEgressAllow, "not a host!"},
 		{EnvMaxCalls, "0"},
+		{EnvMaxCallDuration, "10"},
+		{EnvMaxCallRequests, "lots"},
+		{EnvMaxCallEvents, "99"},
 		{EnvCallIdle, "5"},
 		{EnvAdminToken, "short"},
 	}

@@ -11,6 +11,10 @@ import (
 // ErrBadConfig is wrapped by every configuration error.
 var ErrBadConfig = errors.New("bad configuration")
 
+// ErrDatabaseInUse is wrapped by the error of NewNode when another node holds the
+// SQLite database: nothing of the file was touched.
+var ErrDatabaseInUse = errors.New("database in use by another node")
+
 // ConfigError names the variable (or flag) at fault and the range it accepts.
 type ConfigError struct {
 	Name   string // e.g. JAMBONES_HTTP_TIMEOUT

@@ -2,6 +2,7 @@ package featureserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/internal/console"
 	"github.com/switchboard-voice/switchboard/internal/metrics"
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
@@ -37,6 +39,8 @@ type Node struct {
 	calls   *calls.Manager
 	metrics *metrics.Metrics
 	server  *http.Server
+	lock    *databaseLock
+	health  *dbHealth
 	ready   atomic.Bool
 	version string
 }
@@ -83,34 +87,36 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	var store nodestore.Store
-	store, err = sqlitenode.Open(ctx, loc.Path, sqlitenode.Options{})
-	if err != nil {
+	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version}
+	// Before anything touches the file: a second node on it stops here.
+	if n.lock, err = lockDatabase(loc.Path); err != nil {
 		return nil, err
 	}
-	if hooks.wrapStore != nil {
-		store = hooks.wrapStore(store)
+	if err := n.openStores(ctx, loc, hooks); err != nil {
+		n.closeStores()
+		return nil, err
 	}
+	store := n.store
 	clock := retry.SystemClock{}
 	if opts.Bootstrap != nil {
 		if err := opts.Bootstrap.apply(ctx, store, clock); err != nil {
-			store.Close()
+			n.closeStores()
 			return nil, err
 		}
 	}
-	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: metrics.New(), version: opts.Version}
 	if n.notices, err = n.newNotifier(); err != nil {
-		store.Close()
+		n.closeStores()
 		return nil, err
 	}
-	if err := n.openOutbox(ctx, loc, hooks.observe); err != nil {
-		store.Close()
+	if err := n.openOutbox(ctx, hooks.observe); err != nil {
+		n.closeStores()
 		return nil, err
 	}
 	n.notices.Start(n.outbox)
 	n.calls, err = calls.New(calls.Options{
 		Store: store, Network: NewCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger),
 		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
+		Limits:  calls.Limits{Duration: cfg.MaxCallDuration, Requests: cfg.MaxCallRequests, Events: cfg.MaxCallEvents},
 		Metrics: n.metrics, Clock: clock, Logger: opts.Logger,
 	})
 	if err != nil {
@@ -133,18 +139,30 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		n.closeStores()
 		return nil, err
 	}
+	// The web console calls the same API in-process (docs/architecture.md).
+	// Its in-process requests are not logged again: the console request itself is.
+	con, err := console.New(console.Options{API: nodeapi.Handler(mux, zerolog.Nop()), Clock: clock, Logger: opts.Logger})
+	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	mux.Handle(console.Prefix, con)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok") })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok", "") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !n.ready.Load() {
-			writeHealth(w, false, "draining")
+			writeHealth(w, false, "draining", "")
 			return
 		}
 		if err := store.Ping(r.Context()); err != nil {
-			writeHealth(w, false, "database unavailable")
+			writeHealth(w, false, "database unavailable", err.Error())
 			return
 		}
-		writeHealth(w, true, "ready")
+		if err := n.health.problem(r.Context()); err != nil {
+			writeHealth(w, false, "database unavailable", err.Error())
+			return
+		}
+		writeHealth(w, true, "ready", "")
 	})
 	n.server = &http.Server{
 		Handler:           nodeapi.Handler(mux, opts.Logger),
@@ -156,15 +174,48 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	return n, nil
 }
 
-// openOutbox opens the outbox on the node's database file, with the status hooks
-// wired in (package statushooks). Status hooks are application hooks, so the outbox
-// dials with the call-control egress rules (private addresses allowed, the node's
-// allow-list applied), not the public-only default.
-func (n *Node) openOutbox(ctx context.Context, loc databaseLocation, observe func(outbox.Delivery, outbox.Attempt)) error {
+// openStores opens the node's SQLite file (created 0600 when missing): the outbox's
+// store first, whose single writer then runs every write of the node's store too, so
+// that the file has one writer (docs/outbox.md §5) and the node's writes share its
+// group commits instead of competing for SQLite's lock. The file must be writable:
+// SQLite would otherwise open it read-only, and every write would fail later.
+func (n *Node) openStores(ctx context.Context, loc databaseLocation, hooks nodeHooks) error {
+	if err := sqlitenode.CreateFile(loc.Path); err != nil {
+		return err
+	}
+	if err := writable(loc.Path); err != nil {
+		return err
+	}
 	st, err := sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
 	if err != nil {
 		return fmt.Errorf("outbox store: %w", err)
 	}
+	n.obStore = st
+	if n.health, err = newDBHealth(loc.Path, st); err != nil {
+		return err
+	}
+	ns, err := sqlitenode.Open(ctx, loc.Path, sqlitenode.Options{Writer: n.health})
+	if err != nil {
+		return err
+	}
+	n.health.probe = ns.CheckWritable
+	if err := ns.CheckWritable(ctx); err != nil {
+		ns.Close()
+		return fmt.Errorf("the database %s cannot be written: %w", loc.Path, err)
+	}
+	n.store = ns
+	if hooks.wrapStore != nil {
+		n.store = hooks.wrapStore(ns)
+	}
+	return nil
+}
+
+// openOutbox opens the outbox on the node's database file, with the status hooks
+// wired in (package statushooks). Status hooks are application hooks, so the outbox
+// dials with the call-control egress rules (private addresses allowed, the node's
+// allow-list applied), not the public-only default.
+func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, outbox.Attempt)) error {
+	st := n.obStore
 	rules := callControlRules(n.cfg)
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
@@ -187,10 +238,9 @@ func (n *Node) openOutbox(ctx context.Context, loc databaseLocation, observe fun
 		OnAlert: func(a nodestore.Alert) { n.metrics.AlertRaised(a.Type) },
 	})
 	if err != nil {
-		st.Close()
 		return fmt.Errorf("outbox: %w", err)
 	}
-	n.status, n.outbox, n.obStore = status, status.Outbox(), st
+	n.status, n.outbox = status, status.Outbox()
 	n.metrics.WatchStore(st.Stats)
 	n.metrics.WatchQueue(st.QueueDepth)
 	return nil
@@ -205,12 +255,17 @@ func callControlRules(cfg Config) transport.EgressRules {
 	return rules
 }
 
-func writeHealth(w http.ResponseWriter, ok bool, status string) {
+// writeHealth answers a health check: {"status": ...} with, when set, the reason.
+func writeHealth(w http.ResponseWriter, ok bool, status, reason string) {
 	w.Header().Set("Content-Type", "application/json")
 	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	fmt.Fprintf(w, "{\"status\":%q}\n", status)
+	body := map[string]string{"status": status}
+	if reason != "" {
+		body["reason"] = reason
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // Run serves the node on cfg.Listen and starts delivering status notifications; it
@@ -276,12 +331,27 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	return err
 }
 
+// closeStores closes what the node opened, whatever it got to, and releases the
+// database lock last.
 func (n *Node) closeStores() error {
-	ctx, cancel := context.WithTimeout(context.Background(), noticeTimeout)
-	defer cancel()
-	if err := n.notices.Close(ctx); err != nil {
-		n.log.Error().Err(err).Msg("owners' notices still queued at shutdown were not sent")
+	defer n.lock.release()
+	if n.notices != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), noticeTimeout)
+		defer cancel()
+		if err := n.notices.Close(ctx); err != nil {
+			n.log.Error().Err(err).Msg("owners' notices still queued at shutdown were not sent")
+		}
 	}
-	n.status.Wait()
-	return errors.Join(n.obStore.Close(), n.store.Close())
+	if n.status != nil {
+		n.status.Wait()
+	}
+	var errs []error
+	// The node's store writes through the outbox's writer: it closes first.
+	if n.store != nil {
+		errs = append(errs, n.store.Close())
+	}
+	if n.obStore != nil {
+		errs = append(errs, n.obStore.Close())
+	}
+	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package fragment
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,14 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrInvalidURL) {
 				t.Fatalf("error %v does not wrap ErrInvalidURL", err)
+			}
+			if ui, _, ok := userInfo(raw); ok {
+				// Refused for its user-info, naming the URL only as Redact shows it.
+				shown := strconv.Quote(Redact(raw))
+				rest := strings.Replace(strings.ReplaceAll(err.Error(), "(user:password@)", ""), shown, "", 1)
+				if !errors.Is(err, ErrUserInfo) || !strings.Contains(err.Error(), shown) || (len(ui) > 1 && strings.Contains(rest, ui)) {
+					t.Fatalf("error %q for %q: want ErrUserInfo naming only %s", err, raw, shown)
+				}
 			}
 			return
 		}
@@ -51,6 +60,9 @@ func checkInvariants(t *testing.T, target Target) {
 		if !strings.Contains("ct rt 4xx 5xx all", string(c)) {
 			t.Fatalf("unknown class %q in rp", c)
 		}
+	}
+	if target.URL.User != nil {
+		t.Fatalf("URL with user-info accepted: %q", target.Clean())
 	}
 	if target.URL.Fragment != "" || target.URL.RawFragment != "" {
 		t.Fatalf("clean URL keeps a fragment: %q", target.Clean())

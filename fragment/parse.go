@@ -55,7 +55,8 @@ func TransportOf(scheme string) (Transport, error) {
 // Parse parses an absolute application or hook URL. Invalid `rc` values, unknown
 // `rp` classes and undecodable fragment parts are not errors: the default applies and
 // Policy.Warnings says why. A malformed URL, an unsupported scheme or a missing host
-// is an error wrapping ErrInvalidURL.
+// is an error wrapping ErrInvalidURL, and so is a URL carrying user-info
+// (user:password@; ErrUserInfo too), whose error never quotes it.
 func Parse(raw string) (Target, error) {
 	u, frag, err := parseAbsolute(raw)
 	if err != nil {
@@ -75,10 +76,56 @@ func splitFragment(raw string) (base, frag string) {
 	return base, frag
 }
 
+// ErrUserInfo is wrapped (beside ErrInvalidURL) by the error of Parse and Resolve
+// about a URL that carries user-info (user:password@).
+var ErrUserInfo = errors.New("URL carries user-info")
+
+// userInfo returns the user-info of raw, the part of its authority (after the first
+// "//", up to the first '/', '?' or '#') up to its last '@', and where it starts. It
+// reads the string itself, so that a URL url.Parse refuses is caught too, before any
+// error can quote it.
+func userInfo(raw string) (ui string, at int, ok bool) {
+	i := strings.Index(raw, "//")
+	if i < 0 {
+		return "", 0, false
+	}
+	at = i + 2
+	rest := raw[at:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	j := strings.LastIndex(rest, "@")
+	if j < 0 {
+		return "", 0, false
+	}
+	return rest[:j+1], at, true
+}
+
+// Redact returns raw without its user-info (user:password@), for messages and
+// views: a URL given with credentials is refused, and the refusal never quotes them.
+func Redact(raw string) string {
+	if ui, at, ok := userInfo(raw); ok {
+		return raw[:at] + raw[at+len(ui):]
+	}
+	return raw
+}
+
+// refuseUserInfo refuses a URL with user-info, naming it without (docs/call-control.md §3).
+func refuseUserInfo(raw string) error {
+	if _, _, ok := userInfo(raw); !ok {
+		return nil
+	}
+	return fmt.Errorf("%w: %q: %w (user:password@): give the credentials as the hook's username and password instead",
+		ErrInvalidURL, Redact(raw), ErrUserInfo)
+}
+
 // parseAbsolute parses raw without its fragment, which it returns as written.
 func parseAbsolute(raw string) (*url.URL, string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, "", invalid("empty URL")
+	}
+	if err := refuseUserInfo(raw); err != nil {
+		return nil, "", err
 	}
 	base, frag := splitFragment(raw)
 	u, err := url.Parse(base)
@@ -220,6 +267,9 @@ func (p *Policy) parseRetryOn(values []string) {
 func Resolve(app Target, hook string) (Target, error) {
 	if strings.TrimSpace(hook) == "" {
 		return Target{}, invalid("empty hook URL")
+	}
+	if err := refuseUserInfo(hook); err != nil {
+		return Target{}, err
 	}
 	base, frag := splitFragment(hook)
 	ref, err := url.Parse(base)

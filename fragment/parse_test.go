@@ -85,7 +85,8 @@ func TestParse(t *testing.T) {
 		{name: "empty fragment", url: "https://h/p#", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true, rp: []Class{Connect}},
 		{name: "encoded comma in rp", url: "https://h/p#rp=5xx%2Cct", clean: "https://h/p", transport: HTTP, rc: 0, rcDefault: true,
 			rp: []Class{Status5xx, Connect}, rpExplicit: true},
-		{name: "user info and port kept", url: "https://u:p@h:8443/p#rc=1", clean: "https://u:p@h:8443/p", transport: HTTP, rc: 1, rp: []Class{Connect}},
+		{name: "port kept", url: "https://h:8443/p#rc=1", clean: "https://h:8443/p", transport: HTTP, rc: 1, rp: []Class{Connect}},
+		{name: "@ in path and query is no user-info", url: "https://h/p@x?a=b@c#rc=1", clean: "https://h/p@x?a=b@c", transport: HTTP, rc: 1, rp: []Class{Connect}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,6 +156,39 @@ func TestParseRejects(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+// docs/call-control.md §3, issue 13: a URL with user-info is refused wherever it is
+// given (application, hook, relative hook "//u:p@host"), with an error that names
+// the URL without the credentials.
+func TestUserInfoRefused(t *testing.T) {
+	t.Parallel()
+	app, err := Parse("https://app.example.com/call")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{
+		"https://alice:s3cr3t@app.example.com/call#rc=1", "wss://alice:s3cr3t@app.example.com/ws",
+		"http://s3cr3t@app.example.com/", "https://alice:s3cr3t@app.example.com:99999/x", "https://alice:s3cr3t@app/%zz",
+		"//alice:s3cr3t@other.example/x", "https://a:s3cr3t@b@app.example.com/",
+	} {
+		for name, parse := range map[string]func(string) (Target, error){"Parse": Parse, "Resolve": func(s string) (Target, error) { return Resolve(app, s) }} {
+			_, err := parse(raw)
+			if name == "Parse" && strings.HasPrefix(raw, "//") {
+				continue // not absolute: refused anyway
+			}
+			if !errors.Is(err, ErrInvalidURL) || !errors.Is(err, ErrUserInfo) {
+				t.Errorf("%s(%q) error = %v, want ErrInvalidURL and ErrUserInfo", name, raw, err)
+				continue
+			}
+			if strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "username and password") {
+				t.Errorf("%s(%q) error %q echoes the credentials or does not say where they go", name, raw, err)
+			}
+		}
+	}
+	if got := Redact("https://alice:s3cr3t@app.example.com/x?y=a@b#rc=1"); got != "https://app.example.com/x?y=a@b#rc=1" {
+		t.Errorf("Redact = %q", got)
 	}
 }
 

@@ -32,8 +32,11 @@ type ClientOptions struct {
 	// passed (see ConnectFunc). Default: connect through the operating system.
 	Connect ConnectFunc
 
-	// disableKeepAlives gives every request a connection of its own (HookRequest.Connect).
-	disableKeepAlives bool
+	// DisableKeepAlives gives every request a connection of its own, closed once its
+	// answer is read: nothing is pooled. WebSocket upgrades need it (a WebSocket
+	// attempt is a fresh connection, as in jambonz: docs/call-control.md §4), and so
+	// does a HookRequest with its own Connect. Default false: connections are pooled.
+	DisableKeepAlives bool
 
 	// network, when set, connects in place of the operating system once the egress
 	// rules have passed the address. Only tests set it (export_test.go), to run the
@@ -88,7 +91,7 @@ func NewHTTPClient(rules EgressRules, opts ClientOptions) *http.Client {
 		ResponseHeaderTimeout: opts.ResponseHeaderTimeout,
 		MaxIdleConns:          max(100, opts.MaxIdleConnsPerHost),
 		MaxIdleConnsPerHost:   opts.MaxIdleConnsPerHost,
-		DisableKeepAlives:     opts.disableKeepAlives,
+		DisableKeepAlives:     opts.DisableKeepAlives,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}

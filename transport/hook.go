@@ -116,7 +116,7 @@ func (o HookClientOptions) clients(connect ConnectFunc, own bool) (pool, view *h
 		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
 		Connect:               connect,
 		network:               o.network,
-		disableKeepAlives:     own,
+		DisableKeepAlives:     own,
 	})
 	// retryablehttp closes the client's idle connections whenever a request gives
 	// up; through this view that is a no-op, so one failing app does not empty the

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/switchboard-voice/switchboard/internal/jsjson"
 )
 
 // ErrInvalidRequest is wrapped by errors about a request that cannot be sent as
@@ -15,8 +17,11 @@ import (
 // Nothing is sent.
 var ErrInvalidRequest = errors.New("invalid request")
 
-// encodePayload renders a hook payload as JSON. json.RawMessage and []byte are taken
-// as already-encoded JSON and must be valid; nil becomes "{}".
+// encodePayload renders a hook payload as JSON, written as JavaScript's
+// JSON.stringify writes it (jambonz's bodies are its output: no HTML escaping, keys in
+// JavaScript's order), so that a verifier that re-serialises the parsed body gets the
+// bytes that were signed (docs/call-control.md §3). json.RawMessage and []byte are
+// taken as already-encoded JSON, as they are (they must be valid); nil becomes "{}".
 func encodePayload(p any) ([]byte, error) {
 	switch v := p.(type) {
 	case nil:
@@ -26,7 +31,7 @@ func encodePayload(p any) ([]byte, error) {
 	case []byte:
 		return validJSON(v)
 	default:
-		b, err := json.Marshal(v)
+		b, err := jsjson.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("%w: payload does not encode as JSON: %v", ErrInvalidRequest, err)
 		}

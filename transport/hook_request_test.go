@@ -397,3 +397,31 @@ func TestHookAcceptRejectsBody(t *testing.T) {
 		})
 	}
 }
+
+// docs/call-control.md §3, issue 13: a POST body is what JSON.stringify writes (no
+// HTML escaping of & < >, U+2028 as it is, array-index keys first), signed over
+// exactly those bytes, so that a verifier that re-serialises the parsed body, as the
+// official SDK's middleware does, gets the bytes that were signed.
+func TestHookBodyIsJSONStringifyOutput(t *testing.T) {
+	t.Parallel()
+	srv := transporttest.NewServer(t)
+	client, _ := newHookClient(t, transport.HookClientOptions{})
+	payload := map[string]any{"speech": "a <b> & c", "line": "x\u2028y", "customerData": map[string]any{"10": 1, "9": 2, "k": "&"}}
+	if _, err := client.Do(context.Background(), transport.HookRequest{
+		Target: mustTarget(t, srv.URL+"/call"), Payload: payload, Secret: "k",
+	}); err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	reqs := srv.RequestsTo("/call")
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	body := reqs[0].Body
+	want := `{"customerData":{"9":2,"10":1,"k":"&"},"line":"x` + "\u2028" + `y","speech":"a <b> & c"}`
+	if string(body) != want {
+		t.Fatalf("body %s\nwant %s", body, want)
+	}
+	if err := webhooksig.VerifyJambonz("k", reqs[0].Header.Get("Jambonz-Signature"), []byte(want), time.Now(), time.Minute); err != nil {
+		t.Fatalf("signature not over the JSON.stringify bytes: %v", err)
+	}
+}

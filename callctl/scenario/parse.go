@@ -241,12 +241,10 @@ func (s *Scenario) check() *pathError {
 // without credentials (they go in --username and --password, which are never
 // printed).
 func checkAppURL(raw string) error {
-	t, err := fragment.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if t.URL.User != nil {
+	if _, err := fragment.Parse(raw); errors.Is(err, fragment.ErrUserInfo) {
 		return errors.New("a URL with user:password@ (give credentials with --username and --password)")
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -24,6 +24,9 @@ var serveFlags = append([]envFlag{
 	{name: "admin-token", env: featureserver.EnvAdminToken, usage: "bearer token allowed to administer accounts through the API"},
 	{name: "call-idle-timeout", env: featureserver.EnvCallIdle, usage: "end a WebSocket call idle this long after its verbs ran out (default 5m)", kind: kindDuration, legacy: "call-idle-timeout-ms"},
 	{name: "max-calls", env: featureserver.EnvMaxCalls, usage: "most concurrent calls (default 10000)", kind: kindInt},
+	{name: "max-call-duration", env: featureserver.EnvMaxCallDuration, usage: "end a call that lasted this long, reason max-duration (default 4h)", kind: kindDuration, legacy: "max-call-duration-ms"},
+	{name: "max-call-requests", env: featureserver.EnvMaxCallRequests, usage: "end a call that sent its app this many requests, reason max-requests (default 1000)", kind: kindInt},
+	{name: "max-call-events", env: featureserver.EnvMaxCallEvents, usage: "end a call whose timeline reached this many events, reason max-events (default 5000)", kind: kindInt},
 	{name: "call-retention", env: featureserver.EnvRetention, usage: "keep the records of ended calls this long, whole hours (default 168h: 7 days)", kind: kindHours},
 }, callControlFlags...)
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -122,6 +123,9 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 		return usageError("no APP_URL argument, and no app: in a --scenario file")
 	}
 	target, err := fragment.Parse(appURL)
+	if errors.Is(err, fragment.ErrUserInfo) {
+		return usageError("APP_URL: a URL with user:password@ (give credentials with --username and --password)")
+	}
 	if err != nil {
 		return usageError("APP_URL: %v", err)
 	}

@@ -244,6 +244,8 @@ func TestSimulateExit2(t *testing.T) {
 		{[]string{}, nil, "arg"},
 		{[]string{"--calls", "0", "http://127.0.0.1:1/"}, nil, "--calls"},
 		{[]string{"--username", "u", "http://127.0.0.1:1/"}, nil, "--password"},
+		{[]string{"http://u:hunter2@127.0.0.1:1/"}, nil, "--username and --password"},
+		{[]string{"--status-hook", "http://u:hunter2@127.0.0.1:1/s", "http://127.0.0.1:1/"}, nil, "username and password"},
 		{[]string{"http://127.0.0.1:1/"}, map[string]string{"JAMBONES_WS_MAX_PAYLOAD": "lots"}, "JAMBONES_WS_MAX_PAYLOAD"},
 		{[]string{"--scenario", filepath.Join(dir, "missing.yaml"), "http://127.0.0.1:1/"}, nil, "missing.yaml"},
 		{[]string{"--scenario", write("a.yaml", "caller:\n  gathers:\n    - digits: 1\n      colour: red\n"), "http://127.0.0.1:1/"}, nil, "line 4: [4:7] unknown field"},
@@ -255,7 +257,7 @@ func TestSimulateExit2(t *testing.T) {
 		{[]string{"--scenario", write("g.yaml", "expect:\n  status: completed\n  reason: tired\n"), "http://127.0.0.1:1/"}, nil, "line 3"},
 	} {
 		code, stdout, stderr := runCLI(t, tc.env, append([]string{"simulate"}, tc.args...)...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" || strings.Contains(stderr, "hunter2") {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want 2 naming %q", tc.args, code, stderr, stdout, tc.want)
 		}
 	}

@@ -292,12 +292,10 @@ func testCallOptions(o callctl.Options, ts *testScenario, f testFlags) callctl.O
 
 // checkFlagApp checks --app: an application URL, or an origin to move apps to.
 func checkFlagApp(raw string) error {
-	if _, err := fragment.Parse(raw); err != nil {
-		return err
-	}
-	u, _ := url.Parse(raw)
-	if u.User != nil {
+	if _, err := fragment.Parse(raw); errors.Is(err, fragment.ErrUserInfo) {
 		return errors.New("a URL with user:password@ (give credentials with --username and --password)")
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -19,9 +19,13 @@ func (m *Manager) Active() int {
 	return len(m.calls)
 }
 
+// saveGrace is how long a drain, once it ended the calls left, waits for their
+// records to be saved while the store fails.
+const saveGrace = 15 * time.Second
+
 // Drain stops taking calls, waits for active calls to end up to timeout, then ends
-// the rest with ReasonNodeShutdown and waits for them to be recorded. A timeout of
-// zero or less ends them at once.
+// the rest with ReasonNodeShutdown and waits for them to be recorded (up to saveGrace
+// more while the store fails). A timeout of zero or less ends them at once.
 func (m *Manager) Drain(timeout time.Duration) {
 	m.mu.Lock()
 	if !m.draining {
@@ -45,7 +49,15 @@ func (m *Manager) Drain(timeout time.Duration) {
 	n := len(m.calls)
 	m.mu.Unlock()
 	m.log.Warn().Int("calls", n).Dur("drain_timeout", timeout).Msg("drain timeout passed: ending active calls")
-	<-done
+	// Ended calls whose records the store still refuses get saveGrace more.
+	grace := time.NewTimer(saveGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		close(m.giveUp)
+		<-done
+	}
 	m.opts.Network.CloseIdleConnections()
 }
 

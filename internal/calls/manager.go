@@ -49,6 +49,12 @@ type StatusHooks interface {
 	Deliveries(callSid string) []nodestore.StatusDelivery
 	// Forget drops them, once the call's record holds them.
 	Forget(callSid string)
+	// Notify hands over one status notification of a call no longer running (the
+	// final one of a call a crash cut short), to the status hook target (hook as
+	// the application configured it, for its method and credentials): the
+	// notification is stored for delivery when it returns nil. The final
+	// notification of a call is kept once, whoever hands it over.
+	Notify(ctx context.Context, account nodestore.Account, hook nodestore.HookSpec, target fragment.Target, payload map[string]any) error
 }
 
 // Options configure a Manager. Zero values take the defaults documented per field.
@@ -63,6 +69,9 @@ type Options struct {
 	// IdleLimit ends a WebSocket call whose verbs ran out and that has heard nothing
 	// for this long (callctl.Options.IdleLimit). Required: positive.
 	IdleLimit time.Duration
+	// Limits bound each call (callctl.Options.MaxDuration, MaxRequests,
+	// MaxEvents). Default: callctl's for each zero field.
+	Limits Limits
 	// Status, when set, takes over the status notifications of each call with a
 	// status hook (the node's outbox), and the call's record names their
 	// deliveries. Default none: the call sends them itself.
@@ -106,6 +115,14 @@ func (o Options) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Limits are the limits of one call: its length on the wall clock, its requests to
+// the application and its timeline's events.
+type Limits struct {
+	Duration time.Duration
+	Requests int
+	Events   int
 }
 
 // Request is a call to start.
@@ -155,7 +172,10 @@ type Manager struct {
 	calls    map[string]*liveCall
 	draining bool
 	drained  chan struct{} // closed when draining starts
+	giveUp   chan struct{} // closed when a drain stops retrying failed saves
 	wg       sync.WaitGroup
+
+	forgetLater map[string]bool // calls whose deliveries RecoverInterrupted names
 }
 
 // New returns a manager of no calls, or the error naming every bad option.
@@ -165,7 +185,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	return &Manager{opts: opts, store: opts.Store, log: opts.Logger, metrics: opts.Metrics,
-		calls: map[string]*liveCall{}, drained: make(chan struct{})}, nil
+		calls: map[string]*liveCall{}, drained: make(chan struct{}), giveUp: make(chan struct{})}, nil
 }
 
 // warnFragment logs, once per URL, why a URL's retry fragment was not taken as
@@ -208,6 +228,7 @@ func (m *Manager) Start(req Request) (string, error) {
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
 		From: opts.Call.From, To: opts.Call.To, Direction: opts.Call.Direction,
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC().Truncate(time.Millisecond), // the API's one precision
+		Recovery: m.recovery(req, opts),
 	}}
 	m.calls[sid] = lc
 	m.wg.Add(1)
@@ -230,6 +251,20 @@ func (m *Manager) Start(req Request) (string, error) {
 	return sid, nil
 }
 
+// recovery is what the call's record keeps for its final status notification should
+// the node crash: for an HTTP application with a status hook whose notifications
+// go through Options.Status (a WebSocket application's go over its socket, which a
+// crash closes).
+func (m *Manager) recovery(req Request, opts callctl.Options) *nodestore.CallRecovery {
+	if req.CallStatusHook == nil || m.opts.Status == nil {
+		return nil
+	}
+	if t, err := fragment.Parse(req.CallHook.URL); err != nil || t.Policy.Transport != fragment.HTTP {
+		return nil
+	}
+	return &nodestore.CallRecovery{AppURL: req.CallHook.URL, StatusHook: *req.CallStatusHook, Fields: opts.Call.Fields()}
+}
+
 func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	opts := m.opts.Network.CallOptions(req.CallHook.URL)
 	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
@@ -245,8 +280,16 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 		CallSid: sid, Direction: "outbound", From: req.From, To: req.To, AccountSid: req.Account.Sid,
 		ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
 	}
+	// The call info is settled here rather than in callctl, so that the record
+	// can keep what a crash would need for the call's final notification.
+	opts.Call = opts.Call.WithDefaults()
 	opts.Script = req.Script
 	opts.IdleLimit = m.opts.IdleLimit
+	// A node's calls are real calls: retry delays, reconnect backoff, media and
+	// the call's limits pass on the wall clock (docs/call-control.md §4b), so that
+	// the retry schedule protects the application as it is meant to.
+	opts.RealTime = true
+	opts.MaxDuration, opts.MaxRequests, opts.MaxEvents = m.opts.Limits.Duration, m.opts.Limits.Requests, m.opts.Limits.Events
 	if req.CallStatusHook != nil {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
@@ -266,6 +309,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	lc.mu.Lock()
 	lc.view.Active = false
 	lc.view.EndedAt = &now
+	lc.view.Recovery = nil // ended: nothing to recover
 	if err != nil {
 		// Options the runtime refused (a bad URL slipped past the API): record it as
 		// a failed call rather than losing it.
@@ -281,11 +325,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	view := lc.view
 	lc.mu.Unlock()
 	m.metrics.CallEnded(view.Reason)
-	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := m.store.SaveCall(saveCtx, view); err != nil {
-		log.Error().Err(err).Msg("saving the call record failed")
-	}
+	m.saveFinal(log, view)
 	if m.opts.Status != nil {
 		m.opts.Status.Forget(view.CallSid)
 	}
@@ -294,6 +334,42 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	m.mu.Unlock()
 	close(lc.done)
 	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
+}
+
+// The backoff of saveFinal's retries.
+const (
+	saveRetryFirst = 50 * time.Millisecond
+	saveRetryMax   = 5 * time.Second
+)
+
+// saveFinal saves a call's final record, retrying until the store takes it: a record
+// left active would end as node-restart at the next start although the call ended
+// otherwise. Until then the call stays in the manager (Get shows it ended). The
+// retries stop only when the manager gives up at the end of a drain (giveUp), the
+// database still failing: that record is then the next start's to repair.
+func (m *Manager) saveFinal(log zerolog.Logger, view nodestore.Call) {
+	delay := saveRetryFirst
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := m.store.SaveCall(ctx, view)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				log.Info().Int("attempts", attempt).Msg("the call record was saved after failures")
+			}
+			return
+		}
+		log.Error().Err(err).Int("attempt", attempt).Dur("retry_in", delay).Msg("saving the call record failed; retrying")
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-m.giveUp:
+			t.Stop()
+			log.Error().Err(err).Msg("the call record could not be saved before the node stopped: the next start records the call as node-restart")
+			return
+		}
+		delay = min(2*delay, saveRetryMax)
+	}
 }
 
 // observe records a timeline event, counts it and stores alerts.

@@ -89,7 +89,7 @@ func TestRecoverInterrupted(t *testing.T) {
 	for sid, want := range map[string]struct {
 		status string
 		sip    int
-	}{"answered": {"completed", 200}, "ringing": {"failed", 0}} {
+	}{"answered": {"completed", 200}, "ringing": {"failed", 487}} {
 		c, err := m.Get(t.Context(), "a", sid)
 		if err != nil || c.Active || c.CallStatus != want.status || c.SipStatus != want.sip || c.Reason != ReasonNodeRestart ||
 			c.EndedAt == nil || !c.EndedAt.Equal(testkit.Epoch) {

@@ -25,11 +25,11 @@ func (h *hookBody) spec(field string, allowWebSocket bool) (nodestore.HookSpec, 
 	t, err := fragment.Parse(h.URL)
 	if err != nil {
 		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
-			Location: "body." + field + ".url", Message: err.Error(), Value: h.URL})
+			Location: "body." + field + ".url", Message: err.Error(), Value: fragment.Redact(h.URL)})
 	}
 	if !allowWebSocket && t.Policy.Transport == fragment.WebSocket {
 		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
-			Location: "body." + field + ".url", Message: "must be an http or https URL", Value: h.URL})
+			Location: "body." + field + ".url", Message: "must be an http or https URL", Value: fragment.Redact(h.URL)})
 	}
 	if (h.Username == "") != (h.Password == "") {
 		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
@@ -208,14 +208,19 @@ func (a *API) registerApplications(api huma.API) {
 	})
 }
 
-// redactApplication hides hook passwords in API answers.
+// redactApplication hides hook passwords in API answers, and the user-info of a URL
+// stored before such URLs were refused (docs/call-control.md §3).
 func redactApplication(app nodestore.Application) applicationView {
 	if app.CallHook.Password != "" {
 		app.CallHook.Password = "********"
 	}
-	if app.CallStatusHook != nil && app.CallStatusHook.Password != "" {
+	app.CallHook.URL = fragment.Redact(app.CallHook.URL)
+	if app.CallStatusHook != nil {
 		h := *app.CallStatusHook
-		h.Password = "********"
+		if h.Password != "" {
+			h.Password = "********"
+		}
+		h.URL = fragment.Redact(h.URL)
 		app.CallStatusHook = &h
 	}
 	return applicationView{Sid: app.Sid, Application: app}

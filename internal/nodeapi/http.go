@@ -90,15 +90,14 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// trimTrailingSlash routes "/v1/Accounts/x/Calls/" as "/v1/Accounts/x/Calls".
+// trimTrailingSlash routes "/v1/Accounts/x/Calls/" as "/v1/Accounts/x/Calls" (and
+// "/v1/" as "/v1", which no route has).
 func trimTrailingSlash(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+		// Only the API's own paths: the console lives at /console/, with its slash.
+		if p := r.URL.Path; strings.HasPrefix(p, "/v1/") && strings.HasSuffix(p, "/") {
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = strings.TrimRight(p, "/")
-			if r2.URL.Path == "" {
-				r2.URL.Path = "/"
-			}
 			r2.URL.RawPath = ""
 			r = r2
 		}

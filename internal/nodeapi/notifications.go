@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
@@ -48,7 +49,7 @@ func (a *API) registerNotifications(api huma.API) {
 		s := in.Body
 		if s.WebhookURL != "" {
 			if err := checkNoticeURL(a.checkNoticeURL, s.WebhookURL); err != nil {
-				return nil, huma.Error422UnprocessableEntity("invalid notifications", &huma.ErrorDetail{Location: "body.webhook_url", Message: err.Error(), Value: s.WebhookURL})
+				return nil, huma.Error422UnprocessableEntity("invalid notifications", &huma.ErrorDetail{Location: "body.webhook_url", Message: err.Error(), Value: fragment.Redact(s.WebhookURL)})
 			}
 		}
 		for i, e := range s.Emails {

@@ -78,6 +78,23 @@ type Call struct {
 	// StatusDeliveries are the outbox deliveries of the call's status notifications
 	// (docs/outbox.md §7), read in the outbox API.
 	StatusDeliveries []StatusDelivery `json:"status_deliveries,omitempty"`
+	// Recovery is what the node needs, should it stop without ending the call (a
+	// crash), to send the call's final status notification at its next start. It is
+	// saved with the record, returned by Store.ActiveCalls only, and never shown. Nil
+	// for a call without a status hook.
+	Recovery *CallRecovery `json:"-"`
+}
+
+// CallRecovery is a Call's Recovery.
+type CallRecovery struct {
+	// AppURL is the call's application URL: a relative status hook resolves against
+	// it.
+	AppURL string `json:"app_url"`
+	// StatusHook is the call's status hook, with its credentials.
+	StatusHook HookSpec `json:"status_hook"`
+	// Fields are the call info its status notifications carry (call_sid, call_id,
+	// from, to, customerData...).
+	Fields map[string]any `json:"fields"`
 }
 
 // StatusDelivery names one outbox delivery of a call's status notifications, to be

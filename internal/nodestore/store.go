@@ -69,6 +69,10 @@ type Store interface {
 	// PurgeCalls removes at most p.Limit records of calls not active that were
 	// created before p.Before, oldest first, and returns how many it removed.
 	PurgeCalls(ctx context.Context, p PurgeCallsParams) (int, error)
+	// ActiveCalls returns the record of every call saved as active, with its
+	// Recovery, oldest first (then by sid): what a run of the node that crashed left
+	// in progress.
+	ActiveCalls(ctx context.Context) ([]Call, error)
 	// InterruptActiveCalls replaces the record of every call saved as active (a run
 	// of the node that crashed or was killed left them so) with what end returns for
 	// it, saved as not active, and returns how many there were. end must not call

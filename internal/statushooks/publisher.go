@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/jsjson"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -150,7 +150,10 @@ func (n callStatusNotifier) NotifyStatus(ctx context.Context, hook fragment.Targ
 }
 
 func (p *Publisher) publish(ctx context.Context, account nodestore.Account, spec nodestore.HookSpec, hook fragment.Target, payload map[string]any) error {
-	data, err := json.Marshal(payload)
+	// The body is what jambonz's JSON.stringify would send, so that the account's
+	// Jambonz-Signature over it survives a verifier that re-serialises it
+	// (docs/call-control.md §3).
+	data, err := jsjson.Marshal(payload)
 	if err != nil {
 		return err
 	}
@@ -168,6 +171,10 @@ func (p *Publisher) publish(ctx context.Context, account nodestore.Account, spec
 	eventID := fmt.Sprintf("%s%s:%d", eventIDPrefix, callSid, p.seq[callSid])
 	if status, _ := payload["call_status"].(string); callctl.Status(status).Final() {
 		delete(p.seq, callSid) // the call's last notification
+		// One id whoever sends it: the call itself, or the next start of a node
+		// that crashed before the call's record was saved (Notify). The outbox
+		// keeps it once.
+		eventID = eventIDPrefix + callSid + ":" + finalEventSuffix
 	}
 	p.mu.Unlock()
 	pub, err := p.ob.PublishTo(ctx, outbox.Event{ID: eventID, Account: account.Sid, Type: EventType, Data: data}, id)
@@ -181,8 +188,26 @@ func (p *Publisher) publish(ctx context.Context, account nodestore.Account, spec
 	return err
 }
 
-// eventIDPrefix starts the outbox event ids of call status notifications.
-const eventIDPrefix = "call-status:"
+// eventIDPrefix starts the outbox event ids of call status notifications; the
+// final notification's ends with finalEventSuffix, the others with their rank.
+const (
+	eventIDPrefix    = "call-status:"
+	finalEventSuffix = "final"
+)
+
+// Notify publishes one status notification of a call that no longer runs (the final
+// one of a call a crash cut short, at the node's next start): as NotifyStatus would
+// have, but returning the error. A final notification the call had published itself
+// is not published twice.
+func (p *Publisher) Notify(ctx context.Context, account nodestore.Account, spec nodestore.HookSpec, target fragment.Target, payload map[string]any) error {
+	err := p.publish(ctx, account, spec, target, payload)
+	if status, _ := payload["call_status"].(string); callctl.Status(status).Final() && errors.Is(err, outbox.ErrConflict) {
+		// The call published its own final notification before the crash, with
+		// what it knew then: that one stands.
+		return nil
+	}
+	return err
+}
 
 // callSidOf returns the call sid in a call status event id.
 func callSidOf(eventID string) string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,8 +91,8 @@ func (c *stmtCache) close() {
 
 var _ outboxdriver.Store = (*Store)(nil)
 
-// Open opens (creating when missing) the database file at path and applies the
-// embedded migrations. ":memory:" is refused: the outbox is durable by definition.
+// Open opens (creating when missing, mode 0600) the database file at path and applies
+// the embedded migrations. ":memory:" is refused: the outbox is durable by definition.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("sqlitestore: %w: a database file path is required", outboxdriver.ErrInvalid)
@@ -116,6 +117,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate") // writers take the lock at BEGIN: no upgrade deadlocks
+	// The file is created here, readable by its owner only (it holds endpoint
+	// secrets; SQLite gives the WAL the same mode), and every connection opens it as
+	// it is: one opened after the file was deleted fails instead of starting a
+	// fresh, empty database.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	} else if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	q.Set("mode", "rw")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)

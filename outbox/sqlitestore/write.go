@@ -67,6 +67,16 @@ func (s *Store) write(ctx context.Context, fn func(q querier) error) error {
 	return s.submit(ctx, &writeReq{fn: fn})
 }
 
+// WriteTx runs fn on the store's single writer, in a transaction shared with
+// concurrent writes (each in a savepoint of its own: fn's error undoes fn's writes
+// alone), and returns once that transaction committed, or fn's error. It lets a
+// program keep its own tables in the same file with one writer for the file, rather
+// than a second one competing for SQLite's lock. fn must not begin or end
+// transactions, call the store, or keep tx.
+func (s *Store) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.write(ctx, func(q querier) error { return fn(q.(conn).tx) })
+}
+
 // submit runs req in a write transaction shared with concurrent writers.
 func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	if err := ctx.Err(); err != nil {

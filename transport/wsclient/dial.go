@@ -169,6 +169,15 @@ func dialOnce(ctx context.Context, target fragment.Target, o Options) (*Conn, in
 		Subprotocols:   []string{Subprotocol},
 		OnPongReceived: func(context.Context, []byte) { pongs.Add(1) },
 	})
+	if err != nil {
+		// The upgrade failed: its connection, if the client kept it alive, must not
+		// carry another attempt or another call's upgrade (docs/call-control.md §4).
+		connMu.Lock()
+		if conn != nil {
+			_ = conn.Close()
+		}
+		connMu.Unlock()
+	}
 	if !closeAtDeadline() && err == nil {
 		// The time was up as the handshake completed: its connection is closed.
 		_ = ws.CloseNow()

@@ -31,9 +31,13 @@ const (
 // each field.
 type Options struct {
 	// HTTPClient carries the opening handshake. It should be the egress client
-	// (transport.NewHTTPClient) so WebSocket dials obey the same rules as hooks.
-	// Redirects are never followed, whatever its CheckRedirect says. Default: an
-	// egress client with transport.CallControlRules(false) (loopback refused).
+	// (transport.NewHTTPClient) so WebSocket dials obey the same rules as hooks,
+	// with DisableKeepAlives: every attempt opens a connection of its own, as
+	// jambonz's do (docs/call-control.md §4). A connection whose upgrade failed is
+	// closed whatever the client, so that it never carries another request (an SDK
+	// app that answered 404 to an upgrade reads nothing more on it). Redirects are
+	// never followed, whatever its CheckRedirect says. Default: an egress client
+	// with transport.CallControlRules(false) (loopback refused), keep-alives off.
 	HTTPClient *http.Client
 	// HandshakeTimeout bounds each opening handshake, TCP connect included
 	// (JAMBONES_WS_HANDSHAKE_TIMEOUT_MS). Default 1500 ms.
@@ -98,7 +102,7 @@ func (o Options) withDefaults() (_ Options, ownClient bool, _ error) {
 		o.Classify = transport.Classify
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = transport.NewHTTPClient(transport.CallControlRules(false), transport.ClientOptions{})
+		o.HTTPClient = transport.NewHTTPClient(transport.CallControlRules(false), transport.ClientOptions{DisableKeepAlives: true})
 		ownClient = true
 	}
 	// A copy, so the caller's client keeps its own redirect policy: an upgrade

@@ -2,17 +2,18 @@ package wssession
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/jsjson"
 	"github.com/switchboard-voice/switchboard/transport/wsclient"
 )
 
 // send writes one message to the application and reports it.
 func (s *Session) send(ctx context.Context, typ, id, hook string, data any) error {
-	b, err := json.Marshal(envelope{Type: typ, MsgID: id, CallSid: s.o.CallSid, Hook: hook, Data: data})
+	// Written as JSON.stringify writes it, as jambonz's messages are (docs/call-control.md §3).
+	b, err := jsjson.Marshal(envelope{Type: typ, MsgID: id, CallSid: s.o.CallSid, Hook: hook, Data: data})
 	if err != nil {
 		return fmt.Errorf("callctl: encoding %s: %w", typ, err)
 	}

@@ -47,7 +47,8 @@ func newFaultInjector(faults []Fault, connect transport.ConnectFunc, o *wsclient
 		timeout = wsclient.DefaultHandshakeTimeout
 	}
 	f.client = transport.NewHTTPClient(rules, transport.ClientOptions{
-		ConnectTimeout: timeout,
+		ConnectTimeout:    timeout,
+		DisableKeepAlives: true, // a connection per attempt (docs/call-control.md §4)
 		Connect: func(ctx context.Context, network, address string, dial func(context.Context, string, string) (net.Conn, error)) (net.Conn, error) {
 			var conn net.Conn
 			var err error

@@ -14,11 +14,15 @@ if (!secret) {
   process.exit(2);
 }
 const verify = WebhookResponse.verifyJambonzSignature(secret);
+// VERIFY=parsed hands the middleware the parsed body, as the SDK's documented use
+// behind express.json() does: it then checks JSON.stringify(req.body), the body
+// re-serialised, not the bytes received.
+const parsed = process.env.VERIFY === 'parsed';
 
 // checkSignature runs the SDK middleware (written for Express) on a plain Node request:
-// it needs req.get() and the raw body, which it signs as received.
+// it needs req.get() and the body, the raw string (signed as received) or parsed.
 const checkSignature = (req, body) => {
-  const shim = {url: req.url, body, get: (name) => req.headers[name.toLowerCase()]};
+  const shim = {url: req.url, body: parsed ? JSON.parse(body) : body, get: (name) => req.headers[name.toLowerCase()]};
   let ok = false;
   verify(shim, null, () => { ok = true; });
   return ok;
@@ -36,8 +40,15 @@ const routes = {
       .gather({input: ['digits'], actionHook: '/action', numDigits: 1, timeout: 5, say: {text: 'Press a key.'}});
     return app;
   },
+  // A speech gather: what the caller says comes back in the action hook's speech.
+  '/speech': () => {
+    const app = new WebhookResponse();
+    app.gather({input: ['speech'], actionHook: '/action', timeout: 5, say: {text: 'Say something.'}});
+    return app;
+  },
   '/action': (payload) => {
-    log('action-hook', {call_sid: payload.call_sid, reason: payload.reason, digits: payload.digits});
+    log('action-hook', {call_sid: payload.call_sid, reason: payload.reason, digits: payload.digits,
+      transcript: payload.speech?.alternatives?.[0]?.transcript});
     const app = new WebhookResponse();
     app.say({text: `You pressed ${payload.digits}.`}).hangup();
     return app;
@@ -60,6 +71,13 @@ const server = createServer((req, res) => {
       log('signature-rejected', {path, error: err.message});
       res.writeHead(403, {'Content-Type': 'text/plain'});
       res.end('forbidden');
+      return;
+    }
+    if (path === '/html') {
+      // A 200 that is no application: a web page where the call hook should be.
+      log('html-served', {path});
+      res.writeHead(200, {'Content-Type': 'text/html; charset=utf-8'});
+      res.end('<!DOCTYPE html><html><body><h1>It works!</h1></body></html>');
       return;
     }
     const route = routes[path];

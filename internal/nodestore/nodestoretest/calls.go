@@ -119,6 +119,33 @@ func testInterruptActiveCalls(t *testing.T, s nodestore.Store) {
 	}
 }
 
+// testActiveCalls: the active calls, oldest first, each with its Recovery (which
+// GetCall and ListCalls never return); a call saved as ended is not among them.
+func testActiveCalls(t *testing.T, s nodestore.Store) {
+	first, second, ended := call("a", "live1", t0, true), call("b", "live2", t0.Add(time.Second), true), call("a", "ended", t0, false)
+	second.Recovery = &nodestore.CallRecovery{AppURL: "http://app.example/call",
+		StatusHook: nodestore.HookSpec{URL: "/status", Method: "POST", Username: "u", Password: "p"},
+		Fields:     map[string]any{"call_sid": "live2", "customerData": map[string]any{"k": "v"}}}
+	for _, c := range []nodestore.Call{second, first, ended} {
+		if err := s.SaveCall(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ActiveCalls(ctx)
+	if err != nil || len(got) != 2 || !reflect.DeepEqual(got[0], first) || !reflect.DeepEqual(got[1], second) {
+		t.Fatalf("ActiveCalls: %+v, %v; want %+v and %+v", got, err, first, second)
+	}
+	if c, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "b", CallSid: "live2"}); err != nil || c.Recovery != nil {
+		t.Fatalf("GetCall returned the recovery: %+v, %v", c, err)
+	}
+	if _, err := s.InterruptActiveCalls(ctx, func(c nodestore.Call) nodestore.Call { return c }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ActiveCalls(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("after InterruptActiveCalls: %+v, %v; want none", got, err)
+	}
+}
+
 // testListCallsPages: a listing continued from each page's last call neither
 // repeats nor skips a call while newer calls are saved between the pages; the
 // filters (status, direction, creation-time range) apply with the cursor.

@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore Factory) {
 	run("DeleteCall", testDeleteCall)
 	run("PurgeCalls", testPurgeCalls)
 	run("InterruptActiveCalls", testInterruptActiveCalls)
+	run("ActiveCalls", testActiveCalls)
 	run("StatusHooks", testStatusHooks)
 	run("Notifications", testNotifications)
 	run("Ping", testPing)

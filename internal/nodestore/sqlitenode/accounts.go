@@ -13,12 +13,11 @@ import (
 // PutAccount upserts the account row and its token row in one transaction; a
 // bootstrap token first deletes the account's other bootstrap tokens.
 func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) error {
+	return s.write(ctx, func(tx *sql.Tx) error { return putAccount(ctx, tx, p) })
+}
+
+func putAccount(ctx context.Context, tx *sql.Tx, p nodestore.PutAccountParams) error {
 	a := p.Account
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO fs_accounts(sid, name, webhook_secret, created_at, previous_webhook_secret, previous_secret_until)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(sid) DO UPDATE SET name = excluded.name, webhook_secret = excluded.webhook_secret,
@@ -44,7 +43,7 @@ func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) er
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // AccountByToken joins the token's row to its account's.
@@ -80,26 +79,23 @@ func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 
 // DeleteAccount deletes the account's rows of every table in one transaction.
 func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `DELETE FROM fs_accounts WHERE sid = ?`, sid)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return nodestore.ErrNotFound
-	}
-	for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE account_sid = ?`, sid); err != nil {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM fs_accounts WHERE sid = ?`, sid)
+		if err != nil {
 			return err
 		}
-	}
-	return tx.Commit()
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return nodestore.ErrNotFound
+		}
+		for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE account_sid = ?`, sid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -131,11 +127,10 @@ func unixMilliOrZero(t time.Time) int64 {
 // SaveStatusHook upserts the row of the account and URL.
 func (s *Store) SaveStatusHook(ctx context.Context, p nodestore.SaveStatusHookParams) error {
 	h := p.Hook
-	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
+	return s.exec(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(account_sid, url) DO UPDATE SET method = excluded.method,
 		username = excluded.username, password = excluded.password, updated_at = excluded.updated_at`,
 		p.AccountSid, p.URL, h.Method, h.Username, h.Password, p.At.UnixMilli())
-	return err
 }
 
 // GetStatusHook reads the row of the account and URL.
@@ -158,10 +153,9 @@ func (s *Store) SaveNotifications(ctx context.Context, p nodestore.SaveNotificat
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_account_notifications (account_sid, webhook_url, emails, updated_at) VALUES (?, ?, ?, ?)
+	return s.exec(ctx, `INSERT INTO fs_account_notifications (account_sid, webhook_url, emails, updated_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (account_sid) DO UPDATE SET webhook_url = excluded.webhook_url, emails = excluded.emails, updated_at = excluded.updated_at`,
 		p.AccountSid, p.Notifications.WebhookURL, string(emails), p.At.UnixMilli())
-	return err
 }
 
 // GetNotifications reads the account's row; none is the empty setting.

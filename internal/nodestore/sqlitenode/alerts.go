@@ -9,9 +9,8 @@ import (
 
 // AddAlert appends a row; its id orders the alerts of one millisecond.
 func (s *Store) AddAlert(ctx context.Context, a nodestore.Alert) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_alerts(account_sid, type, call_sid, url, detail, at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+	return s.exec(ctx, `INSERT INTO fs_alerts(account_sid, type, call_sid, url, detail, at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
 		a.AccountSid, a.Type, a.CallSid, a.URL, a.Detail, a.Time.UnixMilli())
-	return err
 }
 
 // ListAlerts reads the account's rows by time (the index on account and time), then

@@ -15,11 +15,10 @@ import (
 func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) error {
 	callHook, _ := json.Marshal(app.CallHook)
 	statusHook, _ := json.Marshal(app.CallStatusHook)
-	_, err := s.db.ExecContext(ctx, `INSERT INTO fs_applications(sid, account_sid, name, call_hook, call_status_hook, created_at)
+	return s.exec(ctx, `INSERT INTO fs_applications(sid, account_sid, name, call_hook, call_status_hook, created_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(sid) DO UPDATE SET name = excluded.name, call_hook = excluded.call_hook,
 		call_status_hook = excluded.call_status_hook WHERE fs_applications.account_sid = excluded.account_sid`,
 		app.Sid, app.AccountSid, app.Name, string(callHook), string(statusHook), app.CreatedAt.UnixMilli())
-	return err
 }
 
 // GetApplication reads the account's row of that sid.
@@ -52,14 +51,16 @@ func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]node
 // DeleteApplication deletes the account's row of that sid; no row deleted is
 // ErrNotFound.
 func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplicationParams) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nodestore.ErrNotFound
-	}
-	return nil
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nodestore.ErrNotFound
+		}
+		return nil
+	})
 }
 
 func scanApplications(rows *sql.Rows) ([]nodestore.Application, error) {

@@ -10,27 +10,75 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
-// SaveCall upserts the row: the record as its JSON, with the columns it is found by;
-// an update changes only the record and whether the call is active.
+// SaveCall upserts the row: the record as its JSON, with the columns it is found by,
+// and its Recovery as JSON beside it; an update changes only the record, the
+// recovery and whether the call is active.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active`,
-		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli())
-	return err
+	var recovery sql.NullString
+	if c.Recovery != nil {
+		r, err := json.Marshal(c.Recovery)
+		if err != nil {
+			return err
+		}
+		recovery = sql.NullString{String: string(r), Valid: true}
+	}
+	return s.exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms, recovery) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, recovery = excluded.recovery`,
+		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli(), recovery)
+}
+
+// ActiveCalls reads the active rows (a partial index holds them) with their
+// recovery.
+func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT record, recovery FROM fs_calls WHERE active = 1 ORDER BY created_at_ms, sid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	calls := []nodestore.Call{}
+	for rows.Next() {
+		var (
+			rec      string
+			recovery sql.NullString
+		)
+		if err := rows.Scan(&rec, &recovery); err != nil {
+			return nil, err
+		}
+		c, err := decodeCall(rec)
+		if err != nil {
+			return nil, err
+		}
+		if recovery.Valid {
+			c.Recovery = &nodestore.CallRecovery{}
+			if err := json.Unmarshal([]byte(recovery.String), c.Recovery); err != nil {
+				return nil, fmt.Errorf("call %s: stored recovery: %w", c.CallSid, err)
+			}
+		}
+		calls = append(calls, c)
+	}
+	return calls, rows.Err()
 }
 
 // InterruptActiveCalls reads the active rows (a partial index holds them) and
 // replaces their records in one transaction: all of them, or none.
 func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Call) nodestore.Call) (int, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	var n int
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = interruptActiveCalls(ctx, tx, end)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
+	return n, nil
+}
+
+func interruptActiveCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Call) nodestore.Call) (int, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT sid, record FROM fs_calls WHERE active = 1`)
 	if err != nil {
 		return 0, err
@@ -58,12 +106,9 @@ func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Cal
 		if err != nil {
 			return 0, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0 WHERE sid = ?`, string(b), p.sid); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0, recovery = NULL WHERE sid = ?`, string(b), p.sid); err != nil {
 			return 0, err
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, err
 	}
 	return len(calls), nil
 }
@@ -139,26 +184,32 @@ func decodeCall(rec string) (nodestore.Call, error) {
 
 // DeleteCall deletes the account's row of that sid.
 func (s *Store) DeleteCall(ctx context.Context, p nodestore.GetCallParams) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return nodestore.ErrNotFound
-	}
-	return nil
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return nodestore.ErrNotFound
+		}
+		return nil
+	})
 }
 
 // PurgeCalls deletes the oldest rows not active before the bound, a batch at a time
 // (a partial index holds them), so that a purge never holds the database long.
 func (s *Store) PurgeCalls(ctx context.Context, p nodestore.PurgeCallsParams) (int, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM fs_calls WHERE sid IN (SELECT sid FROM fs_calls
-		WHERE active = 0 AND created_at_ms < ? ORDER BY created_at_ms LIMIT ?)`, p.Before.UnixMilli(), p.Limit)
-	if err != nil {
-		return 0, err
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM fs_calls WHERE sid IN (SELECT sid FROM fs_calls
+			WHERE active = 0 AND created_at_ms < ? ORDER BY created_at_ms LIMIT ?)`, p.Before.UnixMilli(), p.Limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	return int(n), err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 
 	_ "modernc.org/sqlite" // the embedded default database
 
@@ -16,6 +17,35 @@ import (
 type Options struct {
 	// Clock stamps the record of each migration applied. Default the wall clock.
 	Clock retry.Clock
+	// Writer, when set, runs every write transaction of the store: the outbox's
+	// single writer on the same file (*sqlitestore.Store), so that the file has one
+	// writer and the node's writes share its group commits instead of competing for
+	// SQLite's lock (docs/outbox.md §5). Default: a writer connection of the store's
+	// own.
+	Writer Writer
+}
+
+// Writer runs write transactions on one connection of the database file: fn runs in
+// a transaction (or a savepoint of one shared with other writes) that commits once
+// fn returns nil and leaves nothing of fn's writes when it returns an error.
+// *sqlitestore.Store implements it.
+type Writer interface {
+	WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error
+}
+
+// ownWriter is the default Writer: one connection, one transaction per write.
+type ownWriter struct{ db *sql.DB }
+
+func (w ownWriter) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // WithDefaults returns o with every zero value replaced by its default.
@@ -38,35 +68,94 @@ func (o Options) validate(path string) error {
 
 // Store is the SQLite nodestore.Store.
 type Store struct {
-	db    *sql.DB
-	clock retry.Clock
+	db     *sql.DB // reads and migrations
+	writer Writer
+	own    *sql.DB // the writer's connection when it is the store's own
+	clock  retry.Clock
 }
 
 var _ nodestore.Store = (*Store)(nil)
 
-// Open opens the database file at path, creating it when it does not exist, and
-// applies the migrations it has not had yet. On error nothing is left open; a
-// migration that fails is rolled back and names its file. ctx bounds the migration.
+// Open opens the database file at path, creating it (mode 0600: it holds secrets)
+// when it does not exist, and applies the migrations it has not had yet. Its
+// connections open the file as it is and never create it again: a file deleted
+// under a running store makes its reads fail rather than start a fresh, empty
+// database. On error nothing is left open; a migration that fails is rolled back and
+// names its file. ctx bounds the migration.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	opts = opts.WithDefaults()
 	if err := opts.validate(path); err != nil {
 		return nil, err
 	}
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	if err := CreateFile(path); err != nil {
+		return nil, err
+	}
+	dsn := "file:" + path + "?mode=rw&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{db: db, clock: opts.Clock}
+	s := &Store{db: db, writer: opts.Writer, clock: opts.Clock}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	if s.writer == nil {
+		own, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		// One connection, kept for the store's life: writes queue for it here
+		// rather than poll SQLite's lock.
+		own.SetMaxOpenConns(1)
+		own.SetMaxIdleConns(1)
+		own.SetConnMaxIdleTime(0)
+		own.SetConnMaxLifetime(0)
+		s.own, s.writer = own, ownWriter{own}
+	}
 	return s, nil
+}
+
+// CreateFile creates an empty database file at path with mode 0600 when none
+// exists; an existing file is left as it is. SQLite gives the WAL and shared-memory
+// files the database file's mode.
+func CreateFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// write runs fn in a write transaction of the store's writer.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.writer.WriteTx(ctx, fn)
+}
+
+// exec runs one writing statement.
+func (s *Store) exec(ctx context.Context, query string, args ...any) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, query, args...)
+		return err
+	})
 }
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database (not a Writer given in Options: its owner closes it).
+func (s *Store) Close() error {
+	var err error
+	if s.own != nil {
+		err = s.own.Close()
+	}
+	return errors.Join(err, s.db.Close())
+}
+
+// CheckWritable commits a write transaction that rewrites one row as it is (a
+// migration's record), through the store's writer: it fails as the store's writes
+// would while the file cannot be written (read-only, an I/O error, gone).
+func (s *Store) CheckWritable(ctx context.Context) error {
+	return s.exec(ctx, `UPDATE fs_schema_migrations SET applied_at = applied_at WHERE name = (SELECT min(name) FROM fs_schema_migrations)`)
+}

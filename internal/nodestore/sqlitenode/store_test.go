@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/nodestoretest"
 	"github.com/switchboard-voice/switchboard/internal/testkit"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
 func TestMain(m *testing.M) {
@@ -28,6 +30,57 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// On the outbox's single writer (the node's layout: one writer for the file) the
+// store keeps every contract.
+func TestConformanceOnTheOutboxWriter(t *testing.T) {
+	nodestoretest.Run(t, func(t *testing.T) nodestore.Store {
+		path := filepath.Join(t.TempDir(), "node.db")
+		ob, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(context.Background(), path, Options{Writer: ob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			s.Close()
+			ob.Close()
+		})
+		return s
+	})
+}
+
+// The file is created readable by its owner only, and a file deleted under the
+// store is not silently created afresh by a new connection: reads fail.
+func TestFileModeAndNoFreshFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "node.db")
+	s, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SaveCall(context.Background(), nodestore.Call{CallSid: "c", AccountSid: "a", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
+		}
+	}
+	s.db.SetMaxIdleConns(0) // the next read opens a new connection
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetCall(context.Background(), nodestore.GetCallParams{AccountSid: "a", CallSid: "c"}); err == nil {
+		t.Error("a read after the file was deleted succeeded")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the deleted file is back: %v", err)
+	}
 }
 
 // A database made by the first release (migration 0001 only) opens after an upgrade,
