@@ -315,7 +315,7 @@ func (c *callRun) alert(t AlertType, url, detail string) {
 	// The URL rides on the event for embedders (a node's alert records); the alert
 	// line of the --json contract has only type and detail.
 	c.record(Event{Kind: KindAlert, AlertType: t, URL: url, Detail: detail})
-	c.log(zerolog.InfoLevel).Str("alert", string(t)).Str("url", url).Msg(detail)
+	c.log(zerolog.WarnLevel).Str("alert", string(t)).Str("url", url).Msg(detail) // an operator should look
 }
 
 // setStatus changes the call status, records it and notifies the application.
@@ -355,6 +355,10 @@ func (c *callRun) hangup(reason string) {
 func (c *callRun) endCanceled() {
 	if c.answered {
 		c.end(StatusCompleted, canceledReason(c.ctx), 200)
+		return
+	}
+	if errors.Is(context.Cause(c.ctx), ErrNoAnswer) {
+		c.end(StatusNoAnswer, canceledReason(c.ctx), 487)
 		return
 	}
 	c.end(StatusFailed, canceledReason(c.ctx), 487)

@@ -132,12 +132,16 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	mux := http.NewServeMux()
 	rules := callControlRules(cfg)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
-		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger}); err != nil {
+		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
+		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
+			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
+		}}); err != nil {
 		n.closeStores()
 		return nil, err
 	}
 	// The web console calls the same API in-process (docs/architecture.md).
-	con, err := console.New(console.Options{API: nodeapi.Handler(mux), Clock: clock, Logger: opts.Logger})
+	// Its in-process requests are not logged again: the console request itself is.
+	con, err := console.New(console.Options{API: nodeapi.Handler(mux, zerolog.Nop()), Clock: clock, Logger: opts.Logger})
 	if err != nil {
 		n.closeStores()
 		return nil, err
@@ -161,7 +165,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		writeHealth(w, true, "ready", "")
 	})
 	n.server = &http.Server{
-		Handler:           nodeapi.Handler(mux),
+		Handler:           nodeapi.Handler(mux, opts.Logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -238,6 +242,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	}
 	n.status, n.outbox = status, status.Outbox()
 	n.metrics.WatchStore(st.Stats)
+	n.metrics.WatchQueue(st.QueueDepth)
 	return nil
 }
 
@@ -290,8 +295,13 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- n.server.Serve(ln) }()
+	retainCtx, stopRetaining := context.WithCancel(context.Background())
+	retained := make(chan struct{})
+	go func() { defer close(retained); n.retain(retainCtx) }()
+	stopRetain := func() { stopRetaining(); <-retained } // before the stores close
 	select {
 	case err := <-serveErr:
+		stopRetain()
 		_ = n.outbox.Close(context.Background())
 		n.closeStores()
 		return err
@@ -313,6 +323,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	if e := <-serveErr; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
+	stopRetain()
 	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}
