@@ -141,23 +141,6 @@ func (c *restClient) must(account, token, entity, op string, args ...any) json.R
 	return r.Value
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func decode[T any](t *testing.T, raw json.RawMessage) T {
 	t.Helper()
 	var v T

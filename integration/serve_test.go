@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -29,7 +30,7 @@ type serveProcess struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	base   string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer // written by exec's copying goroutine while the test reads it
 	exited chan error
 }
 
@@ -42,7 +43,7 @@ func startServe(t *testing.T, dbPath string, extraEnv ...string) *serveProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{t: t, cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	p := &serveProcess{t: t, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -381,4 +382,23 @@ func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
 	if c.Reason != "node-restart" || c.Active {
 		t.Errorf("interrupted call after restart: %+v", c)
 	}
+}
+
+// lockedBuffer collects a child process's output, which exec copies on a goroutine of
+// its own, so that a test can read it while the process runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
