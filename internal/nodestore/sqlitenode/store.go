@@ -14,7 +14,8 @@ import (
 
 // Options configure a Store. Zero values take the defaults documented per field.
 type Options struct {
-	// Clock stamps the record of each migration applied. Default the wall clock.
+	// Clock is the store's reference for node leases (LeaseNode). Default the wall
+	// clock.
 	Clock retry.Clock
 }
 
@@ -45,8 +46,9 @@ type Store struct {
 var _ nodestore.Store = (*Store)(nil)
 
 // Open opens the database file at path, creating it when it does not exist, and
-// applies the migrations it has not had yet. On error nothing is left open; a
-// migration that fails is rolled back and names its file. ctx bounds the migration.
+// applies the migrations it has not had yet (internal/migrate). On error nothing is
+// left open; a migration that fails is rolled back and named. ctx bounds the
+// migration.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	opts = opts.WithDefaults()
 	if err := opts.validate(path); err != nil {
@@ -58,7 +60,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, clock: opts.Clock}
-	if err := s.migrate(ctx); err != nil {
+	if err := migrateDB(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}

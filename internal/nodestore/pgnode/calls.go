@@ -1,0 +1,106 @@
+package pgnode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+)
+
+// SaveCall upserts the row: the record as its JSON, with the columns it is found by;
+// an update changes only the record and whether the call is active.
+func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active`,
+		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, ms(c.CreatedAt))
+	return err
+}
+
+// InterruptActiveCalls locks the active rows (a partial index holds them) and
+// replaces their records in one transaction: all of them, or none. Rows another
+// transaction holds are skipped (SKIP LOCKED): a node ending them at the same time
+// ends each once.
+func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Call) nodestore.Call) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		n = 0
+		rows, err := tx.Query(ctx, `SELECT sid, record::text FROM fs_calls WHERE active FOR UPDATE SKIP LOCKED`)
+		if err != nil {
+			return err
+		}
+		type pending struct{ sid, record string }
+		calls, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pending, error) {
+			var p pending
+			return p, r.Scan(&p.sid, &p.record)
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range calls {
+			c, err := decodeCall(p.record)
+			if err != nil {
+				return fmt.Errorf("call %s: %w", p.sid, err)
+			}
+			b, err := json.Marshal(end(c))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE fs_calls SET record = $1, active = false WHERE sid = $2`, string(b), p.sid); err != nil {
+				return err
+			}
+		}
+		n = len(calls)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// GetCall reads the account's row of that sid and decodes its record.
+func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodestore.Call, error) {
+	var rec string
+	err := s.pool.QueryRow(ctx, `SELECT record::text FROM fs_calls WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.CallSid).Scan(&rec)
+	if err != nil {
+		return nodestore.Call{}, notFound(err)
+	}
+	return decodeCall(rec)
+}
+
+// ListCalls reads the account's rows by the creation-time index, newest first.
+func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
+	rows, err := s.pool.Query(ctx, `SELECT record::text FROM fs_calls WHERE account_sid = $1 ORDER BY created_at DESC, sid LIMIT $2`, p.AccountSid, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	calls := []nodestore.Call{}
+	for rows.Next() {
+		var rec string
+		if err := rows.Scan(&rec); err != nil {
+			return nil, err
+		}
+		c, err := decodeCall(rec)
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, c)
+	}
+	return calls, rows.Err()
+}
+
+func decodeCall(rec string) (nodestore.Call, error) {
+	var c nodestore.Call
+	if err := json.Unmarshal([]byte(rec), &c); err != nil {
+		return nodestore.Call{}, fmt.Errorf("stored call record: %w", err)
+	}
+	return c, nil
+}
