@@ -13,32 +13,33 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/internal/metrics"
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
-	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // Node is a running feature server: API, call manager, metrics and health.
 type Node struct {
-	cfg     Config
-	log     zerolog.Logger
-	store   nodestore.Store
-	outbox  *outbox.Outbox
-	obStore *sqlitestore.Store
-	status  *statushooks.Publisher
-	notices *outboxnotify.Notifier // owners' notices of paused, disabled, removed endpoints
-	calls   *calls.Manager
-	metrics *metrics.Metrics
-	server  *http.Server
-	ready   atomic.Bool
-	version string
+	cfg    Config
+	log    zerolog.Logger
+	store  nodestore.Store
+	outbox *outbox.Outbox
+	db     *database
+	// closeOutboxStore closes the outbox's store.
+	closeOutboxStore func() error
+	status           *statushooks.Publisher
+	notices          *outboxnotify.Notifier // owners' notices of paused, disabled, removed endpoints
+	calls            *calls.Manager
+	metrics          *metrics.Metrics
+	server           *http.Server
+	ready            atomic.Bool
+	version          string
 }
 
 // NodeOptions are what a node needs besides its Config. Zero values take the
@@ -83,9 +84,13 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	var store nodestore.Store
-	store, err = sqlitenode.Open(ctx, loc.Path, sqlitenode.Options{})
+	db, err := openDatabase(ctx, loc)
 	if err != nil {
+		return nil, err
+	}
+	store, err := db.nodeStore(ctx)
+	if err != nil {
+		db.close()
 		return nil, err
 	}
 	if hooks.wrapStore != nil {
@@ -95,38 +100,40 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if opts.Bootstrap != nil {
 		if err := opts.Bootstrap.apply(ctx, store, clock); err != nil {
 			store.Close()
+			db.close()
 			return nil, err
 		}
 	}
-	n := &Node{cfg: cfg, log: opts.Logger, store: store, metrics: metrics.New(), version: opts.Version}
+	n := &Node{cfg: cfg, log: opts.Logger, store: store, db: db, metrics: metrics.New(), version: opts.Version}
 	if n.notices, err = n.newNotifier(); err != nil {
 		store.Close()
+		db.close()
 		return nil, err
 	}
-	if err := n.openOutbox(ctx, loc, hooks.observe); err != nil {
+	if err := n.openOutbox(ctx, hooks.observe); err != nil {
 		store.Close()
+		db.close()
 		return nil, err
 	}
 	n.notices.Start(n.outbox)
 	n.calls, err = calls.New(calls.Options{
 		Store: store, Network: NewCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger),
 		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
-		Metrics: n.metrics, Clock: clock, Logger: opts.Logger,
+		Metrics: n.metrics, Clock: clock, Logger: opts.Logger, Node: cfg.Cluster.NodeID,
 	})
 	if err != nil {
 		n.closeStores()
 		return nil, err
 	}
-	if interrupted, err := n.calls.RecoverInterrupted(ctx); err != nil {
+	if err := n.recoverCalls(ctx); err != nil {
 		n.closeStores()
-		return nil, fmt.Errorf("recording calls interrupted by the previous run: %w", err)
-	} else if interrupted > 0 {
-		opts.Logger.Warn().Int("calls", interrupted).Msg("calls left active by the previous run recorded as ended (node-restart)")
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	rules := callControlRules(cfg)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
-		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger}); err != nil {
+		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
+		Node: cfg.Cluster.NodeID}); err != nil {
 		n.closeStores()
 		return nil, err
 	}
@@ -153,12 +160,12 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	return n, nil
 }
 
-// openOutbox opens the outbox on the node's database file, with the status hooks
+// openOutbox opens the outbox on the node's database, with the status hooks
 // wired in (package statushooks). Status hooks are application hooks, so the outbox
 // dials with the call-control egress rules (private addresses allowed, the node's
 // allow-list applied), not the public-only default.
-func (n *Node) openOutbox(ctx context.Context, loc databaseLocation, observe func(outbox.Delivery, outbox.Attempt)) error {
-	st, err := sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
+func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, outbox.Attempt)) error {
+	st, closeStore, stats, err := n.db.outboxStore(ctx, n.log)
 	if err != nil {
 		return fmt.Errorf("outbox store: %w", err)
 	}
@@ -184,11 +191,13 @@ func (n *Node) openOutbox(ctx context.Context, loc databaseLocation, observe fun
 		OnAlert: func(a nodestore.Alert) { n.metrics.AlertRaised(a.Type) },
 	})
 	if err != nil {
-		st.Close()
+		closeStore()
 		return fmt.Errorf("outbox: %w", err)
 	}
-	n.status, n.outbox, n.obStore = status, status.Outbox(), st
-	n.metrics.WatchStore(st.Stats)
+	n.status, n.outbox, n.closeOutboxStore = status, status.Outbox(), closeStore
+	if stats != nil {
+		n.metrics.WatchStore(stats)
+	}
 	return nil
 }
 
@@ -229,8 +238,16 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 		n.closeStores()
 		return fmt.Errorf("starting the outbox: %w", err)
 	}
+	stopLease, err := n.startLease(ln.Addr())
+	if err != nil {
+		ln.Close()
+		_ = n.outbox.Close(context.Background())
+		n.closeStores()
+		return err
+	}
+	defer stopLease()
 	n.ready.Store(true)
-	n.log.Info().Str("listen", ln.Addr().String()).Str("database", n.cfg.DatabaseURL).Msg("switchboard node listening")
+	n.log.Info().Str("listen", ln.Addr().String()).Str("node", n.cfg.Cluster.NodeID).Str("database", dburl.Redact(n.cfg.DatabaseURL)).Msg("switchboard node listening")
 	if onListening != nil {
 		onListening(ln.Addr())
 	}
@@ -248,6 +265,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	n.log.Info().Int("active_calls", n.calls.Active()).Dur("drain_timeout", drain).Msg("shutting down: draining calls")
 	// The API keeps serving while calls drain, so their state stays readable.
 	n.calls.Drain(drain)
+	stopLease() // every call of the node has ended: other nodes need not wait for its lease
 	// The calls' last status notifications are stored; deliveries in flight finish
 	// (or are released for the next run).
 	if err := n.outbox.Close(context.Background()); err != nil {
@@ -273,5 +291,5 @@ func (n *Node) closeStores() error {
 		n.log.Error().Err(err).Msg("owners' notices still queued at shutdown were not sent")
 	}
 	n.status.Wait()
-	return errors.Join(n.obStore.Close(), n.store.Close())
+	return errors.Join(n.closeOutboxStore(), n.store.Close(), n.db.close())
 }

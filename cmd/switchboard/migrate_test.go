@@ -21,8 +21,8 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
 	got := decodeJSONLine[migrateJSON](t, stdout, "database", "migrations", "applied")
-	// The outbox's six and the node store's five.
-	if len(got.Applied) != 11 || len(got.Migrations) != 11 || !got.Migrations[10].Applied || got.Migrations[0].Name != "0001_init" ||
+	// The outbox's six and the node store's six.
+	if len(got.Applied) != 12 || len(got.Migrations) != 12 || !got.Migrations[11].Applied || got.Migrations[0].Name != "0001_init" ||
 		got.Migrations[6].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
@@ -31,7 +31,7 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up again: exit %d, %+v", code, got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "status", "--database-url", url)
-	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || !strings.Contains(stdout, "node_migrations    5") || strings.Contains(stdout, "pending") {
+	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || !strings.Contains(stdout, "node_migrations    6") || strings.Contains(stdout, "pending") {
 		t.Fatalf("status: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := runCLI(t, nil, "migrate", "status", "--database-url", "mysql://x/y"); code != exitUsage || !strings.Contains(stderr, "postgres://") {

@@ -16,7 +16,10 @@ func init() { extraCommands = append(extraCommands, newServeCmd) }
 // serveFlags maps each configuration flag of `serve` to the variable it overrides.
 var serveFlags = []struct{ flag, env, usage string }{
 	{"listen", featureserver.EnvListen, "API address host:port (default 127.0.0.1:8080)"},
-	{"database-url", featureserver.EnvDatabaseURL, "database: sqlite:PATH (default sqlite:switchboard.db)"},
+	{"database-url", featureserver.EnvDatabaseURL, "database: sqlite:PATH, or postgres://... shared by several nodes (default sqlite:switchboard.db)"},
+	{"node-id", featureserver.EnvNodeID, "this node's id among nodes sharing a database, stable across restarts (default host name-process id)"},
+	{"node-url", featureserver.EnvNodeURL, "where the other nodes reach this node's API (default http:// and the listen address)"},
+	{"node-lease-ms", featureserver.EnvNodeLease, "how long the node's lease on its calls lasts unrenewed (default 15000)"},
 	{"drain-timeout-ms", featureserver.EnvDrainTimeout, "on SIGTERM, how long active calls may finish (default 30000)"},
 	{"egress-allow", featureserver.EnvEgressAllow, "comma-separated CIDRs and host names hooks may reach beyond the default rules"},
 	{"egress-deny-hosts", featureserver.EnvEgressDeny, "comma-separated host names and .suffixes no hook or webhook may reach"},

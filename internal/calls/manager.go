@@ -70,6 +70,10 @@ type Options struct {
 	// Metrics counts calls, their hook attempts and alerts. Default: metrics of a
 	// registry of their own.
 	Metrics *metrics.Metrics
+	// Node is this node's id, recorded in each call's record: in a database that
+	// several nodes share, it says which node runs the call (Locate, RecoverLost).
+	// Default none.
+	Node string
 	// Clock stamps the records: creation, end, alerts. Default the wall clock.
 	Clock retry.Clock
 	// Logger receives a line per call's end and every failure to record one; lines
@@ -205,7 +209,7 @@ func (m *Manager) Start(req Request) (string, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
-		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
+		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid, Node: m.opts.Node,
 		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC(),
 	}}

@@ -30,6 +30,8 @@ func Run(t *testing.T, newStore Factory) {
 	run("SaveCall", testSaveCall)
 	run("ListCalls", testListCalls)
 	run("InterruptActiveCalls", testInterruptActiveCalls)
+	run("NodeLeases", testNodeLeases)
+	run("InterruptLostCalls", testInterruptLostCalls)
 	run("StatusHooks", testStatusHooks)
 	run("Notifications", testNotifications)
 	run("Ping", testPing)

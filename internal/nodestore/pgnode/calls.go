@@ -11,15 +11,15 @@ import (
 )
 
 // SaveCall upserts the row: the record as its JSON, with the columns it is found by;
-// an update changes only the record and whether the call is active.
+// an update changes only the record, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at) VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active`,
-		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, ms(c.CreatedAt))
+	_, err = s.pool.Exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, node_id = excluded.node_id`,
+		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, ms(c.CreatedAt), c.Node)
 	return err
 }
 
@@ -28,10 +28,23 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 // transaction holds are skipped (SKIP LOCKED): a node ending them at the same time
 // ends each once.
 func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Call) nodestore.Call) (int, error) {
+	return s.interrupt(ctx, `SELECT sid, record::text FROM fs_calls WHERE active FOR UPDATE SKIP LOCKED`, nil, end)
+}
+
+// InterruptLostCalls is InterruptActiveCalls of the active calls whose node holds no
+// lease live by the database's clock, or is p.Restarted.
+func (s *Store) InterruptLostCalls(ctx context.Context, p nodestore.InterruptLostCallsParams, end func(nodestore.Call) nodestore.Call) (int, error) {
+	return s.interrupt(ctx, `SELECT c.sid, c.record::text FROM fs_calls c WHERE c.active AND (c.node_id = $1
+		OR NOT EXISTS (SELECT 1 FROM fs_nodes n WHERE n.id = c.node_id AND n.lease_until > now()))
+		FOR UPDATE OF c SKIP LOCKED`, []any{p.Restarted}, end)
+}
+
+// interrupt ends the calls query selects (and locks), in one transaction.
+func (s *Store) interrupt(ctx context.Context, query string, args []any, end func(nodestore.Call) nodestore.Call) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		n = 0
-		rows, err := tx.Query(ctx, `SELECT sid, record::text FROM fs_calls WHERE active FOR UPDATE SKIP LOCKED`)
+		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}

@@ -11,15 +11,15 @@ import (
 )
 
 // SaveCall upserts the row: the record as its JSON, with the columns it is found by;
-// an update changes only the record and whether the call is active.
+// an update changes only the record, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active`,
-		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli())
+	_, err = s.db.ExecContext(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms, node_id) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, node_id = excluded.node_id`,
+		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli(), c.Node)
 	return err
 }
 

@@ -46,10 +46,19 @@ CREATE TABLE fs_calls (
 	application_sid text NOT NULL,
 	record          json NOT NULL,
 	active          boolean NOT NULL,
-	created_at      timestamptz NOT NULL
+	created_at      timestamptz NOT NULL,
+	-- the node that runs the call, whose lease holds it (fs_nodes)
+	node_id         text NOT NULL
 );
 CREATE INDEX fs_calls_account_time ON fs_calls(account_sid, created_at DESC, sid);
-CREATE INDEX fs_calls_active ON fs_calls(sid) WHERE active;
+CREATE INDEX fs_calls_active ON fs_calls(node_id) WHERE active;
+
+-- Each node's lease on its calls, renewed while it runs, by the database's clock.
+CREATE TABLE fs_nodes (
+	id          text PRIMARY KEY,
+	url         text NOT NULL,
+	lease_until timestamptz NOT NULL
+);
 
 CREATE TABLE fs_status_hooks (
 	account_sid text NOT NULL,
