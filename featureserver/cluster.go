@@ -213,3 +213,12 @@ func (n *Node) startLease(addr net.Addr) (stop func(), err error) {
 		})
 	}, nil
 }
+
+// reapInterval is how often the outbox looks for expired leases: every quarter of
+// the lease, 15 s at most (outbox.Config's default, taken for a zero lease).
+func reapInterval(lease time.Duration) time.Duration {
+	if lease == 0 {
+		return 0
+	}
+	return min(lease/4, 15*time.Second)
+}

@@ -91,6 +91,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.MaxCalls, 10_000)
 	c.CallControl = c.CallControl.WithDefaults()
 	c.Cluster = c.Cluster.WithDefaults()
+	setDefault(&c.Outbox.LeaseDuration, 2*time.Minute) // outbox.Config's default
 	return c
 }
 
@@ -303,6 +304,7 @@ func (c Config) Printable() [][2]string {
 		{EnvEgressAllow, c.EgressAllow.String()},
 		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
+		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},

@@ -180,6 +180,8 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 		// Deliveries still in flight at shutdown are released (retried at the next
 		// start) after a short wait, so that a node without calls stops promptly.
 		ShutdownTimeout: 2 * time.Second,
+		LeaseDuration:   n.cfg.Outbox.LeaseDuration,
+		ReapInterval:    reapInterval(n.cfg.Outbox.LeaseDuration),
 		Observe: func(d outbox.Delivery, a outbox.Attempt) {
 			n.metrics.ObserveDelivery(d, a)
 			if observe != nil {

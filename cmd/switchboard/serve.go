@@ -24,6 +24,7 @@ var serveFlags = []struct{ flag, env, usage string }{
 	{"egress-allow", featureserver.EnvEgressAllow, "comma-separated CIDRs and host names hooks may reach beyond the default rules"},
 	{"egress-deny-hosts", featureserver.EnvEgressDeny, "comma-separated host names and .suffixes no hook or webhook may reach"},
 	{"smtp-url", featureserver.EnvSMTPURL, "SMTP server that e-mails webhook endpoint notices: smtp://host:port[?from=address]"},
+	{"outbox-lease-ms", featureserver.EnvOutboxLease, "how long a claim holds a delivery before another node may attempt it again (default 120000)"},
 	{"admin-token", featureserver.EnvAdminToken, "bearer token allowed to create accounts through the API"},
 	{"call-idle-timeout-ms", featureserver.EnvCallIdle, "end a WebSocket call idle this long after its verbs ran out (default 300000)"},
 	{"max-calls", featureserver.EnvMaxCalls, "most concurrent calls (default 10000)"},
