@@ -30,7 +30,7 @@ var clusterFlags = []string{"--node-lease-ms", "1000", "--outbox-lease-ms", "400
 // startCluster spawns n `switchboard serve` processes on dbURL at once (they migrate
 // the database together), node-0 … node-<n-1>, each sending its own User-Agent so
 // that a receiver knows which node attempted a delivery, and waits until all listen.
-func startCluster(t *testing.T, dbURL string, n int) []*serveProcess {
+func startCluster(t testing.TB, dbURL string, n int) []*serveProcess {
 	t.Helper()
 	nodes := make([]*serveProcess, n)
 	for i := range nodes {
@@ -44,7 +44,7 @@ func startCluster(t *testing.T, dbURL string, n int) []*serveProcess {
 }
 
 // pgQuery runs one query returning an integer on dbURL.
-func pgCount(t *testing.T, dbURL, query string) int {
+func pgCount(t testing.TB, dbURL, query string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -188,7 +188,7 @@ func (l *clusterLedger) counts() (total, unique int) {
 // node does not answer is published again through the next (the id makes it one
 // event).
 type publisher struct {
-	t      *testing.T
+	t      testing.TB
 	client *http.Client
 	nodes  []*serveProcess
 	token  string

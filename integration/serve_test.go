@@ -27,7 +27,7 @@ const serveAdminToken = "integration-admin-token-0123456789"
 
 // serveProcess is a `switchboard serve` child process on loopback.
 type serveProcess struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	base   string
 	stderr *syncBuffer
@@ -44,7 +44,7 @@ func startServe(t *testing.T, dbPath string, extraEnv ...string) *serveProcess {
 
 // spawnServe starts `switchboard serve` on databaseURL with more flags, without
 // waiting for it to listen (awaitListening): several spawned at once start together.
-func spawnServe(t *testing.T, databaseURL string, flags []string, extraEnv ...string) *serveProcess {
+func spawnServe(t testing.TB, databaseURL string, flags []string, extraEnv ...string) *serveProcess {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--database-url", databaseURL,
 		"--admin-token", serveAdminToken, "--egress-allow", "127.0.0.0/8", "--drain-timeout-ms", "15000"}, flags...)
