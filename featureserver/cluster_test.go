@@ -40,6 +40,13 @@ func TestNodesShareCallsOnPostgres(t *testing.T) {
 		listed[0].CallSid != sid || !listed[0].Active || listed[0].Node != "node-a" {
 		t.Fatalf("node b lists %d %s", code, raw)
 	}
+	// Read through node b: the call as node a has it now, its timeline included (the
+	// shared record, saved at the call's start, has none yet).
+	var fromA, fromB nodeapi.CallView
+	a.do("GET", path, acct.APIToken, nil, &fromA)
+	if code, _, raw := b.do("GET", path, acct.APIToken, nil, &fromB); code != http.StatusOK || len(fromB.Timeline) == 0 || len(fromB.Timeline) != len(fromA.Timeline) {
+		t.Fatalf("node b reads %d %s; node a has %d timeline events", code, raw, len(fromA.Timeline))
+	}
 	if code, _, _ := b.do("POST", "/v1/Accounts/"+other.AccountSid+"/Calls/"+sid, other.APIToken, map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound {
 		t.Fatalf("another account's hangup through node b: %d, want 404", code)
 	}
@@ -67,6 +74,20 @@ func TestNodesShareCallsOnPostgres(t *testing.T) {
 	}
 	a.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+sid2, acct.APIToken, map[string]any{"call_status": "completed"}, nil)
 	a.waitCall(acct, sid2)
+
+	// A node drained gives its lease up: the others need not wait for it to expire.
+	st, err := pgnode.OpenURL(context.Background(), dbURL, pgnode.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n, err := st.GetNode(context.Background(), "node-a"); err != nil || !n.Live || n.URL != a.base {
+		t.Fatalf("node-a's lease while it runs: %+v, %v (it listens at %s)", n, err, a.base)
+	}
+	a.stop()
+	if n, err := st.GetNode(context.Background(), "node-a"); err != nil || n.Live {
+		t.Fatalf("node-a's lease after its drain: %+v, %v", n, err)
+	}
 }
 
 // A node whose lease expired has its active calls recorded as ended by a node that

@@ -36,7 +36,8 @@ type createCallOutput struct {
 
 type callInput struct {
 	AccountParams
-	CallSid string `path:"call_sid" maxLength:"64"`
+	CallSid     string `path:"call_sid" maxLength:"64"`
+	ForwardedBy string `header:"Switchboard-Forwarded-By" maxLength:"256" doc:"Set by a node that forwards the request to the node running the call; that node does not forward it again"`
 }
 
 type callOutput struct {
@@ -125,6 +126,13 @@ func (a *API) registerCalls(api huma.API) {
 		v, err := a.calls.Get(ctx, acct.Sid, in.CallSid)
 		if err != nil {
 			return nil, a.notFoundOr(err, "call")
+		}
+		if v.Active && v.Node != "" && v.Node != a.node && in.ForwardedBy == "" {
+			// Running on another node: its state and timeline as they are now, from
+			// that node; the shared record (saved at start and answer) otherwise.
+			if live, ok := a.forwardGet(ctx, acct, in); ok {
+				return &callOutput{Body: live}, nil
+			}
 		}
 		return &callOutput{Body: CallView(v)}, nil
 	})

@@ -20,8 +20,12 @@ import (
 // nodes that disagree about a call cannot pass a request back and forth.
 const ForwardedHeader = "Switchboard-Forwarded-By"
 
-// maxPeerAnswer bounds what is read of a peer's answer: an accepted or problem body.
+// maxPeerAnswer bounds what is read of a peer's answer to live control: an accepted
+// or problem body.
 const maxPeerAnswer = 64 << 10
+
+// maxCallAnswer bounds what is read of a call a peer returns, its timeline included.
+const maxCallAnswer = 16 << 20
 
 // forwardUpdate sends live control of a call that does not run here to the node that
 // runs it (calls.Manager.Locate), with the caller's bearer token, and answers as
@@ -79,4 +83,35 @@ func (a *API) forwardUpdate(ctx context.Context, acct nodestore.Account, in *upd
 		return nil, huma.Error502BadGateway("the node running the call answered " + resp.Status)
 	}
 	return nil, huma.NewError(resp.StatusCode, problem.Detail)
+}
+
+// forwardGet reads a call that runs on another node from that node, with the caller's
+// bearer token; ok is false when that node cannot say (it does not answer, or the call
+// ended meanwhile), and the caller answers from the shared record.
+func (a *API) forwardGet(ctx context.Context, acct nodestore.Account, in *callInput) (CallView, bool) {
+	peer, err := a.calls.Locate(ctx, acct.Sid, in.CallSid)
+	if err != nil || peer == "" {
+		return CallView{}, false
+	}
+	target := peer + "/v1/Accounts/" + url.PathEscape(acct.Sid) + "/Calls/" + url.PathEscape(in.CallSid)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return CallView{}, false
+	}
+	req.Header.Set("Authorization", in.Authorization)
+	req.Header.Set(ForwardedHeader, a.node)
+	resp, err := a.peers.Do(req)
+	if err != nil {
+		a.log.Debug().Err(err).Str("call_sid", in.CallSid).Str("peer", peer).Msg("reading a call from its node failed: answering from the record")
+		return CallView{}, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return CallView{}, false
+	}
+	var v CallView
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxCallAnswer)).Decode(&v); err != nil || v.CallSid != in.CallSid {
+		return CallView{}, false
+	}
+	return v, true
 }
