@@ -88,11 +88,12 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	store, err := db.nodeStore(ctx)
+	opened, err := db.nodeStore(ctx)
 	if err != nil {
 		db.close()
 		return nil, err
 	}
+	var store nodestore.Store = withStaleTokens(opened)
 	if hooks.wrapStore != nil {
 		store = hooks.wrapStore(store)
 	}

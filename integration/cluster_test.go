@@ -385,8 +385,9 @@ func (p *cutProxy) setCut(cut bool) {
 }
 
 // TestNodeLosesItsDatabase: a node whose PostgreSQL connection is cut while it has
-// deliveries in flight keeps answering what needs no database (/healthz, /metrics),
-// reports not ready (/readyz 503), and once the database is back reports ready,
+// deliveries in flight and a call in session keeps answering what needs no database
+// (/healthz, /metrics, its live call: read and hung up), reports not ready (/readyz
+// 503), and once the database is back reports ready, records what ended meanwhile,
 // records or retries what was in flight and claims again: every event delivered.
 func TestNodeLosesItsDatabase(t *testing.T) {
 	t.Parallel()
@@ -437,6 +438,15 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 		}
 	}
 	<-held // a delivery is in flight, held by the receiver
+	app := &exampleapp.WSApp{Waiting: true}
+	wsApp := httptest.NewServer(app)
+	defer wsApp.Close()
+	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(wsApp.URL, "http")}, "from": "a", "to": "b"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.WaitLive(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
 
 	proxy.setCut(true)
 	status := func(path string) int {
@@ -454,6 +464,15 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 	if code := status("/metrics"); code != http.StatusOK {
 		t.Fatalf("/metrics without the database: %d", code)
 	}
+	// Its live call stays readable and controllable: its state is in the node's
+	// memory, the caller's token remembered.
+	var live serveCall
+	if code, raw := p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, nil, &live); code != http.StatusOK || !live.Active {
+		t.Fatalf("reading the live call without the database: %d %s", code, raw)
+	}
+	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, map[string]any{"call_status": "completed"}, nil); code != http.StatusAccepted {
+		t.Fatalf("hanging up the live call without the database: %d %s", code, raw)
+	}
 	// The receiver answers the held attempts while the node cannot record them.
 	release()
 
@@ -467,6 +486,10 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 	}
 	pollUntil(t, 2*time.Minute, "every delivery recorded as succeeded", func() bool {
 		return pgCount(t, dbURL, `SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'`) == before+after
+	})
+	// The call that ended during the outage is on record as ended once it is back.
+	pollUntil(t, time.Minute, "the call's end on record", func() bool {
+		return pgCount(t, dbURL, `SELECT count(*) FROM fs_calls WHERE NOT active AND record->>'reason' = 'api-hangup'`) == 1
 	})
 	mu.Lock()
 	defer mu.Unlock()

@@ -278,11 +278,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	view := lc.view
 	lc.mu.Unlock()
 	m.metrics.CallEnded(view.Reason)
-	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := m.store.SaveCall(saveCtx, view); err != nil {
-		log.Error().Err(err).Msg("saving the call record failed")
-	}
+	m.saveFinal(log, view)
 	if m.opts.Status != nil {
 		m.opts.Status.Forget(view.CallSid)
 	}
@@ -325,5 +321,39 @@ func (m *Manager) observe(lc *liveCall, account nodestore.Account, e callctl.Eve
 		if err := m.store.AddAlert(context.Background(), alert); err != nil {
 			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("storing an alert failed")
 		}
+	}
+}
+
+// finalSaveWindow bounds how long the final record of a call is tried again while the
+// database fails: a node cut off from it for longer has the call ended as lost by the
+// other nodes (node-lost), or by its own next start (node-restart).
+const finalSaveWindow = 2 * time.Minute
+
+// saveFinal saves the final record of a call, trying again, after a pause growing
+// from 100 ms to 5 s, while the store fails and finalSaveWindow lasts: a database that
+// comes back within it gets the call's end. The call stays readable from memory, as
+// ended, meanwhile.
+func (m *Manager) saveFinal(log zerolog.Logger, view nodestore.Call) {
+	deadline := time.Now().Add(finalSaveWindow)
+	pause := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := m.store.SaveCall(ctx, view)
+		cancel()
+		switch {
+		case err == nil:
+			if attempt > 1 {
+				log.Info().Int("attempts", attempt).Msg("the call record is saved")
+			}
+			return
+		case time.Now().Add(pause).After(deadline):
+			log.Error().Err(err).Int("attempts", attempt).Msg("saving the call record failed: giving up")
+			return
+		case attempt == 1:
+			log.Warn().Err(err).Msg("saving the call record failed: trying again")
+		}
+		t := time.NewTimer(pause)
+		<-t.C
+		pause = min(2*pause, 5*time.Second)
 	}
 }
