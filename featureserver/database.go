@@ -43,7 +43,9 @@ func openDatabase(ctx context.Context, loc dburl.Location) (*database, error) {
 	if !strings.Contains(loc.URL, "pool_max_conns=") {
 		cfg.MaxConns = poolConns
 	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "switchboard-node"
+	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "switchboard-node" // pg_stat_activity says whose
+	}
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", dburl.Redact(loc.URL), err)
 	}
