@@ -181,7 +181,8 @@ func TestLoadConfigRejects(t *testing.T) {
 
 func TestPrintableMasksSecrets(t *testing.T) {
 	t.Parallel()
-	c, err := LoadConfig(envOf(map[string]string{EnvAdminToken: "super-secret-admin-token"}), nil)
+	c, err := LoadConfig(envOf(map[string]string{EnvAdminToken: "super-secret-admin-token",
+		EnvDatabaseURL: "postgres://sb:super-secret-password@db.example:5432/sb"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,5 +190,10 @@ func TestPrintableMasksSecrets(t *testing.T) {
 		if strings.Contains(kv[1], "super-secret") {
 			t.Errorf("%s printed in clear", kv[0])
 		}
+	}
+	// A refused PostgreSQL URL is named without its password.
+	_, err = LoadConfig(envOf(map[string]string{EnvDatabaseURL: "postgres://sb:super-secret-password@db.example:5432/sb?sslmode=bogus"}), nil)
+	if err == nil || strings.Contains(err.Error(), "super-secret") || !strings.Contains(err.Error(), EnvDatabaseURL) {
+		t.Errorf("refusing a bad PostgreSQL URL: %v", err)
 	}
 }
