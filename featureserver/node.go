@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/internal/console"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/internal/metrics"
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
@@ -138,6 +139,13 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		n.closeStores()
 		return nil, err
 	}
+	// The web console calls the same API in-process (docs/architecture.md).
+	con, err := console.New(console.Options{API: nodeapi.Handler(mux), Clock: clock, Logger: opts.Logger})
+	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	mux.Handle(console.Prefix, con)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {

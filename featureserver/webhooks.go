@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
+	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // The node's outbox settings (docs/outbox.md §4, §6).
@@ -109,7 +110,7 @@ func tokenID(token string) string { return "tok_" + nodestore.HashToken(token)[:
 func (n *Node) registerWebhookAPI(api huma.API) error {
 	rules := callControlRules(n.cfg)
 	err := outboxapi.Register(api, outboxapi.Config{
-		Outbox: n.outbox, Egress: &rules, Logger: n.log,
+		Outbox: n.outbox, Egress: &rules, Logger: n.log, Clock: retry.SystemClock{},
 		Authenticate: func(ctx context.Context, token string) (outboxapi.Principal, error) {
 			acct, err := n.store.AccountByToken(ctx, nodestore.HashToken(token))
 			if errors.Is(err, nodestore.ErrNotFound) {

@@ -122,6 +122,7 @@ func Register(mux *http.ServeMux, o Options) error {
 	a.registerCalls(api)
 	a.registerAlerts(api)
 	a.registerNotifications(api)
+	a.registerAggregates(api)
 	if o.Mount != nil {
 		return o.Mount(api)
 	}
@@ -189,7 +190,20 @@ func (a *API) authorize(ctx context.Context, p AccountParams) (nodestore.Account
 	if acct, ok := ctx.Value(accountKey{}).(nodestore.Account); ok && acct.Sid == p.Account {
 		return acct, nil // already checked by authenticateFirst
 	}
-	token := bearer(p.Authorization)
+	acct, err := a.accountOfToken(ctx, p.Authorization)
+	if err != nil {
+		return nodestore.Account{}, err
+	}
+	if acct.Sid != p.Account {
+		return nodestore.Account{}, huma.Error404NotFound("account not found")
+	}
+	return acct, nil
+}
+
+// accountOfToken resolves the bearer token of an Authorization header: 401 when
+// there is none or it is no account's.
+func (a *API) accountOfToken(ctx context.Context, header string) (nodestore.Account, error) {
+	token := bearer(header)
 	if token == "" {
 		return nodestore.Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("missing bearer token"),
 			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard"`}})
@@ -201,9 +215,6 @@ func (a *API) authorize(ctx context.Context, p AccountParams) (nodestore.Account
 	}
 	if err != nil {
 		return nodestore.Account{}, a.internal(err)
-	}
-	if acct.Sid != p.Account {
-		return nodestore.Account{}, huma.Error404NotFound("account not found")
 	}
 	return acct, nil
 }

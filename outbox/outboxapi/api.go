@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	Egress *transport.EgressRules
 	// Logger receives the errors answered 500. Default: the zero Logger (discarded).
 	Logger zerolog.Logger
+	// Clock places the window of the attempt statistics. Default the wall clock;
+	// give the outbox's.
+	Clock retry.Clock
 }
 
 // WithDefaults returns c with every zero value replaced by its default.
@@ -48,6 +52,9 @@ func (c Config) WithDefaults() Config {
 	if c.Egress == nil {
 		r := transport.PublicOnly()
 		c.Egress = &r
+	}
+	if c.Clock == nil {
+		c.Clock = retry.SystemClock{}
 	}
 	return c
 }
@@ -100,6 +107,7 @@ func Register(api huma.API, cfg Config) error {
 	s.registerWebhooks()
 	s.registerDeliveries()
 	s.registerAudit()
+	s.registerStats()
 	return nil
 }
 

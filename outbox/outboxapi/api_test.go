@@ -25,6 +25,7 @@ var routes = []string{
 	"POST /api/v1/webhooks/{id}/resume", "POST /api/v1/webhooks/{id}/rotate-secret",
 	"GET /api/v1/webhooks/{id}/deliveries", "GET /api/v1/webhooks/{id}/deliveries/{deliveryId}",
 	"POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry", "POST /api/v1/webhooks/{id}/recover", "GET /api/v1/audit",
+	"GET /api/v1/webhooks/{id}/stats",
 }
 
 // TestEveryRouteInOpenAPI: the standalone handler's /openapi.json, and the document
