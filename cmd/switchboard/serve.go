@@ -16,11 +16,15 @@ func init() { extraCommands = append(extraCommands, newServeCmd) }
 // serveFlags maps each configuration flag of `serve` to the variable it overrides.
 var serveFlags = []struct{ flag, env, usage string }{
 	{"listen", featureserver.EnvListen, "API address host:port (default 127.0.0.1:8080)"},
-	{"database-url", featureserver.EnvDatabaseURL, "database: sqlite:PATH (default sqlite:switchboard.db)"},
+	{"database-url", featureserver.EnvDatabaseURL, "database: sqlite:PATH, or postgres://... shared by several nodes (default sqlite:switchboard.db)"},
+	{"node-id", featureserver.EnvNodeID, "this node's id among nodes sharing a database, stable across restarts (default host name-process id)"},
+	{"node-url", featureserver.EnvNodeURL, "where the other nodes reach this node's API (default http:// and the listen address)"},
+	{"node-lease-ms", featureserver.EnvNodeLease, "how long the node's lease on its calls lasts unrenewed (default 15000)"},
 	{"drain-timeout-ms", featureserver.EnvDrainTimeout, "on SIGTERM, how long active calls may finish (default 30000)"},
 	{"egress-allow", featureserver.EnvEgressAllow, "comma-separated CIDRs and host names hooks may reach beyond the default rules"},
 	{"egress-deny-hosts", featureserver.EnvEgressDeny, "comma-separated host names and .suffixes no hook or webhook may reach"},
 	{"smtp-url", featureserver.EnvSMTPURL, "SMTP server that e-mails webhook endpoint notices: smtp://host:port[?from=address]"},
+	{"outbox-lease-ms", featureserver.EnvOutboxLease, "how long a claim holds a delivery before another node may attempt it again (default 120000)"},
 	{"admin-token", featureserver.EnvAdminToken, "bearer token allowed to create accounts through the API"},
 	{"call-idle-timeout-ms", featureserver.EnvCallIdle, "end a WebSocket call idle this long after its verbs ran out (default 300000)"},
 	{"max-calls", featureserver.EnvMaxCalls, "most concurrent calls (default 10000)"},

@@ -36,7 +36,8 @@ type createCallOutput struct {
 
 type callInput struct {
 	AccountParams
-	CallSid string `path:"call_sid" maxLength:"64"`
+	CallSid     string `path:"call_sid" maxLength:"64"`
+	ForwardedBy string `header:"Switchboard-Forwarded-By" maxLength:"256" doc:"Set by a node that forwards the request to the node running the call; that node does not forward it again"`
 }
 
 type callOutput struct {
@@ -54,8 +55,9 @@ type listCallsOutput struct {
 
 type updateCallInput struct {
 	AccountParams
-	CallSid string `path:"call_sid" maxLength:"64"`
-	Body    struct {
+	CallSid     string `path:"call_sid" maxLength:"64"`
+	ForwardedBy string `header:"Switchboard-Forwarded-By" maxLength:"256" doc:"Set by a node that forwards the request to the node running the call; that node does not forward it again"`
+	Body        struct {
 		CallHook   *hookBody `json:"call_hook,omitempty" doc:"Redirect the call to a new application URL"`
 		CallStatus string    `json:"call_status,omitempty" enum:"completed" doc:"completed hangs up the call"`
 		MuteStatus string    `json:"mute_status,omitempty" enum:"mute,unmute"`
@@ -124,6 +126,13 @@ func (a *API) registerCalls(api huma.API) {
 		v, err := a.calls.Get(ctx, acct.Sid, in.CallSid)
 		if err != nil {
 			return nil, a.notFoundOr(err, "call")
+		}
+		if v.Active && v.Node != "" && v.Node != a.node && in.ForwardedBy == "" {
+			// Running on another node: its state and timeline as they are now, from
+			// that node; the shared record (saved at start and answer) otherwise.
+			if live, ok := a.forwardGet(ctx, acct, in); ok {
+				return &callOutput{Body: live}, nil
+			}
 		}
 		return &callOutput{Body: CallView(v)}, nil
 	})
@@ -207,6 +216,9 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 		err, status = a.calls.Mute(acct.Sid, in.CallSid, b.MuteStatus == "mute"), b.MuteStatus
 	}
 	switch {
+	case errors.Is(err, nodestore.ErrNotFound) && in.ForwardedBy == "":
+		// Not running here: perhaps on another node sharing the database.
+		return a.forwardUpdate(ctx, acct, in)
 	case errors.Is(err, nodestore.ErrNotFound):
 		return nil, huma.Error404NotFound("call not found or no longer active")
 	case errors.Is(err, calls.ErrCallEnded):
