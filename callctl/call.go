@@ -86,13 +86,26 @@ type callRun struct {
 // canceled with one of its own (context.WithCancelCause), and a hook cut short by
 // it raises no alert.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	c, err := setUp(&o)
+	if err != nil {
+		return nil, err
+	}
+	c.run(ctx)
+	return &c.result, nil
+}
+
+// setUp prepares the call of o. Apart from Run, so that the copies of Options it
+// makes (1 KB each) live in a frame that is gone before the call runs: a live call
+// parks its goroutine for as long as it lasts, and a stack that uses more than a
+// quarter of itself is never shrunk (bench calls; docs/BENCHMARKS.md, the memory of a live call).
+//
+//go:noinline
+func setUp(o *Options) (*callRun, error) {
 	p, err := o.prepare()
 	if err != nil {
 		return nil, err
 	}
-	c := newCall(p)
-	c.run(ctx)
-	return &c.result, nil
+	return newCall(p), nil
 }
 
 func newCall(p *prepared) *callRun {
@@ -302,7 +315,7 @@ func (c *callRun) alert(t AlertType, url, detail string) {
 	// The URL rides on the event for embedders (a node's alert records); the alert
 	// line of the --json contract has only type and detail.
 	c.record(Event{Kind: KindAlert, AlertType: t, URL: url, Detail: detail})
-	c.log(zerolog.InfoLevel).Str("alert", string(t)).Str("url", url).Msg(detail)
+	c.log(zerolog.WarnLevel).Str("alert", string(t)).Str("url", url).Msg(detail) // an operator should look
 }
 
 // setStatus changes the call status, records it and notifies the application.
@@ -342,6 +355,10 @@ func (c *callRun) hangup(reason string) {
 func (c *callRun) endCanceled() {
 	if c.answered {
 		c.end(StatusCompleted, canceledReason(c.ctx), 200)
+		return
+	}
+	if errors.Is(context.Cause(c.ctx), ErrNoAnswer) {
+		c.end(StatusNoAnswer, canceledReason(c.ctx), 487)
 		return
 	}
 	c.end(StatusFailed, canceledReason(c.ctx), 487)

@@ -40,7 +40,7 @@ type CallInfo struct {
 	CallerID       string         `json:"caller_id"`
 	AccountSid     string         `json:"account_sid"`
 	TraceID        string         `json:"trace_id"`
-	ApplicationSid string         `json:"application_sid"`
+	ApplicationSid string         `json:"application_sid,omitempty"`
 	FsSipAddress   string         `json:"fs_sip_address"`
 	ParentCallSid  string         `json:"parent_call_sid,omitempty"`
 	Duration       *int           `json:"duration,omitempty"` // seconds, once completed
@@ -54,11 +54,15 @@ func (ci *CallInfo) Fields() map[string]any { return ci.fields() }
 
 // WithDefaults returns the call info a call of ci runs with (what Run does with
 // Options.Call): the identifiers generated when empty (CallSid, CallID, SbcCallID,
-// TraceID), AccountSid and ApplicationSid set to placeholders when empty, From and To
-// defaulted, CallerID From, Direction inbound, the status trying (SIP 100).
+// TraceID), AccountSid set to a placeholder when empty, From and To defaulted,
+// CallerID From, Direction inbound unless it is outbound, an inbound call's
+// ApplicationSid set to a placeholder when empty (an outbound call's stays as
+// given), the status trying (SIP 100).
 func (ci CallInfo) WithDefaults() CallInfo {
 	info := ci
-	info.Direction = "inbound"
+	if info.Direction != "outbound" {
+		info.Direction = "inbound"
+	}
 	fill := func(s *string, v string) {
 		if *s == "" {
 			*s = v
@@ -69,7 +73,12 @@ func (ci CallInfo) WithDefaults() CallInfo {
 	fill(&info.SbcCallID, newUUID())
 	fill(&info.TraceID, randomHex(16))
 	fill(&info.AccountSid, "9351f46a-678c-43f5-b8a6-d4eb58d131af")
-	fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
+	if info.Direction == "inbound" {
+		// A simulated inbound call always reached an application through the SBC;
+		// an outbound call (created by REST) has the one it was created with, or
+		// none for an inline call_hook, as jambonz sends it.
+		fill(&info.ApplicationSid, "0dddaabf-0a30-43e3-84e8-426873b1a78b")
+	}
 	fill(&info.From, defaultFrom)
 	fill(&info.To, defaultTo)
 	fill(&info.CallerID, info.From)
@@ -82,20 +91,22 @@ func (ci CallInfo) WithDefaults() CallInfo {
 
 func (ci *CallInfo) fields() map[string]any {
 	m := map[string]any{
-		"call_sid":        ci.CallSid,
-		"direction":       ci.Direction,
-		"from":            ci.From,
-		"to":              ci.To,
-		"call_id":         ci.CallID,
-		"sbc_callid":      ci.SbcCallID,
-		"sip_status":      ci.SipStatus,
-		"sip_reason":      ci.SipReason,
-		"call_status":     string(ci.CallStatus),
-		"caller_id":       ci.CallerID,
-		"account_sid":     ci.AccountSid,
-		"trace_id":        ci.TraceID,
-		"application_sid": ci.ApplicationSid,
-		"fs_sip_address":  ci.FsSipAddress,
+		"call_sid":       ci.CallSid,
+		"direction":      ci.Direction,
+		"from":           ci.From,
+		"to":             ci.To,
+		"call_id":        ci.CallID,
+		"sbc_callid":     ci.SbcCallID,
+		"sip_status":     ci.SipStatus,
+		"sip_reason":     ci.SipReason,
+		"call_status":    string(ci.CallStatus),
+		"caller_id":      ci.CallerID,
+		"account_sid":    ci.AccountSid,
+		"trace_id":       ci.TraceID,
+		"fs_sip_address": ci.FsSipAddress,
+	}
+	if ci.ApplicationSid != "" {
+		m["application_sid"] = ci.ApplicationSid // none: an outbound call with an inline call_hook
 	}
 	if ci.ParentCallSid != "" {
 		m["parent_call_sid"] = ci.ParentCallSid

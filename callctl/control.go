@@ -2,6 +2,7 @@ package callctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -14,6 +15,12 @@ import (
 
 // ReasonAPIHangup is the call.end reason of a call hung up by a Control.
 const ReasonAPIHangup = "api-hangup"
+
+// ErrNoAnswer, as the cause of canceling a call's context
+// (context.WithCancelCause), ends a call not yet answered with status no-answer
+// (SIP 487, its text the reason), as jambonz's live call control call_status
+// no-answer cancels an unanswered call. An answered call ends as any canceled one.
+var ErrNoAnswer = errors.New("api-no-answer")
 
 // Control is a command to a live call from outside it (a node's REST API, modelled on
 // jambonz's live call control). Exactly one field is set.
@@ -30,6 +37,18 @@ type Control struct {
 	// Mute mutes (true) or unmutes (false) the caller. Media is simulated, so this
 	// only changes the call's muted state, which is logged.
 	Mute *bool
+	// StatusHook, with Redirect, is the status hook from then on, once the
+	// redirect took effect: its URL resolves against the new application's (an
+	// HTTP application's status hook, Options.StatusHookURL). Default: the call
+	// keeps the status hook it had.
+	StatusHook *StatusHook
+}
+
+// StatusHook is a status hook a redirect moves the call's notifications to.
+type StatusHook struct {
+	URL, Method, Username, Password string
+	// Notifier, when set, takes over its notifications (Options.StatusNotifier).
+	Notifier StatusNotifier
 }
 
 // Validate checks a Control before it is sent to a call.
@@ -42,6 +61,9 @@ func (ctl Control) Validate() error {
 	}
 	if set != 1 {
 		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute", ErrInvalidOptions)
+	}
+	if ctl.StatusHook != nil && ctl.Redirect == "" {
+		return fmt.Errorf("%w: a control's StatusHook goes with Redirect", ErrInvalidOptions)
 	}
 	return nil
 }
@@ -128,8 +150,23 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 		c.muted = *ctl.Mute
 		c.log(zerolog.InfoLevel).Bool("muted", c.muted).Msg("mute changed by live call control")
 	case ctl.Redirect != "":
-		c.redirect(ctx, ctl.Redirect)
+		if c.redirect(ctx, ctl.Redirect) && ctl.StatusHook != nil {
+			c.moveStatusHook(*ctl.StatusHook)
+		}
 	}
+}
+
+// moveStatusHook sends the call's status notifications to h from now on; a URL
+// that does not resolve against the application is alerted and changes nothing.
+func (c *callRun) moveStatusHook(h StatusHook) {
+	t, err := fragment.Resolve(c.opts.app, h.URL)
+	if err != nil {
+		c.alert(AlertWebhookFailure, h.URL, fmt.Sprintf("redirect: status hook: %v", err))
+		return
+	}
+	c.opts.statusURL = &t
+	c.opts.StatusHookURL, c.opts.StatusHookMethod, c.opts.StatusHookUsername, c.opts.StatusHookPassword = h.URL, h.Method, h.Username, h.Password
+	c.opts.StatusNotifier = h.Notifier
 }
 
 // redirect moves the call to another application, as jambonz's live call control
@@ -143,30 +180,32 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 // being left is closed with 1000. When the new application cannot be reached, or
 // session:redirect is not acked, the failure is alerted and the call goes on with
 // the application and verbs it had; a new WebSocket that cannot be opened fails the
-// call, as an initial connection would (docs/call-control.md §6).
-func (c *callRun) redirect(ctx context.Context, raw string) {
+// call, as an initial connection would (docs/call-control.md §6). It reports
+// whether the call moved.
+func (c *callRun) redirect(ctx context.Context, raw string) bool {
 	t, err := fragment.Resolve(c.opts.app, raw)
 	if err == nil && t.Policy.Transport == fragment.HTTP && c.opts.Hooks == nil {
 		err = fmt.Errorf("%q: no HTTP hook client (Options.Hooks) to request it", raw)
 	}
 	if err != nil {
 		c.alert(AlertWebhookFailure, fragment.Redact(raw), fmt.Sprintf("redirect: %v", err))
-		return
+		return false
 	}
 	if ws, isWS := c.app.(*wsApp); isWS && !ws.s.Ended() && !c.otherApp(t) {
 		// The application keeps its session: it learns of the move from the message,
 		// as from jambonz, and not from a new connection (hook drops the fragment).
-		if vs, _, ok := ws.hook(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields()); ok {
+		vs, _, ok := ws.hook(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields())
+		if ok {
 			c.queue = vs
 		}
-		return // when not ok, hook alerted (unless the call ended meanwhile)
+		return ok // when not ok, hook alerted (unless the call ended meanwhile)
 	}
 	old := c.app
 	var vs []verbs.Verb
 	if t.Policy.Transport == fragment.HTTP {
 		var ok bool
 		if vs, _, ok = (&httpApp{c: c}).hook(ctx, "redirect", &verbs.Hook{URL: raw}, c.info.fields()); !ok {
-			return // alerted; the call goes on with the application it had
+			return false // alerted; the call goes on with the application it had
 		}
 		c.opts.app, c.app = t, newHTTPApp(c)
 	} else {
@@ -180,7 +219,7 @@ func (c *callRun) redirect(ctx context.Context, raw string) {
 			if !c.ended {
 				c.opts.app = oldTarget
 			}
-			return
+			return false
 		}
 		c.app = next
 	}
@@ -188,6 +227,7 @@ func (c *callRun) redirect(ctx context.Context, raw string) {
 		ws.s.Close(1000, "call redirected")
 	}
 	c.queue = vs
+	return true
 }
 
 // movesToAnotherApp reports whether a redirect verb's hook names another application:

@@ -95,15 +95,16 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	req := c.result.addRequest(Request{Transport: string(fragment.HTTP), Hook: t.URL.Path, Method: method, Payload: payload,
 		Event: len(c.result.Timeline), HookIndex: len(c.result.Hooks) - 1})
 	return c.opts.Hooks.Do(ctx, transport.HookRequest{
-		Target:   t,
-		Method:   method,
-		Payload:  payload,
-		Username: user,
-		Password: pass,
-		Secret:   c.opts.Secret,
-		Accept:   accept,
-		Logger:   &logger,
-		Connect:  c.netConnect(),
+		Target:         t,
+		Method:         method,
+		Payload:        payload,
+		Username:       user,
+		Password:       pass,
+		Secret:         c.opts.Secret,
+		PreviousSecret: c.opts.PreviousSecret,
+		Accept:         accept,
+		Logger:         &logger,
+		Connect:        c.netConnect(),
 		Observer: func(at transport.Attempt) {
 			attempts = at.Number
 			c.recordFaults(url, at.Number)

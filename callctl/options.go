@@ -56,10 +56,16 @@ type Options struct {
 	Username, Password string
 	// Secret, when set, signs every HTTP hook (Jambonz-Signature).
 	Secret string
+	// PreviousSecret, when set with Secret, signs every HTTP hook too (a second v1
+	// entry): the secret a rotation replaced, during its grace period.
+	PreviousSecret string
 
-	// Call describes the inbound call. CallSid, CallID, TraceID, AccountSid and
-	// ApplicationSid are generated when empty; From defaults to "+15551230000" and
-	// To to "+15559870000"; Direction is "inbound".
+	// Call describes the call. CallSid, CallID, TraceID and AccountSid are
+	// generated when empty; From defaults to "+15551230000" and To to
+	// "+15559870000". Direction is "inbound" unless it is "outbound" (a call
+	// created through a REST API); an inbound call's ApplicationSid is generated
+	// when empty, an outbound call's stays as given (empty: none, as jambonz sends
+	// a call with an inline call_hook).
 	Call CallInfo
 	// Script is what the caller and the network do. Default: a caller who never
 	// keys anything, dials that are answered, no faults.

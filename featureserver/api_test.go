@@ -167,47 +167,68 @@ func TestAPIBadInput(t *testing.T) {
 	apps := "/v1/Accounts/" + acct.AccountSid + "/Applications"
 	calls := "/v1/Accounts/" + acct.AccountSid + "/Calls"
 	huge := `{"name":"x","call_hook":{"url":"http://127.0.0.1/` + strings.Repeat("a", 300<<10) + `"}}`
+	hugeCall := `{"from":"a","to":{"type":"phone","number":"1"},"call_hook":"http://127.0.0.1/` + strings.Repeat("a", 300<<10) + `"}`
 	tests := []struct {
 		name, method, path string
 		body               any
 		status             int
+		field              string // a location the problem names, when set
 	}{
-		{"unknown field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/"},"colour":"blue"}`, 422},
-		{"unknown field beside a password", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","username":"u","password":"hunter2-secret"},"colour":"blue"}`, 422},
-		{"password too long", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","username":"u","password":"hunter2-secret` + strings.Repeat("x", 300) + `"}}`, 422},
-		{"unknown nested field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","verb":"say"}}`, 422},
-		{"wrong type", "POST", apps, `{"name":5,"call_hook":{"url":"http://127.0.0.1/"}}`, 422},
-		{"missing field", "POST", apps, `{"call_hook":{"url":"http://127.0.0.1/"}}`, 422},
-		{"missing hook", "POST", apps, `{"name":"x"}`, 422},
-		{"bad URL", "POST", apps, `{"name":"x","call_hook":{"url":"ftp://h/"}}`, 422},
-		{"bad method", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","method":"PUT"}}`, 422},
-		{"username without password", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","username":"u"}}`, 422},
-		{"port out of range", "POST", apps, `{"name":"x","call_hook":{"url":"http://h:99999/"}}`, 422},
-		{"ws status hook", "POST", apps, `{"name":"x","call_hook":{"url":"ws://h/"},"call_status_hook":{"url":"ws://h/"}}`, 422},
+		{"to of unknown type", "POST", calls, `{"from":"a","to":{"type":"pigeon","number":"1"},"call_hook":"http://h/"}`, 422, "body.to.type"},
+		{"to without its number", "POST", calls, `{"from":"a","to":{"type":"phone"},"call_hook":"http://h/"}`, 422, "body.to.number"},
+		{"sip to without its uri", "POST", calls, `{"from":"a","to":{"type":"sip","number":"1"},"call_hook":"http://h/"}`, 422, "body.to.sipUri"},
+		{"to with an unknown field", "POST", calls, `{"from":"a","to":{"type":"phone","number":"1","colour":"x"},"call_hook":"http://h/"}`, 422, "body.to.colour"},
+		{"to of a wrong type", "POST", calls, `{"from":"a","to":5,"call_hook":"http://h/"}`, 422, "body.to"},
+		{"call_hook of a wrong type", "POST", calls, `{"from":"a","to":"b","call_hook":5}`, 422, "body.call_hook"},
+		{"call_hook url of a wrong type", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":5}}`, 422, "body.call_hook.url"},
+		{"call with an unknown field", "POST", calls, `{"from":"a","to":"b","call_hook":"http://h/","colour":1}`, 422, "body.colour"},
+		{"call timeout of a wrong type", "POST", calls, `{"from":"a","to":"b","call_hook":"http://h/","timeout":"soon"}`, 422, "body.timeout"},
+		{"huge call", "POST", calls, hugeCall, 413, ""},
+		{"whisper refused", "PUT", calls + "/nope", `{"whisper":{"verb":"say","text":"x"}}`, 422, "body.whisper"},
+		{"conference control refused", "PUT", calls + "/nope", `{"conf_mute_status":"mute"}`, 422, "body.conf_mute_status"},
+		{"status hook without a redirect", "PUT", calls + "/nope", `{"call_status_hook":"/s"}`, 422, "body.call_status_hook"},
+		{"update with an unknown field", "PUT", calls + "/nope", `{"call_status":"completed","colour":1}`, 422, "body.colour"},
+		{"bad cursor", "GET", calls + "?cursor=zzz", nil, 422, "query.cursor"},
+		{"bad direction", "GET", calls + "?direction=sideways", nil, 422, "query.direction"},
+		{"bad list status", "GET", calls + "?status=dancing", nil, 422, "query.status"},
+		{"application of another account", "POST", apps, `{"name":"x","call_hook":"http://h/","account_sid":"other"}`, 422, "body.account_sid"},
+		{"application update with an unknown field", "PUT", apps + "/nope", `{"name":"x","call_hook":"http://h/","colour":1}`, 422, "body.colour"},
+		{"unknown field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/"},"colour":"blue"}`, 422, ""},
+		{"unknown field beside a password", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","username":"u","password":"hunter2-secret"},"colour":"blue"}`, 422, ""},
+		{"password too long", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","username":"u","password":"hunter2-secret` + strings.Repeat("x", 300) + `"}}`, 422, ""},
+		{"unknown nested field", "POST", apps, `{"name":"x","call_hook":{"url":"http://127.0.0.1/","verb":"say"}}`, 422, ""},
+		{"wrong type", "POST", apps, `{"name":5,"call_hook":{"url":"http://127.0.0.1/"}}`, 422, ""},
+		{"missing field", "POST", apps, `{"call_hook":{"url":"http://127.0.0.1/"}}`, 422, ""},
+		{"missing hook", "POST", apps, `{"name":"x"}`, 422, ""},
+		{"bad URL", "POST", apps, `{"name":"x","call_hook":{"url":"ftp://h/"}}`, 422, ""},
+		{"bad method", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","method":"PUT"}}`, 422, ""},
+		{"username without password", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","username":"u"}}`, 422, ""},
+		{"port out of range", "POST", apps, `{"name":"x","call_hook":{"url":"http://h:99999/"}}`, 422, ""},
+		{"ws status hook", "POST", apps, `{"name":"x","call_hook":{"url":"ws://h/"},"call_status_hook":{"url":"ws://h/"}}`, 422, ""},
 		// Issue 13: credentials belong in username/password, never in a URL; the
 		// refusal does not echo them (checked below for "hunter2").
-		{"user-info in call hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://alice:hunter2@app.example.com/call#rc=1"}}`, 422},
-		{"user-info in status hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://h/"},"call_status_hook":{"url":"https://alice:hunter2@h/status"}}`, 422},
-		{"user-info in ws call hook", "POST", apps, `{"name":"x","call_hook":{"url":"wss://hunter2@h/ws"}}`, 422},
-		{"user-info in a call's call hook", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://u:hunter2@h/"}}`, 422},
-		{"user-info in a redirect", "POST", calls + "/nope", `{"call_hook":{"url":"http://u:hunter2@h/"}}`, 422},
-		{"user-info in the notice webhook", "PUT", "/v1/Accounts/" + acct.AccountSid + "/Notifications", `{"webhook_url":"https://u:hunter2@h/n","emails":[]}`, 422},
-		{"malformed JSON", "POST", apps, `{"name":`, 400},
-		{"not an object", "POST", apps, `[1,2]`, 422},
-		{"huge body", "POST", apps, huge, 413},
-		{"call without app", "POST", calls, `{"from":"a","to":"b"}`, 422},
-		{"call with both", "POST", calls, `{"from":"a","to":"b","application_sid":"x","call_hook":{"url":"http://h/"}}`, 422},
-		{"call missing from", "POST", calls, `{"to":"b","call_hook":{"url":"http://h/"}}`, 422},
-		{"call unknown app", "POST", calls, `{"from":"a","to":"b","application_sid":"nope"}`, 422},
-		{"call bad scenario", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"scenario":{"bogus":1}}`, 422},
-		{"call tag not object", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"tag":"x"}`, 422},
-		{"update nothing", "POST", calls + "/nope", `{}`, 422},
-		{"update two things", "POST", calls + "/nope", `{"call_status":"completed","mute_status":"mute"}`, 422},
-		{"update bad status", "POST", calls + "/nope", `{"call_status":"ringing"}`, 422},
-		{"unknown query", "GET", calls + "?colour=blue", nil, 422},
-		{"bad since", "GET", "/v1/Accounts/" + acct.AccountSid + "/Alerts?since=yesterday", nil, 422},
-		{"bad alert type", "GET", "/v1/Accounts/" + acct.AccountSid + "/Alerts?type=other", nil, 422},
-		{"bad limit", "GET", calls + "?limit=0", nil, 422},
+		{"user-info in call hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://alice:hunter2@app.example.com/call#rc=1"}}`, 422, ""},
+		{"user-info in status hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://h/"},"call_status_hook":{"url":"https://alice:hunter2@h/status"}}`, 422, ""},
+		{"user-info in ws call hook", "POST", apps, `{"name":"x","call_hook":{"url":"wss://hunter2@h/ws"}}`, 422, ""},
+		{"user-info in a call's call hook", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
+		{"user-info in a redirect", "POST", calls + "/nope", `{"call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
+		{"user-info in the notice webhook", "PUT", "/v1/Accounts/" + acct.AccountSid + "/Notifications", `{"webhook_url":"https://u:hunter2@h/n","emails":[]}`, 422, ""},
+		{"malformed JSON", "POST", apps, `{"name":`, 400, ""},
+		{"not an object", "POST", apps, `[1,2]`, 422, ""},
+		{"huge body", "POST", apps, huge, 413, ""},
+		{"call without app", "POST", calls, `{"from":"a","to":"b"}`, 422, ""},
+		{"call with both", "POST", calls, `{"from":"a","to":"b","application_sid":"x","call_hook":{"url":"http://h/"}}`, 422, ""},
+		{"call missing from", "POST", calls, `{"to":"b","call_hook":{"url":"http://h/"}}`, 422, ""},
+		{"call unknown app", "POST", calls, `{"from":"a","to":"b","application_sid":"nope"}`, 422, ""},
+		{"call bad scenario", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"scenario":{"bogus":1}}`, 422, ""},
+		{"call tag not object", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"tag":"x"}`, 422, ""},
+		{"update nothing", "POST", calls + "/nope", `{}`, 422, ""},
+		{"update two things", "POST", calls + "/nope", `{"call_status":"completed","mute_status":"mute"}`, 422, ""},
+		{"update bad status", "POST", calls + "/nope", `{"call_status":"ringing"}`, 422, ""},
+		{"unknown query", "GET", calls + "?colour=blue", nil, 422, ""},
+		{"bad since", "GET", "/v1/Accounts/" + acct.AccountSid + "/Alerts?since=yesterday", nil, 422, ""},
+		{"bad alert type", "GET", "/v1/Accounts/" + acct.AccountSid + "/Alerts?type=other", nil, 422, ""},
+		{"bad limit", "GET", calls + "?limit=0", nil, 422, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,9 +243,21 @@ func TestAPIBadInput(t *testing.T) {
 				Title  string `json:"title"`
 				Status int    `json:"status"`
 				Detail string `json:"detail"`
+				Errors []struct {
+					Location string `json:"location"`
+				} `json:"errors"`
 			}
 			if err := json.Unmarshal(raw, &problem); err != nil || problem.Status != code || problem.Title == "" {
 				t.Errorf("not an RFC 9457 document: %.300s", raw)
+			}
+			if tt.field != "" {
+				var locations []string
+				for _, e := range problem.Errors {
+					locations = append(locations, e.Location)
+				}
+				if !slices.Contains(locations, tt.field) {
+					t.Errorf("the problem names %v, want %s: %.300s", locations, tt.field, raw)
+				}
 			}
 			if strings.Contains(string(raw), "hunter2") {
 				t.Errorf("the problem document echoes a password: %.300s", raw)

@@ -79,6 +79,22 @@ func TestNodesShareCallsOnPostgres(t *testing.T) {
 	a.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+sid2, acct.APIToken, map[string]any{"call_status": "completed"}, nil)
 	a.waitCall(acct, sid2)
 
+	// Deleting a call through the node that does not run it: the node that runs it
+	// hangs it up and deletes the record, which it then does not save again.
+	sid3 := waitingCall(t, a, acct)
+	path3 := "/v1/Accounts/" + acct.AccountSid + "/Calls/" + sid3
+	if code, _, raw := b.do("DELETE", path3, acct.APIToken, nil, nil); code != http.StatusNoContent {
+		t.Fatalf("delete through node b: %d %s", code, raw)
+	}
+	for _, n := range []*testNode{a, b} {
+		if code, _, raw := n.do("GET", path3, acct.APIToken, nil, nil); code != http.StatusNotFound {
+			t.Errorf("the deleted call read from a node: %d %s, want 404", code, raw)
+		}
+	}
+	if a.node.calls.Active() != 0 {
+		t.Errorf("node a still runs %d calls after the deletion", a.node.calls.Active())
+	}
+
 	// A node drained gives its lease up: the others need not wait for it to expire.
 	st, err := pgnode.OpenURL(context.Background(), dbURL, pgnode.Options{MaxConns: 1})
 	if err != nil {

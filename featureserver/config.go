@@ -25,6 +25,7 @@ const (
 	EnvAdminToken   = "SWITCHBOARD_ADMIN_TOKEN"
 	EnvCallIdle     = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
 	EnvMaxCalls     = "SWITCHBOARD_MAX_CALLS"
+	EnvRetention    = "SWITCHBOARD_CALL_RETENTION_HOURS"
 	// The limits of one call (docs/call-control.md §4b).
 	EnvMaxCallDuration = "SWITCHBOARD_MAX_CALL_DURATION_MS"
 	EnvMaxCallRequests = "SWITCHBOARD_MAX_CALL_REQUESTS"
@@ -41,6 +42,7 @@ var (
 	envDrainTimeout = intSetting{EnvDrainTimeout, 0, 3_600_000, "milliseconds"}
 	envCallIdle     = intSetting{EnvCallIdle, 1000, 86_400_000, "milliseconds"}
 	envMaxCalls     = intSetting{EnvMaxCalls, 1, 1_000_000, ""}
+	envRetention    = intSetting{EnvRetention, 1, 87_600, "hours"}
 	// At most 24 h, a million requests and a million events: beyond, a limit only
 	// lets a runaway call cost more.
 	envMaxCallDuration = intSetting{EnvMaxCallDuration, 1000, 86_400_000, "milliseconds"}
@@ -77,6 +79,10 @@ type Config struct {
 	CallIdleTimeout time.Duration
 	// MaxCalls caps concurrent calls; more are refused with 503. Default 10000.
 	MaxCalls int
+	// CallRetention is how long the records of ended calls are kept: older ones are
+	// purged in bounded batches while the node runs. Default 7 days; whole hours, at
+	// most 10 years.
+	CallRetention time.Duration
 	// MaxCallDuration ends a call that lasted this long, on the wall clock (reason
 	// max-duration). Default 4 h.
 	MaxCallDuration time.Duration
@@ -107,6 +113,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.DrainTimeout, 30*time.Second)
 	setDefault(&c.CallIdleTimeout, 5*time.Minute)
 	setDefault(&c.MaxCalls, 10_000)
+	setDefault(&c.CallRetention, 7*24*time.Hour)
 	setDefault(&c.MaxCallDuration, 4*time.Hour)
 	setDefault(&c.MaxCallRequests, 1000)
 	setDefault(&c.MaxCallEvents, 5000)
@@ -143,6 +150,10 @@ func (c Config) validate() error {
 		envMaxCallDuration.checkDuration("Config.MaxCallDuration", c.MaxCallDuration),
 		envMaxCallRequests.check("Config.MaxCallRequests", int64(c.MaxCallRequests)),
 		envMaxCallEvents.check("Config.MaxCallEvents", int64(c.MaxCallEvents)))
+	if c.CallRetention < time.Hour || c.CallRetention > time.Duration(envRetention.max)*time.Hour {
+		errs = append(errs, &ConfigError{Name: "Config.CallRetention", Value: c.CallRetention.String(),
+			Accept: fmt.Sprintf("a duration in [1h, %dh] (as %s)", envRetention.max, EnvRetention)})
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < minTokenLength {
 		errs = append(errs, &ConfigError{Name: "Config.AdminToken", Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters", minTokenLength)})
 	}
@@ -234,6 +245,9 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	errs = append(errs, err)
 	n, err = envMaxCallEvents.parse(get(EnvMaxCallEvents))
 	c.MaxCallEvents = int(n)
+	errs = append(errs, err)
+	n, err = envRetention.parse(get(EnvRetention))
+	c.CallRetention = time.Duration(n) * time.Hour
 	errs = append(errs, err)
 	c.EgressAllow, err = parseEgressAllow(get(EnvEgressAllow))
 	errs = append(errs, err)
@@ -340,6 +354,7 @@ func (c Config) Printable() [][2]string {
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},
+		{EnvRetention, strconv.FormatInt(int64(c.CallRetention/time.Hour), 10)},
 		{EnvMaxCallDuration, ms(c.MaxCallDuration)},
 		{EnvMaxCallRequests, strconv.Itoa(c.MaxCallRequests)},
 		{EnvMaxCallEvents, strconv.Itoa(c.MaxCallEvents)},

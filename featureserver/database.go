@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
@@ -115,18 +116,29 @@ func (db *database) nodeStore(ctx context.Context) (nodestore.Store, error) {
 
 // outboxStore opens the outbox's store, migrating it as needed (on SQLite: hands
 // over the one openDatabase opened; closeStore then closes it, which must come after
-// the node's store, writing through it, closed); stats is nil on PostgreSQL, which
-// has no single writer to watch.
-func (db *database) outboxStore(ctx context.Context, log zerolog.Logger) (st outboxdriver.Store, closeStore func() error, stats func() sqlitestore.Stats, err error) {
+// the node's store, writing through it, closed); watch is what /metrics reads of it.
+func (db *database) outboxStore(ctx context.Context, log zerolog.Logger) (st outboxdriver.Store, closeStore func() error, watch outboxWatch, err error) {
 	if db.pool != nil {
 		s, err := pgstore.Open(ctx, db.pool, pgstore.Options{Logger: log})
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, outboxWatch{}, err
 		}
-		return s, s.Close, nil, nil
+		depth := func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error) {
+			d, err := s.QueueDepth(ctx, now)
+			return sqlitestore.QueueDepth(d), err
+		}
+		return s, s.Close, outboxWatch{depth: depth}, nil
 	}
 	db.ownsOut = false
-	return db.sqlite, db.sqlite.Close, db.sqlite.Stats, nil
+	return db.sqlite, db.sqlite.Close, outboxWatch{stats: db.sqlite.Stats, depth: db.sqlite.QueueDepth}, nil
+}
+
+// outboxWatch is what /metrics reads of the outbox's store: the single writer's
+// counters (SQLite only: PostgreSQL has no single writer to watch) and the queue's
+// depth, read at each scrape.
+type outboxWatch struct {
+	stats func() sqlitestore.Stats
+	depth func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error)
 }
 
 // problem returns why the database cannot take the node's writes now, or nil: on

@@ -28,11 +28,12 @@ import (
 
 // Node is a running feature server: API, call manager, metrics and health.
 type Node struct {
-	cfg    Config
-	log    zerolog.Logger
-	store  nodestore.Store
-	outbox *outbox.Outbox
-	db     *database
+	cfg           Config
+	shutdownGrace time.Duration
+	log           zerolog.Logger
+	store         nodestore.Store
+	outbox        *outbox.Outbox
+	db            *database
 	// closeOutboxStore closes the outbox's store.
 	closeOutboxStore func() error
 	status           *statushooks.Publisher
@@ -74,7 +75,13 @@ type nodeHooks struct {
 	wrapStore func(nodestore.Store) nodestore.Store
 	// observe, when set, sees every outbox attempt once it is recorded.
 	observe func(outbox.Delivery, outbox.Attempt)
+	// shutdownGrace, when set, replaces shutdownGrace.
+	shutdownGrace time.Duration
 }
+
+// shutdownGrace is how long a stopping node waits for the API's connections to
+// close themselves (requests in flight to finish) before it closes them.
+const shutdownGrace = 5 * time.Second
 
 // newNode is NewNode with the hooks of tests.
 func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks) (*Node, error) {
@@ -86,7 +93,10 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version}
+	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace}
+	if hooks.shutdownGrace > 0 {
+		n.shutdownGrace = hooks.shutdownGrace
+	}
 	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
@@ -134,12 +144,16 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	rules := callControlRules(cfg)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
 		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
-		Node: cfg.Cluster.NodeID}); err != nil {
+		Node: cfg.Cluster.NodeID,
+		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
+			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
+		}}); err != nil {
 		n.closeStores()
 		return nil, err
 	}
 	// The web console calls the same API in-process (docs/architecture.md).
-	con, err := console.New(console.Options{API: nodeapi.Handler(mux), Clock: clock, Logger: opts.Logger})
+	// Its in-process requests are not logged again: the console request itself is.
+	con, err := console.New(console.Options{API: nodeapi.Handler(mux, zerolog.Nop()), Clock: clock, Logger: opts.Logger})
 	if err != nil {
 		n.closeStores()
 		return nil, err
@@ -163,7 +177,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		writeHealth(w, true, "ready", "")
 	})
 	n.server = &http.Server{
-		Handler:           nodeapi.Handler(mux),
+		Handler:           nodeapi.Handler(mux, opts.Logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -177,7 +191,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 // dials with the call-control egress rules (private addresses allowed, the node's
 // allow-list applied), not the public-only default.
 func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, outbox.Attempt)) error {
-	st, closeStore, stats, err := n.db.outboxStore(ctx, n.log)
+	st, closeStore, watch, err := n.db.outboxStore(ctx, n.log)
 	if err != nil {
 		return fmt.Errorf("outbox store: %w", err)
 	}
@@ -210,8 +224,11 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 		return fmt.Errorf("outbox: %w", err)
 	}
 	n.status, n.outbox = status, status.Outbox()
-	if stats != nil {
-		n.metrics.WatchStore(stats)
+	if watch.stats != nil {
+		n.metrics.WatchStore(watch.stats)
+	}
+	if watch.depth != nil {
+		n.metrics.WatchQueue(watch.depth)
 	}
 	return nil
 }
@@ -273,8 +290,13 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- n.server.Serve(ln) }()
+	retainCtx, stopRetaining := context.WithCancel(context.Background())
+	retained := make(chan struct{})
+	go func() { defer close(retained); n.retain(retainCtx) }()
+	stopRetain := func() { stopRetaining(); <-retained } // before the stores close
 	select {
 	case err := <-serveErr:
+		stopRetain()
 		_ = n.outbox.Close(context.Background())
 		n.closeStores()
 		return err
@@ -291,12 +313,24 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	if err := n.outbox.Close(context.Background()); err != nil {
 		n.log.Error().Err(err).Msg("closing the outbox")
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), n.shutdownGrace)
 	defer cancel()
 	err = n.server.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A request still running, or a client's connection that never sent one
+		// (net/http takes a new connection for idle only once it is 5 s old): the
+		// calls have drained and their records are saved, so closing them loses
+		// nothing the node keeps, and is no failure of the stop.
+		n.log.Warn().Dur("grace", n.shutdownGrace).Msg("API connections still open after the shutdown grace: closed")
+		if cerr := n.server.Close(); cerr != nil {
+			n.log.Warn().Err(cerr).Msg("closing the API's connections")
+		}
+		err = nil
+	}
 	if e := <-serveErr; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
+	stopRetain()
 	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}

@@ -1,6 +1,7 @@
 package featureserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/jsjson"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
@@ -294,4 +296,48 @@ func (n *testNode) startCall(acct testAccount, appURL string, statusHook map[str
 		n.t.Fatalf("start call: %d %s", code, raw)
 	}
 	return call.CallSid
+}
+
+// docs/call-control.md §3, issue 13: a node's status notification is what JSON.stringify
+// writes (& < > as they are), and its Jambonz-Signature covers exactly those bytes, so
+// a verifier that re-serialises the parsed body (JSON.stringify(JSON.parse(body)),
+// which jsjson.Stringify computes) gets the signed bytes.
+func TestStatusNotificationBodyIsJSONStringifyOutput(t *testing.T) {
+	t.Parallel()
+	bodies := make(chan []byte, 4)
+	var secret atomic.Value
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if webhooksig.VerifyJambonz(secret.Load().(string), r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), time.Minute) != nil {
+			body = nil
+		}
+		bodies <- body
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+	app := hangupApp(t)
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	secret.Store(acct.WebhookSecret)
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": app.URL}, "call_status_hook": map[string]any{"url": receiver.URL + "/status"},
+		"from": "R&D <ops>", "to": "b"}, &call); code != http.StatusCreated {
+		t.Fatalf("start call: %d %s", code, raw)
+	}
+	n.waitCall(acct, call.CallSid)
+	select {
+	case body := <-bodies:
+		if body == nil {
+			t.Fatal("the status notification's signature does not verify")
+		}
+		again, err := jsjson.Stringify(body)
+		if !bytes.Contains(body, []byte(`"from":"R&D <ops>"`)) || err != nil || !bytes.Equal(again, body) {
+			t.Fatalf("status notification body %s is not JSON.stringify output (re-serialised: %s, %v)", body, again, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no status delivery")
+	}
 }

@@ -26,7 +26,7 @@ import (
 // Nodes of a cluster test hold short leases: a killed node's calls and deliveries are
 // taken over within seconds. The outbox's lease covers a claimed delivery's wait for a
 // worker too: at 4 s, nodes starved of CPU (a loaded CI machine) saw live leases reaped.
-var clusterFlags = []string{"--node-lease-ms", "1000", "--outbox-lease-ms", "8000"}
+var clusterFlags = []string{"--node-lease", "1s", "--outbox-lease", "8s"}
 
 // startCluster spawns n `switchboard serve` processes on dbURL at once (they migrate
 // the database together), node-0 … node-<n-1>, each sending its own User-Agent so

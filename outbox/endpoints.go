@@ -273,6 +273,24 @@ func (o *Outbox) Resume(ctx context.Context, account, id string, by Actor) (Endp
 // (show it once): the whsec_ secret, or the whpk_ public key of the new signing key.
 // The audit entry names by. A negative grace is invalid.
 func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace time.Duration, by Actor) (Endpoint, string, error) {
+	return o.rotateSecret(ctx, account, id, grace, by, func(ep Endpoint) (string, string) {
+		if len(ep.Secrets) > 0 && strings.HasPrefix(ep.Secrets[0].Key, webhooksig.SigningKeyPrefix) {
+			return webhooksig.NewKeyPair()
+		}
+		key := webhooksig.NewSecret()
+		return key, key
+	})
+}
+
+// RotateSecretTo is RotateSecret to a key the caller chose (a whsec_ secret or a
+// whsk_ signing key): a node's status hook endpoints sign with a secret derived
+// from the account's webhook secret, and follow its rotation.
+func (o *Outbox) RotateSecretTo(ctx context.Context, account, id, key string, grace time.Duration, by Actor) (Endpoint, error) {
+	ep, _, err := o.rotateSecret(ctx, account, id, grace, by, func(Endpoint) (string, string) { return key, "" })
+	return ep, err
+}
+
+func (o *Outbox) rotateSecret(ctx context.Context, account, id string, grace time.Duration, by Actor, newKey func(Endpoint) (key, shown string)) (Endpoint, string, error) {
 	if grace < 0 {
 		return Endpoint{}, "", invalid("grace", "must not be negative, got %s", grace)
 	}
@@ -280,17 +298,14 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 		grace = DefaultRotationGrace
 	}
 	now := o.now()
-	var key, shown string
+	var shown string
 	ep, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
-		key = webhooksig.NewSecret()
-		shown = key
-		if len(ep.Secrets) > 0 && strings.HasPrefix(ep.Secrets[0].Key, webhooksig.SigningKeyPrefix) {
-			key, shown = webhooksig.NewKeyPair()
-		}
+		var key string
+		key, shown = newKey(ep)
 		until := now.Add(grace)
 		kept := []Secret{{Key: key}}
 		for _, s := range ep.Secrets {
-			if s.ExpiresAt != nil && !now.Before(*s.ExpiresAt) {
+			if s.ExpiresAt != nil && !now.Before(*s.ExpiresAt) || s.Key == key {
 				continue
 			}
 			if s.ExpiresAt == nil || s.ExpiresAt.After(until) {

@@ -167,6 +167,9 @@ type HookRequest struct {
 	Username, Password string
 	// Secret, when set, adds a Jambonz-Signature header (GET signs the empty body).
 	Secret string
+	// PreviousSecret, when set with Secret, signs too: a second v1 entry of the
+	// header, while a rotated secret's grace period lasts.
+	PreviousSecret string
 	// Header holds extra headers; the client's own headers win over them.
 	Header http.Header
 	// Accept, when set, checks the body of every successful answer (200, 202, 204,

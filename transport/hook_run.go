@@ -38,7 +38,7 @@ func (r *hookRun) sign(req *http.Request) {
 	if r.req.Secret == "" {
 		return
 	}
-	req.Header.Set(webhooksig.JambonzSignatureHeader, webhooksig.SignJambonz(r.req.Secret, r.client.opts.Clock.Now(), r.shape.body))
+	req.Header.Set(webhooksig.JambonzSignatureHeader, webhooksig.SignJambonzAll([]string{r.req.Secret, r.req.PreviousSecret}, r.client.opts.Clock.Now(), r.shape.body))
 }
 
 // beforeAttempt is retryablehttp's RequestLogHook, called before every attempt;

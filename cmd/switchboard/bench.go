@@ -4,146 +4,368 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-voice/switchboard/internal/benchkit"
 	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 )
 
 func init() { extraCommands = append(extraCommands, newBenchCmd) }
 
 func newBenchCmd(c *cli) *cobra.Command {
-	cmd := groupCommand("bench", "Measure this machine: each figure beside a baseline from the same run")
-	cmd.AddCommand(newBenchOutboxCmd(c))
+	cmd := groupCommand("bench", "Measure this machine: each figure beside a baseline from the same run, interleaved")
+	cmd.Long = `Each bench starts what it needs on loopback and runs ours and a baseline in
+turns, round after round (the baseline first in odd rounds, ours first in even
+ones), so that a change of load on the machine falls on both sides. It prints the
+median of each side and the min, median and max of their ratio over the rounds:
+the ratio is the figure to compare between runs and machines (docs/BENCHMARKS.md).
+With --json it prints one object per measure: measure, ours, baseline, ratio
+{min, median, max}, unit, rounds and per_round.`
+	cmd.AddCommand(newBenchHooksCmd(c), newBenchWSCmd(c), newBenchCallsCmd(c), newBenchOutboxCmd(c), newBenchBacklogCmd(c))
 	return cmd
 }
 
-// benchOutboxJSON is the --json output of `bench outbox`.
-type benchOutboxJSON struct {
-	Deliveries      int     `json:"deliveries"`
-	Concurrency     int     `json:"concurrency"`
-	Publishers      int     `json:"publishers"`
-	PerSecond       int     `json:"per_second"`
-	Synchronous     string  `json:"synchronous"`
-	PlainPerSecond  float64 `json:"plain_per_second"`
-	OutboxPerSecond float64 `json:"outbox_per_second"`
-	Ratio           float64 `json:"ratio"`
-	LatenessP50MS   float64 `json:"lateness_p50_ms"`
-	LatenessP99MS   float64 `json:"lateness_p99_ms"`
-	LatenessMaxMS   float64 `json:"lateness_max_ms"`
-	// Where the time went: process CPU per request (0 where not measured), the cores
-	// it kept busy, and the SQLite writer's share of the outbox phase.
-	PlainCPUMicros       float64 `json:"plain_cpu_us_per_post"`
-	OutboxCPUMicros      float64 `json:"outbox_cpu_us_per_delivery"`
-	PlainCores           float64 `json:"plain_cores"`
-	OutboxCores          float64 `json:"outbox_cores"`
-	WriterBusy           float64 `json:"writer_busy"`
-	WriterCommitting     float64 `json:"writer_committing"`
-	WritesPerTransaction float64 `json:"writes_per_transaction"`
+// benchFlags are the flags every bench has.
+type benchFlags struct {
+	rounds   int
+	json     bool
+	markdown bool
+}
+
+func (b *benchFlags) add(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&b.rounds, "rounds", 5, "rounds, each running ours and the baseline once")
+	cmd.Flags().BoolVar(&b.json, "json", false, "print one JSON object per measure")
+	cmd.Flags().BoolVar(&b.markdown, "markdown", false, "print the table in Markdown (scripts/benchmarks.sh builds docs/BENCHMARKS.md of it)")
+}
+
+func (b *benchFlags) check(name string) error {
+	if b.rounds < 1 || b.rounds > 1000 {
+		return usageError("bench %s: --rounds must be in [1, 1000], got %d", name, b.rounds)
+	}
+	if b.json && b.markdown {
+		return usageError("bench %s: --json and --markdown are exclusive", name)
+	}
+	return nil
+}
+
+// atLeast returns a usage error naming the first flag below its minimum.
+func atLeast(name string, flags ...any) error {
+	for i := 0; i+2 < len(flags); i += 3 {
+		flag, v, least := flags[i].(string), flags[i+1].(int), flags[i+2].(int)
+		if v < least {
+			return usageError("bench %s: --%s must be at least %d, got %d", name, flag, least, v)
+		}
+	}
+	return nil
+}
+
+func (b *benchFlags) print(c *cli, title string, res []benchkit.Result) error {
+	if b.json {
+		enc := json.NewEncoder(c.stdout)
+		for _, r := range res {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if b.markdown {
+		fmt.Fprintf(c.stdout, "%s\n\n| measure | unit | ours | baseline | ratio (median) | ratio min–max | rounds |\n|---|---|--:|--:|--:|--:|--:|\n", title)
+		for _, r := range res {
+			fmt.Fprintf(c.stdout, "| %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %d |\n", r.Measure, r.Unit, figure(r.Ours), figure(r.Baseline),
+				r.Ratio.Median, r.Ratio.Min, r.Ratio.Max, r.Rounds)
+		}
+		return nil
+	}
+	fmt.Fprintln(c.stdout, title)
+	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "measure\tunit\tours\tbaseline\tratio min\tmedian\tmax\trounds\t")
+	for _, r := range res {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Measure, r.Unit, figure(r.Ours), figure(r.Baseline),
+			r.Ratio.Min, r.Ratio.Median, r.Ratio.Max, r.Rounds)
+	}
+	return w.Flush()
+}
+
+// figure prints a measure with about three significant digits.
+func figure(v float64) string {
+	switch a := max(v, -v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func newBenchHooksCmd(c *cli) *cobra.Command {
+	var (
+		bf benchFlags
+		o  benchkit.HooksOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "A call hook's round trip through our hook client against plain net/http",
+		Long: `Bench hooks sends call hooks, one after the other, to a loopback app answering a
+small verb array: through transport.HookClient (the node's hook client: retry
+policy, egress rules, capped body read), and as the baseline the same POST with a
+plain net/http client. The measure is microseconds a round trip.`,
+		Example: "  switchboard bench hooks\n  switchboard bench hooks --requests 20000 --rounds 9 --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bf.check("hooks"); err != nil {
+				return err
+			}
+			if err := atLeast("hooks", "requests", o.Requests, 1); err != nil {
+				return err
+			}
+			o.Rounds = bf.rounds
+			res, err := benchkit.Hooks(cmd.Context(), o)
+			if err != nil {
+				return failure(err)
+			}
+			return bf.print(c, fmt.Sprintf("hooks: %d requests a side a round", o.Requests), res)
+		},
+	}
+	cmd.Flags().IntVar(&o.Requests, "requests", 15000, "hooks each side sends a round")
+	bf.add(cmd)
+	return cmd
+}
+
+func newBenchWSCmd(c *cli) *cobra.Command {
+	var (
+		bf benchFlags
+		o  benchkit.WSOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "ws",
+		Short: "A WebSocket request and its ack through our client against bare coder/websocket",
+		Long: `Bench ws sends a message to a loopback echo server and reads the answer, one
+after the other, over a wsclient.Conn (a call's connection: payload limit, close
+handling) and, as the baseline, over a bare coder/websocket connection. The
+measure is microseconds a request/ack.`,
+		Example: "  switchboard bench ws\n  switchboard bench ws --size 4096 --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bf.check("ws"); err != nil {
+				return err
+			}
+			if err := atLeast("ws", "messages", o.Messages, 1, "size", o.Size, 1); err != nil {
+				return err
+			}
+			o.Rounds = bf.rounds
+			res, err := benchkit.WS(cmd.Context(), o)
+			if err != nil {
+				return usageOr(err)
+			}
+			return bf.print(c, fmt.Sprintf("ws: %d request/acks of %d bytes a side a round", o.Messages, o.Size), res)
+		},
+	}
+	cmd.Flags().IntVar(&o.Messages, "messages", 40000, "request/acks each side makes a round")
+	cmd.Flags().IntVar(&o.Size, "size", 200, "bytes of each request")
+	bf.add(cmd)
+	return cmd
+}
+
+// usageOr makes a benchkit error about the options a usage error, any other a
+// failure.
+func usageOr(err error) error {
+	if strings.HasPrefix(err.Error(), "benchkit: ") {
+		return usageError("%v", err)
+	}
+	return failure(err)
+}
+
+func newBenchCallsCmd(c *cli) *cobra.Command {
+	var (
+		bf benchFlags
+		o  benchkit.CallsOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "calls",
+		Short: "Memory and goroutines of live WebSocket calls against bare sockets",
+		Long: `Bench calls holds --calls WebSocket calls live at once against a loopback app that
+acks session:new with no verbs (each call waits, as one on hold does), and
+measures the heap and goroutine stacks of the processes holding them, per call.
+The baseline is as many bare coder/websocket connections to the same app, each
+with its reader goroutine: what the socket alone costs.
+
+The apps run in processes of their own. It raises the open-files limit to the hard
+limit and, when one process cannot hold --calls, spreads them over several client
+processes, each with its own app on its own loopback address (127.0.0.1,
+127.0.0.2, ...), all live at the same time before any is released.`,
+		Example: "  switchboard bench calls\n  switchboard bench calls --calls 100000 --rounds 3",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bf.check("calls"); err != nil {
+				return err
+			}
+			if err := atLeast("calls", "calls", o.Calls, 1, "per-process", o.PerProcess, 0); err != nil {
+				return err
+			}
+			plan, err := benchkit.PlanCalls(o.Calls, o.PerProcess)
+			if err != nil {
+				return usageError("bench calls: %v", err)
+			}
+			o.Rounds, o.Stderr = bf.rounds, c.stderr
+			o.Progress = func(s string) { fmt.Fprintln(c.stderr, s) }
+			res, _, err := benchkit.Calls(cmd.Context(), o)
+			if err != nil {
+				return failure(err)
+			}
+			return bf.print(c, fmt.Sprintf("calls: %d live at once in %d client process(es) on %s", o.Calls, plan.Processes,
+				strings.Join(plan.Addresses, ", ")), res)
+		},
+	}
+	cmd.Flags().IntVar(&o.Calls, "calls", 2000, "calls held live at once")
+	cmd.Flags().IntVar(&o.PerProcess, "per-process", 0, "most calls one process holds (default: its open-files limit allows)")
+	bf.add(cmd)
+	return cmd
 }
 
 func newBenchOutboxCmd(c *cli) *cobra.Command {
 	var (
-		opts   outboxbench.Options
-		asJSON bool
+		bf    benchFlags
+		o     benchkit.OutboxOptions
+		dbURL string
 	)
 	cmd := &cobra.Command{
 		Use:   "outbox",
-		Short: "Webhook deliveries per second against a plain HTTP client, on loopback",
-		Long: `Bench outbox runs a loopback receiver answering 204, posts to it with a plain
-net/http client, then publishes as many events through the outbox (SQLite in a
-temporary directory) and waits until the receiver has them all. It prints both rates,
-their ratio (the figure to compare between machines: the noise of a shared machine
-cancels out of it) and how late attempts started after their scheduled time. It also
-shows where the time went: the CPU each side spent per request and the cores it kept
-busy, and how much of the run the store's single SQLite writer was busy. A writer
-busy nearly all the run, with cores to spare, is the outbox's bottleneck.
+		Short: "Webhook deliveries per second through the outbox against a plain HTTP client",
+		Long: `Bench outbox publishes events through the outbox (SQLite in a temporary
+directory, fsync on every commit unless --sync NORMAL; PostgreSQL with
+--database-url, a fresh schema each round) to a loopback receiver answering 204,
+and waits until the receiver has them all; the baseline posts the same body as
+many times with a plain net/http client, as many requests in flight. The two run
+in turns, round after round. Below the table it shows each outbox round's
+lateness after schedule, the CPU it spent a delivery and, on SQLite, how busy the
+single writer was: a writer busy nearly all the run, with cores to spare, is the
+outbox's bottleneck.
 
 --concurrency is the requests in flight on both sides: the plain client's goroutines
 and the outbox's workers. Publish returns once an event is durable, so each publisher
 has one event in a commit at a time: --publishers defaults to 4x the concurrency.`,
 		Example: "  switchboard bench outbox\n" +
 			"  switchboard bench outbox --deliveries 10000 --publishers 16 --json\n" +
-			"  switchboard bench outbox --per-second 1000   # lateness when not saturated",
+			"  switchboard bench outbox --database-url postgres://postgres@127.0.0.1:5432/test",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// In the library 0 means the default; on the command line the defaults
-			// are the flags' own, so 0 is a mistake.
-			if opts.Deliveries < 1 || opts.Concurrency < 1 {
-				return usageError("bench outbox: --deliveries and --concurrency must be at least 1")
+			if err := bf.check("outbox"); err != nil {
+				return err
 			}
-			full, err := opts.WithDefaults()
+			if err := atLeast("outbox", "deliveries", o.Bench.Deliveries, 1, "concurrency", o.Bench.Concurrency, 1); err != nil {
+				return err
+			}
+			full, err := o.Bench.WithDefaults()
 			if err != nil {
 				return usageError("bench outbox: %v", err)
 			}
-			if opts.Dir != "" {
-				if fi, err := os.Stat(opts.Dir); err != nil || !fi.IsDir() {
-					return usageError("bench outbox: --dir %s: not an existing directory", opts.Dir)
+			if o.Bench.Dir != "" {
+				if fi, err := os.Stat(o.Bench.Dir); err != nil || !fi.IsDir() {
+					return usageError("bench outbox: --dir %s: not an existing directory", o.Bench.Dir)
 				}
 			}
-			res, err := outboxbench.Run(cmd.Context(), full)
+			if dbURL != "" && !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
+				return usageError("bench outbox: --database-url must be a postgres:// URL")
+			}
+			o.Bench, o.DatabaseURL, o.Rounds = full, dbURL, bf.rounds
+			res, rounds, err := benchkit.Outbox(cmd.Context(), o)
 			if err != nil {
 				return failure(err)
 			}
-			if asJSON {
-				return printBenchOutboxJSON(c, res)
+			store := "SQLite synchronous=" + full.Synchronous
+			if dbURL != "" {
+				store = "PostgreSQL"
 			}
-			printBenchOutbox(c, res)
+			if err := bf.print(c, fmt.Sprintf("outbox: %d deliveries, %d in flight, %d publishers, %s", full.Deliveries,
+				full.Concurrency, full.Publishers, store), res); err != nil || bf.json || bf.markdown {
+				return err
+			}
+			printOutboxRounds(c, rounds)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&opts.Deliveries, "deliveries", 3000, "events to publish (and plain posts to make)")
-	f.IntVar(&opts.Concurrency, "concurrency", 16, "HTTP requests in flight, on both sides")
-	f.IntVar(&opts.Publishers, "publishers", 0, "goroutines publishing (default 4x --concurrency)")
-	f.IntVar(&opts.PerSecond, "per-second", 0, "pace publishing to this many events a second (0: as fast as possible)")
-	f.StringVar(&opts.Synchronous, "sync", "FULL", "SQLite synchronous: FULL (fsync every commit) or NORMAL")
-	f.StringVar(&opts.Dir, "dir", "", "directory for the database file (default a temporary one, removed after)")
-	f.BoolVar(&opts.SkipPlain, "skip-plain", false, "do not run the plain client (no ratio)")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.IntVar(&o.Bench.Deliveries, "deliveries", 3000, "events to publish (and plain posts to make) a round")
+	f.IntVar(&o.Bench.Concurrency, "concurrency", 16, "HTTP requests in flight, on both sides")
+	f.IntVar(&o.Bench.Publishers, "publishers", 0, "goroutines publishing (default 4x --concurrency)")
+	f.IntVar(&o.Bench.PerSecond, "per-second", 0, "pace publishing to this many events a second (0: as fast as possible)")
+	f.IntVar(&o.Bench.BatchSize, "batch", 0, "deliveries the outbox claims at once (default the outbox's Config.BatchSize default)")
+	f.IntVar(&o.Bench.EndpointCap, "endpoint-cap", 0, "the endpoint's maxInFlight override (default 8x --concurrency, at most 1000)")
+	f.StringVar(&o.Bench.Synchronous, "sync", "FULL", "SQLite synchronous: FULL (fsync every commit) or NORMAL")
+	f.StringVar(&o.Bench.Dir, "dir", "", "directory for the database files (default a temporary one, removed after)")
+	f.StringVar(&dbURL, "database-url", "", "run on PostgreSQL at this postgres:// URL (a schema of its own each round)")
+	bf.add(cmd)
 	return cmd
 }
 
-func printBenchOutbox(c *cli, r outboxbench.Result) {
-	o := r.Options
-	fmt.Fprintf(c.stdout, "outbox: %d deliveries, %d in flight, %d publishers, SQLite synchronous=%s\n",
-		o.Deliveries, o.Concurrency, o.Publishers, o.Synchronous)
-	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	if !o.SkipPlain {
-		fmt.Fprintf(w, "  plain net/http client\t%.0f posts/s\n", r.PlainPerSecond)
+func printOutboxRounds(c *cli, rounds []outboxbench.Result) {
+	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "outbox round\tlateness p50\tp99\tCPU a delivery\tcores\twriter busy\tcommitting\twrites a tx\t")
+	for i, r := range rounds {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%.0f µs\t%.2f\t%.0f%%\t%.0f%%\t%.1f\t\n", i+1, roundMS(r.LatenessP50), roundMS(r.LatenessP99),
+			micros(r.OutboxCPU), r.OutboxCores, 100*r.WriterBusy, 100*r.WriterCommitting, r.WritesPerTransaction)
 	}
-	fmt.Fprintf(w, "  outbox, Publish to receiver\t%.0f deliveries/s\n", r.OutboxPerSecond)
-	if !o.SkipPlain {
-		fmt.Fprintf(w, "  ratio\t%.3f of the plain client\n", r.Ratio)
-	}
-	fmt.Fprintf(w, "  lateness after schedule\tp50 %s, p99 %s, max %s\n",
-		roundMS(r.LatenessP50), roundMS(r.LatenessP99), roundMS(r.LatenessMax))
-	if !o.SkipPlain && r.PlainCPU > 0 {
-		fmt.Fprintf(w, "  CPU, plain client\t%.0f µs a post, %.2f cores\n", micros(r.PlainCPU), r.PlainCores)
-	}
-	if r.OutboxCPU > 0 {
-		fmt.Fprintf(w, "  CPU, outbox\t%.0f µs a delivery, %.2f cores\n", micros(r.OutboxCPU), r.OutboxCores)
-	}
-	fmt.Fprintf(w, "  SQLite writer\tbusy %.0f%% of the run (committing %.0f%%), %.1f writes a transaction\n",
-		100*r.WriterBusy, 100*r.WriterCommitting, r.WritesPerTransaction)
 	_ = w.Flush()
 }
 
-func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-func printBenchOutboxJSON(c *cli, r outboxbench.Result) error {
-	o := r.Options
-	enc := json.NewEncoder(c.stdout)
-	return enc.Encode(benchOutboxJSON{Deliveries: o.Deliveries, Concurrency: o.Concurrency, Publishers: o.Publishers,
-		PerSecond: o.PerSecond, Synchronous: o.Synchronous, PlainPerSecond: r.PlainPerSecond,
-		OutboxPerSecond: r.OutboxPerSecond, Ratio: r.Ratio, LatenessP50MS: msFloat(r.LatenessP50),
-		LatenessP99MS: msFloat(r.LatenessP99), LatenessMaxMS: msFloat(r.LatenessMax),
-		PlainCPUMicros: micros(r.PlainCPU), OutboxCPUMicros: micros(r.OutboxCPU), PlainCores: r.PlainCores,
-		OutboxCores: r.OutboxCores, WriterBusy: r.WriterBusy, WriterCommitting: r.WriterCommitting,
-		WritesPerTransaction: r.WritesPerTransaction})
+func newBenchBacklogCmd(c *cli) *cobra.Command {
+	var (
+		bf benchFlags
+		o  benchkit.BacklogOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "backlog",
+		Short: "A claim at the head of a large backlog of scheduled deliveries against a small one",
+		Long: `Bench backlog fills a SQLite store with --scheduled deliveries waiting for a later
+time (over 100 endpoints, spread over the next day, as retries in backoff are) and
+a baseline store with --baseline of them. Each round, on each store, it publishes
+--head deliveries due now and times the claim that takes them, --claims times,
+then measures the memory the open store holds: the Go heap, and the resident set
+(which counts SQLite's page cache). Ratios near 1 mean the backlog costs the head
+nothing: the claim reads the due index, and memory stays flat.`,
+		Example: "  switchboard bench backlog\n  switchboard bench backlog --scheduled 1000000",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bf.check("backlog"); err != nil {
+				return err
+			}
+			if err := atLeast("backlog", "scheduled", o.Scheduled, 1, "baseline", o.Baseline, 0, "head", o.Head, 1,
+				"claims", o.Claims, 1); err != nil {
+				return err
+			}
+			if o.Head > 100 {
+				return usageError("bench backlog: --head must be at most 100 (one delivery per endpoint), got %d", o.Head)
+			}
+			if o.Dir != "" {
+				if fi, err := os.Stat(o.Dir); err != nil || !fi.IsDir() {
+					return usageError("bench backlog: --dir %s: not an existing directory", o.Dir)
+				}
+			}
+			o.Rounds = bf.rounds
+			o.Progress = func(s string) { fmt.Fprintln(c.stderr, s) }
+			res, err := benchkit.Backlog(cmd.Context(), o)
+			if err != nil {
+				return failure(err)
+			}
+			return bf.print(c, fmt.Sprintf("backlog: %d scheduled against %d, claims of %d", o.Scheduled, o.Baseline, o.Head), res)
+		},
+	}
+	cmd.Flags().IntVar(&o.Scheduled, "scheduled", 200_000, "deliveries scheduled for later in the large store (1000000 for the goal of docs/BENCHMARKS.md: about two minutes to fill)")
+	cmd.Flags().IntVar(&o.Baseline, "baseline", 1000, "deliveries scheduled for later in the baseline store")
+	cmd.Flags().IntVar(&o.Head, "head", 100, "deliveries due at each claim (the claim's limit), at most 100")
+	cmd.Flags().IntVar(&o.Claims, "claims", 20, "claims each side times a round")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "directory for the database files (default a temporary one, removed after)")
+	bf.add(cmd)
+	return cmd
 }
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func roundMS(d time.Duration) time.Duration {
 	if d >= 10*time.Millisecond {
@@ -151,5 +373,3 @@ func roundMS(d time.Duration) time.Duration {
 	}
 	return d.Round(10 * time.Microsecond)
 }
-
-func msFloat(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

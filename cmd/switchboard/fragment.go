@@ -98,9 +98,8 @@ WebSocket. The flags override the environment.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			for _, w := range target.Policy.Warnings {
-				c.logger.Warn().Str("url", args[0]).Msg(w)
-			}
+			// Each warning is printed once, in the explanation (its warning rows, or
+			// the JSON's warnings): not logged beside it as well.
 			e := fragment.Explain(target, timeouts)
 			if asJSON {
 				enc := json.NewEncoder(c.stdout)

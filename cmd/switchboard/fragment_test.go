@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-voice/switchboard/fragment"
 )
 
 // runCLI runs the real command line with the given environment.
@@ -177,5 +179,23 @@ func TestVersion(t *testing.T) {
 	code, stdout, _ := runCLI(t, nil, "version")
 	if code != exitOK || !strings.HasPrefix(stdout, "switchboard ") {
 		t.Fatalf("exit %d output %q", code, stdout)
+	}
+}
+
+// Each warning is printed once: in the explanation, not logged again on stderr.
+func TestFragmentExplainWarnsOnce(t *testing.T) {
+	const url = "https://h/p#rc=abc&rp=nonsense"
+	code, stdout, stderr := runCLI(t, nil, "fragment", "explain", url)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	target, err := fragment.Parse(url)
+	if err != nil || len(target.Policy.Warnings) == 0 {
+		t.Fatalf("the URL should warn: %v, %v", target.Policy.Warnings, err)
+	}
+	for _, w := range target.Policy.Warnings {
+		if n := strings.Count(stdout+stderr, w); n != 1 {
+			t.Errorf("warning %q printed %d times:\n%s\n%s", w, n, stdout, stderr)
+		}
 	}
 }

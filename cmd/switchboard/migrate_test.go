@@ -21,8 +21,8 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
 	got := decodeJSONLine[migrateJSON](t, stdout, "database", "migrations", "applied")
-	// The outbox's six and the node store's seven.
-	if len(got.Applied) != 13 || len(got.Migrations) != 13 || !got.Migrations[12].Applied || got.Migrations[0].Name != "0001_init" ||
+	// The outbox's six and the node store's eight.
+	if len(got.Applied) != 14 || len(got.Migrations) != 14 || !got.Migrations[13].Applied || got.Migrations[0].Name != "0001_init" ||
 		got.Migrations[6].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
@@ -31,7 +31,7 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up again: exit %d, %+v", code, got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "status", "--database-url", url)
-	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || !strings.Contains(stdout, "node_migrations    7") || strings.Contains(stdout, "pending") {
+	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || !strings.Contains(stdout, "node_migrations    8") || strings.Contains(stdout, "pending") {
 		t.Fatalf("status: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := runCLI(t, nil, "migrate", "status", "--database-url", "mysql://x/y"); code != exitUsage || !strings.Contains(stderr, "postgres://") {
@@ -44,14 +44,14 @@ func TestMigrateSQLite(t *testing.T) {
 func TestMigratePostgres(t *testing.T) {
 	u, _ := pgtest.Schema(t)
 	code, stdout, stderr := runCLI(t, nil, "migrate", "status", "--database-url", u)
-	if code != exitOK || !strings.Contains(stdout, "4 pending") {
+	if code != exitOK || !strings.Contains(stdout, "5 pending") {
 		t.Fatalf("status: exit %d %q\n%s", code, stderr, stdout)
 	}
 	code, stdout, stderr = runCLI(t, nil, "migrate", "up", "--database-url", u, "--json")
 	if code != exitOK {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
-	if got := decodeJSONLine[migrateJSON](t, stdout); got.Database != "postgres" || len(got.Applied) != 4 || !got.Migrations[3].Applied || got.Migrations[3].Line != "node_migrations" {
+	if got := decodeJSONLine[migrateJSON](t, stdout); got.Database != "postgres" || len(got.Applied) != 5 || !got.Migrations[4].Applied || got.Migrations[4].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"text/tabwriter"
@@ -13,37 +12,33 @@ import (
 
 func init() { extraCommands = append(extraCommands, newServeCmd) }
 
-// serveFlags maps each configuration flag of `serve` to the variable it overrides.
-var serveFlags = []struct{ flag, env, usage string }{
-	{"listen", featureserver.EnvListen, "API address host:port (default 127.0.0.1:8080)"},
-	{"database-url", featureserver.EnvDatabaseURL, "database: sqlite:PATH, or postgres://... shared by several nodes (default sqlite:switchboard.db)"},
-	{"node-id", featureserver.EnvNodeID, "this node's id among nodes sharing a database, stable across restarts (default host name-process id)"},
-	{"node-url", featureserver.EnvNodeURL, "where the other nodes reach this node's API (default http:// and the listen address)"},
-	{"node-lease-ms", featureserver.EnvNodeLease, "how long the node's lease on its calls lasts unrenewed (default 15000)"},
-	{"drain-timeout-ms", featureserver.EnvDrainTimeout, "on SIGTERM, how long active calls may finish (default 30000)"},
-	{"egress-allow", featureserver.EnvEgressAllow, "comma-separated CIDRs and host names hooks may reach beyond the default rules"},
-	{"egress-deny-hosts", featureserver.EnvEgressDeny, "comma-separated host names and .suffixes no hook or webhook may reach"},
-	{"smtp-url", featureserver.EnvSMTPURL, "SMTP server that e-mails webhook endpoint notices: smtp://host:port[?from=address]"},
-	{"outbox-lease-ms", featureserver.EnvOutboxLease, "how long a claim holds a delivery before another node may attempt it again (default 120000)"},
-	{"admin-token", featureserver.EnvAdminToken, "bearer token allowed to create accounts through the API"},
-	{"call-idle-timeout-ms", featureserver.EnvCallIdle, "end a WebSocket call idle this long after its verbs ran out (default 300000)"},
-	{"max-calls", featureserver.EnvMaxCalls, "most concurrent calls (default 10000)"},
-	{"max-call-duration-ms", featureserver.EnvMaxCallDuration, "end a call that lasted this long, reason max-duration (default 14400000: 4 h)"},
-	{"max-call-requests", featureserver.EnvMaxCallRequests, "end a call that sent its app this many requests, reason max-requests (default 1000)"},
-	{"max-call-events", featureserver.EnvMaxCallEvents, "end a call whose timeline reached this many events, reason max-events (default 5000)"},
-	{"http-timeout-ms", "JAMBONES_HTTP_TIMEOUT", "HTTP hook timeout, connect + response headers (default 10000)"},
-	{"http-user-agent", "JAMBONES_HTTP_USER_AGENT_HEADER", "User-Agent of hooks and WebSocket upgrades (default jambonz)"},
-	{"ws-handshake-timeout-ms", "JAMBONES_WS_HANDSHAKE_TIMEOUT_MS", "WebSocket opening handshake timeout (default 1500)"},
-	{"ws-ack-timeout-ms", "JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT", "wait for a WebSocket ack (default 5000)"},
-	{"ws-max-payload", "JAMBONES_WS_MAX_PAYLOAD", "largest inbound WebSocket message in bytes (default 24576)"},
-	{"ws-ping-interval-ms", "JAMBONES_WS_PING_INTERVAL_MS", "WebSocket keepalive ping interval, 0 = off (default 0)"},
-	{"webhook-error-return", "JAMBONES_WEBHOOK_ERROR_RETURN", "SIP status when the initial hook fails (default 480)"},
-}
+// serveFlags are the node's settings as flags, each standing for its variable;
+// the JAMBONES_* ones follow (callControlFlags).
+var serveFlags = append([]envFlag{
+	{name: "listen", env: featureserver.EnvListen, usage: "API address host:port (default 127.0.0.1:8080)"},
+	{name: "database-url", env: featureserver.EnvDatabaseURL, usage: "database: sqlite:PATH, or postgres://... shared by several nodes (default sqlite:switchboard.db)"},
+	{name: "node-id", env: featureserver.EnvNodeID, usage: "this node's id among nodes sharing a database, stable across restarts (default host name-process id)"},
+	{name: "node-url", env: featureserver.EnvNodeURL, usage: "where the other nodes reach this node's API (default http:// and the listen address)"},
+	{name: "node-lease", env: featureserver.EnvNodeLease, usage: "how long the node's lease on its calls lasts unrenewed (default 15s)", kind: kindDuration, legacy: "node-lease-ms"},
+	{name: "drain-timeout", env: featureserver.EnvDrainTimeout, usage: "on SIGTERM, how long active calls may finish (default 30s)", kind: kindDuration, legacy: "drain-timeout-ms"},
+	{name: "egress-allow", env: featureserver.EnvEgressAllow, usage: "comma-separated CIDRs and host names hooks may reach beyond the default rules"},
+	{name: "egress-deny-hosts", env: featureserver.EnvEgressDeny, usage: "comma-separated host names and .suffixes no hook or webhook may reach"},
+	{name: "smtp-url", env: featureserver.EnvSMTPURL, usage: "SMTP server that e-mails webhook endpoint notices: smtp://host:port[?from=address]"},
+	{name: "outbox-lease", env: featureserver.EnvOutboxLease, usage: "how long a claim holds a delivery before another node may attempt it again (default 2m)", kind: kindDuration, legacy: "outbox-lease-ms"},
+	{name: "admin-token", env: featureserver.EnvAdminToken, usage: "bearer token allowed to administer accounts through the API"},
+	{name: "call-idle-timeout", env: featureserver.EnvCallIdle, usage: "end a WebSocket call idle this long after its verbs ran out (default 5m)", kind: kindDuration, legacy: "call-idle-timeout-ms"},
+	{name: "max-calls", env: featureserver.EnvMaxCalls, usage: "most concurrent calls (default 10000)", kind: kindInt},
+	{name: "max-call-duration", env: featureserver.EnvMaxCallDuration, usage: "end a call that lasted this long, reason max-duration (default 4h)", kind: kindDuration, legacy: "max-call-duration-ms"},
+	{name: "max-call-requests", env: featureserver.EnvMaxCallRequests, usage: "end a call that sent its app this many requests, reason max-requests (default 1000)", kind: kindInt},
+	{name: "max-call-events", env: featureserver.EnvMaxCallEvents, usage: "end a call whose timeline reached this many events, reason max-events (default 5000)", kind: kindInt},
+	{name: "call-retention", env: featureserver.EnvRetention, usage: "keep the records of ended calls this long, whole hours (default 168h: 7 days)", kind: kindHours},
+}, callControlFlags...)
 
 func newServeCmd(c *cli) *cobra.Command {
 	var (
 		printConfig bool
 		bootstrap   string
+		flags       *envFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -59,23 +54,15 @@ Every setting comes from an environment variable or the flag of the same meaning
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			overrides := map[string]string{}
-			for _, f := range serveFlags {
-				if cmd.Flags().Changed(f.flag) {
-					overrides[f.env], _ = cmd.Flags().GetString(f.flag)
-				}
+			if err := flags.overrides(overrides); err != nil {
+				return err
 			}
 			if lf := cmd.Flags().Lookup("log-level"); lf != nil && lf.Changed {
 				overrides[featureserver.EnvLogLevel] = lf.Value.String()
 			}
 			cfg, err := featureserver.LoadConfig(c.getenv, overrides)
-			var bad *featureserver.ConfigError
-			if errors.As(err, &bad) {
-				for _, f := range serveFlags {
-					if f.env == bad.Name && cmd.Flags().Changed(f.flag) {
-						// The value came from the flag: name the flag, not its variable.
-						return usageError("--%s=%q is invalid: want %s", f.flag, bad.Value, bad.Accept)
-					}
-				}
+			if ferr := flags.flagError(err); ferr != nil {
+				return ferr // the value came from the flag: name the flag, not its variable
 			}
 			if err != nil {
 				return usageError("%s", oneLine(err))
@@ -110,9 +97,7 @@ Every setting comes from an environment variable or the flag of the same meaning
 			return nil
 		},
 	}
-	for _, f := range serveFlags {
-		cmd.Flags().String(f.flag, "", f.usage+" ["+f.env+"]")
-	}
+	flags = addEnvFlags(cmd.Flags(), serveFlags)
 	cmd.Flags().BoolVar(&printConfig, "print-config", false, "print the effective configuration (secrets masked) and exit")
 	cmd.Flags().StringVar(&bootstrap, "bootstrap", "", "YAML file of accounts and applications to create or update at start")
 	return cmd

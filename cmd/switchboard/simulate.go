@@ -20,6 +20,7 @@ import (
 func init() { extraCommands = append(extraCommands, newSimulateCmd) }
 
 type simulateFlags struct {
+	network     map[string]string // the JAMBONES_* flags given, by variable
 	scenario    string
 	asJSON      bool
 	from, to    string
@@ -35,6 +36,7 @@ type simulateFlags struct {
 
 func newSimulateCmd(c *cli) *cobra.Command {
 	var f simulateFlags
+	var network *envFlags // the JAMBONES_* flags, registered below
 	cmd := &cobra.Command{
 		Use:   "simulate [APP_URL]",
 		Short: "Simulate inbound calls against a live jambonz-style application and print their timelines",
@@ -60,6 +62,10 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 			if len(args) == 1 {
 				appURL = args[0]
 			}
+			var err error
+			if f.network, err = network.load(c.getenv); err != nil {
+				return err
+			}
 			return runSimulate(cmd.Context(), c, f, appURL)
 		},
 	}
@@ -77,6 +83,7 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does: media, retry delays and backoff take their real time")
+	network = addEnvFlags(fl, callControlFlags)
 	return cmd
 }
 
@@ -125,7 +132,7 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	for _, w := range target.Policy.Warnings {
 		c.logger.Warn().Str("url", appURL).Msg(w)
 	}
-	calls, err := newCLICallNetwork(c, f.concurrency)
+	calls, err := newCLICallNetwork(c, f.network, f.concurrency)
 	if err != nil {
 		return err
 	}
@@ -144,8 +151,11 @@ const egressHint = "allow it with " + featureserver.EnvEgressAllow
 // JAMBONES_* settings, the call-control egress rules with loopback allowed (a
 // developer's app runs there) and SWITCHBOARD_EGRESS_ALLOW, and a pool with room for
 // the calls made at once, so that their connections are reused.
-func newCLICallNetwork(c *cli, concurrency int) (*featureserver.CallNetwork, error) {
-	cfg, err := featureserver.LoadCallControlConfig(c.getenv)
+//
+// overrides are the JAMBONES_* flags given (envFlags.overrides): they win over the
+// environment.
+func newCLICallNetwork(c *cli, overrides map[string]string, concurrency int) (*featureserver.CallNetwork, error) {
+	cfg, err := featureserver.LoadCallControlConfig(withOverrides(c.getenv, overrides))
 	if err != nil {
 		return nil, usageError("%v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -166,10 +167,16 @@ func TestSimulateManyCalls(t *testing.T) {
 func TestSimulateExit1(t *testing.T) {
 	httpURL, _ := exampleServers(t)
 	// The app is unreachable: the call is rejected.
-	code, stdout, _ := runCLI(t, nil, "simulate", "--json", "http://127.0.0.1:1/call")
+	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", "http://127.0.0.1:1/call")
 	_, summary := jsonLines(t, stdout)
 	if code != exitFailure || summary["failed"] != float64(1) || summary["alerts"] != float64(1) {
 		t.Fatalf("exit %d summary %v", code, summary)
+	}
+	// The alert is logged at warn (the default level shows it), with a millisecond
+	// timestamp.
+	if !regexp.MustCompile(`"level":"warn".*"alert":"webhook-connection-failure"`).MatchString(stderr) ||
+		!regexp.MustCompile(`"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}`).MatchString(stderr) {
+		t.Errorf("stderr %q, want the alert at warn with a millisecond timestamp", stderr)
 	}
 	// An expectation that does not hold.
 	dir := t.TempDir()

@@ -25,6 +25,7 @@ func init() { extraCommands = append(extraCommands, newTestCmd) }
 const defaultScenarioDir = "scenarios"
 
 type testFlags struct {
+	network    map[string]string // the JAMBONES_* flags given, by variable
 	app        string
 	parallel   int
 	run        string
@@ -39,6 +40,7 @@ type testFlags struct {
 
 func newTestCmd(c *cli) *cobra.Command {
 	var f testFlags
+	var network *envFlags // the JAMBONES_* flags, registered below
 	cmd := &cobra.Command{
 		Use:   "test [DIR|FILE...]",
 		Short: "Run scenario files against voice applications, like go test: one line per scenario, JSON and JUnit reports",
@@ -64,6 +66,10 @@ scenario file.`,
 			"  switchboard test examples/scenarios\n" +
 			"  switchboard test --run 'ws-' --junit report.xml examples/scenarios",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if f.network, err = network.load(c.getenv); err != nil {
+				return err
+			}
 			return runTest(cmd.Context(), c, f, args)
 		},
 	}
@@ -79,6 +85,7 @@ scenario file.`,
 	fl.StringVar(&f.secret, "secret", "", "webhook secret: sign HTTP hooks with Jambonz-Signature")
 	fl.StringVar(&f.user, "username", "", "HTTP Basic auth username for the apps' hooks")
 	fl.StringVar(&f.pass, "password", "", "HTTP Basic auth password for the apps' hooks")
+	network = addEnvFlags(fl, callControlFlags)
 	return cmd
 }
 
@@ -130,7 +137,7 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	calls, err := newCLICallNetwork(c, f.parallel)
+	calls, err := newCLICallNetwork(c, f.network, f.parallel)
 	if err != nil {
 		return err
 	}

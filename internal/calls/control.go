@@ -3,7 +3,6 @@ package calls
 import (
 	"context"
 	"errors"
-	"sort"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
@@ -35,41 +34,47 @@ func (m *Manager) Get(ctx context.Context, accountSid, callSid string) (nodestor
 	return m.store.GetCall(ctx, nodestore.GetCallParams{AccountSid: accountSid, CallSid: callSid})
 }
 
-// List returns the account's calls, active ones first, then finished ones, newest
-// first, without timelines, at most limit.
-func (m *Manager) List(ctx context.Context, accountSid string, limit int) ([]nodestore.Call, error) {
-	out := []nodestore.Call{}
-	m.mu.Lock()
-	live := make([]*liveCall, 0, len(m.calls))
-	for _, lc := range m.calls {
-		live = append(live, lc)
-	}
-	m.mu.Unlock()
-	for _, lc := range live {
-		if v := lc.snapshot(false); v.AccountSid == accountSid {
-			out = append(out, v)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
-	if len(out) >= limit {
-		return out[:limit], nil
-	}
-	records, err := m.store.ListCalls(ctx, nodestore.ListCallsParams{AccountSid: accountSid, Limit: limit - len(out)})
+// List returns the account's calls that p selects (p.AccountSid is the account),
+// in the store's order, newest first, without timelines: the records, with the
+// state of the calls still active here as it is now. Every call is on record from
+// its start, so paging by the store's cursor stays stable.
+func (m *Manager) List(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
+	records, err := m.store.ListCalls(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(out))
-	for _, v := range out {
-		seen[v.CallSid] = true
-	}
-	for _, v := range records {
-		if seen[v.CallSid] { // ended between the two reads
-			continue
+	for i, v := range records {
+		if v.Active {
+			m.mu.Lock()
+			lc, ok := m.calls[v.CallSid]
+			m.mu.Unlock()
+			if ok {
+				v = lc.snapshot(false)
+			}
 		}
 		v.Timeline = nil
-		out = append(out, v)
+		records[i] = v
 	}
-	return out, nil
+	return records, nil
+}
+
+// Delete removes a call of the account: an active call is hung up first (as Hangup
+// does) and its record removed once it ended, or when ctx ends (then the error is
+// ctx's and the call, hung up, keeps its record). nodestore.ErrNotFound when there
+// is no such call.
+func (m *Manager) Delete(ctx context.Context, accountSid, callSid string) error {
+	m.mu.Lock()
+	lc, ok := m.calls[callSid]
+	m.mu.Unlock()
+	if ok && lc.snapshot(false).AccountSid == accountSid {
+		lc.cancel(errAPIHangup) // a no-op on a call already ending
+		select {
+		case <-lc.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return m.store.DeleteCall(ctx, nodestore.GetCallParams{AccountSid: accountSid, CallSid: callSid})
 }
 
 // Hangup ends an active call of the account at once, even while it waits for a hook
@@ -85,12 +90,44 @@ func (m *Manager) Hangup(accountSid, callSid string) error {
 	return nil
 }
 
+// ErrCallAnswered: call_status no-answer for a call that was answered.
+var ErrCallAnswered = errors.New("call was answered")
+
+// NoAnswer cancels an active call of the account that is not answered yet: it ends
+// with status no-answer (callctl.ErrNoAnswer). It fails as Hangup does, and with
+// ErrCallAnswered once the call is answered (then nothing changes: hang it up).
+func (m *Manager) NoAnswer(accountSid, callSid string) error {
+	lc, err := m.active(accountSid, callSid)
+	if err != nil {
+		return err
+	}
+	if v := lc.snapshot(false); callctl.Status(v.CallStatus) == callctl.StatusInProgress {
+		return ErrCallAnswered
+	}
+	lc.cancel(callctl.ErrNoAnswer)
+	return nil
+}
+
 // Redirect points an active call at a new application URL, http(s) or ws(s): its
 // verbs replace the call's remaining verbs (callctl.Control.Redirect says how). It
 // fails as Hangup does, and with ErrControlBacklog while the call has not applied
 // earlier commands.
-func (m *Manager) Redirect(accountSid, callSid string, hook nodestore.HookSpec) error {
-	return m.send(accountSid, callSid, callctl.Control{Redirect: hook.URL})
+//
+// A statusHook, when set, receives the call's status notifications once the
+// redirect took effect (through the node's outbox when it has one); its URL
+// resolves against the new application's.
+func (m *Manager) Redirect(accountSid, callSid string, hook nodestore.HookSpec, statusHook *nodestore.HookSpec) error {
+	ctl := callctl.Control{Redirect: hook.URL}
+	if statusHook != nil {
+		h := statusHook
+		ctl.StatusHook = &callctl.StatusHook{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}
+		if m.opts.Status != nil {
+			if acct, err := m.store.GetAccount(context.Background(), accountSid); err == nil {
+				ctl.StatusHook.Notifier = m.opts.Status.ForCall(acct, *h)
+			}
+		}
+	}
+	return m.send(accountSid, callSid, ctl)
 }
 
 // Mute mutes or unmutes an active call; it fails as Redirect does.

@@ -228,8 +228,8 @@ func (m *Manager) Start(req Request) (string, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid, Node: m.opts.Node,
-		From: opts.Call.From, To: opts.Call.To, Direction: "inbound",
-		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC(),
+		From: opts.Call.From, To: opts.Call.To, Direction: opts.Call.Direction,
+		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC().Truncate(time.Millisecond), // the API's one precision
 		Recovery: m.recovery(req, opts),
 	}}
 	m.calls[sid] = lc
@@ -270,9 +270,16 @@ func (m *Manager) recovery(req Request, opts callctl.Options) *nodestore.CallRec
 func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	opts := m.opts.Network.CallOptions(req.CallHook.URL)
 	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
-	opts.Secret = req.Account.WebhookSecret
+	// A rotated secret signs beside the new one while its grace period lasts.
+	if secrets := req.Account.SigningSecrets(m.opts.Clock.Now()); len(secrets) > 1 {
+		opts.Secret, opts.PreviousSecret = secrets[0], secrets[1]
+	} else {
+		opts.Secret = req.Account.WebhookSecret
+	}
+	// A call the API creates is an outbound call of the node, as jambonz's REST
+	// calls are; its application is the one named, or none for an inline hook.
 	opts.Call = callctl.CallInfo{
-		CallSid: sid, From: req.From, To: req.To, AccountSid: req.Account.Sid,
+		CallSid: sid, Direction: "outbound", From: req.From, To: req.To, AccountSid: req.Account.Sid,
 		ApplicationSid: req.ApplicationSid, CustomerData: req.Tag,
 	}
 	// The call info is settled here rather than in callctl, so that the record
@@ -300,7 +307,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	defer m.wg.Done()
 	log := m.log.With().Str("call_sid", lc.view.CallSid).Logger()
 	res, err := callctl.Run(ctx, opts)
-	now := m.opts.Clock.Now().UTC()
+	now := m.opts.Clock.Now().UTC().Truncate(time.Millisecond)
 	lc.mu.Lock()
 	lc.view.Active = false
 	lc.view.EndedAt = &now

@@ -107,9 +107,10 @@ func TestControlOfAnUnknownCall(t *testing.T) {
 	t.Parallel()
 	m := newManager(t, Options{})
 	for name, err := range map[string]error{
-		"hangup":   m.Hangup("a", "nope"),
-		"redirect": m.Redirect("a", "nope", nodestore.HookSpec{URL: "http://127.0.0.1:1/"}),
-		"mute":     m.Mute("a", "nope", true),
+		"hangup":    m.Hangup("a", "nope"),
+		"redirect":  m.Redirect("a", "nope", nodestore.HookSpec{URL: "http://127.0.0.1:1/"}, nil),
+		"no-answer": m.NoAnswer("a", "nope"),
+		"mute":      m.Mute("a", "nope", true),
 	} {
 		if !errors.Is(err, nodestore.ErrNotFound) {
 			t.Errorf("%s: %v, want ErrNotFound", name, err)

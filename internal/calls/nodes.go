@@ -43,7 +43,7 @@ func (m *Manager) LeaseNode(ctx context.Context, url string, ttl time.Duration) 
 // them keeps calls that had theirs queued already. It returns how many calls it
 // ended.
 func (m *Manager) RecoverLost(ctx context.Context, restarted bool) (int, error) {
-	now := m.opts.Clock.Now().UTC()
+	now := m.opts.Clock.Now().UTC().Truncate(time.Millisecond) // the API's one precision, as RecoverInterrupted
 	p := nodestore.InterruptLostCallsParams{}
 	if restarted {
 		p.Restarted = m.opts.Node

@@ -25,7 +25,7 @@ const ReasonNodeRestart = "node-restart"
 // final notification's event id is the call's own, which the outbox keeps once). It
 // returns how many calls there were, or the store's error, with no record changed.
 func (m *Manager) RecoverInterrupted(ctx context.Context) (int, error) {
-	now := m.opts.Clock.Now().UTC()
+	now := m.opts.Clock.Now().UTC().Truncate(time.Millisecond)
 	return m.recover(ctx, func(c nodestore.Call) nodestore.Call { return Interrupted(c, now) }, m.store.ActiveCalls, m.store.InterruptActiveCalls)
 }
 

@@ -1,6 +1,9 @@
 package metrics
 
 import (
+	"context"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -21,7 +24,8 @@ type Metrics struct {
 	wsReconnects   prometheus.Counter
 	alerts         *prometheus.CounterVec
 	outboxOutcomes *prometheus.CounterVec
-	outboxLag      prometheus.Gauge
+	hookDuration   *prometheus.HistogramVec
+	outboxDuration *prometheus.HistogramVec
 }
 
 // New registers the node's metrics and the Go runtime's on a new registry.
@@ -42,11 +46,15 @@ func New() *Metrics {
 			Name: "switchboard_alerts_total", Help: "Alerts raised, by type."}, []string{"type"}),
 		outboxOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_outbox_deliveries_total", Help: "Outbox delivery attempts, by outcome."}, []string{"outcome"}),
-		outboxLag: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "switchboard_outbox_queue_lag_seconds", Help: "Age of the oldest due outbox delivery."}),
+		hookDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchboard_hook_duration_seconds", Help: "Hook attempts of calls, from the request to the answer's end, by transport and result class.",
+			Buckets: latencyBuckets}, []string{"transport", "class"}),
+		outboxDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchboard_outbox_delivery_duration_seconds", Help: "Outbox delivery attempts (status notifications, webhooks), by outcome.",
+			Buckets: latencyBuckets}, []string{"outcome"}),
 	}
 	m.Registry.MustRegister(m.callsActive, m.callsTotal, m.hookAttempts, m.hookRetries, m.wsReconnects,
-		m.alerts, m.outboxOutcomes, m.outboxLag,
+		m.alerts, m.outboxOutcomes, m.hookDuration, m.outboxDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -86,6 +94,7 @@ func (m *Metrics) ObserveEvent(e callctl.Event) {
 	switch e.Kind {
 	case callctl.KindHookAttempt:
 		m.hookAttempts.WithLabelValues(e.Class).Inc()
+		m.hookDuration.WithLabelValues(e.Transport, e.Class).Observe(e.Duration.Seconds())
 	case callctl.KindHookRetry:
 		m.hookRetries.Inc()
 	case callctl.KindWSReconnect:
@@ -99,10 +108,50 @@ func (m *Metrics) ObserveEvent(e callctl.Event) {
 // notification given up).
 func (m *Metrics) AlertRaised(alertType string) { m.alerts.WithLabelValues(alertType).Inc() }
 
-// ObserveDelivery counts outbox attempts by outcome and tracks the queue lag.
+// latencyBuckets span a loopback answer (a millisecond) to a hook timeout (10 s
+// by default, JAMBONES_HTTP_TIMEOUT) and beyond.
+var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// ObserveDelivery counts outbox attempts by outcome and times them.
 func (m *Metrics) ObserveDelivery(_ outbox.Delivery, a outbox.Attempt) {
 	m.outboxOutcomes.WithLabelValues(string(a.Class)).Inc()
-	if !a.ScheduledAt.IsZero() {
-		m.outboxLag.Set(max(a.At.Sub(a.ScheduledAt), 0).Seconds())
+	if a.Number > 0 { // attempt 0 records an event held for a paused endpoint: no request
+		m.outboxDuration.WithLabelValues(string(a.Class)).Observe(a.Duration.Seconds())
 	}
+}
+
+// WatchQueue exports the outbox's queue at each scrape: the pending, held and
+// failed deliveries (sqlitestore.QueueDepth) and the lag of the oldest due one,
+// each 0 when there is none. A scrape whose read fails shows none of them rather
+// than stale values. Call it once per registry.
+func (m *Metrics) WatchQueue(depth func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error)) {
+	m.Registry.MustRegister(&queueCollector{depth: depth,
+		depthDesc: prometheus.NewDesc("switchboard_outbox_queue_depth", "Outbox deliveries waiting (pending, held for a paused or held endpoint) or given up (failed).", []string{"state"}, nil),
+		lagDesc:   prometheus.NewDesc("switchboard_outbox_queue_lag_seconds", "How long the oldest due outbox delivery has waited; 0 when none is due.", nil, nil),
+	})
+}
+
+type queueCollector struct {
+	depth              func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error)
+	depthDesc, lagDesc *prometheus.Desc
+}
+
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- q.depthDesc; ch <- q.lagDesc }
+
+func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	now := time.Now()
+	d, err := q.depth(ctx, now)
+	if err != nil {
+		return
+	}
+	for state, n := range map[string]int64{"pending": d.Pending, "held": d.Held, "failed": d.Failed} {
+		ch <- prometheus.MustNewConstMetric(q.depthDesc, prometheus.GaugeValue, float64(n), state)
+	}
+	lag := 0.0
+	if !d.OldestDue.IsZero() {
+		lag = max(now.Sub(d.OldestDue), 0).Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(q.lagDesc, prometheus.GaugeValue, lag)
 }

@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -11,29 +12,89 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/statushooks"
 )
 
+// DefaultSecretGrace is how long a rotated webhook secret keeps signing beside the
+// new one when the rotation names no grace period: a day, as the outbox's
+// DefaultRotationGrace.
+const DefaultSecretGrace = 24 * time.Hour
+
+// maxSecretGrace bounds the grace period of a rotation: an old secret that signs
+// for weeks is a leaked secret that still works.
+const maxSecretGrace = 30 * 24 * time.Hour
+
+// adminOperations are the operations of the admin token (SWITCHBOARD_ADMIN_TOKEN);
+// every other /v1/Accounts/{account} operation takes the account's own token.
+var adminOperations = map[string]bool{
+	"create-account": true, "list-accounts": true, "update-account": true, "delete-account": true,
+	"rotate-api-token": true, "rotate-account-webhook-secret": true,
+}
+
 type createAccountInput struct {
 	Authorization string `header:"Authorization" doc:"Bearer admin token (SWITCHBOARD_ADMIN_TOKEN)"`
-	Body          struct {
-		Name string `json:"name" minLength:"1" maxLength:"200" doc:"Display name"`
+	Body          accountBody
+}
+
+type accountBody struct {
+	Name string `json:"name" minLength:"1" maxLength:"200" doc:"Display name"`
+}
+
+// AdminAccountParams are the path and header of an admin operation on one
+// account.
+type AdminAccountParams struct {
+	Account       string `path:"account" doc:"Account sid" maxLength:"64"`
+	Authorization string `header:"Authorization" doc:"Bearer admin token (SWITCHBOARD_ADMIN_TOKEN)"`
+}
+
+// accountView is an account as the API shows it, with its webhook secrets.
+type accountView struct {
+	AccountSid          string     `json:"account_sid"`
+	Sid                 string     `json:"sid" doc:"The same sid (jambonz answers it)"`
+	Name                string     `json:"name"`
+	CreatedAt           time.Time  `json:"created_at"`
+	WebhookSecret       string     `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
+	StatusWebhookSecret string     `json:"status_webhook_secret" doc:"Standard Webhooks secret (whsec_) of the account's status hook deliveries"`
+	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty" doc:"Until then the secret a rotation replaced signs too"`
+}
+
+func (a *API) view(acct nodestore.Account) accountView {
+	v := accountView{AccountSid: acct.Sid, Sid: acct.Sid, Name: acct.Name, CreatedAt: acct.CreatedAt,
+		WebhookSecret: acct.WebhookSecret, StatusWebhookSecret: statushooks.SigningSecret(acct.WebhookSecret)}
+	if acct.PreviousWebhookSecret != "" && a.clock.Now().Before(acct.PreviousSecretUntil) {
+		until := acct.PreviousSecretUntil
+		v.PreviousSecretUntil = &until
 	}
+	return v
 }
 
 type createAccountOutput struct {
 	Body struct {
-		AccountSid          string `json:"account_sid"`
-		Name                string `json:"name"`
-		APIToken            string `json:"api_token" doc:"Bearer token of the account: shown once"`
-		WebhookSecret       string `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
-		StatusWebhookSecret string `json:"status_webhook_secret" doc:"Standard Webhooks secret (whsec_) of the account's status hook deliveries"`
+		accountView
+		APIToken string `json:"api_token" doc:"Bearer token of the account: shown once"`
 	}
 }
 
 type accountOutput struct {
+	Body accountView
+}
+
+type listAccountsOutput struct {
+	Body []accountView
+}
+
+type updateAccountInput struct {
+	AdminAccountParams
+	Body accountBody
+}
+
+type rotateTokenOutput struct {
 	Body struct {
-		AccountSid          string `json:"account_sid"`
-		Name                string `json:"name"`
-		WebhookSecret       string `json:"webhook_secret" doc:"Signs the account's hooks (Jambonz-Signature)"`
-		StatusWebhookSecret string `json:"status_webhook_secret" doc:"Standard Webhooks secret (whsec_) of the account's status hook deliveries"`
+		APIToken string `json:"api_token" doc:"The account's new bearer token: shown once; every earlier token is revoked"`
+	}
+}
+
+type rotateSecretInput struct {
+	AdminAccountParams
+	Body *struct {
+		GracePeriodSeconds *int `json:"grace_period_seconds,omitempty" minimum:"0" maximum:"2592000" doc:"How long the old secret keeps signing beside the new one (default 86400; 0: it stops at once)"`
 	}
 }
 
@@ -48,18 +109,28 @@ func (a *API) registerAccounts(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		out := &accountOutput{}
-		out.Body.AccountSid, out.Body.Name, out.Body.WebhookSecret = acct.Sid, acct.Name, acct.WebhookSecret
-		out.Body.StatusWebhookSecret = statushooks.SigningSecret(acct.WebhookSecret)
+		return &accountOutput{Body: a.view(acct)}, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "list-accounts", Method: http.MethodGet, Path: "/v1/Accounts",
+		Summary: "List the accounts, oldest first (admin token)",
+	}, func(ctx context.Context, in *struct {
+		Authorization string `header:"Authorization" doc:"Bearer admin token (SWITCHBOARD_ADMIN_TOKEN)"`
+	}) (*listAccountsOutput, error) {
+		accounts, err := a.store.ListAccounts(ctx)
+		if err != nil {
+			return nil, a.internal(err)
+		}
+		out := &listAccountsOutput{Body: make([]accountView, len(accounts))}
+		for i, acct := range accounts {
+			out.Body[i] = a.view(acct)
+		}
 		return out, nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "create-account", Method: http.MethodPost, Path: "/v1/Accounts",
 		Summary: "Create an account (admin token)", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,
 	}, func(ctx context.Context, in *createAccountInput) (*createAccountOutput, error) {
-		if err := a.authorizeAdmin(in.Authorization); err != nil {
-			return nil, err
-		}
 		acct := nodestore.Account{Sid: nodestore.NewSid(), Name: in.Body.Name, WebhookSecret: nodestore.NewSecret(24),
 			CreatedAt: a.clock.Now().UTC().Truncate(time.Millisecond)}
 		token := nodestore.NewSecret(32) // the store keeps its hash only: shown once, here
@@ -67,8 +138,93 @@ func (a *API) registerAccounts(api huma.API) {
 			return nil, a.internal(err)
 		}
 		out := &createAccountOutput{}
-		out.Body.AccountSid, out.Body.Name, out.Body.APIToken, out.Body.WebhookSecret = acct.Sid, acct.Name, token, acct.WebhookSecret
-		out.Body.StatusWebhookSecret = statushooks.SigningSecret(acct.WebhookSecret)
+		out.Body.accountView, out.Body.APIToken = a.view(acct), token
 		return out, nil
 	})
+	huma.Register(api, huma.Operation{
+		OperationID: "update-account", Method: http.MethodPut, Path: "/v1/Accounts/{account}",
+		Summary: "Rename an account (admin token)", MaxBodyBytes: maxRequestBody,
+	}, func(ctx context.Context, in *updateAccountInput) (*accountOutput, error) {
+		acct, err := a.adminAccount(ctx, in.Account)
+		if err != nil {
+			return nil, err
+		}
+		acct.Name = in.Body.Name
+		if err := a.store.PutAccount(ctx, nodestore.PutAccountParams{Account: acct}); err != nil {
+			return nil, a.internal(err)
+		}
+		return &accountOutput{Body: a.view(acct)}, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "delete-account", Method: http.MethodDelete, Path: "/v1/Accounts/{account}",
+		Summary: "Delete an account with its tokens, applications, call records and alerts (admin token)", DefaultStatus: http.StatusNoContent,
+	}, func(ctx context.Context, in *struct{ AdminAccountParams }) (*struct{}, error) {
+		if err := a.store.DeleteAccount(ctx, in.Account); err != nil {
+			return nil, a.notFoundOr(err, "account")
+		}
+		return nil, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "rotate-api-token", Method: http.MethodPost, Path: "/v1/Accounts/{account}/ApiToken",
+		Summary:       "Replace the account's API token: the new one is shown once, every earlier one stops working at once (admin token)",
+		DefaultStatus: http.StatusCreated,
+	}, func(ctx context.Context, in *struct{ AdminAccountParams }) (*rotateTokenOutput, error) {
+		acct, err := a.adminAccount(ctx, in.Account)
+		if err != nil {
+			return nil, err
+		}
+		token := nodestore.NewSecret(32)
+		if err := a.store.PutAccount(ctx, nodestore.PutAccountParams{Account: acct, TokenHash: nodestore.HashToken(token),
+			Origin: nodestore.TokenFromAPI, ReplaceTokens: true}); err != nil {
+			return nil, a.internal(err)
+		}
+		out := &rotateTokenOutput{}
+		out.Body.APIToken = token
+		return out, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "rotate-account-webhook-secret", Method: http.MethodPost, Path: "/v1/Accounts/{account}/WebhookSecret",
+		Summary:      "Replace the account's webhook secret; the old one keeps signing beside it for the grace period (admin token)",
+		MaxBodyBytes: maxRequestBody,
+	}, func(ctx context.Context, in *rotateSecretInput) (*accountOutput, error) {
+		acct, err := a.adminAccount(ctx, in.Account)
+		if err != nil {
+			return nil, err
+		}
+		grace := DefaultSecretGrace
+		if in.Body != nil && in.Body.GracePeriodSeconds != nil {
+			grace = time.Duration(*in.Body.GracePeriodSeconds) * time.Second
+		}
+		grace = min(grace, maxSecretGrace)
+		old := acct
+		now := a.clock.Now().UTC()
+		acct.PreviousWebhookSecret, acct.PreviousSecretUntil = acct.WebhookSecret, now.Add(grace).Truncate(time.Millisecond)
+		if grace == 0 {
+			acct.PreviousWebhookSecret, acct.PreviousSecretUntil = "", time.Time{}
+		}
+		acct.WebhookSecret = nodestore.NewSecret(24)
+		if err := a.store.PutAccount(ctx, nodestore.PutAccountParams{Account: acct}); err != nil {
+			return nil, a.internal(err)
+		}
+		if a.secretRotated != nil {
+			if err := a.secretRotated(ctx, old, acct, grace); err != nil {
+				// The account signs with the new secret already; its status hook
+				// endpoints follow at their next use (statushooks).
+				a.log.Warn().Err(err).Str("account_sid", acct.Sid).Msg("rotating the status hook endpoints' secrets failed")
+			}
+		}
+		return &accountOutput{Body: a.view(acct)}, nil
+	})
+}
+
+// adminAccount reads the account of an admin operation: 404 when there is none.
+func (a *API) adminAccount(ctx context.Context, sid string) (nodestore.Account, error) {
+	acct, err := a.store.GetAccount(ctx, sid)
+	if errors.Is(err, nodestore.ErrNotFound) {
+		return acct, huma.Error404NotFound("account not found")
+	}
+	if err != nil {
+		return acct, a.internal(err)
+	}
+	return acct, nil
 }

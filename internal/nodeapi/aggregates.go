@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
 // callStatsScan bounds the calls one call-stats answer counts: the newest first,
@@ -74,7 +76,7 @@ func (a *API) registerAggregates(api huma.API) {
 		if since.IsZero() {
 			since = a.clock.Now().Add(-24 * time.Hour)
 		}
-		list, err := a.calls.List(ctx, acct.Sid, callStatsScan)
+		list, err := a.calls.List(ctx, nodestore.ListCallsParams{AccountSid: acct.Sid, Limit: callStatsScan, Since: since})
 		if err != nil {
 			return nil, a.internal(err)
 		}

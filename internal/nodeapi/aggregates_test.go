@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-voice/switchboard/internal/calls"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
@@ -43,7 +45,7 @@ func seededAPI(t *testing.T, clock *testkit.Clock, seed []nodestore.Call) *httpt
 	if err := Register(mux, Options{Store: store, Calls: m, CheckNoticeURL: transport.CallControlRules(false).CheckURL, Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(Handler(mux))
+	srv := httptest.NewServer(Handler(mux, zerolog.Nop()))
 	t.Cleanup(srv.Close)
 	return srv
 }

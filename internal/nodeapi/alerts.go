@@ -12,7 +12,7 @@ import (
 
 type listAlertsInput struct {
 	AccountParams
-	Type  string    `query:"type" enum:"webhook-connection-failure,webhook-failure,invalid-app-payload," doc:"Only alerts of this type"`
+	Type  string    `query:"type" enum:"webhook-connection-failure,webhook-failure,invalid-app-payload" doc:"Only alerts of this type"`
 	Since time.Time `query:"since" doc:"Only alerts at or after this time (RFC 3339)"`
 	Limit int       `query:"limit" minimum:"1" maximum:"1000" default:"500"`
 }

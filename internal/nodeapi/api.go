@@ -38,6 +38,11 @@ type Options struct {
 	// endpoint notices against the node's egress rules (transport.EgressRules.CheckURL).
 	// Required.
 	CheckNoticeURL func(*url.URL) error
+	// SecretRotated, when set, is told of an account's webhook secret rotation
+	// (old and new account, and the grace period of the old secret), so that what
+	// signs with secrets derived from it (the status hook endpoints of the outbox)
+	// rotates too. Its error is logged; the rotation stands. Default none.
+	SecretRotated func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error
 	// Mount, when set, registers more operations on the same huma API after the
 	// node's own (the outbox API), so that every route is in the one OpenAPI
 	// document. Default none.
@@ -92,6 +97,7 @@ type API struct {
 	log            zerolog.Logger
 	node           string
 	peers          *http.Client
+	secretRotated  func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error
 }
 
 // AccountParams are the path and header of every account-scoped operation.
@@ -109,7 +115,7 @@ func Register(mux *http.ServeMux, o Options) error {
 		return err
 	}
 	a := &API{store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger,
-		node: o.Node, peers: o.Peers}
+		node: o.Node, peers: o.Peers, secretRotated: o.SecretRotated}
 	config := huma.DefaultConfig("Switchboard feature server", o.Version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
 	config.CreateHooks = nil
@@ -124,8 +130,11 @@ func Register(mux *http.ServeMux, o Options) error {
 	a.registerNotifications(api)
 	a.registerAggregates(api)
 	if o.Mount != nil {
-		return o.Mount(api)
+		if err := o.Mount(api); err != nil {
+			return err
+		}
 	}
+	describe(api)
 	return nil
 }
 
@@ -147,7 +156,7 @@ func (a *API) authenticateFirst(api huma.API) func(huma.Context, func(huma.Conte
 		op := ctx.Operation()
 		var err error
 		switch {
-		case op.OperationID == "create-account":
+		case adminOperations[op.OperationID]:
 			err = a.authorizeAdmin(ctx.Header("Authorization"))
 		case strings.HasPrefix(op.Path, "/v1/Accounts/{account}"):
 			var acct nodestore.Account
@@ -222,7 +231,7 @@ func (a *API) accountOfToken(ctx context.Context, header string) (nodestore.Acco
 func (a *API) authorizeAdmin(header string) error {
 	token := bearer(header)
 	if a.admin == "" {
-		return huma.Error403Forbidden("account creation through the API is disabled: set SWITCHBOARD_ADMIN_TOKEN or use serve --bootstrap")
+		return huma.Error403Forbidden("account administration through the API is disabled: set SWITCHBOARD_ADMIN_TOKEN or use serve --bootstrap")
 	}
 	if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(a.admin)) != 1 {
 		return huma.ErrorWithHeaders(huma.Error401Unauthorized("invalid admin token"),

@@ -2,16 +2,20 @@ package nodeapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-voice/switchboard/callctl"
@@ -35,6 +39,12 @@ func (noNetwork) CloseIdleConnections()                     {}
 // serveAPI serves the API on a fresh store over loopback.
 func serveAPI(t *testing.T, o Options) *httptest.Server {
 	t.Helper()
+	return serveAPILogged(t, o, zerolog.Nop())
+}
+
+// serveAPILogged is serveAPI with log as the access log.
+func serveAPILogged(t *testing.T, o Options, log zerolog.Logger) *httptest.Server {
+	t.Helper()
 	store, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +59,7 @@ func serveAPI(t *testing.T, o Options) *httptest.Server {
 	if err := Register(mux, o); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(Handler(mux))
+	srv := httptest.NewServer(Handler(mux, log))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -130,4 +140,118 @@ func TestSafeToEcho(t *testing.T) {
 			t.Errorf("safeToEcho(%q, %v) = %v, want %v", tt.location, tt.value, got, tt.want)
 		}
 	}
+}
+
+// The document holds what redocly's recommended rules ask (.ci/run lints the one a
+// node serves): a bearer scheme required everywhere, a server, a license, a 4xx
+// answer per operation, typed timeline items, and no empty string in an enum.
+func TestOpenAPIDocumentLintable(t *testing.T) {
+	srv := serveAPI(t, Options{Version: "test"})
+	resp, err := http.Get(srv.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	get := func(v any, keys ...string) any {
+		for _, k := range keys {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		return v
+	}
+	if get(doc, "components", "securitySchemes", "bearer", "scheme") != "bearer" || doc["security"] == nil || doc["servers"] == nil || get(doc, "info", "license", "name") != "Apache-2.0" {
+		t.Errorf("security %v, schemes %v, servers %v, license %v", doc["security"], get(doc, "components", "securitySchemes"), doc["servers"], get(doc, "info", "license"))
+	}
+	if get(doc, "components", "schemas", "CallView", "properties", "timeline", "items", "type") != "object" {
+		t.Errorf("timeline items untyped: %v", get(doc, "components", "schemas", "CallView", "properties", "timeline"))
+	}
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			has4xx := false
+			for code := range get(op, "responses").(map[string]any) {
+				has4xx = has4xx || strings.HasPrefix(code, "4")
+			}
+			if !has4xx {
+				t.Errorf("%s %s declares no 4xx answer", method, path)
+			}
+		}
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if enum, ok := v["enum"].([]any); ok && slices.Contains(enum, any("")) {
+				t.Errorf("%s: an enum holds \"\"", path)
+			}
+			for k, sub := range v {
+				walk(path+"/"+k, sub)
+			}
+		case []any:
+			for _, sub := range v {
+				walk(path, sub)
+			}
+		}
+	}
+	walk("", doc)
+}
+
+// Every request gets an id, echoed as X-Request-Id (a sane one of the client's is
+// kept), and one access log line naming it with the method, path and status.
+func TestAccessLogAndRequestID(t *testing.T) {
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	srv := serveAPILogged(t, Options{}, zerolog.New(lockedWriter{&mu, &logs}))
+	get := func(id string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/Accounts/nope/Calls", nil)
+		if id != "" {
+			req.Header.Set("X-Request-Id", id)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("X-Request-Id")
+	}
+	own := get("")
+	if len(own) != 36 {
+		t.Errorf("X-Request-Id %q, want a fresh id", own)
+	}
+	if got := get("client-id-1"); got != "client-id-1" {
+		t.Errorf("the client's id came back as %q", got)
+	}
+	if got := get("bad id"); got == "bad id" || len(got) != 36 {
+		t.Errorf("a bad client id came back as %q, want one of ours", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d access log lines, want 3:\n%s", len(lines), logs.String())
+	}
+	var first struct {
+		Level, Message, Method, Path string
+		RequestID                    string `json:"request_id"`
+		Status                       int
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.RequestID != own || first.Method != "GET" ||
+		first.Path != "/v1/Accounts/nope/Calls" || first.Status != http.StatusUnauthorized || first.Level != "info" {
+		t.Errorf("access log line %s, want request %s, GET, the path, 401", lines[0], own)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -3,6 +3,7 @@ package nodeapi
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -37,17 +38,73 @@ func (h *hookBody) spec(field string, allowWebSocket bool) (nodestore.HookSpec, 
 	return nodestore.HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}, nil
 }
 
+// redirectSpec validates a redirect's hook: an absolute URL as spec takes it, or a
+// URL relative to the call's application, which the call resolves (callctl.Control).
+func (h *hookBody) redirectSpec(field string) (nodestore.HookSpec, error) {
+	u, err := url.Parse(h.URL)
+	if err != nil || u.IsAbs() || u.Host != "" {
+		return h.spec(field, field == "call_hook")
+	}
+	if u.Path == "" {
+		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+			Location: "body." + field + ".url", Message: "a relative URL needs a path", Value: h.URL})
+	}
+	return nodestore.HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}, nil
+}
+
 type createApplicationInput struct {
 	AccountParams
-	Body struct {
-		Name           string    `json:"name" minLength:"1" maxLength:"200"`
-		CallHook       hookBody  `json:"call_hook" doc:"The application: HTTP webhook or WebSocket URL"`
-		CallStatusHook *hookBody `json:"call_status_hook,omitempty" doc:"Receives call status notifications (HTTP applications)"`
+	Body applicationBody
+}
+
+// applicationBody is jambonz's application payload; its media settings, which a
+// simulating node cannot honour, are accepted and ignored.
+type applicationBody struct {
+	Name           string   `json:"name" minLength:"1" maxLength:"200"`
+	AccountSid     string   `json:"account_sid,omitempty" maxLength:"64" doc:"The account of the path, when given"`
+	CallHook       hookRef  `json:"call_hook" doc:"The application: HTTP webhook or WebSocket URL, or a webhook object"`
+	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"Receives call status notifications (HTTP applications)"`
+
+	MessagingHook            *hookRef       `json:"messaging_hook,omitempty" doc:"Accepted, ignored: the node sends no SMS"`
+	SpeechSynthesisVendor    string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisLanguage  string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisVoice     string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
+	SpeechRecognizerVendor   string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechRecognizerLanguage string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	RecordAllCalls           bool           `json:"record_all_calls,omitempty" doc:"Accepted, ignored: no recording"`
+	EnvVars                  map[string]any `json:"env_vars,omitempty" doc:"Accepted, ignored"`
+}
+
+// application validates the body into the application of sid, as stored.
+func (b *applicationBody) application(acct nodestore.Account, sid string, now time.Time) (nodestore.Application, error) {
+	if b.AccountSid != "" && b.AccountSid != acct.Sid {
+		return nodestore.Application{}, huma.Error422UnprocessableEntity("invalid account_sid", &huma.ErrorDetail{
+			Location: "body.account_sid", Message: "is not the account of the path", Value: b.AccountSid})
 	}
+	callHook, err := b.CallHook.spec("call_hook", true)
+	if err != nil {
+		return nodestore.Application{}, err
+	}
+	app := nodestore.Application{Sid: sid, AccountSid: acct.Sid, Name: b.Name, CallHook: callHook, CreatedAt: now.UTC().Truncate(time.Millisecond)}
+	if b.CallStatusHook != nil {
+		status, err := b.CallStatusHook.spec("call_status_hook", false)
+		if err != nil {
+			return nodestore.Application{}, err
+		}
+		app.CallStatusHook = &status
+	}
+	return app, nil
+}
+
+// applicationView is an application as the API shows it: sid is its
+// application_sid, what @jambonz/node-client reads of a created one.
+type applicationView struct {
+	Sid string `json:"sid"`
+	nodestore.Application
 }
 
 type applicationOutput struct {
-	Body nodestore.Application
+	Body applicationView
 }
 
 type applicationInput struct {
@@ -55,8 +112,14 @@ type applicationInput struct {
 	Application string `path:"application" maxLength:"64"`
 }
 
+type updateApplicationInput struct {
+	AccountParams
+	Application string `path:"application" maxLength:"64"`
+	Body        applicationBody
+}
+
 type listApplicationsOutput struct {
-	Body []nodestore.Application
+	Body []applicationView
 }
 
 func (a *API) registerApplications(api huma.API) {
@@ -68,18 +131,9 @@ func (a *API) registerApplications(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		callHook, err := in.Body.CallHook.spec("call_hook", true)
+		app, err := in.Body.application(acct, nodestore.NewSid(), a.clock.Now())
 		if err != nil {
 			return nil, err
-		}
-		app := nodestore.Application{Sid: nodestore.NewSid(), AccountSid: acct.Sid, Name: in.Body.Name, CallHook: callHook,
-			CreatedAt: a.clock.Now().UTC().Truncate(time.Millisecond)}
-		if in.Body.CallStatusHook != nil {
-			status, err := in.Body.CallStatusHook.spec("call_status_hook", false)
-			if err != nil {
-				return nil, err
-			}
-			app.CallStatusHook = &status
 		}
 		if err := a.store.SaveApplication(ctx, app); err != nil {
 			return nil, a.internal(err)
@@ -98,7 +152,7 @@ func (a *API) registerApplications(api huma.API) {
 		if err != nil {
 			return nil, a.internal(err)
 		}
-		out := &listApplicationsOutput{Body: make([]nodestore.Application, len(apps))}
+		out := &listApplicationsOutput{Body: make([]applicationView, len(apps))}
 		for i, app := range apps {
 			out.Body[i] = redactApplication(app)
 		}
@@ -119,6 +173,27 @@ func (a *API) registerApplications(api huma.API) {
 		return &applicationOutput{Body: redactApplication(app)}, nil
 	})
 	huma.Register(api, huma.Operation{
+		OperationID: "update-application", Method: http.MethodPut, Path: "/v1/Accounts/{account}/Applications/{application}",
+		Summary: "Replace an application's name and hooks", DefaultStatus: http.StatusNoContent, MaxBodyBytes: maxRequestBody,
+	}, func(ctx context.Context, in *updateApplicationInput) (*struct{}, error) {
+		acct, err := a.authorize(ctx, in.AccountParams)
+		if err != nil {
+			return nil, err
+		}
+		old, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: in.Application})
+		if err != nil {
+			return nil, a.notFoundOr(err, "application")
+		}
+		app, err := in.Body.application(acct, old.Sid, old.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.store.SaveApplication(ctx, app); err != nil {
+			return nil, a.internal(err)
+		}
+		return nil, nil
+	})
+	huma.Register(api, huma.Operation{
 		OperationID: "delete-application", Method: http.MethodDelete, Path: "/v1/Accounts/{account}/Applications/{application}",
 		Summary: "Delete an application", DefaultStatus: http.StatusNoContent,
 	}, func(ctx context.Context, in *applicationInput) (*struct{}, error) {
@@ -135,7 +210,7 @@ func (a *API) registerApplications(api huma.API) {
 
 // redactApplication hides hook passwords in API answers, and the user-info of a URL
 // stored before such URLs were refused (docs/call-control.md §3).
-func redactApplication(app nodestore.Application) nodestore.Application {
+func redactApplication(app nodestore.Application) applicationView {
 	if app.CallHook.Password != "" {
 		app.CallHook.Password = "********"
 	}
@@ -148,5 +223,5 @@ func redactApplication(app nodestore.Application) nodestore.Application {
 		h.URL = fragment.Redact(h.URL)
 		app.CallStatusHook = &h
 	}
-	return app
+	return applicationView{Sid: app.Sid, Application: app}
 }

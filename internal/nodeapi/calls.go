@@ -2,8 +2,13 @@ package nodeapi
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -17,20 +22,39 @@ type CallView nodestore.Call
 
 type createCallInput struct {
 	AccountParams
-	Body struct {
-		ApplicationSid string         `json:"application_sid,omitempty" maxLength:"64" doc:"Application to run; or give call_hook"`
-		CallHook       *hookBody      `json:"call_hook,omitempty" doc:"Inline application (instead of application_sid)"`
-		CallStatusHook *hookBody      `json:"call_status_hook,omitempty" doc:"Inline status hook"`
-		From           string         `json:"from" minLength:"1" maxLength:"256"`
-		To             string         `json:"to" minLength:"1" maxLength:"256"`
-		Tag            map[string]any `json:"tag,omitempty" doc:"customerData for the call's hooks"`
-		Scenario       map[string]any `json:"scenario,omitempty" doc:"Caller and network script, same format as switchboard simulate --scenario"`
-	}
+	Body createCallBody
+}
+
+// createCallBody is jambonz's create-call payload. The fields it has for media and
+// SIP, which a simulating node cannot honour, are accepted and ignored, as the
+// docs say per field; any other field is refused.
+type createCallBody struct {
+	ApplicationSid string         `json:"application_sid,omitempty" maxLength:"64" doc:"Application to run; or give call_hook"`
+	CallHook       *hookRef       `json:"call_hook,omitempty" doc:"Inline application (instead of application_sid): a URL or a webhook object"`
+	CallStatusHook *hookRef       `json:"call_status_hook,omitempty" doc:"Status hook: a URL or a webhook object; relative to call_hook, or replacing the application's"`
+	From           string         `json:"from" minLength:"1" maxLength:"256"`
+	To             callTo         `json:"to" doc:"Where the call goes: a jambonz target object (or a phone number)"`
+	Tag            map[string]any `json:"tag,omitempty" doc:"customerData for the call's hooks"`
+	Scenario       map[string]any `json:"scenario,omitempty" doc:"Caller and network script, same format as switchboard simulate --scenario"`
+
+	AnswerOnBridge             bool           `json:"answerOnBridge,omitempty" doc:"Accepted, ignored: the node places no SIP call"`
+	FromHost                   string         `json:"fromHost,omitempty" maxLength:"256" doc:"Accepted, ignored"`
+	Timeout                    int            `json:"timeout,omitempty" minimum:"0" doc:"Accepted, ignored: the simulated call is answered by its application"`
+	TimeLimit                  int            `json:"timeLimit,omitempty" minimum:"0" doc:"Accepted, ignored"`
+	Headers                    map[string]any `json:"headers,omitempty" doc:"Accepted, ignored: SIP headers"`
+	SipRequestWithinDialogHook string         `json:"sipRequestWithinDialogHook,omitempty" maxLength:"2048" doc:"Accepted, ignored: no SIP dialog"`
+	CallerName                 string         `json:"callerName,omitempty" maxLength:"256" doc:"Accepted, ignored"`
+	SpeechSynthesisVendor      string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisLanguage    string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisVoice       string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
+	SpeechRecognizerVendor     string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechRecognizerLanguage   string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
 }
 
 type createCallOutput struct {
 	Body struct {
-		CallSid string `json:"call_sid"`
+		Sid     string `json:"sid" doc:"The call's sid (what @jambonz/node-client returns)"`
+		CallSid string `json:"call_sid" doc:"The same sid"`
 	}
 }
 
@@ -46,22 +70,70 @@ type callOutput struct {
 
 type listCallsInput struct {
 	AccountParams
-	Limit int `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+	Limit     int       `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Most calls in the page"`
+	Cursor    string    `query:"cursor" maxLength:"200" doc:"Continue a listing: the X-Next-Cursor of the page before"`
+	Status    string    `query:"status" enum:"trying,ringing,early-media,in-progress,queued,failed,busy,no-answer,completed" doc:"Only calls of this call_status (as last recorded)"`
+	Direction string    `query:"direction" enum:"inbound,outbound" doc:"Only calls of this direction"`
+	Since     time.Time `query:"since" doc:"Only calls created at or after this time (RFC 3339)"`
+	Until     time.Time `query:"until" doc:"Only calls created before this time (RFC 3339)"`
 }
 
 type listCallsOutput struct {
-	Body []CallView
+	NextCursor string `header:"X-Next-Cursor" doc:"The cursor of the next page; absent on the last"`
+	Link       string `header:"Link" doc:"The next page, rel=next (RFC 8288); absent on the last"`
+	Body       []CallView
 }
 
 type updateCallInput struct {
 	AccountParams
 	CallSid     string `path:"call_sid" maxLength:"64"`
 	ForwardedBy string `header:"Switchboard-Forwarded-By" maxLength:"256" doc:"Set by a node that forwards the request to the node running the call; that node does not forward it again"`
-	Body        struct {
-		CallHook   *hookBody `json:"call_hook,omitempty" doc:"Redirect the call to a new application URL"`
-		CallStatus string    `json:"call_status,omitempty" enum:"completed" doc:"completed hangs up the call"`
-		MuteStatus string    `json:"mute_status,omitempty" enum:"mute,unmute"`
+	Body        updateCallBody
+}
+
+// updateCallBody is jambonz's live call control. What needs media the node does
+// not have (listen, conference, recording, SIP requests, dubbing) is refused with a
+// message saying so, never accepted and dropped.
+type updateCallBody struct {
+	CallHook       *hookRef `json:"call_hook,omitempty" doc:"Redirect: a URL (absolute, or relative to the call's application) or a webhook object"`
+	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"With call_hook: the status hook from then on (HTTP applications)"`
+	CallStatus     string   `json:"call_status,omitempty" enum:"completed,no-answer" doc:"completed hangs up the call; no-answer cancels a call not yet answered"`
+	MuteStatus     string   `json:"mute_status,omitempty" enum:"mute,unmute"`
+	Whisper        any      `json:"whisper,omitempty" doc:"Refused: the node simulates no dialed party to whisper to"`
+
+	ChildCallHook               any `json:"child_call_hook,omitempty" doc:"Refused: the node simulates no child calls"`
+	ConfMuteStatus              any `json:"conf_mute_status,omitempty" doc:"Refused: no conferences"`
+	ConfHoldStatus              any `json:"conf_hold_status,omitempty" doc:"Refused: no conferences"`
+	ListenStatus                any `json:"listen_status,omitempty" doc:"Refused: no media streams"`
+	SipRequest                  any `json:"sip_request,omitempty" doc:"Refused: no SIP dialog"`
+	Record                      any `json:"record,omitempty" doc:"Refused: no recording"`
+	Dub                         any `json:"dub,omitempty" doc:"Refused: no media"`
+	MediaPath                   any `json:"media_path,omitempty" doc:"Refused: no media"`
+	ConferenceParticipantAction any `json:"conferenceParticipantAction,omitempty" doc:"Refused: no conferences"`
+}
+
+// refused names the fields of b the node cannot carry out.
+func (b *updateCallBody) refused() (field, why string) {
+	for _, f := range []struct {
+		given       bool
+		field, what string
+	}{
+		{b.Whisper != nil, "whisper", "the node simulates no dialed party to whisper to"},
+		{b.ChildCallHook != nil, "child_call_hook", "the node simulates no child calls"},
+		{b.ConfMuteStatus != nil, "conf_mute_status", "the node has no conferences"},
+		{b.ConfHoldStatus != nil, "conf_hold_status", "the node has no conferences"},
+		{b.ConferenceParticipantAction != nil, "conferenceParticipantAction", "the node has no conferences"},
+		{b.ListenStatus != nil, "listen_status", "the node streams no media"},
+		{b.SipRequest != nil, "sip_request", "the node has no SIP dialog"},
+		{b.Record != nil, "record", "the node records no media"},
+		{b.Dub != nil, "dub", "the node has no media"},
+		{b.MediaPath != nil, "media_path", "the node has no media"},
+	} {
+		if f.given {
+			return f.field, f.what
+		}
 	}
+	return "", ""
 }
 
 type acceptedOutput struct {
@@ -74,7 +146,7 @@ type acceptedOutput struct {
 func (a *API) registerCalls(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "create-call", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls",
-		Summary: "Start a simulated inbound call", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,
+		Summary: "Start a call (outbound, simulated)", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,
 	}, func(ctx context.Context, in *createCallInput) (*createCallOutput, error) {
 		acct, err := a.authorize(ctx, in.AccountParams)
 		if err != nil {
@@ -94,22 +166,37 @@ func (a *API) registerCalls(api huma.API) {
 			return nil, a.internal(err)
 		}
 		out := &createCallOutput{}
-		out.Body.CallSid = sid
+		out.Body.Sid, out.Body.CallSid = sid, sid
 		return out, nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "list-calls", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Calls",
-		Summary: "List calls, active first, then newest first",
+		Summary: "List calls, newest first, a page at a time (X-Next-Cursor, Link rel=next)",
 	}, func(ctx context.Context, in *listCallsInput) (*listCallsOutput, error) {
 		acct, err := a.authorize(ctx, in.AccountParams)
 		if err != nil {
 			return nil, err
 		}
-		list, err := a.calls.List(ctx, acct.Sid, in.Limit)
+		p := nodestore.ListCallsParams{AccountSid: acct.Sid, Limit: in.Limit + 1, Status: in.Status, Direction: in.Direction, Since: in.Since, Until: in.Until}
+		if in.Cursor != "" {
+			key, err := decodeCursor(in.Cursor)
+			if err != nil {
+				return nil, huma.Error422UnprocessableEntity("invalid cursor", &huma.ErrorDetail{Location: "query.cursor", Message: err.Error(), Value: in.Cursor})
+			}
+			p.After = &key
+		}
+		list, err := a.calls.List(ctx, p)
 		if err != nil {
 			return nil, a.internal(err)
 		}
-		out := &listCallsOutput{Body: make([]CallView, len(list))}
+		out := &listCallsOutput{}
+		if len(list) > in.Limit {
+			list = list[:in.Limit]
+			last := list[len(list)-1]
+			out.NextCursor = encodeCursor(nodestore.CallKey{CreatedAt: last.CreatedAt, Sid: last.CallSid})
+			out.Link = "<" + nextPageURL(acct.Sid, in, out.NextCursor) + `>; rel="next"`
+		}
+		out.Body = make([]CallView, len(list))
 		for i, c := range list {
 			out.Body[i] = CallView(c)
 		}
@@ -136,22 +223,90 @@ func (a *API) registerCalls(api huma.API) {
 		}
 		return &callOutput{Body: CallView(v)}, nil
 	})
-	huma.Register(api, huma.Operation{
-		OperationID: "update-call", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
-		Summary: "Control a live call: redirect, hang up, mute", DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxRequestBody,
-	}, func(ctx context.Context, in *updateCallInput) (*acceptedOutput, error) {
+	update := func(ctx context.Context, in *updateCallInput) (*acceptedOutput, error) {
 		acct, err := a.authorize(ctx, in.AccountParams)
 		if err != nil {
 			return nil, err
 		}
 		return a.updateCall(ctx, acct, in)
+	}
+	huma.Register(api, huma.Operation{
+		OperationID: "update-call", Method: http.MethodPut, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
+		Summary: "Control a live call: redirect, hang up, no-answer, mute", DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxRequestBody,
+	}, update)
+	huma.Register(api, huma.Operation{
+		OperationID: "update-call-post", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
+		Summary: "Control a live call (POST, as jambonz still takes it)", DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxRequestBody,
+		Deprecated: true,
+	}, update)
+	huma.Register(api, huma.Operation{
+		OperationID: "delete-call", Method: http.MethodDelete, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
+		Summary: "Delete a call's record; an active call is hung up first", DefaultStatus: http.StatusNoContent,
+	}, func(ctx context.Context, in *callInput) (*struct{}, error) {
+		acct, err := a.authorize(ctx, in.AccountParams)
+		if err != nil {
+			return nil, err
+		}
+		if in.ForwardedBy == "" {
+			if handled, err := a.forwardDelete(ctx, acct, in); handled {
+				return nil, err
+			}
+		}
+		if err := a.calls.Delete(ctx, acct.Sid, in.CallSid); err != nil {
+			return nil, a.notFoundOr(err, "call")
+		}
+		return nil, nil
 	})
+}
+
+// encodeCursor writes a listing's place as an opaque token: the creation
+// millisecond and sid of the last call of a page.
+func encodeCursor(k nodestore.CallKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(k.CreatedAt.UnixMilli(), 10) + "." + k.Sid))
+}
+
+func decodeCursor(s string) (nodestore.CallKey, error) {
+	bad := errors.New("not a cursor of this API: use the X-Next-Cursor of a listing")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nodestore.CallKey{}, bad
+	}
+	ms, sid, ok := strings.Cut(string(raw), ".")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil || sid == "" || n < 0 {
+		return nodestore.CallKey{}, bad
+	}
+	return nodestore.CallKey{CreatedAt: time.UnixMilli(n).UTC(), Sid: sid}, nil
+}
+
+// nextPageURL is the listing's next page with the same filters, relative to the
+// API's root (RFC 8288 resolves it against the request's URL).
+func nextPageURL(account string, in *listCallsInput, cursor string) string {
+	q := url.Values{}
+	q.Set("limit", strconv.Itoa(in.Limit))
+	q.Set("cursor", cursor)
+	for k, v := range map[string]string{"status": in.Status, "direction": in.Direction} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	for k, v := range map[string]time.Time{"since": in.Since, "until": in.Until} {
+		if !v.IsZero() {
+			q.Set(k, v.Format(time.RFC3339Nano))
+		}
+	}
+	return "/v1/Accounts/" + url.PathEscape(account) + "/Calls?" + q.Encode()
 }
 
 // callRequest validates a create-call body into a CallRequest; nothing is started.
 func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *createCallInput) (calls.Request, error) {
 	b := &in.Body
-	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: b.To, Tag: b.Tag}
+	to, field := b.To.address()
+	if to == "" {
+		return calls.Request{}, huma.Error422UnprocessableEntity("invalid to", &huma.ErrorDetail{
+			Location: "body.to." + field, Message: "required for a target of type " + b.To.Type})
+	}
+	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: to, Tag: b.Tag}
 	switch {
 	case b.ApplicationSid != "" && b.CallHook != nil:
 		return req, huma.Error422UnprocessableEntity("give application_sid or call_hook, not both")
@@ -159,7 +314,8 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 		app, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: b.ApplicationSid})
 		if err != nil {
 			if errors.Is(err, nodestore.ErrNotFound) {
-				return req, huma.Error422UnprocessableEntity("application_sid: no such application")
+				return req, huma.Error422UnprocessableEntity("invalid application_sid", &huma.ErrorDetail{
+					Location: "body.application_sid", Message: "no such application", Value: b.ApplicationSid})
 			}
 			return req, a.internal(err)
 		}
@@ -192,6 +348,14 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 
 func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *updateCallInput) (*acceptedOutput, error) {
 	b := &in.Body
+	if field, why := b.refused(); field != "" {
+		return nil, huma.Error422UnprocessableEntity("unsupported live call control", &huma.ErrorDetail{
+			Location: "body." + field, Message: "not supported: " + why})
+	}
+	if b.CallStatusHook != nil && b.CallHook == nil {
+		return nil, huma.Error422UnprocessableEntity("invalid call_status_hook", &huma.ErrorDetail{
+			Location: "body.call_status_hook", Message: "goes with call_hook: the status hook of the application redirected to"})
+	}
 	set := 0
 	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != ""} {
 		if given {
@@ -206,12 +370,22 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 	switch {
 	case b.CallStatus == "completed":
 		err, status = a.calls.Hangup(acct.Sid, in.CallSid), "hanging up"
+	case b.CallStatus == "no-answer":
+		err, status = a.calls.NoAnswer(acct.Sid, in.CallSid), "canceling"
 	case b.CallHook != nil:
-		hook, herr := b.CallHook.spec("call_hook", true)
+		hook, herr := b.CallHook.redirectSpec("call_hook")
 		if herr != nil {
 			return nil, herr
 		}
-		err, status = a.calls.Redirect(acct.Sid, in.CallSid, hook), "redirecting"
+		var statusHook *nodestore.HookSpec
+		if b.CallStatusHook != nil {
+			sh, herr := b.CallStatusHook.redirectSpec("call_status_hook")
+			if herr != nil {
+				return nil, herr
+			}
+			statusHook = &sh
+		}
+		err, status = a.calls.Redirect(acct.Sid, in.CallSid, hook, statusHook), "redirecting"
 	default:
 		err, status = a.calls.Mute(acct.Sid, in.CallSid, b.MuteStatus == "mute"), b.MuteStatus
 	}
@@ -223,6 +397,8 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 		return nil, huma.Error404NotFound("call not found or no longer active")
 	case errors.Is(err, calls.ErrCallEnded):
 		return nil, huma.Error409Conflict("the call has ended")
+	case errors.Is(err, calls.ErrCallAnswered):
+		return nil, huma.Error409Conflict("the call was answered: no-answer cancels only a call not yet answered; hang it up with call_status completed")
 	case errors.Is(err, calls.ErrControlBacklog):
 		return nil, huma.Error429TooManyRequests("the call has not applied earlier commands yet")
 	case err != nil:

@@ -15,6 +15,7 @@ func init() {
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
 		err := newError(status, msg, errs...)
 		if model, ok := err.(*huma.ErrorModel); ok {
+			model.Errors = refineOneOf(model.Errors)
 			for _, d := range model.Errors {
 				if d != nil && !safeToEcho(d.Location, d.Value) {
 					d.Value = nil

@@ -49,7 +49,7 @@ func (a *API) forwardUpdate(ctx context.Context, acct nodestore.Account, in *upd
 		return nil, a.internal(err)
 	}
 	target := peer + "/v1/Accounts/" + url.PathEscape(acct.Sid) + "/Calls/" + url.PathEscape(in.CallSid)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, a.internal(err)
 	}
@@ -114,4 +114,51 @@ func (a *API) forwardGet(ctx context.Context, acct nodestore.Account, in *callIn
 		return CallView{}, false
 	}
 	return v, true
+}
+
+// forwardDelete has the node that runs an active call of the account hang it up and
+// delete its record: deleted here, the record would be saved again by that node as
+// the call goes on. handled is false when no other node runs the call (then it is
+// deleted here, as on a single node).
+func (a *API) forwardDelete(ctx context.Context, acct nodestore.Account, in *callInput) (handled bool, err error) {
+	peer, err := a.calls.Locate(ctx, acct.Sid, in.CallSid)
+	switch {
+	case errors.Is(err, calls.ErrNotHere):
+		return true, huma.Error503ServiceUnavailable("the node running the call lost its lease: the call is being recorded as ended")
+	case errors.Is(err, nodestore.ErrNotFound), errors.Is(err, calls.ErrCallEnded):
+		return false, nil
+	case err != nil:
+		return true, a.internal(err)
+	case peer == "":
+		return false, nil
+	}
+	target := peer + "/v1/Accounts/" + url.PathEscape(acct.Sid) + "/Calls/" + url.PathEscape(in.CallSid)
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, target, nil)
+	if err != nil {
+		return true, a.internal(err)
+	}
+	req.Header.Set("Authorization", in.Authorization)
+	req.Header.Set(ForwardedHeader, a.node)
+	resp, err := a.peers.Do(req)
+	if err != nil {
+		a.log.Warn().Err(err).Str("call_sid", in.CallSid).Str("peer", peer).Msg("forwarding a call's deletion to its node failed")
+		return true, huma.Error502BadGateway("the node running the call did not answer")
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxPeerAnswer))
+	switch {
+	case err != nil:
+		return true, huma.Error502BadGateway("the node running the call did not answer whole")
+	case resp.StatusCode == http.StatusNoContent:
+		return true, nil
+	case resp.StatusCode < 400 || resp.StatusCode > 599:
+		return true, huma.Error502BadGateway("the node running the call answered " + resp.Status)
+	}
+	var problem struct {
+		Detail string `json:"detail"`
+	}
+	if json.Unmarshal(answer, &problem) != nil || problem.Detail == "" {
+		problem.Detail = http.StatusText(resp.StatusCode)
+	}
+	return true, huma.NewError(resp.StatusCode, problem.Detail)
 }

@@ -11,6 +11,21 @@ type Account struct {
 	Name          string    `json:"name"`
 	WebhookSecret string    `json:"-"`
 	CreatedAt     time.Time `json:"created_at"`
+	// PreviousWebhookSecret is the secret a rotation replaced: it keeps signing the
+	// account's hooks, beside WebhookSecret, until PreviousSecretUntil, so that
+	// receivers can move to the new one (as Standard Webhooks rotation does).
+	// Empty: none.
+	PreviousWebhookSecret string    `json:"-"`
+	PreviousSecretUntil   time.Time `json:"-"`
+}
+
+// SigningSecrets are the secrets that sign the account's hooks at now: the current
+// one, then the previous one while its grace period lasts.
+func (a Account) SigningSecrets(now time.Time) []string {
+	if a.PreviousWebhookSecret != "" && now.Before(a.PreviousSecretUntil) {
+		return []string{a.WebhookSecret, a.PreviousWebhookSecret}
+	}
+	return []string{a.WebhookSecret}
 }
 
 // HookSpec is a stored hook: URL (fragment allowed), method and Basic credentials.

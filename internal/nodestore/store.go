@@ -16,12 +16,18 @@ import (
 // back in UTC, at millisecond precision except inside a Call, which comes back exactly
 // as it was saved. A Store is safe for concurrent use.
 type Store interface {
-	// PutAccount stores p.Account, or updates the name and webhook secret of the
-	// account with its sid (its creation time stays), and, when p.TokenHash is set,
-	// the API token of that hash for the account, with p.Origin. A token hash
-	// already stored names p.Account's account afterwards. A TokenFromBootstrap token
-	// replaces the account's earlier bootstrap tokens; TokenFromAPI tokens stay.
+	// PutAccount stores p.Account, or updates the name and webhook secrets (current
+	// and previous, with its grace period) of the account with its sid (its
+	// creation time stays), and, when p.TokenHash is set, the API token of that hash
+	// for the account, with p.Origin. A token hash already stored names p.Account's
+	// account afterwards. A TokenFromBootstrap token replaces the account's earlier
+	// bootstrap tokens; TokenFromAPI tokens stay, unless p.ReplaceTokens.
 	PutAccount(ctx context.Context, p PutAccountParams) error
+	// ListAccounts returns every account, oldest first (then by sid).
+	ListAccounts(ctx context.Context) ([]Account, error)
+	// DeleteAccount removes the account with everything it owns: its API tokens,
+	// applications, call records, alerts, status hooks and notice settings.
+	DeleteAccount(ctx context.Context, sid string) error
 	// GetAccount returns the account with that sid.
 	GetAccount(ctx context.Context, sid string) (Account, error)
 	// AccountByToken returns the account that the API token of that hash (HashToken)
@@ -53,8 +59,16 @@ type Store interface {
 	SaveCall(ctx context.Context, c Call) error
 	// GetCall returns the record of one call of the account.
 	GetCall(ctx context.Context, p GetCallParams) (Call, error)
-	// ListCalls returns the account's call records, newest first (then by sid).
+	// ListCalls returns the account's call records selected by p, newest first
+	// (by creation time at the millisecond, then by sid): a listing continued
+	// from a cursor (p.After) neither repeats nor skips a call, whatever calls are
+	// saved meanwhile, since new calls are newer.
 	ListCalls(ctx context.Context, p ListCallsParams) ([]Call, error)
+	// DeleteCall removes one call record of the account.
+	DeleteCall(ctx context.Context, p GetCallParams) error
+	// PurgeCalls removes at most p.Limit records of calls not active that were
+	// created before p.Before, oldest first, and returns how many it removed.
+	PurgeCalls(ctx context.Context, p PurgeCallsParams) (int, error)
 	// ActiveCalls returns the record of every call saved as active, with its
 	// Recovery, oldest first (then by sid): what a run of the node that crashed left
 	// in progress.
@@ -112,6 +126,9 @@ type PutAccountParams struct {
 	TokenHash string
 	// Origin is where the token comes from.
 	Origin TokenOrigin
+	// ReplaceTokens, with TokenHash set, revokes every other API token of the
+	// account (a rotation).
+	ReplaceTokens bool
 }
 
 // GetApplicationParams are the inputs of Store.GetApplication.
@@ -161,6 +178,32 @@ type GetCallParams struct {
 type ListCallsParams struct {
 	AccountSid string
 	// Limit bounds the records returned; it is at least 1.
+	Limit int
+	// After, when set, continues a listing: only calls after it in the order of
+	// ListCalls (older, or as old at the millisecond with a greater sid).
+	After *CallKey
+	// Status keeps calls whose recorded call_status it is; empty: all.
+	Status string
+	// Direction keeps calls of that direction; empty: both.
+	Direction string
+	// Since keeps calls created at or after it; zero: no bound.
+	Since time.Time
+	// Until keeps calls created before it; zero: no bound.
+	Until time.Time
+}
+
+// CallKey is a call's place in the order of ListCalls.
+type CallKey struct {
+	// CreatedAt is the call's creation time; only its millisecond counts.
+	CreatedAt time.Time
+	Sid       string
+}
+
+// PurgeCallsParams are the inputs of Store.PurgeCalls.
+type PurgeCallsParams struct {
+	// Before: records of calls created before it go.
+	Before time.Time
+	// Limit bounds the records removed at once; it is at least 1.
 	Limit int
 }
 

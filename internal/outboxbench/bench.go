@@ -49,6 +49,12 @@ type Options struct {
 	// function that closes it. Default: the SQLite store on a fresh file in Dir, with
 	// Synchronous.
 	OpenStore func(ctx context.Context) (outboxdriver.Store, func() error, error)
+	// BatchSize is the outbox's Config.BatchSize: deliveries claimed at once.
+	// Default: the outbox's own default.
+	BatchSize int
+	// EndpointCap is the endpoint's MaxInFlight override: its deliveries leased at
+	// once, across nodes. Default 8×Concurrency×Nodes, at most 1000.
+	EndpointCap int
 	// Nodes is how many outboxes share the database, each with a store of its own
 	// (OpenStore), its dispatcher and Concurrency workers, the publishers spread over
 	// them: nodes of one cluster, in one process. Default 1.
@@ -95,6 +101,9 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Nodes == 0 {
 		o.Nodes = 1
 	}
+	if o.EndpointCap == 0 {
+		o.EndpointCap = min(8*o.Concurrency*o.Nodes, 1000)
+	}
 	o.Synchronous = strings.ToUpper(o.Synchronous)
 	if o.Synchronous == "" {
 		o.Synchronous = "FULL"
@@ -112,6 +121,10 @@ func (o Options) WithDefaults() (Options, error) {
 		return o, fmt.Errorf("per-second must not be negative, got %d", o.PerSecond)
 	case o.Nodes < 1 || o.Nodes > 64:
 		return o, fmt.Errorf("nodes must be in [1, 64], got %d", o.Nodes)
+	case o.BatchSize < 0 || o.BatchSize > 10_000:
+		return o, fmt.Errorf("batch must be in [0, 10000], got %d", o.BatchSize)
+	case o.EndpointCap < 1 || o.EndpointCap > 1000:
+		return o, fmt.Errorf("endpoint cap must be in [1, 1000], got %d", o.EndpointCap)
 	}
 	return o, nil
 }
@@ -326,7 +339,7 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 			return nil, err
 		}
 		defer func() { _ = closeStore() }()
-		ob, err := outbox.Open(ctx, outbox.Config{Store: st, Egress: &loopback, Workers: opts.Concurrency,
+		ob, err := outbox.Open(ctx, outbox.Config{Store: st, Egress: &loopback, Workers: opts.Concurrency, BatchSize: opts.BatchSize,
 			Observe: func(_ outbox.Delivery, a outbox.Attempt) {
 				mu.Lock()
 				lat = append(lat, a.At.Sub(a.ScheduledAt))
@@ -342,7 +355,7 @@ func outboxDeliveries(ctx context.Context, rc *receiver, path string, opts Optio
 		defer func() { _ = ob.Close(context.Background()) }()
 		nodes = append(nodes, ob)
 	}
-	allowHTTP, maxInFlight := true, 8*opts.Concurrency*opts.Nodes
+	allowHTTP, maxInFlight := true, opts.EndpointCap
 	if _, err := nodes[0].CreateEndpoint(ctx, outbox.EndpointSpec{Account: "bench", URL: rc.url,
 		// The endpoint's cap counts leases, which also cover deliveries queued for a
 		// worker or awaiting their record; Workers bounds the requests in flight.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -271,7 +272,7 @@ func (p *Publisher) endpoint(ctx context.Context, account nodestore.Account, spe
 	secret := SigningSecret(account.WebhookSecret)
 	for _, ep := range eps {
 		if ep.URL == url && ep.Managed {
-			if len(ep.Secrets) != 1 || ep.Secrets[0].Key != secret {
+			if len(ep.Secrets) == 0 || ep.Secrets[0].Key != secret {
 				// The account's webhook secret changed (a bootstrap file): sign with
 				// the status webhook secret the account can now compute.
 				if _, err := p.ob.UpdateEndpoint(ctx, account.Sid, ep.ID, outbox.EndpointUpdate{Secrets: &[]string{secret}}); err != nil {
@@ -295,6 +296,32 @@ func (p *Publisher) endpoint(ctx context.Context, account nodestore.Account, spe
 	}
 	p.endpoints[key], p.urls[ep.ID] = ep.ID, url
 	return ep.ID, nil
+}
+
+// RotateAccount follows the rotation of an account's webhook secret: each of its
+// status hook endpoints signing with the old secret's SigningSecret signs with the
+// new one's, and with the old one beside it for grace (none: it stops at once).
+func (p *Publisher) RotateAccount(ctx context.Context, old, rotated nodestore.Account, grace time.Duration, by outbox.Actor) error {
+	eps, err := p.ob.ListEndpoints(ctx, rotated.Sid)
+	if err != nil {
+		return err
+	}
+	from, to := SigningSecret(old.WebhookSecret), SigningSecret(rotated.WebhookSecret)
+	var errs []error
+	for _, ep := range eps {
+		if !ep.Managed || len(ep.Secrets) == 0 || ep.Secrets[0].Key != from {
+			continue
+		}
+		if grace > 0 {
+			_, err = p.ob.RotateSecretTo(ctx, rotated.Sid, ep.ID, to, grace, by)
+		} else {
+			_, err = p.ob.UpdateEndpoint(ctx, rotated.Sid, ep.ID, outbox.EndpointUpdate{Secrets: &[]string{to}, By: by})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("endpoint %s: %w", ep.ID, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // remember makes spec the configuration of the hook at url (the latest wins), in

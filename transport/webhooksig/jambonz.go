@@ -31,6 +31,21 @@ func SignJambonz(secret string, t time.Time, body []byte) string {
 	return "t=" + ts + ",v1=" + hex.EncodeToString(jambonzMAC(secret, ts, body))
 }
 
+// SignJambonzAll is SignJambonz with a v1 entry per secret, in order: during a
+// rotation a receiver that knows either secret verifies the hook (jambonz's
+// verifier accepts any matching v1). Empty secrets are skipped.
+func SignJambonzAll(secrets []string, t time.Time, body []byte) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	var b strings.Builder
+	b.WriteString("t=" + ts)
+	for _, secret := range secrets {
+		if secret != "" {
+			b.WriteString(",v1=" + hex.EncodeToString(jambonzMAC(secret, ts, body)))
+		}
+	}
+	return b.String()
+}
+
 func jambonzMAC(secret, ts string, body []byte) []byte {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(ts))

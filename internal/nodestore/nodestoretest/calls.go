@@ -146,3 +146,122 @@ func testActiveCalls(t *testing.T, s nodestore.Store) {
 		t.Fatalf("after InterruptActiveCalls: %+v, %v; want none", got, err)
 	}
 }
+
+// testListCallsPages: a listing continued from each page's last call neither
+// repeats nor skips a call while newer calls are saved between the pages; the
+// filters (status, direction, creation-time range) apply with the cursor.
+func testListCallsPages(t *testing.T, s nodestore.Store) {
+	var want []string
+	for i := range 7 {
+		c := call("a", "c"+string(rune('0'+i)), t0.Add(time.Duration(i/2)*time.Second), false) // pairs share a time
+		if i%3 == 0 {
+			c.Direction, c.CallStatus = "outbound", "completed"
+		}
+		if err := s.SaveCall(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = []string{"c6", "c4", "c5", "c2", "c3", "c0", "c1"}
+	var got []string
+	var after *nodestore.CallKey
+	for page := 0; ; page++ {
+		calls, err := s.ListCalls(ctx, nodestore.ListCallsParams{AccountSid: "a", Limit: 2, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			got = append(got, c.CallSid)
+		}
+		if len(calls) < 2 {
+			break
+		}
+		last := calls[len(calls)-1]
+		after = &nodestore.CallKey{CreatedAt: last.CreatedAt, Sid: last.CallSid}
+		// A newer call arrives between pages: it is not on a later page.
+		if err := s.SaveCall(ctx, call("a", "new"+string(rune('0'+page)), t0.Add(time.Hour), true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("paged %v, want %v", got, want)
+	}
+	filtered := func(p nodestore.ListCallsParams) []string {
+		t.Helper()
+		p.AccountSid = "a"
+		calls, err := s.ListCalls(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids := []string{}
+		for _, c := range calls {
+			sids = append(sids, c.CallSid)
+		}
+		return sids
+	}
+	for _, tc := range []struct {
+		p    nodestore.ListCallsParams
+		want []string
+	}{
+		{nodestore.ListCallsParams{Limit: 10, Direction: "outbound"}, []string{"c6", "c3", "c0"}},
+		{nodestore.ListCallsParams{Limit: 10, Status: "completed", Direction: "outbound", After: &nodestore.CallKey{CreatedAt: t0.Add(3 * time.Second), Sid: "c6"}}, []string{"c3", "c0"}},
+		{nodestore.ListCallsParams{Limit: 10, Since: t0.Add(time.Second), Until: t0.Add(3 * time.Second)}, []string{"c4", "c5", "c2", "c3"}},
+		{nodestore.ListCallsParams{Limit: 10, Status: "trying", Until: t0.Add(time.Second)}, []string{"c1"}},
+	} {
+		if got := filtered(tc.p); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ListCalls(%+v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+}
+
+// testDeleteCall: the record goes; another account's call of that sid is
+// ErrNotFound and stays.
+func testDeleteCall(t *testing.T, s nodestore.Store) {
+	if err := s.SaveCall(ctx, call("a", "c", t0, false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteCall(ctx, nodestore.GetCallParams{AccountSid: "b", CallSid: "c"}); !errors.Is(err, nodestore.ErrNotFound) {
+		t.Fatalf("another account deleting it: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "c"}); !errors.Is(err, nodestore.ErrNotFound) {
+		t.Fatalf("after the delete: %v", err)
+	}
+	if err := s.DeleteCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "c"}); !errors.Is(err, nodestore.ErrNotFound) {
+		t.Fatalf("deleting it again: %v, want ErrNotFound", err)
+	}
+}
+
+// testPurgeCalls: the oldest records before the bound go, at most the limit at a
+// time, never an active call's nor a newer one.
+func testPurgeCalls(t *testing.T, s nodestore.Store) {
+	for _, c := range []nodestore.Call{
+		call("a", "old1", t0, false), call("b", "old2", t0.Add(time.Millisecond), false), call("a", "old3", t0.Add(2*time.Millisecond), false),
+		call("a", "live", t0, true), call("a", "new", t0.Add(time.Hour), false),
+	} {
+		if err := s.SaveCall(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := nodestore.PurgeCallsParams{Before: t0.Add(time.Minute), Limit: 2}
+	if n, err := s.PurgeCalls(ctx, p); err != nil || n != 2 {
+		t.Fatalf("first batch: %d, %v; want 2", n, err)
+	}
+	for _, g := range []nodestore.GetCallParams{{AccountSid: "a", CallSid: "old1"}, {AccountSid: "b", CallSid: "old2"}} {
+		if _, err := s.GetCall(ctx, g); !errors.Is(err, nodestore.ErrNotFound) {
+			t.Fatalf("%s after the first batch: %v; want purged (oldest first)", g.CallSid, err)
+		}
+	}
+	if n, err := s.PurgeCalls(ctx, p); err != nil || n != 1 {
+		t.Fatalf("second batch: %d, %v; want 1", n, err)
+	}
+	if n, err := s.PurgeCalls(ctx, p); err != nil || n != 0 {
+		t.Fatalf("third batch: %d, %v; want 0", n, err)
+	}
+	for _, sid := range []string{"live", "new"} {
+		if _, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: sid}); err != nil {
+			t.Fatalf("%s was purged: %v", sid, err)
+		}
+	}
+}

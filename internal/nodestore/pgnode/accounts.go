@@ -11,17 +11,25 @@ import (
 )
 
 // PutAccount upserts the account row and its token row in one transaction; a
-// bootstrap token first deletes the account's other bootstrap tokens.
+// bootstrap token first deletes the account's other bootstrap tokens, a rotation
+// (ReplaceTokens) every other token of the account.
 func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) error {
 	a := p.Account
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO fs_accounts(sid, name, webhook_secret, created_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT(sid) DO UPDATE SET name = excluded.name, webhook_secret = excluded.webhook_secret`,
-			a.Sid, a.Name, a.WebhookSecret, ms(a.CreatedAt)); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO fs_accounts(sid, name, webhook_secret, created_at, previous_webhook_secret, previous_secret_until)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT(sid) DO UPDATE SET name = excluded.name, webhook_secret = excluded.webhook_secret,
+			previous_webhook_secret = excluded.previous_webhook_secret, previous_secret_until = excluded.previous_secret_until`,
+			a.Sid, a.Name, a.WebhookSecret, ms(a.CreatedAt), a.PreviousWebhookSecret, msOrNull(a.PreviousSecretUntil)); err != nil {
 			return err
 		}
 		if p.TokenHash == "" {
 			return nil
+		}
+		if p.ReplaceTokens {
+			if _, err := tx.Exec(ctx, `DELETE FROM fs_api_tokens WHERE account_sid = $1 AND token_hash <> $2`, a.Sid, p.TokenHash); err != nil {
+				return err
+			}
 		}
 		if p.Origin == nodestore.TokenFromBootstrap {
 			if _, err := tx.Exec(ctx, `DELETE FROM fs_api_tokens WHERE account_sid = $1 AND origin = $2 AND token_hash <> $3`,
@@ -38,22 +46,75 @@ func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) er
 
 // AccountByToken joins the token's row to its account's.
 func (s *Store) AccountByToken(ctx context.Context, tokenHash string) (nodestore.Account, error) {
-	return scanAccount(s.pool.QueryRow(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at
+	return scanAccount(s.pool.QueryRow(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at, a.previous_webhook_secret, a.previous_secret_until
 		FROM fs_api_tokens t JOIN fs_accounts a ON a.sid = t.account_sid WHERE t.token_hash = $1`, tokenHash))
 }
 
+const accountColumns = `sid, name, webhook_secret, created_at, previous_webhook_secret, previous_secret_until`
+
 // GetAccount reads one account row.
 func (s *Store) GetAccount(ctx context.Context, sid string) (nodestore.Account, error) {
-	return scanAccount(s.pool.QueryRow(ctx, `SELECT sid, name, webhook_secret, created_at FROM fs_accounts WHERE sid = $1`, sid))
+	return scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM fs_accounts WHERE sid = $1`, sid))
+}
+
+// ListAccounts reads every account row by creation time.
+func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	accounts := []nodestore.Account{}
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, err
+		}
+		accounts = append(accounts, a)
+	}
+	return accounts, rows.Err()
+}
+
+// DeleteAccount deletes the account's rows of every table in one transaction (the
+// tokens, applications and notification settings also go by their foreign keys).
+func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM fs_accounts WHERE sid = $1`, sid)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return nodestore.ErrNotFound
+		}
+		for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE account_sid = $1`, sid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func scanAccount(row pgx.Row) (nodestore.Account, error) {
 	var a nodestore.Account
-	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &a.CreatedAt); err != nil {
+	var until *time.Time
+	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &a.CreatedAt, &a.PreviousWebhookSecret, &until); err != nil {
 		return nodestore.Account{}, notFound(err)
 	}
 	a.CreatedAt = a.CreatedAt.UTC()
+	if until != nil {
+		a.PreviousSecretUntil = until.UTC()
+	}
 	return a, nil
+}
+
+// msOrNull stores the zero time as NULL.
+func msOrNull(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	v := ms(t)
+	return &v
 }
 
 // SaveStatusHook upserts the row of the account and URL.

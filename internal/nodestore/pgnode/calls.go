@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -150,7 +151,30 @@ func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodesto
 
 // ListCalls reads the account's rows by the creation-time index, newest first.
 func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
-	rows, err := s.pool.Query(ctx, `SELECT record::text FROM fs_calls WHERE account_sid = $1 ORDER BY created_at DESC, sid LIMIT $2`, p.AccountSid, p.Limit)
+	q := `SELECT record::text FROM fs_calls WHERE account_sid = $1`
+	args := []any{p.AccountSid}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if p.After != nil {
+		at := arg(ms(p.After.CreatedAt))
+		q += ` AND (created_at < ` + at + ` OR (created_at = ` + at + ` AND sid > ` + arg(p.After.Sid) + `))`
+	}
+	if p.Status != "" {
+		q += ` AND record->>'call_status' = ` + arg(p.Status)
+	}
+	if p.Direction != "" {
+		q += ` AND record->>'direction' = ` + arg(p.Direction)
+	}
+	if !p.Since.IsZero() {
+		q += ` AND created_at >= ` + arg(ms(p.Since))
+	}
+	if !p.Until.IsZero() {
+		q += ` AND created_at < ` + arg(ms(p.Until))
+	}
+	q += ` ORDER BY created_at DESC, sid LIMIT ` + arg(p.Limit)
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +192,32 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 		calls = append(calls, c)
 	}
 	return calls, rows.Err()
+}
+
+// DeleteCall deletes the account's row of that sid.
+func (s *Store) DeleteCall(ctx context.Context, p nodestore.GetCallParams) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM fs_calls WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.CallSid)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return nodestore.ErrNotFound
+	}
+	return nil
+}
+
+// PurgeCalls deletes the oldest rows not active before the bound, a batch at a time
+// (a partial index holds them), so that a purge never holds the table long. Nodes
+// sharing the database purge at once: each locks the rows of its batch and skips
+// those another locked (SKIP LOCKED), so that they take disjoint batches rather than
+// wait on each other, and each counts only what it deleted.
+func (s *Store) PurgeCalls(ctx context.Context, p nodestore.PurgeCallsParams) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM fs_calls WHERE sid IN (SELECT sid FROM fs_calls
+		WHERE NOT active AND created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, ms(p.Before), p.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 func decodeCall(rec string) (nodestore.Call, error) {

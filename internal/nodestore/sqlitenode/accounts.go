@@ -18,10 +18,17 @@ func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) er
 
 func putAccount(ctx context.Context, tx *sql.Tx, p nodestore.PutAccountParams) error {
 	a := p.Account
-	if _, err := tx.ExecContext(ctx, `INSERT INTO fs_accounts(sid, name, webhook_secret, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT(sid) DO UPDATE SET name = excluded.name, webhook_secret = excluded.webhook_secret`,
-		a.Sid, a.Name, a.WebhookSecret, a.CreatedAt.UnixMilli()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO fs_accounts(sid, name, webhook_secret, created_at, previous_webhook_secret, previous_secret_until)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT(sid) DO UPDATE SET name = excluded.name, webhook_secret = excluded.webhook_secret,
+		previous_webhook_secret = excluded.previous_webhook_secret, previous_secret_until = excluded.previous_secret_until`,
+		a.Sid, a.Name, a.WebhookSecret, a.CreatedAt.UnixMilli(), a.PreviousWebhookSecret, unixMilliOrZero(a.PreviousSecretUntil)); err != nil {
 		return err
+	}
+	if p.TokenHash != "" && p.ReplaceTokens {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM fs_api_tokens WHERE account_sid = ? AND token_hash <> ?`, a.Sid, p.TokenHash); err != nil {
+			return err
+		}
 	}
 	if p.TokenHash != "" {
 		if p.Origin == nodestore.TokenFromBootstrap {
@@ -41,26 +48,80 @@ func putAccount(ctx context.Context, tx *sql.Tx, p nodestore.PutAccountParams) e
 
 // AccountByToken joins the token's row to its account's.
 func (s *Store) AccountByToken(ctx context.Context, tokenHash string) (nodestore.Account, error) {
-	return scanAccount(s.db.QueryRowContext(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at
+	return scanAccount(s.db.QueryRowContext(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at, a.previous_webhook_secret, a.previous_secret_until
 		FROM fs_api_tokens t JOIN fs_accounts a ON a.sid = t.account_sid WHERE t.token_hash = ?`, tokenHash))
 }
 
 // GetAccount reads one account row.
 func (s *Store) GetAccount(ctx context.Context, sid string) (nodestore.Account, error) {
-	return scanAccount(s.db.QueryRowContext(ctx, `SELECT sid, name, webhook_secret, created_at FROM fs_accounts WHERE sid = ?`, sid))
+	return scanAccount(s.db.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM fs_accounts WHERE sid = ?`, sid))
 }
 
-func scanAccount(row *sql.Row) (nodestore.Account, error) {
+const accountColumns = `sid, name, webhook_secret, created_at, previous_webhook_secret, previous_secret_until`
+
+// ListAccounts reads every account row by creation time.
+func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	accounts := []nodestore.Account{}
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, err
+		}
+		accounts = append(accounts, a)
+	}
+	return accounts, rows.Err()
+}
+
+// DeleteAccount deletes the account's rows of every table in one transaction.
+func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM fs_accounts WHERE sid = ?`, sid)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return nodestore.ErrNotFound
+		}
+		for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE account_sid = ?`, sid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanAccount(row scanner) (nodestore.Account, error) {
 	var a nodestore.Account
-	var created int64
-	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &created); err != nil {
+	var created, until int64
+	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &created, &a.PreviousWebhookSecret, &until); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nodestore.Account{}, nodestore.ErrNotFound
 		}
 		return nodestore.Account{}, err
 	}
 	a.CreatedAt = time.UnixMilli(created).UTC()
+	if until != 0 {
+		a.PreviousSecretUntil = time.UnixMilli(until).UTC()
+	}
 	return a, nil
+}
+
+// unixMilliOrZero stores the zero time as 0.
+func unixMilliOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // SaveStatusHook upserts the row of the account and URL.

@@ -131,9 +131,35 @@ func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodesto
 	return decodeCall(rec)
 }
 
-// ListCalls reads the account's rows by the creation-time column, newest first.
+// ListCalls reads the account's rows by the creation-time column, newest first,
+// from the cursor's row on (keyset paging: new rows are newer than any cursor);
+// status and direction are read in the record.
 func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT record FROM fs_calls WHERE account_sid = ? ORDER BY created_at_ms DESC, sid LIMIT ?`, p.AccountSid, p.Limit)
+	q := `SELECT record FROM fs_calls WHERE account_sid = ?`
+	args := []any{p.AccountSid}
+	if p.After != nil {
+		ms := p.After.CreatedAt.UnixMilli()
+		q += ` AND (created_at_ms < ? OR (created_at_ms = ? AND sid > ?))`
+		args = append(args, ms, ms, p.After.Sid)
+	}
+	if p.Status != "" {
+		q += ` AND json_extract(record, '$.call_status') = ?`
+		args = append(args, p.Status)
+	}
+	if p.Direction != "" {
+		q += ` AND json_extract(record, '$.direction') = ?`
+		args = append(args, p.Direction)
+	}
+	if !p.Since.IsZero() {
+		q += ` AND created_at_ms >= ?`
+		args = append(args, p.Since.UnixMilli())
+	}
+	if !p.Until.IsZero() {
+		q += ` AND created_at_ms < ?`
+		args = append(args, p.Until.UnixMilli())
+	}
+	q += ` ORDER BY created_at_ms DESC, sid LIMIT ?`
+	rows, err := s.db.QueryContext(ctx, q, append(args, p.Limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,4 +185,36 @@ func decodeCall(rec string) (nodestore.Call, error) {
 		return nodestore.Call{}, fmt.Errorf("stored call record: %w", err)
 	}
 	return c, nil
+}
+
+// DeleteCall deletes the account's row of that sid.
+func (s *Store) DeleteCall(ctx context.Context, p nodestore.GetCallParams) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return nodestore.ErrNotFound
+		}
+		return nil
+	})
+}
+
+// PurgeCalls deletes the oldest rows not active before the bound, a batch at a time
+// (a partial index holds them), so that a purge never holds the database long.
+func (s *Store) PurgeCalls(ctx context.Context, p nodestore.PurgeCallsParams) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM fs_calls WHERE sid IN (SELECT sid FROM fs_calls
+			WHERE active = 0 AND created_at_ms < ? ORDER BY created_at_ms LIMIT ?)`, p.Before.UnixMilli(), p.Limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
 }

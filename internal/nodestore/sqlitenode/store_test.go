@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -128,11 +129,18 @@ func TestMigrationsUpgradeADatabaseOfTheRunnerBeforeGoose(t *testing.T) {
 	}
 }
 
-// A database of the last release of the runner before goose (migrations 0001 to
-// 0006_call_recovery, recorded by file name) gets the node leases (0007) on
-// upgrade: 0006 is carried over as the call recovery, not taken for the leases.
+// A database of a release of the runner before goose (migrations 0001 to
+// 0006_call_recovery, or to 0007_account_rotation, recorded by file name) gets what
+// it lacks of the account rotation (0007) and the node leases (0008) on upgrade: a
+// recorded name is carried over as its own version, not taken for another.
 func TestMigrationsUpgradeFromCallRecoveryToNodeLeases(t *testing.T) {
 	t.Parallel()
+	for _, last := range []string{"6", "7"} {
+		t.Run("0001-000"+last, func(t *testing.T) { testUpgradeFromLegacy(t, last) })
+	}
+}
+
+func testUpgradeFromLegacy(t *testing.T, last string) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -141,8 +149,8 @@ func TestMigrationsUpgradeFromCallRecoveryToNodeLeases(t *testing.T) {
 	if _, err := db.Exec(`CREATE TABLE fs_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	old, err := fs.Glob(migrations, "migrations/000[1-6]_*.sql")
-	if err != nil || len(old) != 6 {
+	old, err := fs.Glob(migrations, "migrations/000[1-"+last+"]_*.sql")
+	if n, _ := strconv.Atoi(last); err != nil || len(old) != n {
 		t.Fatalf("the runner's migrations: %v, %v", old, err)
 	}
 	for _, f := range old {
@@ -166,8 +174,12 @@ func TestMigrationsUpgradeFromCallRecoveryToNodeLeases(t *testing.T) {
 		t.Fatalf("the upgraded schema lacks a column: %v", err)
 	}
 	var max int
-	if err := s.db.QueryRow(`SELECT max(version) FROM node_migrations`).Scan(&max); err != nil || max != 7 {
-		t.Fatalf("latest migration %d (%v), want 7", max, err)
+	if err := s.db.QueryRow(`SELECT max(version) FROM node_migrations`).Scan(&max); err != nil || max != 8 {
+		t.Fatalf("latest migration %d (%v), want 8", max, err)
+	}
+	if err := s.PutAccount(context.Background(), nodestore.PutAccountParams{Account: nodestore.Account{Sid: "a", Name: "a", CreatedAt: time.Now(),
+		WebhookSecret: "new", PreviousWebhookSecret: "old", PreviousSecretUntil: time.Now().Add(time.Hour)}}); err != nil {
+		t.Fatalf("the upgraded schema lacks the account rotation: %v", err)
 	}
 	if err := s.CheckWritable(context.Background()); err != nil {
 		t.Fatalf("CheckWritable on the goose record: %v", err)

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// serve's flags are typed (durations as durations, a bare number being
+// milliseconds; counts as integers), win over the environment, keep their -ms
+// spellings, and a bad value is a usage error naming the flag.
+func TestServeTypedFlags(t *testing.T) {
+	code, stdout, stderr := runCLI(t, map[string]string{"JAMBONES_HTTP_TIMEOUT": "9000"}, "serve", "--print-config",
+		"--drain-timeout", "2s", "--call-idle-timeout", "90000", "--call-retention", "48h", "--http-timeout", "1500ms",
+		"--ws-ping-interval", "1m", "--max-calls", "7")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"SWITCHBOARD_DRAIN_TIMEOUT_MS              2000", "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS          90000",
+		"SWITCHBOARD_CALL_RETENTION_HOURS          48", "JAMBONES_HTTP_TIMEOUT                     1500",
+		"JAMBONES_WS_PING_INTERVAL_MS              60000", "SWITCHBOARD_MAX_CALLS                     7"} {
+		if !strings.Contains(squeeze(stdout), squeeze(want)) {
+			t.Errorf("print-config lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code, stdout, stderr := runCLI(t, nil, "serve", "--print-config", "--drain-timeout-ms", "15000"); code != exitOK || !strings.Contains(squeeze(stdout), "SWITCHBOARD_DRAIN_TIMEOUT_MS 15000") {
+		t.Errorf("the -ms spelling: exit %d, %s%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct{ args, mention string }{
+		{"--call-retention=90m", "--call-retention=1h30m0s: want whole hours"},
+		{"--drain-timeout=soon", "--drain-timeout"},
+		{"--max-calls=many", "--max-calls"},
+		{"--http-timeout=0", `--http-timeout="0s" is invalid`},
+		{"--drain-timeout-ms=7200000", `--drain-timeout-ms="2h0m0s" is invalid`},
+	} {
+		code, _, stderr := runCLI(t, nil, "serve", "--print-config", tc.args)
+		if code != exitUsage || !strings.Contains(stderr, tc.mention) {
+			t.Errorf("serve %s: exit %d, %q; want a usage error mentioning %q", tc.args, code, stderr, tc.mention)
+		}
+	}
+}
+
+// simulate and test take the JAMBONES_* settings as flags too.
+func TestSimulateCallControlFlags(t *testing.T) {
+	var mu sync.Mutex
+	var agents []string
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		agents = append(agents, r.Header.Get("User-Agent"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"say","text":"hi"},{"verb":"hangup"}]`))
+	}))
+	defer app.Close()
+	code, _, stderr := runCLI(t, map[string]string{"JAMBONES_HTTP_USER_AGENT_HEADER": "from-env"}, "simulate", "--json", "--http-user-agent", "from-flag", app.URL)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mu.Lock()
+	if len(agents) == 0 || agents[0] != "from-flag" {
+		t.Errorf("User-Agent %v, want the flag's", agents)
+	}
+	mu.Unlock()
+	for _, cmd := range []string{"simulate", "test"} {
+		code, _, stderr := runCLI(t, nil, cmd, "--ws-handshake-timeout=0", app.URL)
+		if code != exitUsage || !strings.Contains(stderr, "--ws-handshake-timeout") {
+			t.Errorf("%s with a bad flag: exit %d, %q; want a usage error naming it", cmd, code, stderr)
+		}
+	}
+}
+
+// squeeze collapses runs of spaces, so that tabwriter's padding does not matter.
+func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
