@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/internal/dburl"
 )
 
 // The node's own variables. Each has a flag of the same meaning in `switchboard serve`
@@ -54,7 +56,8 @@ var (
 type Config struct {
 	// Listen is the API's address, host:port. Default DefaultListen, 127.0.0.1:8080.
 	Listen string
-	// DatabaseURL locates the node's database: "sqlite:PATH" or a plain file path.
+	// DatabaseURL locates the node's database: "sqlite:PATH" or a plain file path,
+	// or "postgres://..." for a database that several nodes share (docs/outbox.md §5).
 	// Default DefaultDatabaseURL, sqlite:switchboard.db.
 	DatabaseURL string
 	// LogLevel is the level of the logger `switchboard serve` builds (the node logs
@@ -94,6 +97,9 @@ type Config struct {
 	// Outbox holds the webhook outbox's settings (egress deny-list, SMTP). Default
 	// none of either.
 	Outbox OutboxSettings
+	// Cluster holds the node's settings among nodes sharing a PostgreSQL database:
+	// its id, URL and lease. Defaults per field.
+	Cluster ClusterSettings
 }
 
 // WithDefaults returns c with every zero value replaced by its default.
@@ -112,6 +118,8 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.MaxCallRequests, 1000)
 	setDefault(&c.MaxCallEvents, 5000)
 	c.CallControl = c.CallControl.WithDefaults()
+	c.Cluster = c.Cluster.WithDefaults()
+	setDefault(&c.Outbox.LeaseDuration, 2*time.Minute) // outbox.Config's default
 	return c
 }
 
@@ -131,7 +139,7 @@ func (c Config) validate() error {
 	if _, err := parseDatabaseURL(c.DatabaseURL); err != nil {
 		var ce *ConfigError
 		errors.As(err, &ce)
-		errs = append(errs, &ConfigError{Name: "Config.DatabaseURL", Value: c.DatabaseURL, Accept: ce.Accept})
+		errs = append(errs, &ConfigError{Name: "Config.DatabaseURL", Value: ce.Value, Accept: ce.Accept})
 	}
 	if c.DrainTimeout > 0 {
 		errs = append(errs, envDrainTimeout.checkDuration("Config.DrainTimeout", c.DrainTimeout))
@@ -159,7 +167,7 @@ func (c Config) validate() error {
 			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
 		}
 	}
-	errs = append(errs, c.CallControl.validate(), c.Outbox.validate())
+	errs = append(errs, c.CallControl.validate(), c.Outbox.validate(), c.Cluster.validate("Config.Cluster.NodeID", "Config.Cluster.NodeURL"))
 	return errors.Join(errs...)
 }
 
@@ -245,6 +253,8 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	errs = append(errs, err)
 	c.Outbox, err = loadOutboxSettings(get)
 	errs = append(errs, err)
+	c.Cluster, err = loadClusterSettings(get)
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err
 	}
@@ -305,34 +315,19 @@ func validHostName(h string) bool {
 	return true
 }
 
-// databaseLocation is a parsed SWITCHBOARD_DATABASE_URL.
-type databaseLocation struct {
-	Driver string // "sqlite"
-	Path   string // file path for sqlite
-}
-
-// parseDatabaseURL accepts "sqlite:PATH", "sqlite://PATH", "file:PATH" and plain paths.
-// PostgreSQL URLs are recognised and refused until the PostgreSQL store lands.
-func parseDatabaseURL(v string) (databaseLocation, error) {
-	bad := func(why string) error {
-		return &ConfigError{Name: EnvDatabaseURL, Value: v, Accept: why}
+// parseDatabaseURL parses a SWITCHBOARD_DATABASE_URL (internal/dburl): sqlite:PATH,
+// sqlite://PATH, file:PATH, a plain path, or postgres://... (postgresql://...).
+func parseDatabaseURL(v string) (dburl.Location, error) {
+	loc, err := dburl.Parse(v)
+	if err != nil {
+		var de *dburl.Error
+		accept := "sqlite:PATH, a file path, or postgres://..."
+		if errors.As(err, &de) {
+			accept = de.Reason
+		}
+		return dburl.Location{}, &ConfigError{Name: EnvDatabaseURL, Value: dburl.Redact(v), Accept: accept}
 	}
-	switch {
-	case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
-		return databaseLocation{}, bad("a SQLite location (sqlite:PATH); PostgreSQL is not supported by this build yet")
-	case strings.HasPrefix(v, "sqlite://"):
-		v = strings.TrimPrefix(v, "sqlite://")
-	case strings.HasPrefix(v, "sqlite:"):
-		v = strings.TrimPrefix(v, "sqlite:")
-	case strings.HasPrefix(v, "file:"):
-		v = strings.TrimPrefix(v, "file:")
-	case strings.Contains(v, "://"):
-		return databaseLocation{}, bad("sqlite:PATH or a file path")
-	}
-	if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "?\x00") {
-		return databaseLocation{}, bad("sqlite:PATH with a non-empty file path and no query string")
-	}
-	return databaseLocation{Driver: "sqlite", Path: v}, nil
+	return loc, nil
 }
 
 // Printable returns the effective configuration as name/value pairs in a stable order,
@@ -349,12 +344,13 @@ func (c Config) Printable() [][2]string {
 	cc := c.CallControl
 	return [][2]string{
 		{EnvListen, c.Listen},
-		{EnvDatabaseURL, c.DatabaseURL},
+		{EnvDatabaseURL, dburl.Redact(c.DatabaseURL)},
 		{EnvLogLevel, c.LogLevel.String()},
 		{EnvDrainTimeout, ms(c.DrainTimeout)},
 		{EnvEgressAllow, c.EgressAllow.String()},
 		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
+		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},
@@ -362,6 +358,9 @@ func (c Config) Printable() [][2]string {
 		{EnvMaxCallDuration, ms(c.MaxCallDuration)},
 		{EnvMaxCallRequests, strconv.Itoa(c.MaxCallRequests)},
 		{EnvMaxCallEvents, strconv.Itoa(c.MaxCallEvents)},
+		{EnvNodeID, c.Cluster.NodeID},
+		{EnvNodeURL, c.Cluster.NodeURL},
+		{EnvNodeLease, ms(c.Cluster.Lease)},
 		{envHTTPTimeout.name, ms(cc.HTTPTimeout)},
 		{envUserAgent, cc.UserAgent},
 		{envWSHandshakeTimeout.name, ms(cc.WSHandshakeTimeout)},

@@ -139,7 +139,15 @@ func TestLoadConfigRejects(t *testing.T) {
 		{EnvListen, "127.0.0.1:http"},
 		{EnvDatabaseURL, "mysql://x"},
 		{EnvDatabaseURL, "sqlite:"},
-		{EnvDatabaseURL, "postgres://localhost/test"},
+		{EnvDatabaseURL, "postgres://%zz"},
+		{EnvDatabaseURL, "postgres://u:pw@localhost/test?sslmode=bogus"},
+		{EnvNodeID, "a node"},
+		{EnvNodeID, "-leading-dash"},
+		{EnvNodeURL, "ftp://10.0.0.1/"},
+		{EnvNodeURL, "http://user:pw@10.0.0.1/"},
+		{EnvNodeURL, "10.0.0.1:8080"},
+		{EnvNodeLease, "999"},
+		{EnvOutboxLease, "1999"},
 		{EnvLogLevel, "loud"},
 		{EnvDrainTimeout, "forever"},
 		{EnvEgressAllow, "10.0.0.0/33"},
@@ -177,7 +185,8 @@ func TestLoadConfigRejects(t *testing.T) {
 
 func TestPrintableMasksSecrets(t *testing.T) {
 	t.Parallel()
-	c, err := LoadConfig(envOf(map[string]string{EnvAdminToken: "super-secret-admin-token"}), nil)
+	c, err := LoadConfig(envOf(map[string]string{EnvAdminToken: "super-secret-admin-token",
+		EnvDatabaseURL: "postgres://sb:super-secret-password@db.example:5432/sb"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,5 +194,10 @@ func TestPrintableMasksSecrets(t *testing.T) {
 		if strings.Contains(kv[1], "super-secret") {
 			t.Errorf("%s printed in clear", kv[0])
 		}
+	}
+	// A refused PostgreSQL URL is named without its password.
+	_, err = LoadConfig(envOf(map[string]string{EnvDatabaseURL: "postgres://sb:super-secret-password@db.example:5432/sb?sslmode=bogus"}), nil)
+	if err == nil || strings.Contains(err.Error(), "super-secret") || !strings.Contains(err.Error(), EnvDatabaseURL) {
+		t.Errorf("refusing a bad PostgreSQL URL: %v", err)
 	}
 }

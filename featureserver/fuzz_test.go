@@ -29,6 +29,11 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add(EnvListen, "127.0.0.1:99999")
 	f.Add(EnvEgressAllow, "10.0.0.0/8,app.internal")
 	f.Add(EnvDatabaseURL, "sqlite:/tmp/x.db")
+	f.Add(EnvDatabaseURL, "postgres://u:p@127.0.0.1:5432/db?search_path=s")
+	f.Add(EnvNodeID, "node-a")
+	f.Add(EnvNodeURL, "http://10.0.0.1:8080")
+	f.Add(EnvNodeLease, "1000")
+	f.Add(EnvOutboxLease, "4000")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		c, err := LoadConfig(func(k string) string {
 			if k == name {

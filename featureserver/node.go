@@ -15,34 +15,34 @@ import (
 
 	"github.com/switchboard-voice/switchboard/internal/calls"
 	"github.com/switchboard-voice/switchboard/internal/console"
+	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/internal/metrics"
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
-	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // Node is a running feature server: API, call manager, metrics and health.
 type Node struct {
-	cfg     Config
-	log     zerolog.Logger
-	store   nodestore.Store
-	outbox  *outbox.Outbox
-	obStore *sqlitestore.Store
-	status  *statushooks.Publisher
-	notices *outboxnotify.Notifier // owners' notices of paused, disabled, removed endpoints
-	calls   *calls.Manager
-	metrics *metrics.Metrics
-	server  *http.Server
-	lock    *databaseLock
-	health  *dbHealth
-	ready   atomic.Bool
-	version string
+	cfg           Config
+	shutdownGrace time.Duration
+	log           zerolog.Logger
+	store         nodestore.Store
+	outbox        *outbox.Outbox
+	db            *database
+	// closeOutboxStore closes the outbox's store.
+	closeOutboxStore func() error
+	status           *statushooks.Publisher
+	notices          *outboxnotify.Notifier // owners' notices of paused, disabled, removed endpoints
+	calls            *calls.Manager
+	metrics          *metrics.Metrics
+	server           *http.Server
+	ready            atomic.Bool
+	version          string
 }
 
 // NodeOptions are what a node needs besides its Config. Zero values take the
@@ -75,7 +75,13 @@ type nodeHooks struct {
 	wrapStore func(nodestore.Store) nodestore.Store
 	// observe, when set, sees every outbox attempt once it is recorded.
 	observe func(outbox.Delivery, outbox.Attempt)
+	// shutdownGrace, when set, replaces shutdownGrace.
+	shutdownGrace time.Duration
 }
+
+// shutdownGrace is how long a stopping node waits for the API's connections to
+// close themselves (requests in flight to finish) before it closes them.
+const shutdownGrace = 5 * time.Second
 
 // newNode is NewNode with the hooks of tests.
 func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks) (*Node, error) {
@@ -87,14 +93,21 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version}
-	// Before anything touches the file: a second node on it stops here.
-	if n.lock, err = lockDatabase(loc.Path); err != nil {
+	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace}
+	if hooks.shutdownGrace > 0 {
+		n.shutdownGrace = hooks.shutdownGrace
+	}
+	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
-	if err := n.openStores(ctx, loc, hooks); err != nil {
+	opened, err := n.db.nodeStore(ctx)
+	if err != nil {
 		n.closeStores()
 		return nil, err
+	}
+	n.store = withStaleTokens(opened)
+	if hooks.wrapStore != nil {
+		n.store = hooks.wrapStore(n.store)
 	}
 	store := n.store
 	clock := retry.SystemClock{}
@@ -117,22 +130,21 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		Store: store, Network: NewCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger),
 		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
 		Limits:  calls.Limits{Duration: cfg.MaxCallDuration, Requests: cfg.MaxCallRequests, Events: cfg.MaxCallEvents},
-		Metrics: n.metrics, Clock: clock, Logger: opts.Logger,
+		Metrics: n.metrics, Clock: clock, Logger: opts.Logger, Node: cfg.Cluster.NodeID,
 	})
 	if err != nil {
 		n.closeStores()
 		return nil, err
 	}
-	if interrupted, err := n.calls.RecoverInterrupted(ctx); err != nil {
+	if err := n.recoverCalls(ctx); err != nil {
 		n.closeStores()
-		return nil, fmt.Errorf("recording calls interrupted by the previous run: %w", err)
-	} else if interrupted > 0 {
-		opts.Logger.Warn().Int("calls", interrupted).Msg("calls left active by the previous run recorded as ended (node-restart)")
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	rules := callControlRules(cfg)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
 		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
+		Node: cfg.Cluster.NodeID,
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
 			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
 		}}); err != nil {
@@ -158,7 +170,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 			writeHealth(w, false, "database unavailable", err.Error())
 			return
 		}
-		if err := n.health.problem(r.Context()); err != nil {
+		if err := n.db.problem(r.Context()); err != nil {
 			writeHealth(w, false, "database unavailable", err.Error())
 			return
 		}
@@ -174,48 +186,17 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	return n, nil
 }
 
-// openStores opens the node's SQLite file (created 0600 when missing): the outbox's
-// store first, whose single writer then runs every write of the node's store too, so
-// that the file has one writer (docs/outbox.md §5) and the node's writes share its
-// group commits instead of competing for SQLite's lock. The file must be writable:
-// SQLite would otherwise open it read-only, and every write would fail later.
-func (n *Node) openStores(ctx context.Context, loc databaseLocation, hooks nodeHooks) error {
-	if err := sqlitenode.CreateFile(loc.Path); err != nil {
-		return err
-	}
-	if err := writable(loc.Path); err != nil {
-		return err
-	}
-	st, err := sqlitestore.Open(ctx, loc.Path, sqlitestore.Options{})
-	if err != nil {
-		return fmt.Errorf("outbox store: %w", err)
-	}
-	n.obStore = st
-	if n.health, err = newDBHealth(loc.Path, st); err != nil {
-		return err
-	}
-	ns, err := sqlitenode.Open(ctx, loc.Path, sqlitenode.Options{Writer: n.health})
-	if err != nil {
-		return err
-	}
-	n.health.probe = ns.CheckWritable
-	if err := ns.CheckWritable(ctx); err != nil {
-		ns.Close()
-		return fmt.Errorf("the database %s cannot be written: %w", loc.Path, err)
-	}
-	n.store = ns
-	if hooks.wrapStore != nil {
-		n.store = hooks.wrapStore(ns)
-	}
-	return nil
-}
-
-// openOutbox opens the outbox on the node's database file, with the status hooks
+// openOutbox opens the outbox on the node's database, with the status hooks
 // wired in (package statushooks). Status hooks are application hooks, so the outbox
 // dials with the call-control egress rules (private addresses allowed, the node's
 // allow-list applied), not the public-only default.
 func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, outbox.Attempt)) error {
-	st := n.obStore
+	st, closeStore, watch, err := n.db.outboxStore(ctx, n.log)
+	if err != nil {
+		return fmt.Errorf("outbox store: %w", err)
+	}
+	// Closed by closeStores, in its order (after the node's store on SQLite).
+	n.closeOutboxStore = closeStore
 	rules := callControlRules(n.cfg)
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
@@ -227,6 +208,8 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 		// Deliveries still in flight at shutdown are released (retried at the next
 		// start) after a short wait, so that a node without calls stops promptly.
 		ShutdownTimeout: 2 * time.Second,
+		LeaseDuration:   n.cfg.Outbox.LeaseDuration,
+		ReapInterval:    reapInterval(n.cfg.Outbox.LeaseDuration),
 		Observe: func(d outbox.Delivery, a outbox.Attempt) {
 			n.metrics.ObserveDelivery(d, a)
 			if observe != nil {
@@ -241,8 +224,12 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 		return fmt.Errorf("outbox: %w", err)
 	}
 	n.status, n.outbox = status, status.Outbox()
-	n.metrics.WatchStore(st.Stats)
-	n.metrics.WatchQueue(st.QueueDepth)
+	if watch.stats != nil {
+		n.metrics.WatchStore(watch.stats)
+	}
+	if watch.depth != nil {
+		n.metrics.WatchQueue(watch.depth)
+	}
 	return nil
 }
 
@@ -288,8 +275,16 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 		n.closeStores()
 		return fmt.Errorf("starting the outbox: %w", err)
 	}
+	stopLease, err := n.startLease(ln.Addr())
+	if err != nil {
+		ln.Close()
+		_ = n.outbox.Close(context.Background())
+		n.closeStores()
+		return err
+	}
+	defer stopLease()
 	n.ready.Store(true)
-	n.log.Info().Str("listen", ln.Addr().String()).Str("database", n.cfg.DatabaseURL).Msg("switchboard node listening")
+	n.log.Info().Str("listen", ln.Addr().String()).Str("node", n.cfg.Cluster.NodeID).Str("database", dburl.Redact(n.cfg.DatabaseURL)).Msg("switchboard node listening")
 	if onListening != nil {
 		onListening(ln.Addr())
 	}
@@ -312,14 +307,26 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	n.log.Info().Int("active_calls", n.calls.Active()).Dur("drain_timeout", drain).Msg("shutting down: draining calls")
 	// The API keeps serving while calls drain, so their state stays readable.
 	n.calls.Drain(drain)
+	stopLease() // every call of the node has ended: other nodes need not wait for its lease
 	// The calls' last status notifications are stored; deliveries in flight finish
 	// (or are released for the next run).
 	if err := n.outbox.Close(context.Background()); err != nil {
 		n.log.Error().Err(err).Msg("closing the outbox")
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), n.shutdownGrace)
 	defer cancel()
 	err = n.server.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A request still running, or a client's connection that never sent one
+		// (net/http takes a new connection for idle only once it is 5 s old): the
+		// calls have drained and their records are saved, so closing them loses
+		// nothing the node keeps, and is no failure of the stop.
+		n.log.Warn().Dur("grace", n.shutdownGrace).Msg("API connections still open after the shutdown grace: closed")
+		if cerr := n.server.Close(); cerr != nil {
+			n.log.Warn().Err(cerr).Msg("closing the API's connections")
+		}
+		err = nil
+	}
 	if e := <-serveErr; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
@@ -331,10 +338,9 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	return err
 }
 
-// closeStores closes what the node opened, whatever it got to, and releases the
-// database lock last.
+// closeStores closes what the node opened, whatever it got to, and closes the
+// database last (on SQLite releasing the file's lock).
 func (n *Node) closeStores() error {
-	defer n.lock.release()
 	if n.notices != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), noticeTimeout)
 		defer cancel()
@@ -346,12 +352,17 @@ func (n *Node) closeStores() error {
 		n.status.Wait()
 	}
 	var errs []error
-	// The node's store writes through the outbox's writer: it closes first.
+	if n.closeOutboxStore != nil && n.db.shared() {
+		errs = append(errs, n.closeOutboxStore()) // pgstore, on the pool the database closes
+	}
+	// On SQLite the node's store writes through the outbox store's writer: it
+	// closes first.
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
 	}
-	if n.obStore != nil {
-		errs = append(errs, n.obStore.Close())
+	if n.closeOutboxStore != nil && !n.db.shared() {
+		errs = append(errs, n.closeOutboxStore())
 	}
-	return errors.Join(errs...)
+	// Last: the pool, or the SQLite file's lock.
+	return errors.Join(append(errs, n.db.close())...)
 }

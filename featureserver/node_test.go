@@ -103,6 +103,17 @@ func runNodeWith(t *testing.T, cfg Config, log zerolog.Logger, hooks nodeHooks) 
 // do sends a request and decodes a JSON answer into out (when not nil).
 func (n *testNode) do(method, path, token string, body any, out any) (int, http.Header, []byte) {
 	n.t.Helper()
+	return n.doWithOut(method, path, token, body, nil, out)
+}
+
+// doWith is do with more request headers, decoding nothing.
+func (n *testNode) doWith(method, path, token string, body any, header http.Header) (int, http.Header, []byte) {
+	n.t.Helper()
+	return n.doWithOut(method, path, token, body, header, nil)
+}
+
+func (n *testNode) doWithOut(method, path, token string, body any, header http.Header, out any) (int, http.Header, []byte) {
+	n.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -120,6 +131,9 @@ func (n *testNode) do(method, path, token string, body any, out any) (int, http.
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -60,13 +60,13 @@ func TestReadyzReportsAnUnwritableDatabase(t *testing.T) {
 		if code, _ := readyz(n); code != http.StatusOK {
 			t.Fatalf("readyz %d before the file was deleted", code)
 		}
-		if err := os.Remove(n.node.health.path); err != nil {
+		if err := os.Remove(n.node.db.health.path); err != nil {
 			t.Fatal(err)
 		}
 		if code, reason := readyz(n); code != http.StatusServiceUnavailable || !strings.Contains(reason, "deleted") {
 			t.Errorf("readyz %d %q, want 503 saying the file was deleted", code, reason)
 		}
-		if _, err := os.Stat(n.node.health.path); !os.IsNotExist(err) {
+		if _, err := os.Stat(n.node.db.health.path); !os.IsNotExist(err) {
 			t.Errorf("the node made a new database file: %v", err)
 		}
 	})
@@ -106,7 +106,7 @@ func TestReadyzReportsAnUnwritableDatabase(t *testing.T) {
 // setPragma sets a pragma on the node's one writer connection.
 func setPragma(t *testing.T, n *testNode, pragma string) {
 	t.Helper()
-	if err := n.node.obStore.WriteTx(context.Background(), func(tx *sql.Tx) error {
+	if err := n.node.db.sqlite.WriteTx(context.Background(), func(tx *sql.Tx) error {
 		_, err := tx.Exec("PRAGMA " + pragma)
 		return err
 	}); err != nil {
@@ -159,7 +159,7 @@ func TestNodeFilesAreOwnerOnly(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nil)
 	n.createAccount("acme") // a write: the WAL exists
-	path := n.node.health.path
+	path := n.node.db.health.path
 	for _, name := range []string{path, path + "-wal", path + ".lock"} {
 		fi, err := os.Stat(name)
 		if err != nil || fi.Mode().Perm() != 0o600 {

@@ -23,7 +23,12 @@ const (
 	EnvEgressDeny = "SWITCHBOARD_EGRESS_DENY_HOSTS"
 	// EnvSMTPURL is the SMTP server owners' notices are e-mailed through.
 	EnvSMTPURL = "SWITCHBOARD_SMTP_URL"
+	// EnvOutboxLease is how long a node's claim holds a delivery before another
+	// node's reaper may take it back (outbox.Config.LeaseDuration).
+	EnvOutboxLease = "SWITCHBOARD_OUTBOX_LEASE_MS"
 )
+
+var envOutboxLease = intSetting{EnvOutboxLease, 2000, 600_000, "milliseconds"}
 
 // OutboxSettings are the node's settings of its webhook outbox.
 type OutboxSettings struct {
@@ -33,6 +38,11 @@ type OutboxSettings struct {
 	// SMTPURL, when set, e-mails endpoint notices to each account's recipients:
 	// smtp://[user:password@]host:port[?from=address] or smtps://... Secret.
 	SMTPURL string
+	// LeaseDuration is how long a claim holds a delivery: when a node dies, its
+	// deliveries in flight are attempted again by another once it ran out, and the
+	// reaper looks for them every quarter of it (15 s at most). Attempts are cut at
+	// half of it. Default 2 min (outbox.Config's).
+	LeaseDuration time.Duration
 }
 
 // loadOutboxSettings reads the outbox settings; bad values are *ConfigError.
@@ -61,6 +71,9 @@ func loadOutboxSettings(get func(string) string) (OutboxSettings, error) {
 			s.SMTPURL = v
 		}
 	}
+	lease, err := envOutboxLease.duration(get(EnvOutboxLease))
+	s.LeaseDuration = lease
+	errs = append(errs, err)
 	return s, errors.Join(errs...)
 }
 
@@ -81,6 +94,9 @@ func (s OutboxSettings) validate() error {
 		if _, err := smtpmail.Parse(s.SMTPURL); err != nil {
 			errs = append(errs, &ConfigError{Name: "Config.Outbox.SMTPURL", Value: "(hidden)", Accept: "smtp://[user:password@]host:port[?from=address] or smtps://..."})
 		}
+	}
+	if s.LeaseDuration != 0 {
+		errs = append(errs, envOutboxLease.checkDuration("Config.Outbox.LeaseDuration", s.LeaseDuration))
 	}
 	return errors.Join(errs...)
 }

@@ -42,7 +42,7 @@ func startRESTClient(t *testing.T, baseURL string) *restClient {
 	node, modules := requireNodeSDKs(t)
 	cmd := exec.Command(node, filepath.Join(nodeTestdata, "rest_client.js"))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "BASE_URL="+baseURL)
-	var stderr lockedBuffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -27,50 +27,85 @@ const serveAdminToken = "integration-admin-token-0123456789"
 
 // serveProcess is a `switchboard serve` child process on loopback.
 type serveProcess struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	base   string
-	stderr *lockedBuffer // written by exec's copying goroutine while the test reads it
+	stderr *syncBuffer
 	exited chan error
+	ready  chan string
 }
 
 func startServe(t *testing.T, dbPath string, extraEnv ...string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command(switchboardBin, "serve", "--listen", "127.0.0.1:0", "--database-url", "sqlite:"+dbPath,
-		"--admin-token", serveAdminToken, "--egress-allow", "127.0.0.0/8", "--drain-timeout-ms", "15000")
+	p := spawnServe(t, "sqlite:"+dbPath, nil, extraEnv...)
+	p.awaitListening()
+	return p
+}
+
+// spawnServe starts `switchboard serve` on databaseURL with more flags, without
+// waiting for it to listen (awaitListening): several spawned at once start together.
+func spawnServe(t testing.TB, databaseURL string, flags []string, extraEnv ...string) *serveProcess {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--database-url", databaseURL,
+		"--admin-token", serveAdminToken, "--egress-allow", "127.0.0.0/8", "--drain-timeout-ms", "15000"}, flags...)
+	cmd := exec.Command(switchboardBin, args...)
 	cmd.Env = append(cleanEnv(), extraEnv...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{t: t, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	p := &serveProcess{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1), ready: make(chan string, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	lines := bufio.NewScanner(stdout)
-	ready := make(chan string, 1)
 	go func() {
 		for lines.Scan() {
 			if addr, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
-				ready <- addr
+				p.ready <- addr
 			}
 		}
 	}()
 	go func() { p.exited <- cmd.Wait() }()
-	select {
-	case p.base = <-ready:
-	case err := <-p.exited:
-		t.Fatalf("serve exited before listening: %v\n%s", err, p.stderr)
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("serve did not listen in time\n%s", p.stderr)
-	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-p.exited
+		err := <-p.exited
+		p.exited <- err
 	})
 	return p
+}
+
+// awaitListening waits until the process listens, and sets its base URL.
+func (p *serveProcess) awaitListening() {
+	p.t.Helper()
+	select {
+	case p.base = <-p.ready:
+	case err := <-p.exited:
+		p.exited <- err
+		p.t.Fatalf("serve exited before listening: %v\n%s", err, p.stderr)
+	case <-time.After(60 * time.Second):
+		p.t.Fatalf("serve did not listen in time\n%s", p.stderr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from the process's stderr copier while
+// a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // cleanEnv is the environment without any setting that would change the node.
@@ -382,23 +417,4 @@ func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
 	if c.Reason != "node-restart" || c.Active {
 		t.Errorf("interrupted call after restart: %+v", c)
 	}
-}
-
-// lockedBuffer collects a child process's output, which exec copies on a goroutine of
-// its own, so that a test can read it while the process runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

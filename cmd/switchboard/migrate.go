@@ -14,6 +14,8 @@ import (
 
 	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/internal/migrate"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/pgnode"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/outbox/pgstore"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
@@ -87,13 +89,28 @@ starting at the same time (which migrate at start) wait and then find nothing to
 	return cmd
 }
 
-// migrationLines are the migrations a node's database holds, per driver. The node's
-// own stores add theirs here.
-func migrationLines(driver string) (migrate.Dialect, []migrate.Line) {
+// migrationLine is one line of migrations of a node's database, with what must run
+// before Up applies it.
+type migrationLine struct {
+	migrate.Line
+	// prepare, when set, runs before Up (the node's SQLite store carries over the
+	// record of its runner before goose).
+	prepare func(context.Context, *sql.DB) error
+}
+
+// migrationLines are the migrations a node's database holds, per driver: the
+// outbox's and the node store's.
+func migrationLines(driver string) (migrate.Dialect, []migrationLine) {
 	if driver == dburl.Postgres {
-		return migrate.Postgres, []migrate.Line{{Table: pgstore.MigrationTable, FS: pgstore.Migrations()}}
+		return migrate.Postgres, []migrationLine{
+			{Line: migrate.Line{Table: pgstore.MigrationTable, FS: pgstore.Migrations()}},
+			{Line: migrate.Line{Table: pgnode.MigrationTable, FS: pgnode.Migrations()}},
+		}
 	}
-	return migrate.SQLite, []migrate.Line{{Table: sqlitestore.MigrationTable, FS: sqlitestore.Migrations()}}
+	return migrate.SQLite, []migrationLine{
+		{Line: migrate.Line{Table: sqlitestore.MigrationTable, FS: sqlitestore.Migrations()}},
+		{Line: migrate.Line{Table: sqlitenode.MigrationTable, FS: sqlitenode.Migrations()}, prepare: sqlitenode.AdoptLegacyRecord},
+	}
 }
 
 // openMigrationDB opens loc for migrating: for SQLite with the stores' write lock at
@@ -125,7 +142,12 @@ func runMigrate(ctx context.Context, c *cli, loc dburl.Location, up, asJSON bool
 	out := migrateJSON{Database: name, Migrations: []migrationJSONLine{}, Applied: []int64{}}
 	for _, line := range lines {
 		if up {
-			applied, err := migrate.Up(ctx, db, dialect, line)
+			if line.prepare != nil {
+				if err := line.prepare(ctx, db); err != nil {
+					return failure(fmt.Errorf("migrate %s: %w", line.Table, err))
+				}
+			}
+			applied, err := migrate.Up(ctx, db, dialect, line.Line)
 			if err != nil {
 				return failure(err)
 			}
@@ -133,7 +155,7 @@ func runMigrate(ctx context.Context, c *cli, loc dburl.Location, up, asJSON bool
 				out.Applied = append(out.Applied, a.Version)
 			}
 		}
-		versions, err := migrate.List(ctx, db, dialect, line)
+		versions, err := migrate.List(ctx, db, dialect, line.Line)
 		if err != nil {
 			return failure(err)
 		}

@@ -21,7 +21,9 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
 	got := decodeJSONLine[migrateJSON](t, stdout, "database", "migrations", "applied")
-	if len(got.Applied) != 6 || len(got.Migrations) != 6 || !got.Migrations[5].Applied || got.Migrations[0].Name != "0001_init" {
+	// The outbox's six and the node store's eight.
+	if len(got.Applied) != 14 || len(got.Migrations) != 14 || !got.Migrations[13].Applied || got.Migrations[0].Name != "0001_init" ||
+		got.Migrations[6].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "up", "--database-url", url, "--json")
@@ -29,7 +31,7 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up again: exit %d, %+v", code, got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "status", "--database-url", url)
-	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || strings.Contains(stdout, "pending") {
+	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || !strings.Contains(stdout, "node_migrations    8") || strings.Contains(stdout, "pending") {
 		t.Fatalf("status: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := runCLI(t, nil, "migrate", "status", "--database-url", "mysql://x/y"); code != exitUsage || !strings.Contains(stderr, "postgres://") {
@@ -42,14 +44,14 @@ func TestMigrateSQLite(t *testing.T) {
 func TestMigratePostgres(t *testing.T) {
 	u, _ := pgtest.Schema(t)
 	code, stdout, stderr := runCLI(t, nil, "migrate", "status", "--database-url", u)
-	if code != exitOK || !strings.Contains(stdout, "2 pending") {
+	if code != exitOK || !strings.Contains(stdout, "5 pending") {
 		t.Fatalf("status: exit %d %q\n%s", code, stderr, stdout)
 	}
 	code, stdout, stderr = runCLI(t, nil, "migrate", "up", "--database-url", u, "--json")
 	if code != exitOK {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
-	if got := decodeJSONLine[migrateJSON](t, stdout); got.Database != "postgres" || len(got.Applied) != 2 || !got.Migrations[1].Applied {
+	if got := decodeJSONLine[migrateJSON](t, stdout); got.Database != "postgres" || len(got.Applied) != 5 || !got.Migrations[4].Applied || got.Migrations[4].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
 }

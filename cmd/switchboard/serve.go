@@ -16,11 +16,15 @@ func init() { extraCommands = append(extraCommands, newServeCmd) }
 // the JAMBONES_* ones follow (callControlFlags).
 var serveFlags = append([]envFlag{
 	{name: "listen", env: featureserver.EnvListen, usage: "API address host:port (default 127.0.0.1:8080)"},
-	{name: "database-url", env: featureserver.EnvDatabaseURL, usage: "database: sqlite:PATH (default sqlite:switchboard.db)"},
+	{name: "database-url", env: featureserver.EnvDatabaseURL, usage: "database: sqlite:PATH, or postgres://... shared by several nodes (default sqlite:switchboard.db)"},
+	{name: "node-id", env: featureserver.EnvNodeID, usage: "this node's id among nodes sharing a database, stable across restarts (default host name-process id)"},
+	{name: "node-url", env: featureserver.EnvNodeURL, usage: "where the other nodes reach this node's API (default http:// and the listen address)"},
+	{name: "node-lease", env: featureserver.EnvNodeLease, usage: "how long the node's lease on its calls lasts unrenewed (default 15s)", kind: kindDuration, legacy: "node-lease-ms"},
 	{name: "drain-timeout", env: featureserver.EnvDrainTimeout, usage: "on SIGTERM, how long active calls may finish (default 30s)", kind: kindDuration, legacy: "drain-timeout-ms"},
 	{name: "egress-allow", env: featureserver.EnvEgressAllow, usage: "comma-separated CIDRs and host names hooks may reach beyond the default rules"},
 	{name: "egress-deny-hosts", env: featureserver.EnvEgressDeny, usage: "comma-separated host names and .suffixes no hook or webhook may reach"},
 	{name: "smtp-url", env: featureserver.EnvSMTPURL, usage: "SMTP server that e-mails webhook endpoint notices: smtp://host:port[?from=address]"},
+	{name: "outbox-lease", env: featureserver.EnvOutboxLease, usage: "how long a claim holds a delivery before another node may attempt it again (default 2m)", kind: kindDuration, legacy: "outbox-lease-ms"},
 	{name: "admin-token", env: featureserver.EnvAdminToken, usage: "bearer token allowed to administer accounts through the API"},
 	{name: "call-idle-timeout", env: featureserver.EnvCallIdle, usage: "end a WebSocket call idle this long after its verbs ran out (default 5m)", kind: kindDuration, legacy: "call-idle-timeout-ms"},
 	{name: "max-calls", env: featureserver.EnvMaxCalls, usage: "most concurrent calls (default 10000)", kind: kindInt},

@@ -79,6 +79,10 @@ type Options struct {
 	// Metrics counts calls, their hook attempts and alerts. Default: metrics of a
 	// registry of their own.
 	Metrics *metrics.Metrics
+	// Node is this node's id, recorded in each call's record: in a database that
+	// several nodes share, it says which node runs the call (Locate, RecoverLost).
+	// Default none.
+	Node string
 	// Clock stamps the records: creation, end, alerts. Default the wall clock.
 	Clock retry.Clock
 	// Logger receives a line per call's end and every failure to record one; lines
@@ -174,8 +178,6 @@ type Manager struct {
 	drained  chan struct{} // closed when draining starts
 	giveUp   chan struct{} // closed when a drain stops retrying failed saves
 	wg       sync.WaitGroup
-
-	forgetLater map[string]bool // calls whose deliveries RecoverInterrupted names
 }
 
 // New returns a manager of no calls, or the error naming every bad option.
@@ -225,7 +227,7 @@ func (m *Manager) Start(req Request) (string, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
-		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid,
+		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid, Node: m.opts.Node,
 		From: opts.Call.From, To: opts.Call.To, Direction: opts.Call.Direction,
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC().Truncate(time.Millisecond), // the API's one precision
 		Recovery: m.recovery(req, opts),
@@ -346,7 +348,10 @@ const (
 // left active would end as node-restart at the next start although the call ended
 // otherwise. Until then the call stays in the manager (Get shows it ended). The
 // retries stop only when the manager gives up at the end of a drain (giveUp), the
-// database still failing: that record is then the next start's to repair.
+// database still failing: that record is then the next start's to repair. On a
+// database several nodes share, a node cut off for longer than its lease finds its
+// call recorded as ended by another node (node-lost) when the database is back: the
+// call's real end then replaces that record.
 func (m *Manager) saveFinal(log zerolog.Logger, view nodestore.Call) {
 	delay := saveRetryFirst
 	for attempt := 1; ; attempt++ {

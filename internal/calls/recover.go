@@ -26,36 +26,48 @@ const ReasonNodeRestart = "node-restart"
 // returns how many calls there were, or the store's error, with no record changed.
 func (m *Manager) RecoverInterrupted(ctx context.Context) (int, error) {
 	now := m.opts.Clock.Now().UTC().Truncate(time.Millisecond)
+	return m.recover(ctx, func(c nodestore.Call) nodestore.Call { return Interrupted(c, now) }, m.store.ActiveCalls, m.store.InterruptActiveCalls)
+}
+
+// recover ends the calls read by list (each with its Recovery) through interrupt,
+// as ended returns them: first the final status notification of each that has a
+// recovery is handed to Options.Status, then the records are ended, naming the
+// notifications' deliveries.
+func (m *Manager) recover(ctx context.Context, ended func(nodestore.Call) nodestore.Call,
+	list func(context.Context) ([]nodestore.Call, error),
+	interrupt func(context.Context, func(nodestore.Call) nodestore.Call) (int, error)) (int, error) {
+	forget := map[string]bool{}
 	if m.opts.Status != nil {
-		active, err := m.store.ActiveCalls(ctx)
+		calls, err := list(ctx)
 		if err != nil {
 			return 0, err
 		}
-		for _, c := range active {
-			if err := m.notifyInterrupted(ctx, Interrupted(c, now), c.Recovery); err != nil {
+		for _, c := range calls {
+			if err := m.notifyInterrupted(ctx, ended(c), c.Recovery, forget); err != nil {
 				return 0, fmt.Errorf("call %s: its final status notification: %w", c.CallSid, err)
 			}
 		}
 	}
-	n, err := m.store.InterruptActiveCalls(ctx, func(c nodestore.Call) nodestore.Call {
-		ended := Interrupted(c, now)
+	n, err := interrupt(ctx, func(c nodestore.Call) nodestore.Call {
+		e := ended(c)
 		if m.opts.Status != nil {
-			ended.StatusDeliveries = append(ended.StatusDeliveries, m.opts.Status.Deliveries(c.CallSid)...)
+			e.StatusDeliveries = append(e.StatusDeliveries, m.opts.Status.Deliveries(c.CallSid)...)
 		}
-		return ended
+		return e
 	})
 	if m.opts.Status != nil && err == nil {
-		for sid := range m.forgetLater {
+		for sid := range forget {
 			m.opts.Status.Forget(sid)
 		}
 	}
-	m.forgetLater = nil
 	return n, err
 }
 
-// notifyInterrupted hands the final status notification of c, ended by Interrupted,
-// to the status hooks, when its application has a status hook (r, its recovery).
-func (m *Manager) notifyInterrupted(ctx context.Context, c nodestore.Call, r *nodestore.CallRecovery) error {
+// notifyInterrupted hands the final status notification of c, ended by Interrupted
+// (or Lost), to the status hooks, when its application has a status hook (r, its
+// recovery), and marks it in forget: its deliveries are to be forgotten once its
+// record names them.
+func (m *Manager) notifyInterrupted(ctx context.Context, c nodestore.Call, r *nodestore.CallRecovery, forget map[string]bool) error {
 	if r == nil {
 		return nil
 	}
@@ -80,10 +92,7 @@ func (m *Manager) notifyInterrupted(ctx context.Context, c nodestore.Call, r *no
 	}
 	payload := maps.Clone(r.Fields)
 	payload["call_status"], payload["sip_status"], payload["sip_reason"] = c.CallStatus, c.SipStatus, sipReasons[c.SipStatus]
-	if m.forgetLater == nil {
-		m.forgetLater = map[string]bool{}
-	}
-	m.forgetLater[c.CallSid] = true
+	forget[c.CallSid] = true
 	return m.opts.Status.Notify(ctx, acct, r.StatusHook, target, payload)
 }
 

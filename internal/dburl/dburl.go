@@ -57,6 +57,10 @@ func Parse(v string) (Location, error) {
 	return Location{Driver: SQLite, Path: v}, nil
 }
 
+// Redact hides a password in what is shown of a URL (a log line, a printed
+// configuration): user:password@ becomes user:***@.
+func Redact(s string) string { return redact(s) }
+
 // redact hides a password in what is shown of a URL: user:password@ becomes
 // user:***@.
 func redact(s string) string {

@@ -47,6 +47,12 @@ type Options struct {
 	// node's own (the outbox API), so that every route is in the one OpenAPI
 	// document. Default none.
 	Mount func(huma.API) error
+	// Node is this node's id, sent with the live control it forwards to the node
+	// that runs a call (ForwardedHeader). Default none.
+	Node string
+	// Peers sends that live control. Default: a client of its own with a 10 s
+	// timeout.
+	Peers *http.Client
 	// Clock stamps new accounts, applications and notice settings. Default the wall
 	// clock.
 	Clock retry.Clock
@@ -59,6 +65,9 @@ type Options struct {
 func (o Options) WithDefaults() Options {
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
+	}
+	if o.Peers == nil {
+		o.Peers = &http.Client{Timeout: 10 * time.Second}
 	}
 	return o
 }
@@ -86,6 +95,8 @@ type API struct {
 	checkNoticeURL func(*url.URL) error
 	clock          retry.Clock
 	log            zerolog.Logger
+	node           string
+	peers          *http.Client
 	secretRotated  func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error
 }
 
@@ -103,7 +114,8 @@ func Register(mux *http.ServeMux, o Options) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	a := &API{store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger, secretRotated: o.SecretRotated}
+	a := &API{store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger,
+		node: o.Node, peers: o.Peers, secretRotated: o.SecretRotated}
 	config := huma.DefaultConfig("Switchboard feature server", o.Version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
 	config.CreateHooks = nil

@@ -60,7 +60,8 @@ type createCallOutput struct {
 
 type callInput struct {
 	AccountParams
-	CallSid string `path:"call_sid" maxLength:"64"`
+	CallSid     string `path:"call_sid" maxLength:"64"`
+	ForwardedBy string `header:"Switchboard-Forwarded-By" maxLength:"256" doc:"Set by a node that forwards the request to the node running the call; that node does not forward it again"`
 }
 
 type callOutput struct {
@@ -85,8 +86,9 @@ type listCallsOutput struct {
 
 type updateCallInput struct {
 	AccountParams
-	CallSid string `path:"call_sid" maxLength:"64"`
-	Body    updateCallBody
+	CallSid     string `path:"call_sid" maxLength:"64"`
+	ForwardedBy string `header:"Switchboard-Forwarded-By" maxLength:"256" doc:"Set by a node that forwards the request to the node running the call; that node does not forward it again"`
+	Body        updateCallBody
 }
 
 // updateCallBody is jambonz's live call control. What needs media the node does
@@ -212,6 +214,13 @@ func (a *API) registerCalls(api huma.API) {
 		if err != nil {
 			return nil, a.notFoundOr(err, "call")
 		}
+		if v.Active && v.Node != "" && v.Node != a.node && in.ForwardedBy == "" {
+			// Running on another node: its state and timeline as they are now, from
+			// that node; the shared record (saved at start and answer) otherwise.
+			if live, ok := a.forwardGet(ctx, acct, in); ok {
+				return &callOutput{Body: live}, nil
+			}
+		}
 		return &callOutput{Body: CallView(v)}, nil
 	})
 	update := func(ctx context.Context, in *updateCallInput) (*acceptedOutput, error) {
@@ -237,6 +246,11 @@ func (a *API) registerCalls(api huma.API) {
 		acct, err := a.authorize(ctx, in.AccountParams)
 		if err != nil {
 			return nil, err
+		}
+		if in.ForwardedBy == "" {
+			if handled, err := a.forwardDelete(ctx, acct, in); handled {
+				return nil, err
+			}
 		}
 		if err := a.calls.Delete(ctx, acct.Sid, in.CallSid); err != nil {
 			return nil, a.notFoundOr(err, "call")
@@ -376,6 +390,9 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 		err, status = a.calls.Mute(acct.Sid, in.CallSid, b.MuteStatus == "mute"), b.MuteStatus
 	}
 	switch {
+	case errors.Is(err, nodestore.ErrNotFound) && in.ForwardedBy == "":
+		// Not running here: perhaps on another node sharing the database.
+		return a.forwardUpdate(ctx, acct, in)
 	case errors.Is(err, nodestore.ErrNotFound):
 		return nil, huma.Error404NotFound("call not found or no longer active")
 	case errors.Is(err, calls.ErrCallEnded):

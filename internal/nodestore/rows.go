@@ -59,18 +59,21 @@ type Alert struct {
 // Call is the record of a call: its state while it runs and once it ended, with its
 // timeline. Its JSON form is the call as the REST API shows it.
 type Call struct {
-	CallSid        string     `json:"call_sid"`
-	AccountSid     string     `json:"account_sid"`
-	ApplicationSid string     `json:"application_sid,omitempty"`
-	From           string     `json:"from"`
-	To             string     `json:"to"`
-	Direction      string     `json:"direction"`
-	CallStatus     string     `json:"call_status"`
-	Active         bool       `json:"active"`
-	Reason         string     `json:"reason,omitempty"`
-	SipStatus      int        `json:"sip_status,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	CallSid        string `json:"call_sid"`
+	AccountSid     string `json:"account_sid"`
+	ApplicationSid string `json:"application_sid,omitempty"`
+	From           string `json:"from"`
+	To             string `json:"to"`
+	Direction      string `json:"direction"`
+	CallStatus     string `json:"call_status"`
+	Active         bool   `json:"active"`
+	// Node is the id of the node that runs (or ran) the call, in a database several
+	// nodes share; empty on a record saved before nodes had ids.
+	Node      string     `json:"node,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	SipStatus int        `json:"sip_status,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	// ExpectationsFailed lists the scenario's expectations the call did not meet.
 	ExpectationsFailed []string `json:"expectations_failed,omitempty"`
 	// Timeline holds the call's events in the `simulate --json` format.
@@ -123,3 +126,17 @@ const (
 	// the same account replaces it, so rotating it in the file revokes the old one.
 	TokenFromBootstrap TokenOrigin = "bootstrap"
 )
+
+// Node is a node's lease on the calls it runs, in a database that several nodes
+// share: while the lease is live, the node's calls are its own; once it expired,
+// another node records them as ended (Store.InterruptLostCalls).
+type Node struct {
+	ID string
+	// URL is where the node's API answers other nodes: live control of its calls is
+	// forwarded there.
+	URL        string
+	LeaseUntil time.Time
+	// Live reports whether the lease had not expired when it was read, by the
+	// store's clock (the database's on PostgreSQL).
+	Live bool
+}

@@ -79,6 +79,24 @@ type Store interface {
 	// the store.
 	InterruptActiveCalls(ctx context.Context, end func(Call) Call) (int, error)
 
+	// LeaseNode takes or renews the lease of node p.ID, answering at p.URL, until
+	// p.TTL from now by the store's clock (the database's on PostgreSQL, so that
+	// nodes' clocks need not agree). A TTL of zero or less leaves the lease expired.
+	LeaseNode(ctx context.Context, p LeaseNodeParams) error
+	// GetNode returns the lease of the node with that id.
+	GetNode(ctx context.Context, id string) (Node, error)
+	// InterruptLostCalls replaces the record of every active call whose node holds
+	// no live lease (it died, or lost the database for longer than its lease), and
+	// of every active call of node p.Restarted whatever its lease, with what end
+	// returns for it, saved as not active, and returns how many there were. Several
+	// nodes may run it at once: each call is ended once. end must not call the
+	// store.
+	InterruptLostCalls(ctx context.Context, p InterruptLostCallsParams, end func(Call) Call) (int, error)
+	// LostCalls returns the record of every call InterruptLostCalls with p would end
+	// now, with its Recovery, oldest first (then by sid): what a node reads before
+	// ending them, to send their final status notifications first.
+	LostCalls(ctx context.Context, p InterruptLostCallsParams) ([]Call, error)
+
 	// SaveStatusHook records how the account configured its status hook at p.URL
 	// (its query included): the method and Basic credentials, replacing what was
 	// recorded.
@@ -134,6 +152,20 @@ type ListAlertsParams struct {
 	Since time.Time
 	// Limit bounds the alerts returned; it is at least 1.
 	Limit int
+}
+
+// LeaseNodeParams are the inputs of Store.LeaseNode.
+type LeaseNodeParams struct {
+	ID  string
+	URL string
+	TTL time.Duration
+}
+
+// InterruptLostCallsParams are the inputs of Store.InterruptLostCalls.
+type InterruptLostCallsParams struct {
+	// Restarted, when set, is a node whose active calls are lost whatever its
+	// lease: the node itself, at its start, for the calls of its previous run.
+	Restarted string
 }
 
 // GetCallParams are the inputs of Store.GetCall.

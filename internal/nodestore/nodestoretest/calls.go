@@ -20,6 +20,7 @@ func call(account, sid string, created time.Time, active bool) nodestore.Call {
 // timeline; another account never sees it.
 func testSaveCall(t *testing.T, s nodestore.Store) {
 	c := call("a", "call1", t0.Add(123456789), true)
+	c.Node = "node-1"
 	if err := s.SaveCall(ctx, c); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
@@ -25,6 +26,7 @@ func testCanceledContext(t *testing.T, s nodestore.Store) {
 		"SaveApplication": s.SaveApplication(canceled, application("b", "app", t0)),
 		"AddAlert":        s.AddAlert(canceled, nodestore.Alert{AccountSid: "a", Type: "webhook-failure", Time: t0}),
 		"SaveCall":        s.SaveCall(canceled, call("a", "c", t0, true)),
+		"LeaseNode":       s.LeaseNode(canceled, nodestore.LeaseNodeParams{ID: "n", URL: "http://n", TTL: time.Hour}),
 		"SaveStatusHook":  s.SaveStatusHook(canceled, nodestore.SaveStatusHookParams{AccountSid: "a", URL: "https://h/", At: t0}),
 		"SaveNotifications": s.SaveNotifications(canceled, nodestore.SaveNotificationsParams{AccountSid: "b",
 			Notifications: nodestore.Notifications{Emails: []string{"x@example.com"}}, At: t0}),
@@ -36,6 +38,12 @@ func testCanceledContext(t *testing.T, s nodestore.Store) {
 	}
 	if _, err := s.InterruptActiveCalls(canceled, func(c nodestore.Call) nodestore.Call { return c }); err == nil {
 		t.Error("InterruptActiveCalls with an ended context succeeded")
+	}
+	if _, err := s.InterruptLostCalls(canceled, nodestore.InterruptLostCallsParams{}, func(c nodestore.Call) nodestore.Call { return c }); err == nil {
+		t.Error("InterruptLostCalls with an ended context succeeded")
+	}
+	if _, err := s.GetNode(ctx, "n"); !errors.Is(err, nodestore.ErrNotFound) {
+		t.Errorf("node: %v, want ErrNotFound", err)
 	}
 	if _, err := s.GetAccount(ctx, "a"); !errors.Is(err, nodestore.ErrNotFound) {
 		t.Errorf("account: %v, want ErrNotFound", err)

@@ -37,6 +37,8 @@ func Run(t *testing.T, newStore Factory) {
 	run("PurgeCalls", testPurgeCalls)
 	run("InterruptActiveCalls", testInterruptActiveCalls)
 	run("ActiveCalls", testActiveCalls)
+	run("NodeLeases", testNodeLeases)
+	run("InterruptLostCalls", testInterruptLostCalls)
 	run("StatusHooks", testStatusHooks)
 	run("Notifications", testNotifications)
 	run("Ping", testPing)

@@ -12,7 +12,7 @@ import (
 
 // SaveCall upserts the row: the record as its JSON, with the columns it is found by,
 // and its Recovery as JSON beside it; an update changes only the record, the
-// recovery and whether the call is active.
+// recovery, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -26,9 +26,9 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 		}
 		recovery = sql.NullString{String: string(r), Valid: true}
 	}
-	return s.exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms, recovery) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, recovery = excluded.recovery`,
-		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli(), recovery)
+	return s.exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms, recovery, node_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, recovery = excluded.recovery, node_id = excluded.node_id`,
+		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli(), recovery, c.Node)
 }
 
 // ActiveCalls reads the active rows (a partial index holds them) with their
@@ -38,6 +38,11 @@ func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scanCallsWithRecovery(rows)
+}
+
+// scanCallsWithRecovery reads rows of a record and a recovery, and closes them.
+func scanCallsWithRecovery(rows *sql.Rows) ([]nodestore.Call, error) {
 	defer rows.Close()
 	calls := []nodestore.Call{}
 	for rows.Next() {

@@ -2,59 +2,123 @@ package sqlitenode
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
-	"sort"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-voice/switchboard/internal/migrate"
 )
 
-// migrations are applied in name order; a released one is never edited.
+// migrations are goose SQL files applied in version order; a released one is never
+// edited.
 //
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// migrate applies, in name order, the embedded migrations not applied yet, each in a
-// transaction with its record in fs_schema_migrations.
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS fs_schema_migrations (
-		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return err
-	}
-	files, err := fs.Glob(migrations, "migrations/*.sql")
+// Migrations returns the embedded schema migrations (goose SQL files), for
+// `switchboard migrate`.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return err
+		panic(err) // the embedded folder exists: a build that lost it cannot run
 	}
-	sort.Strings(files)
-	for _, f := range files {
-		if err := s.applyMigration(ctx, f); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-	}
-	return nil
+	return sub
 }
 
-func (s *Store) applyMigration(ctx context.Context, name string) error {
-	script, err := migrations.ReadFile(name)
-	if err != nil {
-		return err
+// MigrationTable records which of Migrations a database has.
+const MigrationTable = "node_migrations"
+
+func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
+
+// legacyTable is where the runner before goose recorded the migrations it applied,
+// by file name.
+const legacyTable = "fs_schema_migrations"
+
+// migrateDB applies the migrations db does not have (internal/migrate). A database
+// the runner before goose migrated has its record carried over first, so that what
+// it applied is not applied again.
+func migrateDB(ctx context.Context, db *sql.DB) error {
+	if err := AdoptLegacyRecord(ctx, db); err != nil {
+		return fmt.Errorf("carrying over %s: %w", legacyTable, err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	_, err := migrate.Up(ctx, db, migrate.SQLite, migrationLine())
+	return err
+}
+
+// AdoptLegacyRecord writes the versions of fs_schema_migrations's names
+// ("migrations/0003_token_origin.sql") into the goose record, in one transaction,
+// when the old table exists and the new one does not. Two processes doing it at once
+// are serialized by SQLite's write lock (BEGIN IMMEDIATE): the second finds the new
+// table and does nothing.
+func AdoptLegacyRecord(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var applied int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM fs_schema_migrations WHERE name = ?`, name).Scan(&applied); err != nil {
+	var legacy, current int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, legacyTable).Scan(&legacy); err != nil {
 		return err
 	}
-	if applied > 0 {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, MigrationTable).Scan(&current); err != nil {
+		return err
+	}
+	if legacy == 0 || current > 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, string(script)); err != nil {
+	rows, err := tx.QueryContext(ctx, `SELECT name, applied_at FROM `+legacyTable)
+	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO fs_schema_migrations(name, applied_at) VALUES (?, ?)`, name, s.clock.Now().UnixMilli()); err != nil {
+	type applied struct {
+		version int64
+		atMs    int64
+	}
+	var done []applied
+	for rows.Next() {
+		var (
+			name string
+			at   int64
+		)
+		if err := rows.Scan(&name, &at); err != nil {
+			rows.Close()
+			return err
+		}
+		v, err := versionOf(name)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		done = append(done, applied{v, at})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return err
+	}
+	// The record table as internal/migrate writes it on SQLite: applied_at in
+	// microseconds.
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE `+MigrationTable+` (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	for _, a := range done {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+MigrationTable+` (version, applied_at) VALUES (?, ?)`, a.version, a.atMs*1000); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
+}
+
+// versionOf reads the version of a migration's file name: its leading digits.
+func versionOf(name string) (int64, error) {
+	base := path.Base(name)
+	digits := base[:len(base)-len(strings.TrimLeft(base, "0123456789"))]
+	v, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("recorded migration %q has no version", name)
+	}
+	return v, nil
 }

@@ -15,7 +15,8 @@ import (
 
 // Options configure a Store. Zero values take the defaults documented per field.
 type Options struct {
-	// Clock stamps the record of each migration applied. Default the wall clock.
+	// Clock is the store's reference for node leases (LeaseNode). Default the wall
+	// clock.
 	Clock retry.Clock
 	// Writer, when set, runs every write transaction of the store: the outbox's
 	// single writer on the same file (*sqlitestore.Store), so that the file has one
@@ -77,11 +78,11 @@ type Store struct {
 var _ nodestore.Store = (*Store)(nil)
 
 // Open opens the database file at path, creating it (mode 0600: it holds secrets)
-// when it does not exist, and applies the migrations it has not had yet. Its
-// connections open the file as it is and never create it again: a file deleted
-// under a running store makes its reads fail rather than start a fresh, empty
-// database. On error nothing is left open; a migration that fails is rolled back and
-// names its file. ctx bounds the migration.
+// when it does not exist, and applies the migrations it has not had yet
+// (internal/migrate). Its connections open the file as it is and never create it
+// again: a file deleted under a running store makes its reads fail rather than start
+// a fresh, empty database. On error nothing is left open; a migration that fails is
+// rolled back and named. ctx bounds the migration.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	opts = opts.WithDefaults()
 	if err := opts.validate(path); err != nil {
@@ -96,7 +97,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, writer: opts.Writer, clock: opts.Clock}
-	if err := s.migrate(ctx); err != nil {
+	if err := migrateDB(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
@@ -154,8 +155,8 @@ func (s *Store) Close() error {
 }
 
 // CheckWritable commits a write transaction that rewrites one row as it is (a
-// migration's record), through the store's writer: it fails as the store's writes
+// migration's record in MigrationTable), through the store's writer: it fails as the store's writes
 // would while the file cannot be written (read-only, an I/O error, gone).
 func (s *Store) CheckWritable(ctx context.Context) error {
-	return s.exec(ctx, `UPDATE fs_schema_migrations SET applied_at = applied_at WHERE name = (SELECT min(name) FROM fs_schema_migrations)`)
+	return s.exec(ctx, `UPDATE `+MigrationTable+` SET applied_at = applied_at WHERE version = (SELECT min(version) FROM `+MigrationTable+`)`)
 }

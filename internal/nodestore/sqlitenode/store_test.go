@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/nodestoretest"
-	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
@@ -83,39 +83,127 @@ func TestFileModeAndNoFreshFile(t *testing.T) {
 	}
 }
 
-// A database made by the first release (migration 0001 only) opens after an upgrade,
-// and opening twice applies nothing twice.
-func TestMigrationsUpgradeAnOldDatabase(t *testing.T) {
+// A database the runner before goose migrated (fs_schema_migrations, by file name)
+// opens: what it applied is carried over and not applied again (0002's ALTER TABLE
+// would fail), the rest is applied, and opening twice applies nothing twice.
+func TestMigrationsUpgradeADatabaseOfTheRunnerBeforeGoose(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _ := migrations.ReadFile("migrations/0001_init.sql")
-	if _, err := db.Exec(string(first)); err != nil {
+	if _, err := db.Exec(`CREATE TABLE fs_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range []string{"migrations/0001_init.sql", "migrations/0002_call_active.sql"} {
+		script, _ := migrations.ReadFile(f)
+		if _, err := db.Exec(string(script)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO fs_schema_migrations VALUES (?, 1700000000000)`, f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	db.Close()
 	all, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := testkit.NewClock()
 	for range 2 {
-		s, err := Open(context.Background(), path, Options{Clock: clock})
+		s, err := Open(context.Background(), path, Options{})
 		if err != nil {
 			t.Fatalf("open after upgrade: %v", err)
 		}
 		if err := s.SaveCall(context.Background(), nodestore.Call{CallSid: "c", AccountSid: "a", Active: true, CreatedAt: time.Now()}); err != nil {
 			t.Fatalf("the upgraded schema lacks the new column: %v", err)
 		}
-		var applied int
-		if err := s.db.QueryRow(`SELECT count(*) FROM fs_schema_migrations WHERE applied_at = ?`, testkit.Epoch.UnixMilli()).Scan(&applied); err != nil || applied != len(all) {
-			t.Fatalf("%d migrations recorded at the store's clock (%v), want all %d", applied, err, len(all))
+		var applied, carried int
+		if err := s.db.QueryRow(`SELECT count(*) FROM node_migrations`).Scan(&applied); err != nil || applied != len(all) {
+			t.Fatalf("%d migrations recorded (%v), want all %d", applied, err, len(all))
 		}
-		clock.Advance(time.Hour) // a second open would record another time
+		if err := s.db.QueryRow(`SELECT count(*) FROM node_migrations WHERE applied_at = 1700000000000000`).Scan(&carried); err != nil || carried != 2 {
+			t.Fatalf("%d migrations carried over with their time (%v), want 2", carried, err)
+		}
 		s.Close()
+	}
+}
+
+// A database of a release of the runner before goose (migrations 0001 to
+// 0006_call_recovery, or to 0007_account_rotation, recorded by file name) gets what
+// it lacks of the account rotation (0007) and the node leases (0008) on upgrade: a
+// recorded name is carried over as its own version, not taken for another.
+func TestMigrationsUpgradeFromCallRecoveryToNodeLeases(t *testing.T) {
+	t.Parallel()
+	for _, last := range []string{"6", "7"} {
+		t.Run("0001-000"+last, func(t *testing.T) { testUpgradeFromLegacy(t, last) })
+	}
+}
+
+func testUpgradeFromLegacy(t *testing.T, last string) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE fs_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	old, err := fs.Glob(migrations, "migrations/000[1-"+last+"]_*.sql")
+	if n, _ := strconv.Atoi(last); err != nil || len(old) != n {
+		t.Fatalf("the runner's migrations: %v, %v", old, err)
+	}
+	for _, f := range old {
+		script, _ := migrations.ReadFile(f)
+		if _, err := db.Exec(string(script)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, err := db.Exec(`INSERT INTO fs_schema_migrations VALUES (?, 1700000000000)`, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatalf("open after upgrade: %v", err)
+	}
+	defer s.Close()
+	c := nodestore.Call{CallSid: "c", AccountSid: "a", Active: true, Node: "node-1", CreatedAt: time.Now(),
+		Recovery: &nodestore.CallRecovery{AppURL: "http://app.example/"}}
+	if err := s.SaveCall(context.Background(), c); err != nil {
+		t.Fatalf("the upgraded schema lacks a column: %v", err)
+	}
+	var max int
+	if err := s.db.QueryRow(`SELECT max(version) FROM node_migrations`).Scan(&max); err != nil || max != 8 {
+		t.Fatalf("latest migration %d (%v), want 8", max, err)
+	}
+	if err := s.PutAccount(context.Background(), nodestore.PutAccountParams{Account: nodestore.Account{Sid: "a", Name: "a", CreatedAt: time.Now(),
+		WebhookSecret: "new", PreviousWebhookSecret: "old", PreviousSecretUntil: time.Now().Add(time.Hour)}}); err != nil {
+		t.Fatalf("the upgraded schema lacks the account rotation: %v", err)
+	}
+	if err := s.CheckWritable(context.Background()); err != nil {
+		t.Fatalf("CheckWritable on the goose record: %v", err)
+	}
+}
+
+// Processes opening one new database at once migrate it once, and all open.
+func TestOpenConcurrently(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "node.db")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := Open(context.Background(), path, Options{})
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -1,3 +1,4 @@
+-- +goose Up
 CREATE TABLE IF NOT EXISTS fs_accounts (
 	sid            TEXT PRIMARY KEY,
 	name           TEXT NOT NULL,

@@ -1,3 +1,4 @@
+-- +goose Up
 -- How the application configured each status hook the outbox delivers to (method and
 -- Basic credentials, per account and URL without query): notifications still queued
 -- when a node restarts go out as configured, not as a bare POST.

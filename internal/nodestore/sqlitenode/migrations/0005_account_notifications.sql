@@ -1,3 +1,4 @@
+-- +goose Up
 -- Where an account's webhook endpoint notices go (paused, disabled, removed): its
 -- operational webhook URL and e-mail recipients (docs/outbox.md §3; issue 15).
 CREATE TABLE fs_account_notifications (

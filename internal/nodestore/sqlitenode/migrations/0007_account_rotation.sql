@@ -1,3 +1,4 @@
+-- +goose Up
 -- A rotated webhook secret keeps signing until its grace period ends (issue 14).
 ALTER TABLE fs_accounts ADD COLUMN previous_webhook_secret TEXT NOT NULL DEFAULT '';
 ALTER TABLE fs_accounts ADD COLUMN previous_secret_until INTEGER NOT NULL DEFAULT 0;

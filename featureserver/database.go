@@ -1,0 +1,174 @@
+package featureserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/internal/dburl"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/pgnode"
+	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
+	"github.com/switchboard-voice/switchboard/outbox/pgstore"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+)
+
+// poolConns bounds the connections of a node to PostgreSQL when the URL's
+// pool_max_conns does not: the outbox's publishes, claims and completions (16, as
+// pgstore's own default) and the node store's records share one pool.
+const poolConns = 24
+
+// database is where a node keeps everything: one SQLite file, or one PostgreSQL
+// database (a schema of it) that several nodes share (docs/outbox.md §5).
+type database struct {
+	loc  dburl.Location
+	pool *pgxpool.Pool // PostgreSQL only
+
+	// SQLite only: the lock that keeps a second node off the file, the outbox's
+	// store, opened first since its single writer runs every write of the node's
+	// store too (one writer per file), and the file's health for /readyz.
+	lock    *databaseLock
+	sqlite  *sqlitestore.Store
+	health  *dbHealth
+	ownsOut bool // the outbox's store is still the database's to close
+}
+
+// openDatabase connects to loc (PostgreSQL), or (SQLite) locks the file, creates it
+// (mode 0600) when missing, checks it can be written and opens the outbox's store on
+// it. On error nothing is left open.
+func openDatabase(ctx context.Context, loc dburl.Location) (*database, error) {
+	db := &database{loc: loc}
+	if loc.Driver != dburl.Postgres {
+		if err := db.openSQLite(ctx); err != nil {
+			db.close()
+			return nil, err
+		}
+		return db, nil
+	}
+	cfg, err := pgxpool.ParseConfig(loc.URL)
+	if err != nil {
+		return nil, &ConfigError{Name: EnvDatabaseURL, Value: dburl.Redact(loc.URL), Accept: "a PostgreSQL connection URL"}
+	}
+	if !strings.Contains(loc.URL, "pool_max_conns=") {
+		cfg.MaxConns = poolConns
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "switchboard-node" // pg_stat_activity says whose
+	}
+	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", dburl.Redact(loc.URL), err)
+	}
+	if err := db.pool.Ping(ctx); err != nil {
+		db.pool.Close()
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", dburl.Redact(loc.URL), err)
+	}
+	return db, nil
+}
+
+// openSQLite opens the node's SQLite file: the lock before anything touches it (a
+// second node on the file stops here), then the file (created 0600 when missing),
+// which must be writable (SQLite would otherwise open it read-only, and every write
+// would fail later), then the outbox's store, whose single writer the node's store
+// writes through (docs/outbox.md §5).
+func (db *database) openSQLite(ctx context.Context) error {
+	path := db.loc.Path
+	var err error
+	if db.lock, err = lockDatabase(path); err != nil {
+		return err
+	}
+	if err := sqlitenode.CreateFile(path); err != nil {
+		return err
+	}
+	if err := writable(path); err != nil {
+		return err
+	}
+	if db.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{}); err != nil {
+		return fmt.Errorf("outbox store: %w", err)
+	}
+	db.ownsOut = true
+	db.health, err = newDBHealth(path, db.sqlite)
+	return err
+}
+
+// nodeStore opens the node's records, migrating them as needed. On SQLite they are
+// written through the outbox store's writer (watched by the file's health), and the
+// file must take a write now.
+func (db *database) nodeStore(ctx context.Context) (nodestore.Store, error) {
+	if db.pool != nil {
+		return pgnode.Open(ctx, db.pool, pgnode.Options{})
+	}
+	ns, err := sqlitenode.Open(ctx, db.loc.Path, sqlitenode.Options{Writer: db.health})
+	if err != nil {
+		return nil, err
+	}
+	db.health.probe = ns.CheckWritable
+	if err := ns.CheckWritable(ctx); err != nil {
+		ns.Close()
+		return nil, fmt.Errorf("the database %s cannot be written: %w", db.loc.Path, err)
+	}
+	return ns, nil
+}
+
+// outboxStore opens the outbox's store, migrating it as needed (on SQLite: hands
+// over the one openDatabase opened; closeStore then closes it, which must come after
+// the node's store, writing through it, closed); watch is what /metrics reads of it.
+func (db *database) outboxStore(ctx context.Context, log zerolog.Logger) (st outboxdriver.Store, closeStore func() error, watch outboxWatch, err error) {
+	if db.pool != nil {
+		s, err := pgstore.Open(ctx, db.pool, pgstore.Options{Logger: log})
+		if err != nil {
+			return nil, nil, outboxWatch{}, err
+		}
+		depth := func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error) {
+			d, err := s.QueueDepth(ctx, now)
+			return sqlitestore.QueueDepth(d), err
+		}
+		return s, s.Close, outboxWatch{depth: depth}, nil
+	}
+	db.ownsOut = false
+	return db.sqlite, db.sqlite.Close, outboxWatch{stats: db.sqlite.Stats, depth: db.sqlite.QueueDepth}, nil
+}
+
+// outboxWatch is what /metrics reads of the outbox's store: the single writer's
+// counters (SQLite only: PostgreSQL has no single writer to watch) and the queue's
+// depth, read at each scrape.
+type outboxWatch struct {
+	stats func() sqlitestore.Stats
+	depth func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error)
+}
+
+// problem returns why the database cannot take the node's writes now, or nil: on
+// SQLite the file's health (deleted, replaced, not writable, a write failing); on
+// PostgreSQL the node store's Ping, which /readyz asks first, says it.
+func (db *database) problem(ctx context.Context) error {
+	if db.health == nil {
+		return nil
+	}
+	return db.health.problem(ctx)
+}
+
+// close closes what the database still holds (the pool, once the stores on it are
+// closed; on SQLite the outbox's store when it was never handed over) and releases
+// the SQLite file's lock last. It takes a nil or half-opened database.
+func (db *database) close() error {
+	if db == nil {
+		return nil
+	}
+	defer db.lock.release()
+	if db.pool != nil {
+		db.pool.Close()
+	}
+	if db.ownsOut && db.sqlite != nil {
+		db.ownsOut = false
+		return db.sqlite.Close()
+	}
+	return nil
+}
+
+// shared reports whether other nodes may share the database: then the calls this
+// node finds active are not necessarily its own.
+func (db *database) shared() bool { return db != nil && db.pool != nil }

@@ -1,0 +1,64 @@
+package featureserver
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// syncBuffer is a log sink written by the node's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A client's connection that never sent a request (net/http counts it idle only
+// once it is 5 s old) does not make a clean stop fail: past the shutdown grace the
+// node closes it, logs that at warn, and Run returns nil.
+func TestStopClosesConnectionsLeftOpen(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	n := runNodeWith(t, testConfig(t), zerolog.New(&logs), nodeHooks{shutdownGrace: 50 * time.Millisecond})
+	idle, err := net.Dial("tcp", strings.TrimPrefix(n.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	// The server accepts connections in the order they came: once a request on a
+	// later one is answered, the idle one is the server's (StateNew).
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(n.base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	n.stop() // fails the test when Run returns an error
+	if err := idle.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idle.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the idle connection after the stop: %v, want it closed (EOF)", err)
+	}
+	if !strings.Contains(logs.String(), `"level":"warn"`) || !strings.Contains(logs.String(), "still open after the shutdown grace") {
+		t.Errorf("no warning of the connections closed:\n%s", logs.String())
+	}
+}

@@ -1,0 +1,145 @@
+package pgnode
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/switchboard-voice/switchboard/internal/migrate"
+	"github.com/switchboard-voice/switchboard/internal/nodestore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations returns the embedded schema migrations (goose SQL files), for
+// `switchboard migrate`.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		panic(err) // the embedded folder exists: a build that lost it cannot run
+	}
+	return sub
+}
+
+// MigrationTable records which of Migrations a schema has.
+const MigrationTable = "node_migrations"
+
+func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
+
+// Options tune Open and OpenURL. Zero values take the defaults documented per field.
+type Options struct {
+	// MaxConns bounds the pool OpenURL makes, unless the URL's pool_max_conns does.
+	// Default 8.
+	MaxConns int32
+}
+
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
+	if o.MaxConns == 0 {
+		o.MaxConns = 8
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if o.MaxConns < 1 {
+		return errors.New("pgnode: Options.MaxConns must be at least 1")
+	}
+	return nil
+}
+
+// Store is the PostgreSQL nodestore.Store. Any number of Stores, in any number of
+// processes, may share one schema.
+type Store struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+}
+
+var _ nodestore.Store = (*Store)(nil)
+
+// OpenURL connects to the database at dbURL (postgres://...; a search_path parameter
+// chooses the schema) and opens the store on a pool of its own, closed by Close.
+func OpenURL(ctx context.Context, dbURL string, opts Options) (*Store, error) {
+	opts = opts.WithDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("pgnode: database URL: %w", err)
+	}
+	if !strings.Contains(dbURL, "pool_max_conns=") {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgnode: connect: %w", err)
+	}
+	s, err := Open(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownPool = true
+	return s, nil
+}
+
+// Open opens the store on pool, whose connections' search_path names the schema of
+// the node's tables; the caller keeps the pool and closes it after Close. It applies
+// the embedded migrations under an advisory lock (internal/migrate), so that nodes
+// starting together migrate once.
+func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
+	opts = opts.WithDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	var schema *string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return nil, fmt.Errorf("pgnode: %w", err)
+	}
+	if schema == nil {
+		return nil, errors.New("pgnode: no schema of the connections' search_path exists")
+	}
+	cc := pool.Config().ConnConfig.Copy()
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["search_path"] = pgx.Identifier{*schema}.Sanitize()
+	db := stdlib.OpenDB(*cc)
+	defer db.Close()
+	if _, err := migrate.Up(ctx, db, migrate.Postgres, migrationLine()); err != nil {
+		return nil, fmt.Errorf("pgnode: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Close closes the pool when OpenURL made it. It is safe to call twice.
+func (s *Store) Close() error {
+	if s.ownPool {
+		s.ownPool = false
+		s.pool.Close()
+	}
+	return nil
+}
+
+// ms is t as stored: UTC, at millisecond precision (the contract's, and SQLite's).
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nodestore.ErrNotFound
+	}
+	return err
+}
