@@ -39,11 +39,22 @@ type explainJSON struct {
 	Warnings                []string `json:"warnings"`
 }
 
+// fragmentFlags are the call-control flags that fragment explain reads: the connect
+// timeouts that each attempt against a silent host costs.
+var fragmentFlags = func() []envFlag {
+	var out []envFlag
+	for _, f := range callControlFlags {
+		if f.name == "http-timeout" || f.name == "ws-handshake-timeout" {
+			out = append(out, f)
+		}
+	}
+	return out
+}()
+
 func newFragmentExplainCmd(c *cli) *cobra.Command {
 	var (
-		asJSON               bool
-		httpTimeoutMS        int64
-		wsHandshakeTimeoutMS int64
+		asJSON bool
+		flags  *envFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "explain URL",
@@ -64,36 +75,18 @@ WebSocket. The flags override the environment.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := featureserver.LoadCallControlConfig(c.getenv)
+			// The flags are serve's (durations, a bare number is milliseconds, the -ms
+			// spellings hidden): load checks them in the variables' ranges and names
+			// the flag as given in an error.
+			overrides, err := flags.load(c.getenv)
+			if err != nil {
+				return err
+			}
+			cfg, err := featureserver.LoadCallControlConfig(withOverrides(c.getenv, overrides))
 			if err != nil {
 				return usageError("%v", oneLine(err))
 			}
 			timeouts := fragment.Timeouts{HTTP: cfg.HTTPTimeout, WSHandshake: cfg.WSHandshakeTimeout}
-			// The -ms spellings match `serve`'s flags; an error names the one given.
-			httpFlag, wsFlag := "http-timeout", "ws-handshake-timeout"
-			if cmd.Flags().Changed("http-timeout-ms") {
-				httpFlag = "http-timeout-ms"
-				httpTimeoutMS, _ = cmd.Flags().GetInt64(httpFlag)
-				_ = cmd.Flags().Set("http-timeout", fmt.Sprint(httpTimeoutMS))
-			}
-			if cmd.Flags().Changed("ws-handshake-timeout-ms") {
-				wsFlag = "ws-handshake-timeout-ms"
-				wsHandshakeTimeoutMS, _ = cmd.Flags().GetInt64(wsFlag)
-				_ = cmd.Flags().Set("ws-handshake-timeout", fmt.Sprint(wsHandshakeTimeoutMS))
-			}
-			// The same ranges as the variables the flags stand for.
-			if cmd.Flags().Changed("http-timeout") {
-				if httpTimeoutMS < 1 || httpTimeoutMS > 600_000 {
-					return usageError("--%s=%d: want milliseconds in [1, 600000]", httpFlag, httpTimeoutMS)
-				}
-				timeouts.HTTP = time.Duration(httpTimeoutMS) * time.Millisecond
-			}
-			if cmd.Flags().Changed("ws-handshake-timeout") {
-				if wsHandshakeTimeoutMS < 1 || wsHandshakeTimeoutMS > 120_000 {
-					return usageError("--%s=%d: want milliseconds in [1, 120000]", wsFlag, wsHandshakeTimeoutMS)
-				}
-				timeouts.WSHandshake = time.Duration(wsHandshakeTimeoutMS) * time.Millisecond
-			}
 			target, err := fragment.Parse(args[0])
 			if err != nil {
 				return usageError("%v", err)
@@ -110,10 +103,7 @@ WebSocket. The flags override the environment.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	cmd.Flags().Int64Var(&httpTimeoutMS, "http-timeout", 0, "HTTP connect timeout in ms (default JAMBONES_HTTP_TIMEOUT or 10000)")
-	cmd.Flags().Int64Var(&wsHandshakeTimeoutMS, "ws-handshake-timeout", 0, "WebSocket handshake timeout in ms (default JAMBONES_WS_HANDSHAKE_TIMEOUT_MS or 1500)")
-	cmd.Flags().Int64("http-timeout-ms", 0, "same as --http-timeout")
-	cmd.Flags().Int64("ws-handshake-timeout-ms", 0, "same as --ws-handshake-timeout")
+	flags = addEnvFlags(cmd.Flags(), fragmentFlags)
 	return cmd
 }
 

@@ -152,7 +152,9 @@ func TestFragmentExplainRejects(t *testing.T) {
 		{"unknown flag", nil, []string{"fragment", "explain", "--bogus", "https://h/p"}, "unknown flag"},
 		{"unknown command", nil, []string{"frobnicate"}, "unknown command"},
 		{"unknown fragment subcommand", nil, []string{"fragment", "frobnicate"}, "unknown command"},
-		{"-ms flag named as given", nil, []string{"fragment", "explain", "--ws-handshake-timeout-ms=200000", "wss://h/p"}, "--ws-handshake-timeout-ms=200000"},
+		{"-ms flag named as given", nil, []string{"fragment", "explain", "--ws-handshake-timeout-ms=200000", "wss://h/p"}, "--ws-handshake-timeout-ms=\"3m20s\" is invalid"},
+		{"timeout not a duration", nil, []string{"fragment", "explain", "--http-timeout=2sec", "https://h/p"}, "want a duration such as 1500ms"},
+		{"timeout below a millisecond", nil, []string{"fragment", "explain", "--ws-handshake-timeout=1.5ms", "wss://h/p"}, "--ws-handshake-timeout=1.5ms: want whole milliseconds"},
 		{"serve flag named, not its variable", nil, []string{"serve", "--listen", "bogus"}, "--listen=\"bogus\""},
 		{"serve variable named", map[string]string{"SWITCHBOARD_LISTEN": "bogus"}, []string{"serve"}, "SWITCHBOARD_LISTEN"},
 		{"unknown bench subcommand", nil, []string{"bench", "frobnicate"}, "unknown command"},
@@ -197,5 +199,40 @@ func TestFragmentExplainWarnsOnce(t *testing.T) {
 		if n := strings.Count(stdout+stderr, w); n != 1 {
 			t.Errorf("warning %q printed %d times:\n%s\n%s", w, n, stdout, stderr)
 		}
+	}
+}
+
+// The timeout flags are durations like serve's: 2s, 1500ms, a bare number of
+// milliseconds, and the hidden -ms spellings; a flag wins over the variable.
+func TestFragmentExplainTimeoutFlagsAreDurations(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"JAMBONES_HTTP_TIMEOUT": "7000", "JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "900"}
+	tests := []struct {
+		url  string
+		args []string
+		want int64 // attempt_timeout_ms
+	}{
+		{"https://h/p#rc=1", nil, 7000},
+		{"https://h/p#rc=1", []string{"--http-timeout", "2s"}, 2000},
+		{"https://h/p#rc=1", []string{"--http-timeout=1500ms"}, 1500},
+		{"https://h/p#rc=1", []string{"--http-timeout=2500"}, 2500},
+		{"https://h/p#rc=1", []string{"--http-timeout-ms=3000"}, 3000},
+		{"https://h/p#rc=1", []string{"--http-timeout-ms=4s"}, 4000},
+		{"wss://h/p#rc=1", nil, 900},
+		{"wss://h/p#rc=1", []string{"--ws-handshake-timeout", "2s"}, 2000},
+		{"wss://h/p#rc=1", []string{"--ws-handshake-timeout=250"}, 250},
+		{"wss://h/p#rc=1", []string{"--ws-handshake-timeout-ms=300"}, 300},
+		{"wss://h/p#rc=1", []string{"--http-timeout=2s"}, 900},
+	}
+	for _, tt := range tests {
+		got := explainJSONOf(t, env, append(tt.args, tt.url)...)
+		if got.AttemptTimeoutMS != tt.want {
+			t.Errorf("%v %s: attempt_timeout_ms %d, want %d", tt.args, tt.url, got.AttemptTimeoutMS, tt.want)
+		}
+	}
+	code, stdout, stderr := runCLI(t, nil, "fragment", "explain", "--help")
+	help := stdout + stderr
+	if code != exitOK || !strings.Contains(help, "--http-timeout duration") || !strings.Contains(help, "--ws-handshake-timeout duration") || strings.Contains(help, "-ms") {
+		t.Errorf("help (exit %d) must show duration flags and hide the -ms spellings:\n%s", code, help)
 	}
 }
