@@ -151,6 +151,16 @@ func (db *database) problem(ctx context.Context) error {
 	return db.health.problem(ctx)
 }
 
+// admit returns why a new call may not start, or nil: on SQLite the file's health
+// without a write probe (dbHealth.admit); on PostgreSQL nothing, the call's own
+// write to the node store says it.
+func (db *database) admit() error {
+	if db.health == nil {
+		return nil
+	}
+	return db.health.admit()
+}
+
 // close closes what the database still holds (the pool, once the stores on it are
 // closed; on SQLite the outbox's store when it was never handed over) and releases
 // the SQLite file's lock last. It takes a nil or half-opened database.

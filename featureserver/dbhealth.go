@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"modernc.org/sqlite"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
@@ -31,9 +32,13 @@ type dbHealth struct {
 	probe func(ctx context.Context) error
 	now   func() time.Time
 
+	// log receives the start of a problem (error) and its end (info), once each.
+	log zerolog.Logger
+
 	mu       sync.Mutex
 	lastFail time.Time
 	lastErr  error
+	failing  bool // the last check found a problem
 }
 
 func newDBHealth(path string, w sqlitenode.Writer) (*dbHealth, error) {
@@ -82,8 +87,40 @@ func databaseFault(err error) bool {
 	return false
 }
 
-// problem returns why the database cannot be written now, or nil.
+// problem returns why the database cannot be written now, or nil: admit's checks
+// and a write probe. /readyz asks it.
 func (h *dbHealth) problem(ctx context.Context) error {
+	err := h.check(ctx, true)
+	h.report(err)
+	return err
+}
+
+// admit returns why a new call may not start, or nil: the file deleted, replaced or
+// not writable, or a write failing in the last writeFailureWindow (the probe of
+// /readyz notes its failures too). It writes nothing, so it is cheap enough to ask
+// on every call; the call's own first write is the probe.
+func (h *dbHealth) admit() error {
+	err := h.check(context.Background(), false)
+	h.report(err)
+	return err
+}
+
+// report logs the start of a problem at error and its end at info, once each, so
+// a node that is up but losing its writes says so without a line per request.
+func (h *dbHealth) report(err error) {
+	h.mu.Lock()
+	was := h.failing
+	h.failing = err != nil
+	h.mu.Unlock()
+	switch {
+	case err != nil && !was:
+		h.log.Error().Err(err).Str("path", h.path).Msg("the node's database cannot be written: new calls are refused and /readyz answers 503 until it can")
+	case err == nil && was:
+		h.log.Info().Str("path", h.path).Msg("the node's database can be written again: new calls are accepted")
+	}
+}
+
+func (h *dbHealth) check(ctx context.Context, probe bool) error {
 	fi, err := os.Stat(h.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -96,7 +133,7 @@ func (h *dbHealth) problem(ctx context.Context) error {
 	if err := writable(h.path); err != nil {
 		return err
 	}
-	if h.probe != nil {
+	if probe && h.probe != nil {
 		pctx, cancel := context.WithTimeout(context.WithValue(ctx, probing{}, true), 2*time.Second)
 		defer cancel()
 		if err := h.probe(pctx); err != nil && ctx.Err() == nil {

@@ -100,6 +100,9 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
+	if n.db.health != nil {
+		n.db.health.log = opts.Logger
+	}
 	opened, err := n.db.nodeStore(ctx)
 	if err != nil {
 		n.closeStores()
@@ -131,6 +134,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
 		Limits:  calls.Limits{Duration: cfg.MaxCallDuration, Requests: cfg.MaxCallRequests, Events: cfg.MaxCallEvents},
 		Metrics: n.metrics, Clock: clock, Logger: opts.Logger, Node: cfg.Cluster.NodeID,
+		Writable: n.db.admit,
 	})
 	if err != nil {
 		n.closeStores()

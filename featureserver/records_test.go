@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 )
 
@@ -165,5 +167,49 @@ func TestNodeFilesAreOwnerOnly(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v (%v), want mode 0600", name, fi.Mode().Perm(), err)
 		}
+	}
+}
+
+// While the database cannot be written, new calls are refused with 503 naming why
+// (a deleted SQLite file still takes the node's writes, which would vanish), by
+// REST and with a scenario alike, and the condition is logged at error once.
+func TestCallsAreRefusedWhileTheDatabaseCannotBeWritten(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	n := runNodeWith(t, testConfig(t), zerolog.New(&logs), nodeHooks{})
+	acct := n.createAccount("acme")
+	bodies := map[string]map[string]any{
+		"rest": {"call_hook": map[string]any{"url": "http://127.0.0.1:1/call"}, "from": "a", "to": "b"},
+		"scenario": {"call_hook": map[string]any{"url": "http://127.0.0.1:1/call"}, "from": "a", "to": "b",
+			"scenario": map[string]any{"expect": map[string]any{"verbs": []string{"say"}}}},
+	}
+	if err := os.Remove(n.node.db.health.path); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range bodies {
+		for i := 0; i < 2; i++ {
+			var problem struct {
+				Status int
+				Detail string
+			}
+			code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, body, nil)
+			_ = json.Unmarshal(raw, &problem)
+			if code != http.StatusServiceUnavailable || problem.Status != http.StatusServiceUnavailable || !strings.Contains(problem.Detail, "was deleted") {
+				t.Errorf("%s call on a deleted database: %d %s, want 503 saying the file was deleted", name, code, raw)
+			}
+		}
+	}
+	var list []json.RawMessage
+	if code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, nil, &list); code != http.StatusOK || len(list) != 0 {
+		t.Errorf("calls after the refusals: %d %s, want none", code, raw)
+	}
+	var errorLines int
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, `"level":"error"`) && strings.Contains(line, "cannot be written") && strings.Contains(line, "was deleted") {
+			errorLines++
+		}
+	}
+	if errorLines != 1 {
+		t.Errorf("%d error lines about the deleted database, want 1:\n%s", errorLines, logs.String())
 	}
 }

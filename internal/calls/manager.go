@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -23,6 +24,10 @@ var (
 	ErrDraining = errors.New("node is draining: no new calls")
 	// ErrTooManyCalls: MaxCalls calls are already active.
 	ErrTooManyCalls = errors.New("too many active calls")
+	// ErrUnwritable: the store cannot keep the call's record (Options.Writable
+	// said why, in the error wrapping this one), so the call is refused rather than
+	// run with a record that would be lost.
+	ErrUnwritable = errors.New("the node's database cannot be written: no new calls")
 	// ErrCallEnded: live control of a call that already ended.
 	ErrCallEnded = errors.New("call has ended")
 	// ErrControlBacklog: the call has not yet applied earlier commands.
@@ -85,6 +90,12 @@ type Options struct {
 	Node string
 	// Clock stamps the records: creation, end, alerts. Default the wall clock.
 	Clock retry.Clock
+	// Writable, when set, says why the store cannot keep records now (nil when it
+	// can). Start asks it before a call and again when saving the call's record
+	// fails, and refuses the call with ErrUnwritable: a call whose record would
+	// vanish (a deleted SQLite file still takes writes) is not started. It must be
+	// cheap: it runs on every call. Default none.
+	Writable func() error
 	// Logger receives a line per call's end and every failure to record one; lines
 	// about a call carry its call_sid. Default: the zero Logger, which discards them.
 	Logger zerolog.Logger
@@ -205,6 +216,17 @@ func (m *Manager) warnFragment(raw string) {
 	}
 }
 
+// writable is ErrUnwritable wrapped with Options.Writable's reason, or nil.
+func (m *Manager) writable() error {
+	if m.opts.Writable == nil {
+		return nil
+	}
+	if err := m.opts.Writable(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnwritable, err)
+	}
+	return nil
+}
+
 // Start starts a call and returns its sid at once; the call runs in the background
 // until it ends, is hung up or the manager drains. It fails with ErrDraining once
 // Drain began, with ErrTooManyCalls at MaxCalls active calls, and with the store's
@@ -213,6 +235,9 @@ func (m *Manager) Start(req Request) (string, error) {
 	m.warnFragment(req.CallHook.URL)
 	if req.CallStatusHook != nil {
 		m.warnFragment(req.CallStatusHook.URL)
+	}
+	if err := m.writable(); err != nil {
+		return "", err
 	}
 	sid := nodestore.NewSid()
 	opts := m.callOptions(req, sid)
@@ -244,6 +269,9 @@ func (m *Manager) Start(req Request) (string, error) {
 		m.mu.Unlock()
 		m.wg.Done()
 		cancel(err)
+		if werr := m.writable(); werr != nil {
+			return "", werr
+		}
 		return "", err
 	}
 	opts.OnEvent = func(e callctl.Event) { m.observe(lc, req.Account, e) }

@@ -162,6 +162,9 @@ func (a *API) registerCalls(api huma.API) {
 			return nil, huma.Error503ServiceUnavailable("the node is shutting down")
 		case errors.Is(err, calls.ErrTooManyCalls):
 			return nil, huma.Error503ServiceUnavailable("too many active calls")
+		case errors.Is(err, calls.ErrUnwritable):
+			// The reason (the file deleted, read-only, full) is the operator's to fix.
+			return nil, huma.Error503ServiceUnavailable(err.Error())
 		case err != nil:
 			return nil, a.internal(err)
 		}
