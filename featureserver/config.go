@@ -323,7 +323,13 @@ func parseDatabaseURL(v string) (dburl.Location, error) {
 		var de *dburl.Error
 		accept := "sqlite:PATH, a file path, or postgres://..."
 		if errors.As(err, &de) {
-			accept = de.Reason
+			// ConfigError says "want ...": a reason that says what is wanted
+			// replaces accept, any other is added to it.
+			if rest, ok := strings.CutPrefix(de.Reason, "want "); ok {
+				accept = rest
+			} else {
+				accept += " (" + de.Reason + ")"
+			}
 		}
 		return dburl.Location{}, &ConfigError{Name: EnvDatabaseURL, Value: dburl.Redact(v), Accept: accept}
 	}
