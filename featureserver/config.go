@@ -1,6 +1,7 @@
 package featureserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -365,7 +366,7 @@ func (c Config) Printable() [][2]string {
 		{EnvMaxCallRequests, strconv.Itoa(c.MaxCallRequests)},
 		{EnvMaxCallEvents, strconv.Itoa(c.MaxCallEvents)},
 		{EnvNodeID, c.Cluster.NodeID},
-		{EnvNodeURL, c.Cluster.NodeURL},
+		{EnvNodeURL, cmp.Or(c.Cluster.NodeURL, "(http:// and the bound listen address)")},
 		{EnvNodeLease, ms(c.Cluster.Lease)},
 		{envHTTPTimeout.name, ms(cc.HTTPTimeout)},
 		{envUserAgent, cc.UserAgent},
