@@ -1,6 +1,7 @@
 package featureserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -323,7 +324,13 @@ func parseDatabaseURL(v string) (dburl.Location, error) {
 		var de *dburl.Error
 		accept := "sqlite:PATH, a file path, or postgres://..."
 		if errors.As(err, &de) {
-			accept = de.Reason
+			// ConfigError says "want ...": a reason that says what is wanted
+			// replaces accept, any other is added to it.
+			if rest, ok := strings.CutPrefix(de.Reason, "want "); ok {
+				accept = rest
+			} else {
+				accept += " (" + de.Reason + ")"
+			}
 		}
 		return dburl.Location{}, &ConfigError{Name: EnvDatabaseURL, Value: dburl.Redact(v), Accept: accept}
 	}
@@ -359,7 +366,7 @@ func (c Config) Printable() [][2]string {
 		{EnvMaxCallRequests, strconv.Itoa(c.MaxCallRequests)},
 		{EnvMaxCallEvents, strconv.Itoa(c.MaxCallEvents)},
 		{EnvNodeID, c.Cluster.NodeID},
-		{EnvNodeURL, c.Cluster.NodeURL},
+		{EnvNodeURL, cmp.Or(c.Cluster.NodeURL, "(http:// and the bound listen address)")},
 		{EnvNodeLease, ms(c.Cluster.Lease)},
 		{envHTTPTimeout.name, ms(cc.HTTPTimeout)},
 		{envUserAgent, cc.UserAgent},

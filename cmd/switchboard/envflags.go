@@ -160,11 +160,19 @@ func (e *envFlags) flagError(err error) error {
 	if !errors.As(err, &bad) {
 		return nil
 	}
+	sent := map[string]string{}
+	_ = e.overrides(sent)
 	for _, f := range e.flags {
 		if name := e.given(f); name != "" && f.env == bad.Name {
 			value := e.fs.Lookup(name).Value.String()
-			if value == "" {
-				value = "0s"
+			if value == "" && (f.kind == kindDuration || f.kind == kindHours) {
+				value = "0s" // a zero duration prints as nothing
+			}
+			// The flag is shown as typed unless the configuration masked what it was
+			// given (a token, a password in a URL): then the masked form, never the
+			// secret.
+			if bad.Value != "" && bad.Value != sent[f.env] {
+				value = bad.Value
 			}
 			return usageError("--%s=%q is invalid: want %s", name, value, bad.Accept)
 		}

@@ -42,6 +42,28 @@ func TestServeTypedFlags(t *testing.T) {
 	}
 }
 
+// A refused secret given as a flag is shown as the configuration masks it (as its
+// variable would be), never as given, in a message that reads.
+func TestServeFlagErrorsHideSecrets(t *testing.T) {
+	for _, tc := range []struct{ args, secret, mention string }{
+		{"--admin-token=S3cretTok", "S3cretTok", "--admin-token"},
+		{"--smtp-url=smtp://user:S3cretPW@mail.example.com:25?bogus=1", "S3cretPW", "--smtp-url"},
+		{"--database-url=postgres://u:S3cretPW@h:99999999/db", "S3cretPW", "--database-url"},
+		{"--database-url=mysql://u:S3cretPW@h/db", "S3cretPW", "--database-url"},
+	} {
+		code, stdout, stderr := runCLI(t, nil, "serve", "--print-config", tc.args)
+		if code != exitUsage || !strings.Contains(stderr, tc.mention) {
+			t.Errorf("serve %s: exit %d, %q; want a usage error naming %s", tc.args, code, stderr, tc.mention)
+		}
+		if strings.Contains(stdout+stderr, tc.secret) {
+			t.Errorf("serve %s printed the secret: %s%s", tc.args, stdout, stderr)
+		}
+		if strings.Contains(stderr, "want want") || strings.Contains(stderr, "want not") {
+			t.Errorf("serve %s: %q does not read", tc.args, stderr)
+		}
+	}
+}
+
 // simulate and test take the JAMBONES_* settings as flags too.
 func TestSimulateCallControlFlags(t *testing.T) {
 	var mu sync.Mutex

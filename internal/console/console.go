@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -27,7 +29,9 @@ var staticFS embed.FS
 // Prefix is where the console is served.
 const Prefix = "/console/"
 
-// cookieName holds the session: the account's API token.
+// cookieName holds the session's id, a random value the console maps to the
+// account's API token: the token itself never leaves the node, and signing out
+// ends the session for every copy of the cookie.
 const cookieName = "switchboard_session"
 
 // sessionLifetime bounds a session cookie; signing in again renews it.
@@ -67,10 +71,70 @@ func (o Options) validate() error {
 
 // Console serves the web console under Prefix.
 type Console struct {
-	opts  Options
-	pages map[string]*template.Template
-	mux   *http.ServeMux
-	cop   *http.CrossOriginProtection
+	opts     Options
+	pages    map[string]*template.Template
+	mux      *http.ServeMux
+	cop      *http.CrossOriginProtection
+	sessions sessions
+}
+
+// sessions maps session ids to API tokens, in memory: a node restart signs
+// everyone out, which is the safe direction.
+type sessions struct {
+	mu   sync.Mutex
+	byID map[string]sessionEntry
+}
+
+type sessionEntry struct {
+	token   string
+	expires time.Time
+}
+
+// maxSessions bounds the map against sign-in floods; the oldest sessions go first
+// once expired ones are gone.
+const maxSessions = 10_000
+
+// start records a new session for token and returns its id.
+func (s *sessions) start(token string, now time.Time) string {
+	id := rand.Text()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID == nil {
+		s.byID = map[string]sessionEntry{}
+	}
+	if len(s.byID) >= maxSessions {
+		var oldest string
+		for k, e := range s.byID {
+			if !now.Before(e.expires) {
+				delete(s.byID, k)
+			} else if oldest == "" || e.expires.Before(s.byID[oldest].expires) {
+				oldest = k
+			}
+		}
+		if len(s.byID) >= maxSessions {
+			delete(s.byID, oldest)
+		}
+	}
+	s.byID[id] = sessionEntry{token: token, expires: now.Add(sessionLifetime)}
+	return id
+}
+
+// token is the API token of a live session id.
+func (s *sessions) token(id string, now time.Time) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.byID[id]
+	if !ok || !now.Before(e.expires) {
+		delete(s.byID, id)
+		return "", false
+	}
+	return e.token, true
+}
+
+func (s *sessions) end(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byID, id)
 }
 
 // New returns the console of o; a bad option is an error naming it.
@@ -158,9 +222,16 @@ func (c *Console) signedIn(w http.ResponseWriter, r *http.Request) (session, boo
 		c.toSignIn(w, r)
 		return session{}, false
 	}
-	s, err := c.whoami(r.Context(), ck.Value)
+	token, live := c.sessions.token(ck.Value, c.opts.Clock.Now())
+	if !live {
+		clearCookie(w, r)
+		c.toSignIn(w, r)
+		return session{}, false
+	}
+	s, err := c.whoami(r.Context(), token)
 	if err != nil {
 		if statusOf(err) == http.StatusUnauthorized {
+			c.sessions.end(ck.Value)
 			clearCookie(w, r)
 			c.toSignIn(w, r)
 		} else {
@@ -183,9 +254,13 @@ func (c *Console) toSignIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
 }
 
+// sessionCookie is Secure when the browser reached the console over HTTPS: directly,
+// or through a proxy that says so (X-Forwarded-Proto). A client that forges the
+// header on plain HTTP only loses its own cookie.
 func sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	https := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 	return &http.Cookie{Name: cookieName, Value: value, Path: "/console", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: https}
 }
 
 func clearCookie(w http.ResponseWriter, r *http.Request) {

@@ -11,8 +11,10 @@
 // script is a vendored htmx, which refreshes a running call or a pending delivery in
 // place, and every page works without it.
 //
-// A session is the account's API token in an HttpOnly, SameSite=Strict cookie; each
-// state-changing form carries a token derived from it, and cross-origin POSTs are
+// A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over
+// HTTPS, X-Forwarded-Proto included) that the node maps to the account's API token
+// in memory, for 12 hours or until sign-out; each state-changing form carries a
+// token derived from the API token, and cross-origin POSTs are
 // refused before that (net/http.CrossOriginProtection). The Content-Security-Policy
 // allows scripts, styles and images of the console's own origin only, no inline
 // script or style. See docs/architecture.md for where it sits.

@@ -169,6 +169,44 @@ func TestSessionCookieAndHeaders(t *testing.T) {
 	}
 }
 
+// The cookie carries a session id, never the API token; behind an HTTPS proxy it is
+// Secure; after signing out, a copy of the old cookie signs nobody in.
+func TestSignOutEndsTheSession(t *testing.T) {
+	node := startNode(t)
+	acct, err := node.CreateAccount("A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", node.Base+"/console/signin", strings.NewReader(url.Values{"token": {acct.APIToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var ck *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "switchboard_session" {
+			ck = c
+		}
+	}
+	if ck == nil || ck.Value == "" || strings.Contains(ck.Value, acct.APIToken) || !ck.Secure {
+		t.Fatalf("session cookie %+v: want a Secure session id that is not the API token", ck)
+	}
+	c := signedIn(t, node, "B")
+	u, _ := url.Parse(node.Base + "/console/")
+	old := c.http.Jar.Cookies(u)
+	if code, _, _ := c.form("/console/signout"); code != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", code)
+	}
+	c.http.Jar.SetCookies(u, old) // the cookie as it was before signing out
+	if code, h, _ := c.get("/console/endpoints"); code != http.StatusSeeOther || h.Get("Location") != "/console/signin" {
+		t.Errorf("the old cookie after signing out: %d %v, want a redirect to sign in", code, h)
+	}
+}
+
 // A POST without the session's form token, or from another origin, changes
 // nothing (403); with it, the action is done.
 func TestFormsNeedTheirToken(t *testing.T) {

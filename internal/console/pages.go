@@ -33,7 +33,7 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "signin", view{Title: "Sign in", Notice: notice(r)})
 }
 
-// signin checks the token through the API and keeps it in the session cookie.
+// signin checks the token through the API and starts a session for it.
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	if token == "" {
@@ -50,13 +50,17 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		c.render(w, status, "signin", view{Title: "Sign in", Error: msg})
 		return
 	}
-	http.SetCookie(w, sessionCookie(r, token, int(sessionLifetime.Seconds())))
+	id := c.sessions.start(token, c.opts.Clock.Now())
+	http.SetCookie(w, sessionCookie(r, id, int(sessionLifetime.Seconds())))
 	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
 func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
 	if _, ok := c.signedIn(w, r); !ok {
 		return
+	}
+	if ck, err := r.Cookie(cookieName); err == nil {
+		c.sessions.end(ck.Value)
 	}
 	clearCookie(w, r)
 	http.Redirect(w, r, "/console/signin?done=signedout", http.StatusSeeOther)
