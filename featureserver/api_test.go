@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -328,6 +329,78 @@ func TestGetAccountShowsItsSecrets(t *testing.T) {
 	for _, token := range []string{other.APIToken, "", testAdminToken} {
 		if code, _, raw := n.do("GET", path, token, nil, nil); code == http.StatusOK || strings.Contains(string(raw), acct.WebhookSecret) {
 			t.Fatalf("token %.6s… read the account: %d %s", token, code, raw)
+		}
+	}
+}
+
+// TestApplicationPartialUpdate: PUT of an application replaces the fields given and
+// keeps the others, as jambonz does; a bad field is refused, naming it, and changes
+// nothing; jambonz's media fields, and its 0/1 flags, are accepted and ignored.
+func TestApplicationPartialUpdate(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
+	apps := "/v1/Accounts/" + acct.AccountSid + "/Applications"
+	var created nodestore.Application
+	if code, _, raw := n.do("POST", apps, acct.APIToken, map[string]any{
+		"name": "ivr", "call_hook": map[string]any{"url": "http://127.0.0.1/call", "username": "u", "password": "hunter2"},
+		"call_status_hook":       "http://127.0.0.1/status",
+		"speech_synthesis_label": "l", "speech_recognizer_label": "l",
+		"fallback_speech_synthesis_vendor": "google", "fallback_speech_synthesis_language": "en-US",
+		"fallback_speech_synthesis_voice": "v", "fallback_speech_synthesis_label": "l",
+		"fallback_speech_recognizer_vendor": "google", "fallback_speech_recognizer_language": "en-US",
+		"fallback_speech_recognizer_label": "l", "use_for_fallback_speech": 0,
+		"app_json": `[{"verb":"say","text":"hi"}]`, "env_vars": map[string]any{"k": "v"}, "record_all_calls": 1,
+	}, &created); code != http.StatusCreated {
+		t.Fatalf("create with jambonz's media fields: %d %s", code, raw)
+	}
+	app := apps + "/" + created.Sid
+	stored := func() nodestore.Application {
+		t.Helper()
+		var a nodestore.Application
+		if code, _, raw := n.do("GET", app, acct.APIToken, nil, &a); code != http.StatusOK {
+			t.Fatalf("read: %d %s", code, raw)
+		}
+		return a
+	}
+	before := stored()
+
+	if code, _, raw := n.do("PUT", app, acct.APIToken, map[string]any{"name": "renamed"}, nil); code != http.StatusNoContent {
+		t.Fatalf("rename alone: %d %s", code, raw)
+	}
+	want := before
+	want.Name = "renamed"
+	if got := stored(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after renaming: %+v, want %+v", got, want)
+	}
+	if before.CallHook.Password != "********" {
+		t.Errorf("the call_hook's password is not kept (hidden): %+v", before.CallHook)
+	}
+
+	if code, _, raw := n.do("PUT", app, acct.APIToken, map[string]any{"call_status_hook": "http://127.0.0.1/moved", "record_all_calls": true}, nil); code != http.StatusNoContent {
+		t.Fatalf("move the status hook: %d %s", code, raw)
+	}
+	want.CallStatusHook = &nodestore.HookSpec{URL: "http://127.0.0.1/moved"}
+	if got := stored(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after moving the status hook: %+v, want %+v", got, want)
+	}
+
+	for _, bad := range []struct {
+		body  string
+		field string
+	}{
+		{`{"name":""}`, "body.name"},
+		{`{"name":"x","call_hook":"ftp://127.0.0.1/"}`, "body.call_hook"},
+		{`{"name":"x","call_status_hook":"ws://127.0.0.1/"}`, "body.call_status_hook"},
+		{`{"name":"x","record_all_calls":2}`, "body.record_all_calls"},
+		{`{"name":"x","colour":1}`, "body.colour"},
+	} {
+		code, _, raw := n.do("PUT", app, acct.APIToken, bad.body, nil)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(raw), bad.field) {
+			t.Errorf("PUT %s: %d %s, want 422 naming %s", bad.body, code, raw, bad.field)
+		}
+		if got := stored(); !reflect.DeepEqual(got, want) {
+			t.Errorf("PUT %s changed the application: %+v", bad.body, got)
 		}
 	}
 }

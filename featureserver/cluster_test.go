@@ -54,8 +54,8 @@ func TestNodesShareCallsOnPostgres(t *testing.T) {
 	if code, _, _ := b.do("POST", "/v1/Accounts/"+other.AccountSid+"/Calls/"+sid, other.APIToken, map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound {
 		t.Fatalf("another account's hangup through node b: %d, want 404", code)
 	}
-	if code, _, raw := b.do("POST", path, acct.APIToken, map[string]any{"mute_status": "mute"}, nil); code != http.StatusAccepted {
-		t.Fatalf("mute through node b: %d %s", code, raw)
+	if code, _, raw := b.do("PUT", path, acct.APIToken, map[string]any{"mute_status": "mute"}, nil); code != http.StatusNoContent || len(raw) != 0 {
+		t.Fatalf("mute through node b: %d %q, want 204 and no body", code, raw)
 	}
 	var accepted struct{ CallSid, Status string }
 	if code, _, raw := b.do("POST", path, acct.APIToken, map[string]any{"call_status": "completed"}, &accepted); code != http.StatusAccepted || accepted.Status != "hanging up" {

@@ -68,8 +68,9 @@ func TestLiveCallControl(t *testing.T) {
 	t.Run("mute", func(t *testing.T) {
 		sid := waitingCall(t, n, acct)
 		for _, m := range []string{"mute", "unmute"} {
-			if code, _, raw := n.do("POST", path(sid), acct.APIToken, map[string]any{"mute_status": m}, nil); code != http.StatusAccepted {
-				t.Fatalf("%s: %d %s", m, code, raw)
+			// PUT answers as jambonz documents UPDATE: 204, no body.
+			if code, _, raw := n.do("PUT", path(sid), acct.APIToken, map[string]any{"mute_status": m}, nil); code != http.StatusNoContent || len(raw) != 0 {
+				t.Fatalf("%s: %d %q, want 204 and no body", m, code, raw)
 			}
 		}
 		n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil)

@@ -170,6 +170,9 @@ type sdkApplication struct {
 	CallHook       struct {
 		URL string `json:"url"`
 	} `json:"call_hook"`
+	CallStatusHook *struct {
+		URL string `json:"url"`
+	} `json:"call_status_hook"`
 }
 
 // waitSDKCall polls calls.retrieve through the client until the call has ended.
@@ -259,9 +262,11 @@ func TestNodeRESTClient(t *testing.T) {
 	if apps := decode[[]sdkApplication](t, sdk.must(A, tokA, "applications", "list")); len(apps) != 1 || apps[0].ApplicationSid != appSid {
 		t.Errorf("applications.list = %+v, want the one application", apps)
 	}
-	sdk.must(A, tokA, "applications", "update", appSid, map[string]any{"name": "renamed", "call_hook": wsURL})
-	if app := decode[sdkApplication](t, sdk.must(A, tokA, "applications", "retrieve", appSid)); app.Name != "renamed" || app.CallHook.URL != wsURL {
-		t.Errorf("after applications.update: %+v", app)
+	// jambonz's PUT updates the fields given: the hooks stay as they were.
+	sdk.must(A, tokA, "applications", "update", appSid, map[string]any{"name": "renamed"})
+	if app := decode[sdkApplication](t, sdk.must(A, tokA, "applications", "retrieve", appSid)); app.Name != "renamed" || app.CallHook.URL != wsURL ||
+		app.CallStatusHook == nil || app.CallStatusHook.URL != hooks.URL+"/app-status" {
+		t.Errorf("after applications.update of the name alone: %+v", app)
 	}
 
 	// A call of the application, to a phone target: outbound, its application in

@@ -64,15 +64,66 @@ type applicationBody struct {
 	AccountSid     string   `json:"account_sid,omitempty" maxLength:"64" doc:"The account of the path, when given"`
 	CallHook       hookRef  `json:"call_hook" doc:"The application: HTTP webhook or WebSocket URL, or a webhook object"`
 	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"Receives call status notifications (HTTP applications)"`
+	IgnoredApplicationFields
+}
 
-	MessagingHook            *hookRef       `json:"messaging_hook,omitempty" doc:"Accepted, ignored: the node sends no SMS"`
-	SpeechSynthesisVendor    string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisLanguage  string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisVoice     string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerVendor   string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerLanguage string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	RecordAllCalls           bool           `json:"record_all_calls,omitempty" doc:"Accepted, ignored: no recording"`
-	EnvVars                  map[string]any `json:"env_vars,omitempty" doc:"Accepted, ignored"`
+// applicationPatch is the body of PUT: as jambonz does, only the fields given
+// replace the stored ones (merge).
+type applicationPatch struct {
+	Name           *string  `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	AccountSid     string   `json:"account_sid,omitempty" maxLength:"64" doc:"The account of the path, when given"`
+	CallHook       *hookRef `json:"call_hook,omitempty" doc:"The application: HTTP webhook or WebSocket URL, or a webhook object"`
+	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"Receives call status notifications (HTTP applications)"`
+	IgnoredApplicationFields
+}
+
+// IgnoredApplicationFields are jambonz's application fields a simulating node has no use
+// for (media, SMS, recording, environment): accepted, so that a jambonz payload is
+// taken as it is, and ignored.
+type IgnoredApplicationFields struct {
+	MessagingHook                    *hookRef       `json:"messaging_hook,omitempty" doc:"Accepted, ignored: the node sends no SMS"`
+	SpeechSynthesisVendor            string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisLanguage          string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisVoice             string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisLabel             string         `json:"speech_synthesis_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechRecognizerVendor           string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechRecognizerLanguage         string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechRecognizerLabel            string         `json:"speech_recognizer_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	FallbackSpeechSynthesisVendor    string         `json:"fallback_speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	FallbackSpeechSynthesisLanguage  string         `json:"fallback_speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	FallbackSpeechSynthesisVoice     string         `json:"fallback_speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
+	FallbackSpeechSynthesisLabel     string         `json:"fallback_speech_synthesis_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	FallbackSpeechRecognizerVendor   string         `json:"fallback_speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	FallbackSpeechRecognizerLanguage string         `json:"fallback_speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	FallbackSpeechRecognizerLabel    string         `json:"fallback_speech_recognizer_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	UseForFallbackSpeech             *intBool       `json:"use_for_fallback_speech,omitempty" doc:"Accepted, ignored: media is simulated"`
+	RecordAllCalls                   *intBool       `json:"record_all_calls,omitempty" doc:"Accepted, ignored: no recording"`
+	AppJSON                          any            `json:"app_json,omitempty" doc:"Accepted, ignored: the node runs the application's hooks"`
+	EnvVars                          map[string]any `json:"env_vars,omitempty" doc:"Accepted, ignored"`
+}
+
+// merged is the stored application old with the fields of p given, as a whole body
+// for application to validate.
+func (p *applicationPatch) merged(old nodestore.Application) applicationBody {
+	b := applicationBody{Name: old.Name, AccountSid: p.AccountSid, CallHook: hookRefOf(old.CallHook), IgnoredApplicationFields: p.IgnoredApplicationFields}
+	if old.CallStatusHook != nil {
+		h := hookRefOf(*old.CallStatusHook)
+		b.CallStatusHook = &h
+	}
+	if p.Name != nil {
+		b.Name = *p.Name
+	}
+	if p.CallHook != nil {
+		b.CallHook = *p.CallHook
+	}
+	if p.CallStatusHook != nil {
+		b.CallStatusHook = p.CallStatusHook
+	}
+	return b
+}
+
+func hookRefOf(h nodestore.HookSpec) hookRef {
+	return hookRef{hookBody{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}}
 }
 
 // application validates the body into the application of sid, as stored.
@@ -115,7 +166,7 @@ type applicationInput struct {
 type updateApplicationInput struct {
 	AccountParams
 	Application string `path:"application" maxLength:"64"`
-	Body        applicationBody
+	Body        applicationPatch
 }
 
 type listApplicationsOutput struct {
@@ -174,7 +225,7 @@ func (a *API) registerApplications(api huma.API) {
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "update-application", Method: http.MethodPut, Path: "/v1/Accounts/{account}/Applications/{application}",
-		Summary: "Replace an application's name and hooks", DefaultStatus: http.StatusNoContent, MaxBodyBytes: maxRequestBody,
+		Summary: "Update an application: the fields given replace the stored ones", DefaultStatus: http.StatusNoContent, MaxBodyBytes: maxRequestBody,
 	}, func(ctx context.Context, in *updateApplicationInput) (*struct{}, error) {
 		acct, err := a.authorize(ctx, in.AccountParams)
 		if err != nil {
@@ -184,7 +235,8 @@ func (a *API) registerApplications(api huma.API) {
 		if err != nil {
 			return nil, a.notFoundOr(err, "application")
 		}
-		app, err := in.Body.application(acct, old.Sid, old.CreatedAt)
+		merged := in.Body.merged(old)
+		app, err := merged.application(acct, old.Sid, old.CreatedAt)
 		if err != nil {
 			return nil, err
 		}

@@ -147,6 +147,7 @@ func (a *API) registerCalls(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "create-call", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls",
 		Summary: "Start a call (outbound, simulated)", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,
+		Errors: []int{http.StatusBadRequest, http.StatusServiceUnavailable},
 	}, func(ctx context.Context, in *createCallInput) (*createCallOutput, error) {
 		acct, err := a.authorize(ctx, in.AccountParams)
 		if err != nil {
@@ -233,14 +234,22 @@ func (a *API) registerCalls(api huma.API) {
 		}
 		return a.updateCall(ctx, acct, in)
 	}
+	// PUT answers as jambonz documents UPDATE: 204, no body. The deprecated POST
+	// keeps its 202 and body, which callers of it read.
 	huma.Register(api, huma.Operation{
 		OperationID: "update-call", Method: http.MethodPut, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
-		Summary: "Control a live call: redirect, hang up, no-answer, mute", DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxRequestBody,
-	}, update)
+		Summary: "Control a live call: redirect, hang up, no-answer, mute", DefaultStatus: http.StatusNoContent, MaxBodyBytes: maxRequestBody,
+		Errors: []int{http.StatusConflict},
+	}, func(ctx context.Context, in *updateCallInput) (*struct{}, error) {
+		if _, err := update(ctx, in); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	})
 	huma.Register(api, huma.Operation{
 		OperationID: "update-call-post", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
 		Summary: "Control a live call (POST, as jambonz still takes it)", DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxRequestBody,
-		Deprecated: true,
+		Errors: []int{http.StatusConflict}, Deprecated: true,
 	}, update)
 	huma.Register(api, huma.Operation{
 		OperationID: "delete-call", Method: http.MethodDelete, Path: "/v1/Accounts/{account}/Calls/{call_sid}",

@@ -49,7 +49,8 @@ func (a *API) forwardUpdate(ctx context.Context, acct nodestore.Account, in *upd
 		return nil, a.internal(err)
 	}
 	target := peer + "/v1/Accounts/" + url.PathEscape(acct.Sid) + "/Calls/" + url.PathEscape(in.CallSid)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, target, bytes.NewReader(body))
+	// POST, the form that answers the accepted command (PUT answers 204, no body).
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, a.internal(err)
 	}

@@ -2,6 +2,7 @@ package nodeapi
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -92,6 +93,35 @@ func (h *hookRef) UnmarshalJSON(b []byte) error {
 func (h hookRef) MarshalJSON() ([]byte, error) { return json.Marshal(h.hookBody) }
 
 func ptr[T any](v T) *T { return &v }
+
+// intBool is a jambonz boolean setting, which its API server stores as a tinyint and
+// clients send either as true/false or as 0/1.
+type intBool bool
+
+// Schema is the oneOf of a boolean and the integers 0 and 1.
+func (intBool) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{OneOf: []*huma.Schema{
+		{Type: huma.TypeBoolean},
+		{Type: huma.TypeInteger, Minimum: ptr(0.0), Maximum: ptr(1.0), Description: "0: false, 1: true"},
+	}}
+}
+
+// UnmarshalJSON takes either form.
+func (f *intBool) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v {
+	case true, 1.0:
+		*f = true
+	case false, 0.0:
+		*f = false
+	default:
+		return errors.New("expected a boolean, 0 or 1")
+	}
+	return nil
+}
 
 // oneOfObjects are the object forms of the request fields that take a oneOf, by
 // the location the validator reports, with the registry that resolves them.
