@@ -84,7 +84,13 @@ func (s *Store) InterruptActiveCalls(ctx context.Context, end func(nodestore.Cal
 }
 
 func interruptActiveCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Call) nodestore.Call) (int, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT sid, record FROM fs_calls WHERE active = 1`)
+	return endCalls(ctx, tx, end, `SELECT sid, record FROM fs_calls WHERE active = 1`)
+}
+
+// endCalls rewrites the calls the query selects (sid, record) as end makes them,
+// inactive and without recovery, and returns how many there were.
+func endCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Call) nodestore.Call, query string, args ...any) (int, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}

@@ -3,9 +3,7 @@ package sqlitenode
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
@@ -66,36 +64,5 @@ func (s *Store) InterruptLostCalls(ctx context.Context, p nodestore.InterruptLos
 }
 
 func interruptLostCalls(ctx context.Context, tx *sql.Tx, p nodestore.InterruptLostCallsParams, nowMs int64, end func(nodestore.Call) nodestore.Call) (int, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT c.sid, c.record FROM fs_calls c WHERE `+lostCalls, p.Restarted, nowMs)
-	if err != nil {
-		return 0, err
-	}
-	type pending struct{ sid, record string }
-	var calls []pending
-	for rows.Next() {
-		var p pending
-		if err := rows.Scan(&p.sid, &p.record); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		calls = append(calls, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for _, p := range calls {
-		c, err := decodeCall(p.record)
-		if err != nil {
-			return 0, fmt.Errorf("call %s: %w", p.sid, err)
-		}
-		b, err := json.Marshal(end(c))
-		if err != nil {
-			return 0, err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0, recovery = NULL WHERE sid = ?`, string(b), p.sid); err != nil {
-			return 0, err
-		}
-	}
-	return len(calls), nil
+	return endCalls(ctx, tx, end, `SELECT c.sid, c.record FROM fs_calls c WHERE `+lostCalls, p.Restarted, nowMs)
 }
