@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // restClient drives @jambonz/node-client's REST client (testdata/node/rest_client.js)
@@ -42,7 +43,7 @@ func startRESTClient(t *testing.T, baseURL string) *restClient {
 	node, modules := requireNodeSDKs(t)
 	cmd := exec.Command(node, filepath.Join(nodeTestdata, "rest_client.js"))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "BASE_URL="+baseURL)
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 const serveAdminToken = "integration-admin-token-0123456789"
@@ -30,7 +30,7 @@ type serveProcess struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	base   string
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	exited chan error
 	ready  chan string
 }
@@ -54,7 +54,7 @@ func spawnServe(t testing.TB, databaseURL string, flags []string, extraEnv ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1), ready: make(chan string, 1)}
+	p := &serveProcess{t: t, cmd: cmd, stderr: &testkit.SyncBuffer{}, exited: make(chan error, 1), ready: make(chan string, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -87,25 +87,6 @@ func (p *serveProcess) awaitListening() {
 	case <-time.After(60 * time.Second):
 		p.t.Fatalf("serve did not listen in time\n%s", p.stderr)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to write from the process's stderr copier while
-// a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // cleanEnv is the environment without any setting that would change the node.

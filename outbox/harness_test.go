@@ -1,7 +1,6 @@
 package outbox_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -206,26 +205,8 @@ type harness struct {
 	ep      outbox.Endpoint
 	notices []outbox.Notice
 	// logs holds what the outbox logged, one JSON object per line.
-	logs syncBuffer
+	logs testkit.SyncBuffer
 	mu   sync.Mutex
-}
-
-// syncBuffer is a bytes.Buffer safe for the outbox's goroutines and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func newHarness(t *testing.T, profile string, o outbox.Overrides, script func(n int, r *http.Request) reply) *harness {
