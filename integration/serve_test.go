@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
@@ -186,38 +184,17 @@ func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
 // say + hangup: the shape of a real WebSocket application.
 func jambonzWSApp(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
+	srv := httptest.NewServer(testkit.JambonzWSApp(func(msgType, msgID string) []string {
+		var verbs string
+		switch msgType {
+		case "session:new":
+			verbs = `[{"verb":"say","text":"Press a key"},{"verb":"gather","input":["digits"],"numDigits":1,"actionHook":"/digits"}]`
+		case "verb:hook":
+			verbs = `[{"verb":"say","text":"Thanks"},{"verb":"hangup"}]`
+		default:
+			return nil
 		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var msg struct {
-				Type  string `json:"type"`
-				MsgID string `json:"msgid"`
-			}
-			if json.Unmarshal(data, &msg) != nil {
-				continue
-			}
-			var verbs string
-			switch msg.Type {
-			case "session:new":
-				verbs = `[{"verb":"say","text":"Press a key"},{"verb":"gather","input":["digits"],"numDigits":1,"actionHook":"/digits"}]`
-			case "verb:hook":
-				verbs = `[{"verb":"say","text":"Thanks"},{"verb":"hangup"}]`
-			default:
-				continue
-			}
-			ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, msg.MsgID, verbs)
-			if c.Write(r.Context(), websocket.MessageText, []byte(ack)) != nil {
-				return
-			}
-		}
+		return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, msgID, verbs)}
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
