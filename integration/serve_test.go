@@ -292,16 +292,9 @@ func TestServeRejectsBadEnvironment(t *testing.T) {
 
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	seen := make(chan struct{}, 1)
-	release := make(chan struct{})
+	gate := newRequestGate(1)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case seen <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
+		if !gate.hold(r) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -315,7 +308,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	select {
-	case <-seen:
+	case <-gate.arrived:
 	case <-ctx.Done():
 		t.Fatal("the app never saw the call")
 	}
@@ -327,7 +320,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("serve exited with a call in progress: %v\n%s", err, p.stderr)
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(release)
+	gate.open()
 	select {
 	case err := <-p.exited:
 		p.exited <- err // for the cleanup
