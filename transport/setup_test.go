@@ -4,32 +4,13 @@ import (
 	"context"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 )
-
-// sleepRecorder is an injected Sleep that records each wait and returns at once.
-type sleepRecorder struct {
-	mu     sync.Mutex
-	delays []time.Duration
-}
-
-func (s *sleepRecorder) Sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.delays = append(s.delays, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func (s *sleepRecorder) Delays() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.delays...)
-}
 
 // loopbackRules are the call-control rules with loopback allowed, so the test
 // servers on 127.0.0.1 are reachable.
@@ -37,9 +18,9 @@ func loopbackRules() transport.EgressRules { return transport.CallControlRules(t
 
 // newHookClient builds a HookClient reaching loopback, with a recording sleeper,
 // and closes its idle connections at cleanup.
-func newHookClient(t *testing.T, opts transport.HookClientOptions) (*transport.HookClient, *sleepRecorder) {
+func newHookClient(t *testing.T, opts transport.HookClientOptions) (*transport.HookClient, *testkit.SleepRecorder) {
 	t.Helper()
-	rec := &sleepRecorder{}
+	rec := &testkit.SleepRecorder{}
 	if len(opts.Rules.Schemes) == 0 {
 		opts.Rules = loopbackRules()
 	}
