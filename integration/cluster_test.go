@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -120,11 +119,7 @@ func TestClusterMigratesOnceAndSharesCalls(t *testing.T) {
 	if err := app.WaitLive(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-nodes[0].exited
-	nodes[0].exited <- err
+	nodes[0].kill()
 	if c := nodes[2].waitCall(a, sid2); c.Reason != "node-lost:node-0" || c.CallStatus != "failed" { // never answered: failed
 		t.Fatalf("the killed node's call: %+v", c)
 	}
@@ -240,11 +235,7 @@ func TestClusterKillOneOfThree(t *testing.T) {
 		t.Fatalf("a quarter of the events did not arrive in time")
 	}
 	pub.down[victim].Store(true)
-	if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-nodes[victim].exited
-	nodes[victim].exited <- err
+	nodes[victim].kill()
 	atKill, _ := ledger.counts()
 	leasedAtKill := pgCount(t, dbURL, `SELECT count(*) FROM outbox_deliveries WHERE lease_until IS NOT NULL AND status = 'PENDING'`)
 	publishers.Wait()

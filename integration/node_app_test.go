@@ -54,14 +54,7 @@ func startNodeApp(t *testing.T, script string, env ...string) *nodeApp {
 	go app.read(stdout)
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		waitOrKill(cmd, 5*time.Second)
 		if t.Failed() {
 			t.Logf("%s events: %v\n%s stderr:\n%s", script, app.Events(), script, app.Stderr())
 		}

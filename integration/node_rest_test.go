@@ -87,14 +87,7 @@ func startRESTClient(t *testing.T, baseURL string) *restClient {
 	}()
 	t.Cleanup(func() {
 		stdin.Close()
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		waitOrKill(cmd, 5*time.Second)
 		if t.Failed() {
 			t.Logf("rest_client.js stderr:\n%s", stderr.String())
 		}

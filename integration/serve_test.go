@@ -87,6 +87,29 @@ func (p *serveProcess) awaitListening() {
 	}
 }
 
+// kill ends the process with SIGKILL, as a crash would, and waits for it to exit.
+func (p *serveProcess) kill() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		p.t.Fatal(err)
+	}
+	err := <-p.exited
+	p.exited <- err // for the cleanup
+}
+
+// waitOrKill waits for cmd, told to stop, to exit; past grace it kills it and waits
+// for that.
+func waitOrKill(cmd *exec.Cmd, grace time.Duration) {
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
 // cleanEnv is the environment without any setting that would change the node.
 func cleanEnv() []string {
 	return []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join("/tmp")}
@@ -154,6 +177,21 @@ func (p *serveProcess) account() serveAccount {
 	return a
 }
 
+// createApplication creates an application of a's named name, with its call hook and
+// call status hook, and returns its sid.
+func (p *serveProcess) createApplication(a serveAccount, name, callHook, statusHook string) string {
+	p.t.Helper()
+	var app struct {
+		Sid string `json:"application_sid"`
+	}
+	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Applications", a.APIToken, map[string]any{
+		"name": name, "call_hook": map[string]any{"url": callHook},
+		"call_status_hook": map[string]any{"url": statusHook}}, &app); code != http.StatusCreated {
+		p.t.Fatalf("create application: %d %s", code, raw)
+	}
+	return app.Sid
+}
+
 func (p *serveProcess) startCall(a serveAccount, body map[string]any) string {
 	p.t.Helper()
 	var c serveCall
@@ -178,6 +216,21 @@ func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
 	}
 	p.t.Fatalf("call %s did not end", sid)
 	return serveCall{}
+}
+
+// pausingVerbs say hello and pause for ten minutes: the call stays in progress for as
+// long as a test needs it.
+const pausingVerbs = `[{"verb":"say","text":"hi"},{"verb":"pause","length":600}]`
+
+// verbsApp is an HTTP application that answers every hook with verbs.
+func verbsApp(t *testing.T, verbs string) *httptest.Server {
+	t.Helper()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, verbs)
+	}))
+	t.Cleanup(app.Close)
+	return app
 }
 
 // jambonzWSApp answers session:new with say + gather, the gather's verb:hook with
@@ -221,17 +274,10 @@ func TestServeEndToEnd(t *testing.T) {
 	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
 	a := p.account()
 
-	var app struct {
-		Sid string `json:"application_sid"`
-	}
-	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Applications", a.APIToken, map[string]any{
-		"name": "ivr", "call_hook": map[string]any{"url": httpApp.URL + "/call"},
-		"call_status_hook": map[string]any{"url": httpApp.URL + "/status"}}, &app); code != http.StatusCreated {
-		t.Fatalf("create application: %d %s", code, raw)
-	}
+	appSid := p.createApplication(a, "ivr", httpApp.URL+"/call", httpApp.URL+"/status")
 
 	t.Run("http", func(t *testing.T) {
-		c := p.waitCall(a, p.startCall(a, map[string]any{"application_sid": app.Sid, "from": "+1555", "to": "+1666"}))
+		c := p.waitCall(a, p.startCall(a, map[string]any{"application_sid": appSid, "from": "+1555", "to": "+1666"}))
 		if c.CallStatus != "completed" || !strings.Contains(c.kinds(), "verb.start:gather") || strings.Count(c.kinds(), "hook.attempt") < 2 {
 			t.Errorf("HTTP call: %s %s\n%s", c.CallStatus, c.Reason, c.kinds())
 		}
@@ -358,11 +404,7 @@ func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
 	if err := app.WaitLive(ctx, 1); err != nil {
 		t.Fatalf("the call never reached the app: %v", err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-p.exited
-	p.exited <- err
+	p.kill()
 	again := startServe(t, db)
 	c := again.waitCall(a, sid)
 	if c.Reason != "node-restart" || c.Active {
