@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -117,22 +116,14 @@ func cleanEnv() []string {
 
 func (p *serveProcess) do(method, path, token string, body any, out any) (int, []byte) {
 	p.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, p.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	req, err := testkit.JSONRequest(method, p.base+path, token, body)
 	if err != nil {
 		p.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	resp, raw, err := testkit.Exchange(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", method, path, err)
+	}
 	if out != nil && resp.StatusCode < 300 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			p.t.Fatalf("decode %s: %v", raw, err)
