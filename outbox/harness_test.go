@@ -324,6 +324,26 @@ func (h *harness) drive(id string, maxSteps int) (waits []time.Duration, d outbo
 	return waits, d
 }
 
+// startWithEndpoint opens an outbox of cfg with an endpoint of account "a" at rc (plain
+// HTTP allowed) and starts it; it is closed when the test ends.
+func startWithEndpoint(t *testing.T, cfg outbox.Config, rc *receiver) *outbox.Outbox {
+	t.Helper()
+	ctx := context.Background()
+	ob, err := outbox.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ob.Close(ctx) })
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL,
+		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ob
+}
+
 func status(code int) func(int, *http.Request) reply {
 	return func(int, *http.Request) reply { return reply{status: code} }
 }
