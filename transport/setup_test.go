@@ -10,7 +10,28 @@ import (
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/transporttest"
 )
+
+// rebindingRules are the public-only rules with 127.0.0.1 standing for a public
+// address: 127.0.0.2 stays refused.
+func rebindingRules() transport.EgressRules {
+	rules := transport.PublicOnly()
+	rules.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	return rules
+}
+
+// rebindingTargets listens on one port at two addresses: a server at 127.0.0.1,
+// which rebindingRules allow, and a silent listener at 127.0.0.2, which they refuse.
+// The port is held for the test, so that neither listener finds it taken (a port
+// picked at one address could be in use at the other).
+func rebindingTargets(t *testing.T) (port string, allowed *transporttest.Server, refused *transporttest.Silent) {
+	t.Helper()
+	port = transporttest.SharedPort(t)
+	refused = transporttest.NewSilentOn(t, "127.0.0.2:"+port)
+	allowed = transporttest.NewServerOn(t, "127.0.0.1:"+port)
+	return port, allowed, refused
+}
 
 // loopbackRules are the call-control rules with loopback allowed, so the test
 // servers on 127.0.0.1 are reachable.
