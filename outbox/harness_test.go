@@ -348,4 +348,14 @@ func status(code int) func(int, *http.Request) reply {
 	return func(int, *http.Request) reply { return reply{status: code} }
 }
 
+// failFirstThen answers the first request 500 and every later one code.
+func failFirstThen(code int) func(int, *http.Request) reply {
+	return func(n int, _ *http.Request) reply {
+		if n == 0 {
+			return reply{status: http.StatusInternalServerError}
+		}
+		return reply{status: code}
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
