@@ -223,7 +223,7 @@ func eventsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[
 
 // endpointsOf reads the endpoints of deliveries in one query, by id. The deliveries
 // of a claim often have an endpoint each (an event fans out to all of its account's
-// endpoints): a query per endpoint cost a claim of 100 more than the rest of it.
+// endpoints): a query per endpoint was about half the time of a claim of 100.
 func endpointsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[string]outboxdriver.Endpoint, error) {
 	ids := make([]string, 0, len(ds))
 	seen := make(map[string]bool, len(ds))
