@@ -30,8 +30,8 @@ func benchServer(b *testing.B) *httptest.Server {
 	return srv
 }
 
-// BenchmarkHookClient sends one hook through HookClient (retry policy, egress
-// checks, header deadline, capped body read). Compare with BenchmarkPlainHTTP in the same run.
+// BenchmarkHookClient sends one hook through HookClient (retryablehttp, egress
+// checks, capped body read). Compare with BenchmarkPlainHTTP in the same run.
 func BenchmarkHookClient(b *testing.B) {
 	srv := benchServer(b)
 	client := transport.NewHookClient(transport.HookClientOptions{Rules: loopbackRules()})

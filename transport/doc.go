@@ -1,7 +1,7 @@
 // Package transport owns everything that leaves the node: the egress rules and the
 // dialer that enforces them on the exact IP connected (NewDialer, NewHTTPClient), the
 // classification of Go errors into retry classes (Classify), and the HTTP hook client
-// (HookClient), which retries per the target's policy and signs its requests with
+// built on go-retryablehttp (HookClient), which signs its requests with
 // Jambonz-Signature through package webhooksig.
 //
 // Retry decisions are not made here: they come from package retry, with the policy

@@ -1,15 +1,14 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/hashicorp/go-retryablehttp"
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/fragment"
@@ -96,7 +95,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 type HookClient struct {
 	opts HookClientOptions
 	pool *http.Client // owns the connections
-	http *http.Client // what requests go through: pool's transport under headerDeadline
+	http *http.Client // what retryablehttp uses (see keepIdle)
 }
 
 // NewHookClient returns a HookClient over NewHTTPClient(opts.Rules, ...).
@@ -107,34 +106,31 @@ func NewHookClient(opts HookClientOptions) *HookClient {
 }
 
 // clients returns the client that owns the connections, and the view of it that
-// requests go through.
+// retryablehttp uses.
 func (o HookClientOptions) clients(connect ConnectFunc, own bool) (pool, view *http.Client) {
 	pool = NewHTTPClient(o.Rules, ClientOptions{
-		// No ResponseHeaderTimeout: headerDeadline bounds connect and headers
-		// together by the same Timeout, from earlier, so a transport timer of its
-		// own would only be one more timer a request.
-		ConnectTimeout:      o.Timeout,
-		Resolver:            o.Resolver,
-		TLSConfig:           o.TLSConfig,
-		MaxIdleConnsPerHost: o.MaxIdleConnsPerHost,
-		Connect:             connect,
-		network:             o.network,
-		DisableKeepAlives:   own,
+		ConnectTimeout:        o.Timeout,
+		ResponseHeaderTimeout: o.Timeout,
+		Resolver:              o.Resolver,
+		TLSConfig:             o.TLSConfig,
+		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
+		Connect:               connect,
+		network:               o.network,
+		DisableKeepAlives:     own,
 	})
-	// The view's transport has no CloseIdleConnections: a request that gives up
-	// leaves the pool that every other request shares as it is.
-	view = &http.Client{Transport: headerDeadline{base: pool.Transport, timeout: o.Timeout},
+	// retryablehttp closes the client's idle connections whenever a request gives
+	// up; through this view that is a no-op, so one failing app does not empty the
+	// pool that every other request shares.
+	view = &http.Client{Transport: keepIdle{headerDeadline{base: pool.Transport, timeout: o.Timeout}},
 		CheckRedirect: pool.CheckRedirect}
 	return pool, view
 }
 
 // forRequest returns the client of one request: the shared one, or, for a request
-// with its own Connect (own), a client of its own whose every attempt opens a
-// connection through own (after the client's own Connect), closed at release. It
-// takes own alone: a closure over the whole HookRequest would move it to the heap
-// on every request.
-func (c *HookClient) forRequest(own ConnectFunc) (view *http.Client, release func()) {
-	if own == nil {
+// with its own Connect, a client of its own whose every attempt opens a connection
+// through that Connect (after the client's own), closed at release.
+func (c *HookClient) forRequest(hr HookRequest) (view *http.Client, release func()) {
+	if hr.Connect == nil {
 		return c.http, func() {}
 	}
 	outer := c.opts.Connect
@@ -145,11 +141,14 @@ func (c *HookClient) forRequest(own ConnectFunc) (view *http.Client, release fun
 				return outer(ctx, network, address, base)
 			}
 		}
-		return own(ctx, network, address, dial)
+		return hr.Connect(ctx, network, address, dial)
 	}
 	pool, view := c.opts.clients(connect, true)
 	return view, pool.CloseIdleConnections
 }
+
+// keepIdle hides the transport's CloseIdleConnections from http.Client.
+type keepIdle struct{ http.RoundTripper }
 
 // CloseIdleConnections closes pooled connections (call it when done with the client).
 func (c *HookClient) CloseIdleConnections() { c.pool.CloseIdleConnections() }
@@ -258,12 +257,11 @@ func (c *HookClient) Do(ctx context.Context, hr HookRequest) (*HookResponse, err
 	if err != nil {
 		return nil, err
 	}
-	var body io.Reader // nil for GET: a typed nil would be sent as a body
+	var body any
 	if shape.body != nil {
-		body = bytes.NewReader(shape.body)
+		body = shape.body
 	}
-	// NewRequest sets GetBody for the in-memory body: every retry re-reads it.
-	req, err := http.NewRequestWithContext(ctx, shape.method, shape.url, body)
+	req, err := retryablehttp.NewRequestWithContext(ctx, shape.method, shape.url, body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
@@ -286,10 +284,21 @@ func (c *HookClient) Do(ctx context.Context, hr HookRequest) (*HookResponse, err
 		shape:  shape,
 		policy: retry.CallControl(hr.Target.Policy),
 	}
-	run.sign(req)
+	run.sign(req.Request)
+	req.SetResponseHandler(run.readBody)
 
-	httpClient, release := c.forRequest(hr.Connect)
+	httpClient, release := c.forRequest(hr)
 	defer release()
-	resp, doErr := run.send(httpClient, req)
+	rc := &retryablehttp.Client{
+		HTTPClient:     httpClient,
+		Logger:         nil, // we log through zerolog in record
+		RetryMax:       run.policy.MaxAttempts - 1,
+		RequestLogHook: run.beforeAttempt,
+		CheckRetry:     run.checkRetry,
+		Backoff:        run.backoff,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
+		PrepareRetry:   run.prepareRetry,
+	}
+	resp, doErr := rc.Do(req)
 	return run.finish(resp, doErr)
 }

@@ -225,8 +225,8 @@ func TestHookCancelDuringAttempt(t *testing.T) {
 	}
 }
 
-// TestHookEgressRefusalNeverRetried: a generic retry policy (go-retryablehttp's
-// default) would retry a dial error; ours does not, whatever rp says.
+// TestHookEgressRefusalNeverRetried: retryablehttp's default policy would retry a
+// dial error; ours does not, whatever rp says.
 func TestHookEgressRefusalNeverRetried(t *testing.T) {
 	t.Parallel()
 	srv := transporttest.NewServer(t)
@@ -280,8 +280,8 @@ func TestHookBodyCapped(t *testing.T) {
 	}
 }
 
-// TestHookFailureKeepsPool: a request that gives up must not empty the shared pool
-// (go-retryablehttp, which once drove the attempts, closed idle connections then).
+// TestHookFailureKeepsPool: retryablehttp closes idle connections when a request
+// gives up; the hook client must not let that empty the shared pool.
 func TestHookFailureKeepsPool(t *testing.T) {
 	t.Parallel()
 	srv := transporttest.NewServer(t)

@@ -1,21 +1,23 @@
 package transport
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
-// hookRun is the state of one HookClient.Do: send runs the attempts, calling
-// beforeAttempt before each, checkRetry after each answer (and readBody for the
-// one it keeps), backoff for the wait and prepareRetry before a retry.
+// hookRun is the state of one HookClient.Do: retryablehttp drives the loop and
+// calls back into it before each attempt (beforeAttempt), after each answer
+// (checkRetry, readBody), for the wait (backoff) and before a retry (prepareRetry).
 type hookRun struct {
 	client *HookClient
 	ctx    context.Context
@@ -39,55 +41,16 @@ func (r *hookRun) sign(req *http.Request) {
 	req.Header.Set(webhooksig.JambonzSignatureHeader, webhooksig.SignJambonzAll([]string{r.req.Secret, r.req.PreviousSecret}, r.client.opts.Clock.Now(), r.shape.body))
 }
 
-// send makes the attempts through client until checkRetry ends them, and returns
-// the last answer (its body read and closed, by readBody when checkRetry kept it)
-// with the error that ended the run: prepareRetry's, checkRetry's, the body's or
-// the attempt's, in that order. A request driven by go-retryablehttp ran the same
-// loop, at some allocations and a timer more a request (docs/BENCHMARKS.md §3).
-func (r *hookRun) send(client *http.Client, req *http.Request) (*http.Response, error) {
-	for retryNumber := 0; ; retryNumber++ {
-		r.beforeAttempt(retryNumber)
-		resp, doErr := client.Do(req)
-		again, checkErr := r.checkRetry(r.ctx, resp, doErr)
-		var bodyErr error
-		if !again && doErr == nil {
-			bodyErr = r.readBody(resp)
-			again, checkErr = r.checkRetry(r.ctx, resp, bodyErr)
-		}
-		if !again {
-			return resp, cmp.Or(checkErr, bodyErr, doErr)
-		}
-		if doErr == nil {
-			drain(resp.Body) // so that the connection is reused
-		}
-		r.backoff()
-		// A shallow copy: the transport may still be closing the previous attempt's
-		// body (persistConn.writeLoop).
-		next := *req
-		req = &next
-		if err := r.prepareRetry(req); err != nil {
-			return resp, err
-		}
-	}
-}
-
-// drainLimit is how much of a retried answer's body is read so that its connection
-// can be kept; a longer body closes the connection instead.
-const drainLimit = 4096
-
-func drain(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
-	_ = body.Close()
-}
-
-// beforeAttempt is called before every attempt; retryNumber is 0 for the first.
-func (r *hookRun) beforeAttempt(retryNumber int) {
+// beforeAttempt is retryablehttp's RequestLogHook, called before every attempt;
+// retryNumber is 0 for the first.
+func (r *hookRun) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, retryNumber int) {
 	r.current = Attempt{Number: retryNumber + 1, Start: r.client.opts.Clock.Now(), DelayBefore: r.waited}
 	r.waited, r.bodyRead = 0, false
 }
 
-// readBody reads the capped body of the answer send is about to return, i.e. when
-// checkRetry did not ask for another attempt; its error goes back through checkRetry.
+// readBody is the response handler: retryablehttp calls it for the answer it is
+// about to return, i.e. when checkRetry did not ask for another attempt. It reads
+// the capped body; its error goes back through checkRetry.
 func (r *hookRun) readBody(resp *http.Response) error {
 	r.bodyRead = true
 	defer func() {
@@ -97,9 +60,14 @@ func (r *hookRun) readBody(resp *http.Response) error {
 	limit := r.client.opts.MaxBody
 	// The body gets the same bound as the headers: a peer that sends headers and
 	// then stalls must not hold the call (closing the body ends the read).
-	bound := boundRead(resp.Body, r.client.opts.Timeout)
+	var stalled atomic.Bool
+	timer := time.AfterFunc(r.client.opts.Timeout, func() {
+		stalled.Store(true)
+		_ = resp.Body.Close()
+	})
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if bound.stop() {
+	timer.Stop()
+	if stalled.Load() {
 		r.body = b
 		return fmt.Errorf("%w after %s", ErrBodyTimeout, r.client.opts.Timeout)
 	}
@@ -119,7 +87,7 @@ func (r *hookRun) readBody(resp *http.Response) error {
 	return nil
 }
 
-// checkRetry decides after an attempt. For an answer whose status ends the
+// checkRetry is retryablehttp's CheckRetry. For an answer whose status ends the
 // request, it returns false without recording: readBody runs next and checkRetry
 // is called again with the body's outcome, which is then recorded.
 func (r *hookRun) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
@@ -182,9 +150,10 @@ func (r *hookRun) record(status int, class retry.Class, err error) {
 	}
 }
 
-// backoff waits the decided delay through the request's Sleep (else the client's);
-// an interrupted wait is kept for prepareRetry.
-func (r *hookRun) backoff() {
+// backoff is retryablehttp's Backoff: it waits the decided delay through the
+// request's Sleep (else the client's) and returns 0, so retryablehttp's own timer
+// does not add to it.
+func (r *hookRun) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
 	d := r.decision.Delay
 	r.waited = d
 	sleep := r.client.opts.Sleep
@@ -194,10 +163,11 @@ func (r *hookRun) backoff() {
 	if err := sleep(r.ctx, d); err != nil {
 		r.sleepErr = err
 	}
+	return 0
 }
 
-// prepareRetry rewinds the body, re-signs the request (a fresh timestamp) and
-// stops the loop when the wait was interrupted.
+// prepareRetry re-signs the request (a fresh timestamp) and stops the loop when the
+// wait was interrupted.
 func (r *hookRun) prepareRetry(req *http.Request) error {
 	if r.sleepErr != nil {
 		return r.sleepErr
@@ -205,21 +175,14 @@ func (r *hookRun) prepareRetry(req *http.Request) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	if req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
-			return err
-		}
-		req.Body = body
-	}
-	// req is a shallow copy; the header map is still shared with the previous
-	// attempt, so replace it rather than writing into it.
+	// retryablehttp shallow-copies the request; the header map is still shared with
+	// the previous attempt, so replace it rather than writing into it.
 	req.Header = req.Header.Clone()
 	r.sign(req)
 	return nil
 }
 
-// finish turns send's result into the response and error of Do.
+// finish turns retryablehttp's result into ours.
 func (r *hookRun) finish(resp *http.Response, doErr error) (*HookResponse, error) {
 	var out *HookResponse
 	if resp != nil {
