@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/switchboard-voice/switchboard/internal/migrate"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/pgpool"
 )
 
 //go:embed migrations/*.sql
@@ -22,13 +21,7 @@ var migrations embed.FS
 
 // Migrations returns the embedded schema migrations (goose SQL files), for
 // `switchboard migrate`.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded folder exists: a build that lost it cannot run
-	}
-	return sub
-}
+func Migrations() fs.FS { return migrate.Folder(migrations) }
 
 // MigrationTable records which of Migrations a schema has.
 const MigrationTable = "node_migrations"
@@ -73,16 +66,9 @@ func OpenURL(ctx context.Context, dbURL string, opts Options) (*Store, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	cfg, err := pgxpool.ParseConfig(dbURL)
+	pool, err := pgpool.Connect(ctx, dbURL, opts.MaxConns)
 	if err != nil {
-		return nil, fmt.Errorf("pgnode: database URL: %w", err)
-	}
-	if !strings.Contains(dbURL, "pool_max_conns=") {
-		cfg.MaxConns = opts.MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgnode: connect: %w", err)
+		return nil, fmt.Errorf("pgnode: %w", err)
 	}
 	s, err := Open(ctx, pool, opts)
 	if err != nil {
@@ -102,21 +88,14 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	var schema *string
-	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+	schema, ok, err := pgpool.CurrentSchema(ctx, pool)
+	if err != nil {
 		return nil, fmt.Errorf("pgnode: %w", err)
 	}
-	if schema == nil {
+	if !ok {
 		return nil, errors.New("pgnode: no schema of the connections' search_path exists")
 	}
-	cc := pool.Config().ConnConfig.Copy()
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["search_path"] = pgx.Identifier{*schema}.Sanitize()
-	db := stdlib.OpenDB(*cc)
-	defer db.Close()
-	if _, err := migrate.Up(ctx, db, migrate.Postgres, migrationLine()); err != nil {
+	if err := pgpool.Migrate(ctx, pool, schema, migrationLine()); err != nil {
 		return nil, fmt.Errorf("pgnode: %w", err)
 	}
 	return &Store{pool: pool}, nil
