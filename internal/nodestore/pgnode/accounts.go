@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // PutAccount upserts the account row and its token row in one transaction; a
@@ -64,15 +65,7 @@ func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	accounts := []nodestore.Account{}
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		accounts = append(accounts, a)
-	}
-	return accounts, rows.Err()
+	return sqlrows.Append([]nodestore.Account{}, rows, scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction (the
@@ -86,7 +79,7 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 		if tag.RowsAffected() == 0 {
 			return nodestore.ErrNotFound
 		}
-		for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
+		for _, table := range nodestore.AccountTables {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE account_sid = $1`, sid); err != nil {
 				return err
 			}
@@ -95,7 +88,7 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	})
 }
 
-func scanAccount(row pgx.Row) (nodestore.Account, error) {
+func scanAccount(row sqlrows.Row) (nodestore.Account, error) {
 	var a nodestore.Account
 	var until *time.Time
 	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &a.CreatedAt, &a.PreviousWebhookSecret, &until); err != nil {
@@ -167,11 +160,8 @@ func (s *Store) GetNotifications(ctx context.Context, accountSid string) (nodest
 	if err != nil {
 		return nodestore.Notifications{}, err
 	}
-	if err := json.Unmarshal([]byte(emails), &n.Emails); err != nil {
+	if n.Emails, err = nodestore.DecodeEmails(emails); err != nil {
 		return nodestore.Notifications{}, err
-	}
-	if n.Emails == nil {
-		n.Emails = []string{}
 	}
 	return n, nil
 }
@@ -193,15 +183,11 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 		return nil, err
 	}
 	defer rows.Close()
-	alerts := []nodestore.Alert{}
-	for rows.Next() {
+	return sqlrows.Append([]nodestore.Alert{}, rows, func(r sqlrows.Row) (nodestore.Alert, error) {
 		a := nodestore.Alert{AccountSid: p.AccountSid}
 		var at time.Time
-		if err := rows.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at)
 		a.Time = at.UTC()
-		alerts = append(alerts, a)
-	}
-	return alerts, rows.Err()
+		return a, err
+	})
 }

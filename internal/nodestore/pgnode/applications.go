@@ -2,30 +2,25 @@ package pgnode
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // SaveApplication upserts the row, its hooks as JSON; the upsert's WHERE leaves a row
 // of another account alone.
 func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) error {
-	callHook, err := json.Marshal(app.CallHook)
-	if err != nil {
-		return err
-	}
-	statusHook, err := json.Marshal(app.CallStatusHook)
+	callHook, statusHook, err := nodestore.EncodeHooks(app)
 	if err != nil {
 		return err
 	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO fs_applications(sid, account_sid, name, call_hook, call_status_hook, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT(sid) DO UPDATE SET name = excluded.name, call_hook = excluded.call_hook,
 		call_status_hook = excluded.call_status_hook WHERE fs_applications.account_sid = excluded.account_sid`,
-		app.Sid, app.AccountSid, app.Name, string(callHook), string(statusHook), ms(app.CreatedAt))
+		app.Sid, app.AccountSid, app.Name, callHook, statusHook, ms(app.CreatedAt))
 	return err
 }
 
@@ -71,24 +66,16 @@ func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplica
 
 func scanApplications(rows pgx.Rows) ([]nodestore.Application, error) {
 	defer rows.Close()
-	apps := []nodestore.Application{}
-	for rows.Next() {
+	return sqlrows.Append([]nodestore.Application{}, rows, func(r sqlrows.Row) (nodestore.Application, error) {
 		var (
 			a                    nodestore.Application
 			callHook, statusHook string
 			created              time.Time
 		)
-		if err := rows.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(callHook), &a.CallHook); err != nil {
-			return nil, fmt.Errorf("application %s: call hook: %w", a.Sid, err)
-		}
-		if err := json.Unmarshal([]byte(statusHook), &a.CallStatusHook); err != nil {
-			return nil, fmt.Errorf("application %s: status hook: %w", a.Sid, err)
+		if err := r.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
+			return nodestore.Application{}, err
 		}
 		a.CreatedAt = created.UTC()
-		apps = append(apps, a)
-	}
-	return apps, rows.Err()
+		return a, nodestore.DecodeHooks(&a, callHook, statusHook)
+	})
 }

@@ -2,35 +2,25 @@ package pgnode
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // SaveCall upserts the row: the record as its JSON, with the columns it is found by,
 // and its Recovery as JSON beside it; an update changes only the record, the
 // recovery, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
-	b, err := json.Marshal(c)
+	record, recovery, err := nodestore.EncodeCall(c)
 	if err != nil {
 		return err
 	}
-	var recovery *string
-	if c.Recovery != nil {
-		r, err := json.Marshal(c.Recovery)
-		if err != nil {
-			return err
-		}
-		rs := string(r)
-		recovery = &rs
-	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at, node_id, recovery) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, node_id = excluded.node_id, recovery = excluded.recovery`,
-		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, ms(c.CreatedAt), c.Node, recovery)
+		c.CallSid, c.AccountSid, c.ApplicationSid, record, c.Active, ms(c.CreatedAt), c.Node, recovery)
 	return err
 }
 
@@ -61,28 +51,7 @@ func (s *Store) LostCalls(ctx context.Context, p nodestore.InterruptLostCallsPar
 // scanCallsWithRecovery reads rows of a record and a recovery, and closes them.
 func scanCallsWithRecovery(rows pgx.Rows) ([]nodestore.Call, error) {
 	defer rows.Close()
-	calls := []nodestore.Call{}
-	for rows.Next() {
-		var (
-			rec      string
-			recovery *string
-		)
-		if err := rows.Scan(&rec, &recovery); err != nil {
-			return nil, err
-		}
-		c, err := decodeCall(rec)
-		if err != nil {
-			return nil, err
-		}
-		if recovery != nil {
-			c.Recovery = &nodestore.CallRecovery{}
-			if err := json.Unmarshal([]byte(*recovery), c.Recovery); err != nil {
-				return nil, fmt.Errorf("call %s: stored recovery: %w", c.CallSid, err)
-			}
-		}
-		calls = append(calls, c)
-	}
-	return calls, rows.Err()
+	return sqlrows.Append([]nodestore.Call{}, rows, nodestore.ScanCallWithRecovery)
 }
 
 // InterruptActiveCalls locks the active rows (a partial index holds them) and
@@ -118,15 +87,11 @@ func (s *Store) interrupt(ctx context.Context, query string, args []any, end fun
 			return err
 		}
 		for _, p := range calls {
-			c, err := decodeCall(p.record)
-			if err != nil {
-				return fmt.Errorf("call %s: %w", p.sid, err)
-			}
-			b, err := json.Marshal(end(c))
+			record, err := nodestore.EndedRecord(p.sid, p.record, end)
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE fs_calls SET record = $1, active = false, recovery = NULL WHERE sid = $2`, string(b), p.sid); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE fs_calls SET record = $1, active = false, recovery = NULL WHERE sid = $2`, record, p.sid); err != nil {
 				return err
 			}
 		}
@@ -146,7 +111,7 @@ func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodesto
 	if err != nil {
 		return nodestore.Call{}, notFound(err)
 	}
-	return decodeCall(rec)
+	return nodestore.DecodeCall(rec)
 }
 
 // ListCalls reads the account's rows by the creation-time index, newest first.
@@ -179,19 +144,7 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 		return nil, err
 	}
 	defer rows.Close()
-	calls := []nodestore.Call{}
-	for rows.Next() {
-		var rec string
-		if err := rows.Scan(&rec); err != nil {
-			return nil, err
-		}
-		c, err := decodeCall(rec)
-		if err != nil {
-			return nil, err
-		}
-		calls = append(calls, c)
-	}
-	return calls, rows.Err()
+	return sqlrows.Append([]nodestore.Call{}, rows, nodestore.ScanCall)
 }
 
 // DeleteCall deletes the account's row of that sid.
@@ -218,12 +171,4 @@ func (s *Store) PurgeCalls(ctx context.Context, p nodestore.PurgeCallsParams) (i
 		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
-}
-
-func decodeCall(rec string) (nodestore.Call, error) {
-	var c nodestore.Call
-	if err := json.Unmarshal([]byte(rec), &c); err != nil {
-		return nodestore.Call{}, fmt.Errorf("stored call record: %w", err)
-	}
-	return c, nil
 }

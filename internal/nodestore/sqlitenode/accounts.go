@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // PutAccount upserts the account row and its token row in one transaction; a
@@ -66,15 +67,7 @@ func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	accounts := []nodestore.Account{}
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		accounts = append(accounts, a)
-	}
-	return accounts, rows.Err()
+	return sqlrows.Append([]nodestore.Account{}, rows, scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction.
@@ -89,7 +82,7 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 		} else if n == 0 {
 			return nodestore.ErrNotFound
 		}
-		for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
+		for _, table := range nodestore.AccountTables {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE account_sid = ?`, sid); err != nil {
 				return err
 			}
@@ -98,9 +91,7 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	})
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-func scanAccount(row scanner) (nodestore.Account, error) {
+func scanAccount(row sqlrows.Row) (nodestore.Account, error) {
 	var a nodestore.Account
 	var created, until int64
 	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &created, &a.PreviousWebhookSecret, &until); err != nil {
@@ -171,11 +162,8 @@ func (s *Store) GetNotifications(ctx context.Context, accountSid string) (nodest
 	if err != nil {
 		return nodestore.Notifications{}, err
 	}
-	if err := json.Unmarshal([]byte(emails), &n.Emails); err != nil {
+	if n.Emails, err = nodestore.DecodeEmails(emails); err != nil {
 		return nodestore.Notifications{}, err
-	}
-	if n.Emails == nil {
-		n.Emails = []string{} // stored as null by an earlier save of nil
 	}
 	return n, nil
 }

@@ -3,22 +3,23 @@ package sqlitenode
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // SaveApplication upserts the row, its hooks as JSON; the upsert's WHERE leaves a row
 // of another account alone.
 func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) error {
-	callHook, _ := json.Marshal(app.CallHook)
-	statusHook, _ := json.Marshal(app.CallStatusHook)
+	callHook, statusHook, err := nodestore.EncodeHooks(app)
+	if err != nil {
+		return err
+	}
 	return s.exec(ctx, `INSERT INTO fs_applications(sid, account_sid, name, call_hook, call_status_hook, created_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(sid) DO UPDATE SET name = excluded.name, call_hook = excluded.call_hook,
 		call_status_hook = excluded.call_status_hook WHERE fs_applications.account_sid = excluded.account_sid`,
-		app.Sid, app.AccountSid, app.Name, string(callHook), string(statusHook), app.CreatedAt.UnixMilli())
+		app.Sid, app.AccountSid, app.Name, callHook, statusHook, app.CreatedAt.UnixMilli())
 }
 
 // GetApplication reads the account's row of that sid.
@@ -65,22 +66,16 @@ func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplica
 
 func scanApplications(rows *sql.Rows) ([]nodestore.Application, error) {
 	defer rows.Close()
-	apps := []nodestore.Application{}
-	for rows.Next() {
-		var a nodestore.Application
-		var callHook, statusHook string
-		var created int64
-		if err := rows.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(callHook), &a.CallHook); err != nil {
-			return nil, fmt.Errorf("application %s: call hook: %w", a.Sid, err)
-		}
-		if err := json.Unmarshal([]byte(statusHook), &a.CallStatusHook); err != nil {
-			return nil, fmt.Errorf("application %s: status hook: %w", a.Sid, err)
+	return sqlrows.Append([]nodestore.Application{}, rows, func(r sqlrows.Row) (nodestore.Application, error) {
+		var (
+			a                    nodestore.Application
+			callHook, statusHook string
+			created              int64
+		)
+		if err := r.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
+			return nodestore.Application{}, err
 		}
 		a.CreatedAt = time.UnixMilli(created).UTC()
-		apps = append(apps, a)
-	}
-	return apps, rows.Err()
+		return a, nodestore.DecodeHooks(&a, callHook, statusHook)
+	})
 }
