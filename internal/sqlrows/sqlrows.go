@@ -8,11 +8,40 @@ type Row interface {
 	Scan(dest ...any) error
 }
 
-// Rows is a result being read: *sql.Rows and pgx.Rows are. Its caller closes it.
+// Rows is a result being read: *sql.Rows and pgx.Rows are.
 type Rows interface {
 	Row
 	Next() bool
 	Err() error
+}
+
+// Collect is Append of a query's result as the query returned it, rows and err, and
+// closes rows: rows.Close of either driver.
+func Collect[T any](out []T, rows Rows, err error, scan func(Row) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	switch r := rows.(type) {
+	case interface{ Close() error }: // *sql.Rows
+		defer r.Close()
+	case interface{ Close() }: // pgx.Rows
+		defer r.Close()
+	}
+	return Append(out, rows, scan)
+}
+
+// First is the first row of a query's result (rows, err as the query returned them),
+// read by scan; none when the result has no row.
+func First[T any](rows Rows, err error, scan func(Row) (T, error), none error) (T, error) {
+	var zero T
+	all, err := Collect(nil, rows, err, scan)
+	if err != nil {
+		return zero, err
+	}
+	if len(all) == 0 {
+		return zero, none
+	}
+	return all[0], nil
 }
 
 // Append appends each row of rows, read by scan, to out: a caller that lists an empty

@@ -61,11 +61,7 @@ func (s *Store) GetAccount(ctx context.Context, sid string) (nodestore.Account, 
 // ListAccounts reads every account row by creation time.
 func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Account{}, rows, scanAccount)
+	return sqlrows.Collect([]nodestore.Account{}, rows, err, scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction (the
@@ -179,11 +175,7 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 	rows, err := s.pool.Query(ctx, `SELECT type, call_sid, url, detail, at FROM fs_alerts
 		WHERE account_sid = $1 AND ($2 = '' OR type = $2) AND at >= $3 ORDER BY at, id LIMIT $4`,
 		p.AccountSid, p.Type, ms(p.Since), p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Alert{}, rows, func(r sqlrows.Row) (nodestore.Alert, error) {
+	return sqlrows.Collect([]nodestore.Alert{}, rows, err, func(r sqlrows.Row) (nodestore.Alert, error) {
 		a := nodestore.Alert{AccountSid: p.AccountSid}
 		var at time.Time
 		err := r.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at)

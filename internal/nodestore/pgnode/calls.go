@@ -28,10 +28,7 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 // recovery, of every node.
 func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
 	rows, err := s.pool.Query(ctx, `SELECT record::text, recovery::text FROM fs_calls WHERE active ORDER BY created_at, sid`)
-	if err != nil {
-		return nil, err
-	}
-	return scanCallsWithRecovery(rows)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
 }
 
 // lostCalls is the condition of a lost active call c: its node is the restarted one
@@ -42,16 +39,7 @@ const lostCalls = `c.active AND (c.node_id = $1
 // LostCalls reads the lost active rows with their recovery.
 func (s *Store) LostCalls(ctx context.Context, p nodestore.InterruptLostCallsParams) ([]nodestore.Call, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.record::text, c.recovery::text FROM fs_calls c WHERE `+lostCalls+` ORDER BY c.created_at, c.sid`, p.Restarted)
-	if err != nil {
-		return nil, err
-	}
-	return scanCallsWithRecovery(rows)
-}
-
-// scanCallsWithRecovery reads rows of a record and a recovery, and closes them.
-func scanCallsWithRecovery(rows pgx.Rows) ([]nodestore.Call, error) {
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Call{}, rows, nodestore.ScanCallWithRecovery)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
 }
 
 // InterruptActiveCalls locks the active rows (a partial index holds them) and
@@ -140,11 +128,7 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 	}
 	q += ` ORDER BY created_at DESC, sid LIMIT ` + arg(p.Limit)
 	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Call{}, rows, nodestore.ScanCall)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCall)
 }
 
 // DeleteCall deletes the account's row of that sid.

@@ -63,11 +63,7 @@ const accountColumns = `sid, name, webhook_secret, created_at, previous_webhook_
 // ListAccounts reads every account row by creation time.
 func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Account{}, rows, scanAccount)
+	return sqlrows.Collect([]nodestore.Account{}, rows, err, scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction.

@@ -20,11 +20,7 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 	rows, err := s.db.QueryContext(ctx, `SELECT type, call_sid, url, detail, at_ms FROM fs_alerts
 		WHERE account_sid = ? AND (? = '' OR type = ?) AND at_ms >= ? ORDER BY at_ms, id LIMIT ?`,
 		p.AccountSid, p.Type, p.Type, p.Since.UnixMilli(), p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Alert{}, rows, func(r sqlrows.Row) (nodestore.Alert, error) {
+	return sqlrows.Collect([]nodestore.Alert{}, rows, err, func(r sqlrows.Row) (nodestore.Alert, error) {
 		a := nodestore.Alert{AccountSid: p.AccountSid}
 		var at int64
 		err := r.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at)

@@ -26,27 +26,14 @@ func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) 
 func (s *Store) GetApplication(ctx context.Context, p nodestore.GetApplicationParams) (nodestore.Application, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT sid, account_sid, name, call_hook, call_status_hook, created_at
 		FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
-	if err != nil {
-		return nodestore.Application{}, err
-	}
-	apps, err := scanApplications(rows)
-	if err != nil {
-		return nodestore.Application{}, err
-	}
-	if len(apps) == 0 {
-		return nodestore.Application{}, nodestore.ErrNotFound
-	}
-	return apps[0], nil
+	return sqlrows.First(rows, err, scanApplication, nodestore.ErrNotFound)
 }
 
 // ListApplications reads the account's rows in creation order.
 func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]nodestore.Application, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT sid, account_sid, name, call_hook, call_status_hook, created_at
 		FROM fs_applications WHERE account_sid = ? ORDER BY created_at, sid`, accountSid)
-	if err != nil {
-		return nil, err
-	}
-	return scanApplications(rows)
+	return sqlrows.Collect([]nodestore.Application{}, rows, err, scanApplication)
 }
 
 // DeleteApplication deletes the account's row of that sid; no row deleted is
@@ -64,18 +51,18 @@ func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplica
 	})
 }
 
-func scanApplications(rows *sql.Rows) ([]nodestore.Application, error) {
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Application{}, rows, func(r sqlrows.Row) (nodestore.Application, error) {
-		var (
-			a                    nodestore.Application
-			callHook, statusHook string
-			created              int64
-		)
-		if err := r.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
-			return nodestore.Application{}, err
-		}
-		a.CreatedAt = time.UnixMilli(created).UTC()
-		return a, nodestore.DecodeHooks(&a, callHook, statusHook)
-	})
+func scanApplication(r sqlrows.Row) (nodestore.Application, error) {
+	var (
+		a                    nodestore.Application
+		callHook, statusHook string
+		created              int64
+	)
+	if err := r.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
+		return nodestore.Application{}, err
+	}
+	a.CreatedAt = time.UnixMilli(created).UTC()
+	if err := nodestore.DecodeHooks(&a, callHook, statusHook); err != nil {
+		return nodestore.Application{}, err
+	}
+	return a, nil
 }

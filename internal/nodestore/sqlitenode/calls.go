@@ -26,16 +26,7 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 // recovery.
 func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT record, recovery FROM fs_calls WHERE active = 1 ORDER BY created_at_ms, sid`)
-	if err != nil {
-		return nil, err
-	}
-	return scanCallsWithRecovery(rows)
-}
-
-// scanCallsWithRecovery reads rows of a record and a recovery, and closes them.
-func scanCallsWithRecovery(rows *sql.Rows) ([]nodestore.Call, error) {
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Call{}, rows, nodestore.ScanCallWithRecovery)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
 }
 
 // InterruptActiveCalls reads the active rows (a partial index holds them) and
@@ -61,21 +52,13 @@ func interruptActiveCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Ca
 // inactive and without recovery, and returns how many there were.
 func endCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Call) nodestore.Call, query string, args ...any) (int, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
 	type pending struct{ sid, record string }
-	var calls []pending
-	for rows.Next() {
+	calls, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (pending, error) {
 		var p pending
-		if err := rows.Scan(&p.sid, &p.record); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		calls = append(calls, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&p.sid, &p.record)
+		return p, err
+	})
+	if err != nil {
 		return 0, err
 	}
 	for _, p := range calls {
@@ -132,11 +115,7 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 	}
 	q += ` ORDER BY created_at_ms DESC, sid LIMIT ?`
 	rows, err := s.db.QueryContext(ctx, q, append(args, p.Limit)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlrows.Append([]nodestore.Call{}, rows, nodestore.ScanCall)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCall)
 }
 
 // DeleteCall deletes the account's row of that sid.
