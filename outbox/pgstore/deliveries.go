@@ -84,7 +84,7 @@ func (s *Store) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliver
 		if _, err := b.apply(ctx, p.ID, nil, p.Decide); err != nil {
 			return err
 		}
-		if err := b.flush(ctx); err != nil {
+		if err := b.Flush(ctx); err != nil {
 			return err
 		}
 		out, err = s.getDelivery(ctx, q, p.ID)

@@ -265,7 +265,7 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 			}
 			applied[i] = ok // false: purged, or reaped and perhaps claimed again
 		}
-		if err := b.flush(ctx); err != nil {
+		if err := b.Flush(ctx); err != nil {
 			return err
 		}
 		if next.Limit <= 0 {
@@ -332,7 +332,7 @@ func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error
 			}
 			n++
 		}
-		return b.flush(ctx)
+		return b.Flush(ctx)
 	})
 	if err != nil {
 		return 0, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -146,7 +147,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 	if err != nil {
 		return nil, err
 	}
-	b := batchApplier{tx: q, attempts: attempts}
+	b := batchApplier{tx: q, Batch: deliverybatch.Batch{Attempts: attempts}}
 	if err := b.flushAttempts(ctx); err != nil {
 		return nil, err
 	}
