@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -30,19 +31,11 @@ func (s *Store) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParam
 	}
 	rs, err := s.read().query(ctx, s.q(`SELECT `+attemptColumns+` FROM outbox_attempts
 		WHERE delivery_id = $1 ORDER BY number`), p.ID)
+	attempts, err := sqlrows.Collect(nil, rs, err, scanAttempt)
 	if err != nil {
 		return outboxdriver.Delivery{}, nil, err
 	}
-	defer rs.Close()
-	var attempts []outboxdriver.Attempt
-	for rs.Next() {
-		a, err := scanAttempt(rs)
-		if err != nil {
-			return outboxdriver.Delivery{}, nil, err
-		}
-		attempts = append(attempts, a)
-	}
-	return d, attempts, rs.Err()
+	return d, attempts, nil
 }
 
 // ListDeliveries implements outboxdriver.Store.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -244,19 +245,7 @@ func (s *Store) ListEvents(ctx context.Context, q outboxdriver.EventQuery) ([]ou
 	args = append(args, q.Limit)
 	query += fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d`, len(args))
 	rs, err := s.read().query(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []outboxdriver.Event
-	for rs.Next() {
-		var sc eventScan
-		if err := rs.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		out = append(out, sc.event())
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, scanEvent)
 }
 
 // sameJSON compares event data as the outbox stores it, compacted.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
@@ -138,20 +139,16 @@ func normalizedDelivery(d outboxdriver.Delivery) outboxdriver.Delivery {
 	return d
 }
 
+func scanDelivery(r sqlrows.Row) (outboxdriver.Delivery, error) {
+	var sc deliveryScan
+	if err := r.Scan(sc.dest()...); err != nil {
+		return outboxdriver.Delivery{}, err
+	}
+	return sc.delivery(), nil
+}
+
 func scanDeliveries(rs rows, err error) ([]outboxdriver.Delivery, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []outboxdriver.Delivery
-	for rs.Next() {
-		var sc deliveryScan
-		if err := rs.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		out = append(out, sc.delivery())
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, scanDelivery)
 }
 
 const eventColumns = `id, account, type, created_at, data`
@@ -165,6 +162,14 @@ func (s *eventScan) dest() []any {
 	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data}
 }
 
+func scanEvent(r sqlrows.Row) (outboxdriver.Event, error) {
+	var sc eventScan
+	if err := r.Scan(sc.dest()...); err != nil {
+		return outboxdriver.Event{}, err
+	}
+	return sc.event(), nil
+}
+
 func (s *eventScan) event() outboxdriver.Event {
 	ev := s.ev
 	ev.CreatedAt = utc(ev.CreatedAt)
@@ -174,7 +179,7 @@ func (s *eventScan) event() outboxdriver.Event {
 
 const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
 
-func scanAttempt(r row) (outboxdriver.Attempt, error) {
+func scanAttempt(r sqlrows.Row) (outboxdriver.Attempt, error) {
 	var (
 		a     outboxdriver.Attempt
 		durUS int64
@@ -189,38 +194,18 @@ func scanAttempt(r row) (outboxdriver.Attempt, error) {
 	return a, nil
 }
 
+func scanEndpoint(r sqlrows.Row) (outboxdriver.Endpoint, error) {
+	var sc endpointScan
+	if err := r.Scan(sc.dest()...); err != nil {
+		return outboxdriver.Endpoint{}, err
+	}
+	return sc.endpoint()
+}
+
 func scanEndpoints(rs rows, err error) ([]outboxdriver.Endpoint, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []outboxdriver.Endpoint
-	for rs.Next() {
-		var sc endpointScan
-		if err := rs.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		ep, err := sc.endpoint()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ep)
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, scanEndpoint)
 }
 
 func scanStrings(rs rows, err error) ([]string, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var v string
-		if err := rs.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, sqlrows.String)
 }

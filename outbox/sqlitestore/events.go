@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -77,10 +78,7 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, ev.Account)
-	if err != nil {
-		return outboxdriver.Published{}, err
-	}
-	endpoints, err := scanEndpoints(rows)
+	endpoints, err := sqlrows.Collect(nil, rows, err, scanEndpoint)
 	if err != nil {
 		return outboxdriver.Published{}, err
 	}
@@ -202,19 +200,7 @@ func (s *Store) ListEvents(ctx context.Context, q outboxdriver.EventQuery) ([]ou
 	query += ` ORDER BY created_at, id LIMIT ?`
 	args = append(args, q.Limit)
 	rows, err := s.read().QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []outboxdriver.Event
-	for rows.Next() {
-		var sc eventScan
-		if err := rows.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		out = append(out, sc.event())
-	}
-	return out, rows.Err()
+	return sqlrows.Collect(nil, rows, err, scanEvent)
 }
 
 func sinceMicros(t time.Time) int64 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -106,10 +107,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 		if !ok {
 			rows, err := q.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 				WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, r.ev.Account)
-			if err != nil {
-				return nil, err
-			}
-			if eps, err = scanEndpoints(rows); err != nil {
+			if eps, err = sqlrows.Collect(nil, rows, err, scanEndpoint); err != nil {
 				return nil, err
 			}
 			endpoints[r.ev.Account] = eps

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
@@ -133,7 +134,7 @@ func (s *eventScan) event() outboxdriver.Event {
 
 const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
 
-func scanAttempt(rows *sql.Rows) (outboxdriver.Attempt, error) {
+func scanAttempt(rows sqlrows.Row) (outboxdriver.Attempt, error) {
 	var (
 		a                    outboxdriver.Attempt
 		at, scheduled, durUS int64
@@ -156,17 +157,29 @@ func attemptArgs(a outboxdriver.Attempt) []any {
 // queryIDs runs a query selecting one text column and returns its values.
 func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
+	return sqlrows.Collect(nil, rows, err, sqlrows.String)
+}
+
+func scanDelivery(r sqlrows.Row) (outboxdriver.Delivery, error) {
+	var sc deliveryScan
+	if err := r.Scan(sc.dest()...); err != nil {
+		return outboxdriver.Delivery{}, err
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
+	return sc.delivery(), nil
+}
+
+func scanEvent(r sqlrows.Row) (outboxdriver.Event, error) {
+	var sc eventScan
+	if err := r.Scan(sc.dest()...); err != nil {
+		return outboxdriver.Event{}, err
 	}
-	return ids, rows.Err()
+	return sc.event(), nil
+}
+
+func scanEndpoint(r sqlrows.Row) (outboxdriver.Endpoint, error) {
+	var sc endpointScan
+	if err := r.Scan(sc.dest()...); err != nil {
+		return outboxdriver.Endpoint{}, err
+	}
+	return sc.endpoint()
 }
