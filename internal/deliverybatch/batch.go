@@ -12,6 +12,7 @@ package deliverybatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
@@ -132,4 +133,38 @@ func (b *Batch) Forget(endpointID, keep string) {
 			delete(b.Deliveries, id)
 		}
 	}
+}
+
+// IDs are the deliveries outcomes complete, in order.
+func IDs(outcomes []outboxdriver.Completion) []string {
+	ids := make([]string, len(outcomes))
+	for i, c := range outcomes {
+		ids[i] = c.DeliveryID
+	}
+	return ids
+}
+
+// Complete applies outcomes in order, each only to the lease its token names, and has
+// s write what they buffered. applied[i] is whether outcome i applied: false for a
+// delivery purged, or reaped and perhaps claimed again.
+func Complete[E any](ctx context.Context, b *Batch, s Store[E], outcomes []outboxdriver.Completion, applied []bool) error {
+	for i, c := range outcomes {
+		ok, err := Apply(ctx, b, s, c.DeliveryID, &c.Token, c.Decide)
+		if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
+			return err
+		}
+		applied[i] = ok
+	}
+	return s.Flush(ctx)
+}
+
+// Reap applies decide to each of the deliveries ids, whatever their lease token, and
+// has s write what that buffered. It returns how many it decided.
+func Reap[E any](ctx context.Context, b *Batch, s Store[E], ids []string, decide outboxdriver.DecideFunc) (int, error) {
+	for _, id := range ids {
+		if _, err := Apply(ctx, b, s, id, nil, decide); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), s.Flush(ctx)
 }

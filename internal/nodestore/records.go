@@ -2,6 +2,7 @@ package nodestore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
@@ -126,3 +127,24 @@ func EndedRecord(sid, record string, end func(Call) Call) (string, error) {
 // AccountTables are the tables whose rows belong to an account, by an account_sid
 // column: deleting an account deletes its rows of each.
 var AccountTables = []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"}
+
+// ScanNotifications reads a row of an account's webhook URL and stored e-mails; a
+// query that found none (noRows, its driver's error for no row) is the empty
+// setting.
+func ScanNotifications(r sqlrows.Row, noRows error) (Notifications, error) {
+	var (
+		n      Notifications
+		emails string
+	)
+	err := r.Scan(&n.WebhookURL, &emails)
+	if errors.Is(err, noRows) {
+		return Notifications{Emails: []string{}}, nil
+	}
+	if err != nil {
+		return Notifications{}, err
+	}
+	if n.Emails, err = DecodeEmails(emails); err != nil {
+		return Notifications{}, err
+	}
+	return n, nil
+}

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -230,21 +229,10 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	err := s.write(ctx, func(q querier) error {
 		clear(applied)
 		b := s.newBatch(q)
-		ids := make([]string, len(p.Outcomes))
-		for i, c := range p.Outcomes {
-			ids[i] = c.DeliveryID
-		}
-		if err := b.lock(ctx, ids, ""); err != nil {
+		if err := b.lock(ctx, deliverybatch.IDs(p.Outcomes), ""); err != nil {
 			return err
 		}
-		for i, c := range p.Outcomes {
-			ok, err := b.apply(ctx, c.DeliveryID, &c.Token, c.Decide)
-			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
-				return err
-			}
-			applied[i] = ok // false: purged, or reaped and perhaps claimed again
-		}
-		if err := b.Flush(ctx); err != nil {
+		if err := deliverybatch.Complete(ctx, &b.Batch, b, p.Outcomes, applied); err != nil {
 			return err
 		}
 		if p.Next.Limit <= 0 {
@@ -284,13 +272,8 @@ func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error
 				locked = append(locked, id)
 			}
 		}
-		for _, id := range locked {
-			if _, err := b.apply(ctx, id, nil, p.Decide); err != nil {
-				return err
-			}
-			n++
-		}
-		return b.Flush(ctx)
+		n, err = deliverybatch.Reap(ctx, &b.Batch, b, locked, p.Decide)
+		return err
 	})
 	if err != nil {
 		return 0, err

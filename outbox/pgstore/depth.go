@@ -7,14 +7,9 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-// QueueDepth is how much the outbox has left to do, as a node's /metrics shows it.
-type QueueDepth = outboxdriver.QueueDepth
-
-var _ outboxdriver.DepthCounter = (*Store)(nil)
-
 // QueueDepth counts the deliveries by state in one read of the deliveries table.
-func (s *Store) QueueDepth(ctx context.Context, now time.Time) (QueueDepth, error) {
-	var d QueueDepth
+func (s *Store) QueueDepth(ctx context.Context, now time.Time) (outboxdriver.QueueDepth, error) {
+	var d outboxdriver.QueueDepth
 	var oldest *time.Time
 	err := s.read().queryRow(ctx, s.q(`
 SELECT
@@ -26,7 +21,7 @@ SELECT
 FROM outbox_deliveries d JOIN outbox_endpoints e ON e.id = d.endpoint_id
 WHERE d.status IN ('PENDING', 'FAILED', 'DEAD') AND e.removed_at IS NULL`), now).Scan(&d.Pending, &d.Held, &d.Failed, &oldest)
 	if err != nil {
-		return QueueDepth{}, err
+		return outboxdriver.QueueDepth{}, err
 	}
 	if oldest != nil {
 		d.OldestDue = *oldest

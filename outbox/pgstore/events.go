@@ -214,16 +214,12 @@ func (s *Store) insertAttempts(ctx context.Context, q querier, as []outboxdriver
 
 // GetEvent implements outboxdriver.Store.
 func (s *Store) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (outboxdriver.Event, error) {
-	var sc eventScan
-	err := s.read().queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE id = $1 AND account = $2`),
-		p.ID, p.Account).Scan(sc.dest()...)
+	ev, err := scanEvent(s.read().queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE id = $1 AND account = $2`),
+		p.ID, p.Account))
 	if isNoRows(err) {
 		return outboxdriver.Event{}, notFound("event", p.ID)
 	}
-	if err != nil {
-		return outboxdriver.Event{}, err
-	}
-	return sc.event(), nil
+	return ev, err
 }
 
 // ListEvents implements outboxdriver.Store.

@@ -31,9 +31,6 @@ func Migrations() fs.FS { return migrate.Folder(migrations) }
 // MigrationTable records which of Migrations a schema has.
 const MigrationTable = "outbox_migrations"
 
-// migrationLine is the outbox's line of migrations on PostgreSQL.
-func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
-
 // Options tune Open. Zero values take the defaults documented per field.
 type Options struct {
 	// Schema holds the outbox's tables. Default: the current schema of the pool's
@@ -120,8 +117,9 @@ type Store struct {
 }
 
 var (
-	_ outboxdriver.Store = (*Store)(nil)
-	_ outboxdriver.Waker = (*Store)(nil)
+	_ outboxdriver.Store        = (*Store)(nil)
+	_ outboxdriver.Waker        = (*Store)(nil)
+	_ outboxdriver.DepthCounter = (*Store)(nil)
 )
 
 // tableNames are the outbox's tables, as statements name them.
@@ -203,7 +201,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 // migrateSchema applies the migrations in schema, on connections of their own whose
 // search_path is that schema.
 func migrateSchema(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	if err := pgpool.Migrate(ctx, pool, schema, migrationLine()); err != nil {
+	if err := pgpool.Migrate(ctx, pool, schema, migrate.Line{Table: MigrationTable, FS: Migrations()}); err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
 	return nil

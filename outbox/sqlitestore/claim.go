@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -251,21 +252,10 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	err := s.write(ctx, func(tx querier) error {
 		clear(applied)
 		b := newBatchApplier(tx)
-		ids := make([]string, len(outcomes))
-		for i, c := range outcomes {
-			ids[i] = c.DeliveryID
-		}
-		if err := b.load(ctx, ids); err != nil {
+		if err := b.load(ctx, deliverybatch.IDs(outcomes)); err != nil {
 			return err
 		}
-		for i, c := range outcomes {
-			ok, err := b.apply(ctx, c.DeliveryID, &c.Token, c.Decide)
-			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
-				return err
-			}
-			applied[i] = ok // false: purged, or reaped and perhaps claimed again
-		}
-		if err := b.Flush(ctx); err != nil {
+		if err := deliverybatch.Complete(ctx, &b.Batch, b, outcomes, applied); err != nil {
 			return err
 		}
 		if next.Limit <= 0 {
@@ -326,13 +316,8 @@ func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error
 		if err := b.load(ctx, ids); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if _, err := b.apply(ctx, id, nil, decide); err != nil {
-				return err
-			}
-			n++
-		}
-		return b.Flush(ctx)
+		n, err = deliverybatch.Reap(ctx, &b.Batch, b, ids, decide)
+		return err
 	})
 	if err != nil {
 		return 0, err

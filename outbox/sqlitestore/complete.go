@@ -87,11 +87,6 @@ func (b *batchApplier) endpoint(ctx context.Context, id string) (outboxdriver.En
 	return ep, nil
 }
 
-// apply decides one delivery and buffers its Change (deliverybatch.Apply).
-func (b *batchApplier) apply(ctx context.Context, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
-	return deliverybatch.Apply(ctx, &b.Batch, b, id, token, decide)
-}
-
 // Change implements deliverybatch.Store.
 func (b *batchApplier) Change(ctx context.Context, ch outboxdriver.Change, c *deliverybatch.Cached, ep outboxdriver.Endpoint) error {
 	return b.change(ctx, ch, c.D.ID, ep.ID)

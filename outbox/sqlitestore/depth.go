@@ -11,8 +11,6 @@ import (
 // QueueDepth is how much the outbox has left to do, as a node's /metrics shows it.
 type QueueDepth = outboxdriver.QueueDepth
 
-var _ outboxdriver.DepthCounter = (*Store)(nil)
-
 // QueueDepth counts the deliveries by state in one read (the claim's indexes serve
 // the due part; the counts read the deliveries table once).
 func (s *Store) QueueDepth(ctx context.Context, now time.Time) (QueueDepth, error) {

@@ -173,16 +173,12 @@ func (l *publishLeases) grant(ctx context.Context, ep outboxdriver.Endpoint, d *
 
 // GetEvent implements outboxdriver.Store.
 func (s *Store) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (outboxdriver.Event, error) {
-	var sc eventScan
-	err := s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
-		p.ID, p.Account).Scan(sc.dest()...)
+	ev, err := scanEvent(s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
+		p.ID, p.Account))
 	if isNoRows(err) {
 		return outboxdriver.Event{}, notFound("event", p.ID)
 	}
-	if err != nil {
-		return outboxdriver.Event{}, err
-	}
-	return sc.event(), nil
+	return ev, err
 }
 
 // ListEvents implements outboxdriver.Store.

@@ -145,21 +145,7 @@ func (s *Store) SaveNotifications(ctx context.Context, p nodestore.SaveNotificat
 
 // GetNotifications reads the account's row; none is the empty setting.
 func (s *Store) GetNotifications(ctx context.Context, accountSid string) (nodestore.Notifications, error) {
-	var (
-		n      nodestore.Notifications
-		emails string
-	)
-	err := s.pool.QueryRow(ctx, `SELECT webhook_url, emails::text FROM fs_account_notifications WHERE account_sid = $1`, accountSid).Scan(&n.WebhookURL, &emails)
-	if err == pgx.ErrNoRows {
-		return nodestore.Notifications{Emails: []string{}}, nil
-	}
-	if err != nil {
-		return nodestore.Notifications{}, err
-	}
-	if n.Emails, err = nodestore.DecodeEmails(emails); err != nil {
-		return nodestore.Notifications{}, err
-	}
-	return n, nil
+	return nodestore.ScanNotifications(s.pool.QueryRow(ctx, `SELECT webhook_url, emails::text FROM fs_account_notifications WHERE account_sid = $1`, accountSid), pgx.ErrNoRows)
 }
 
 // AddAlert appends a row; its id orders the alerts of one millisecond.

@@ -26,8 +26,6 @@ func Migrations() fs.FS { return migrate.Folder(migrations) }
 // MigrationTable records which of Migrations a schema has.
 const MigrationTable = "node_migrations"
 
-func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
-
 // Options tune Open and OpenURL. Zero values take the defaults documented per field.
 type Options struct {
 	// MaxConns bounds the pool OpenURL makes, unless the URL's pool_max_conns does.
@@ -95,7 +93,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 	if !ok {
 		return nil, errors.New("pgnode: no schema of the connections' search_path exists")
 	}
-	if err := pgpool.Migrate(ctx, pool, schema, migrationLine()); err != nil {
+	if err := pgpool.Migrate(ctx, pool, schema, migrate.Line{Table: MigrationTable, FS: Migrations()}); err != nil {
 		return nil, fmt.Errorf("pgnode: %w", err)
 	}
 	return &Store{pool: pool}, nil

@@ -147,19 +147,5 @@ func (s *Store) SaveNotifications(ctx context.Context, p nodestore.SaveNotificat
 
 // GetNotifications reads the account's row; none is the empty setting.
 func (s *Store) GetNotifications(ctx context.Context, accountSid string) (nodestore.Notifications, error) {
-	var (
-		n      nodestore.Notifications
-		emails string
-	)
-	err := s.db.QueryRowContext(ctx, `SELECT webhook_url, emails FROM fs_account_notifications WHERE account_sid = ?`, accountSid).Scan(&n.WebhookURL, &emails)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nodestore.Notifications{Emails: []string{}}, nil
-	}
-	if err != nil {
-		return nodestore.Notifications{}, err
-	}
-	if n.Emails, err = nodestore.DecodeEmails(emails); err != nil {
-		return nodestore.Notifications{}, err
-	}
-	return n, nil
+	return nodestore.ScanNotifications(s.db.QueryRowContext(ctx, `SELECT webhook_url, emails FROM fs_account_notifications WHERE account_sid = ?`, accountSid), sql.ErrNoRows)
 }
