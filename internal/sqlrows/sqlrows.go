@@ -63,3 +63,24 @@ func String(r Row) (string, error) {
 	err := r.Scan(&s)
 	return s, err
 }
+
+// Buffer is a row type's scan buffer: Dest are the destinations of its columns, and
+// Value is the row they make once scanned.
+type Buffer[T any] interface {
+	Dest() []any
+	Value() (T, error)
+}
+
+// Scan reads r into a new buffer S and returns its Value.
+func Scan[T, S any, B interface {
+	*S
+	Buffer[T]
+}](r Row) (T, error) {
+	var buf S
+	b := B(&buf)
+	if err := r.Scan(b.Dest()...); err != nil {
+		var zero T
+		return zero, err
+	}
+	return b.Value()
+}

@@ -77,7 +77,7 @@ func (b *batch) load(ctx context.Context, query string, args ...any) error {
 			sc    deliveryScan
 			token string
 		)
-		if err := rs.Scan(append(sc.dest(), &token)...); err != nil {
+		if err := rs.Scan(append(sc.Dest(), &token)...); err != nil {
 			return err
 		}
 		b.Deliveries[sc.d.ID] = &deliverybatch.Cached{D: sc.delivery(), Token: token}

@@ -10,7 +10,7 @@ import (
 
 func (s *Store) getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
 	var sc deliveryScan
-	err := q.queryRow(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = $1`), id).Scan(sc.dest()...)
+	err := q.queryRow(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = $1`), id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Delivery{}, notFound("delivery", id)
 	}

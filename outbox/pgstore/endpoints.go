@@ -64,7 +64,7 @@ func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParam
 // with lock ("", "FOR UPDATE", ...) appended.
 func (s *Store) getEndpoint(ctx context.Context, q querier, id, lock string) (outboxdriver.Endpoint, error) {
 	var sc endpointScan
-	err := q.queryRow(ctx, s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = $1 `+lock), id).Scan(sc.dest()...)
+	err := q.queryRow(ctx, s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = $1 `+lock), id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Endpoint{}, notFound("endpoint", id)
 	}

@@ -114,7 +114,7 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 // deliveries when it is the same event, ErrConflict otherwise.
 func (s *Store) duplicate(ctx context.Context, q querier, ev outboxdriver.Event) (outboxdriver.Published, error) {
 	var sc eventScan
-	if err := q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`), ev.Account, ev.ID).Scan(sc.dest()...); err != nil {
+	if err := q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`), ev.Account, ev.ID).Scan(sc.Dest()...); err != nil {
 		return outboxdriver.Published{}, err
 	}
 	old := sc.event()

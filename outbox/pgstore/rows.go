@@ -46,7 +46,7 @@ type endpointScan struct {
 	status                     string
 }
 
-func (s *endpointScan) dest() []any {
+func (s *endpointScan) Dest() []any {
 	e := &s.ep
 	return []any{&e.ID, &e.Account, &e.URL, &s.events, &e.APIVersion, &s.secrets, &e.Profile, &s.overrides,
 		&e.Managed, &s.status, &e.Failures, &e.FailingSince, &e.LastDeliveryAt, &e.PausedAt, &e.PauseReason,
@@ -118,7 +118,7 @@ type deliveryScan struct {
 	status string
 }
 
-func (s *deliveryScan) dest() []any {
+func (s *deliveryScan) Dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.Account, &d.EventID, &d.EventType, &d.EndpointID, &s.status, &d.Attempts, &d.RunStart,
 		&d.NextAttemptAt, &d.LeaseUntil, &d.FaultSince, &d.LastError, &d.CreatedAt, &d.UpdatedAt}
@@ -139,13 +139,10 @@ func normalizedDelivery(d outboxdriver.Delivery) outboxdriver.Delivery {
 	return d
 }
 
-func scanDelivery(r sqlrows.Row) (outboxdriver.Delivery, error) {
-	var sc deliveryScan
-	if err := r.Scan(sc.dest()...); err != nil {
-		return outboxdriver.Delivery{}, err
-	}
-	return sc.delivery(), nil
-}
+// Value implements sqlrows.Buffer.
+func (s *deliveryScan) Value() (outboxdriver.Delivery, error) { return s.delivery(), nil }
+
+var scanDelivery = sqlrows.Scan[outboxdriver.Delivery, deliveryScan]
 
 func scanDeliveries(rs rows, err error) ([]outboxdriver.Delivery, error) {
 	return sqlrows.Collect(nil, rs, err, scanDelivery)
@@ -158,17 +155,14 @@ type eventScan struct {
 	data []byte
 }
 
-func (s *eventScan) dest() []any {
+func (s *eventScan) Dest() []any {
 	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data}
 }
 
-func scanEvent(r sqlrows.Row) (outboxdriver.Event, error) {
-	var sc eventScan
-	if err := r.Scan(sc.dest()...); err != nil {
-		return outboxdriver.Event{}, err
-	}
-	return sc.event(), nil
-}
+// Value implements sqlrows.Buffer.
+func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event(), nil }
+
+var scanEvent = sqlrows.Scan[outboxdriver.Event, eventScan]
 
 func (s *eventScan) event() outboxdriver.Event {
 	ev := s.ev
@@ -194,13 +188,10 @@ func scanAttempt(r sqlrows.Row) (outboxdriver.Attempt, error) {
 	return a, nil
 }
 
-func scanEndpoint(r sqlrows.Row) (outboxdriver.Endpoint, error) {
-	var sc endpointScan
-	if err := r.Scan(sc.dest()...); err != nil {
-		return outboxdriver.Endpoint{}, err
-	}
-	return sc.endpoint()
-}
+// Value implements sqlrows.Buffer.
+func (s *endpointScan) Value() (outboxdriver.Endpoint, error) { return s.endpoint() }
+
+var scanEndpoint = sqlrows.Scan[outboxdriver.Endpoint, endpointScan]
 
 func scanEndpoints(rs rows, err error) ([]outboxdriver.Endpoint, error) {
 	return sqlrows.Collect(nil, rs, err, scanEndpoint)

@@ -154,7 +154,7 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	var claimed []outboxdriver.Delivery
 	for rows.Next() {
 		var ds deliveryScan
-		if err := rows.Scan(ds.dest()...); err != nil {
+		if err := rows.Scan(ds.Dest()...); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -218,7 +218,7 @@ func eventsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[
 	out := make(map[string]outboxdriver.Event, len(ds))
 	for rows.Next() {
 		var vs eventScan
-		if err := rows.Scan(vs.dest()...); err != nil {
+		if err := rows.Scan(vs.Dest()...); err != nil {
 			return nil, err
 		}
 		out[eventKey(vs.ev.Account, vs.ev.ID)] = vs.event()
@@ -278,7 +278,7 @@ func decideAndApply(ctx context.Context, tx querier, id string, token *string, d
 	var sc deliveryScan
 	var lease sql.NullString
 	err := tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+`, lease_token FROM outbox_deliveries WHERE id = ?`, id).
-		Scan(append(sc.dest(), &lease)...)
+		Scan(append(sc.Dest(), &lease)...)
 	if isNoRows(err) {
 		return false, notFound("delivery", id)
 	}

@@ -58,7 +58,7 @@ func (b *batchApplier) load(ctx context.Context, ids []string) error {
 			sc    deliveryScan
 			token string
 		)
-		if err := rows.Scan(append(sc.dest(), &token)...); err != nil {
+		if err := rows.Scan(append(sc.Dest(), &token)...); err != nil {
 			return err
 		}
 		b.Deliveries[sc.d.ID] = &deliverybatch.Cached{D: sc.delivery(), Token: token}
@@ -253,7 +253,7 @@ func normalizedEndpoint(ep outboxdriver.Endpoint) (outboxdriver.Endpoint, error)
 		return outboxdriver.Endpoint{}, err
 	}
 	var sc endpointScan
-	for i, dst := range sc.dest() {
+	for i, dst := range sc.Dest() {
 		if err := convertColumn(dst, args[i]); err != nil {
 			return outboxdriver.Endpoint{}, fmt.Errorf("sqlitestore: endpoint column %d: %w", i, err)
 		}

@@ -10,7 +10,7 @@ import (
 
 func getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
 	var sc deliveryScan
-	err := q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id).Scan(sc.dest()...)
+	err := q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Delivery{}, notFound("delivery", id)
 	}

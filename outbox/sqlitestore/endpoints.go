@@ -46,7 +46,7 @@ func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParam
 // getEndpoint reads an endpoint by id whatever its account, removed ones included.
 func getEndpoint(ctx context.Context, q querier, id string) (outboxdriver.Endpoint, error) {
 	var sc endpointScan
-	err := q.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = ?`, id).Scan(sc.dest()...)
+	err := q.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = ?`, id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Endpoint{}, notFound("endpoint", id)
 	}

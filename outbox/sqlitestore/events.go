@@ -66,7 +66,7 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 	} else if n == 0 {
 		var sc eventScan
 		if err := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE account = ? AND id = ?`,
-			ev.Account, ev.ID).Scan(sc.dest()...); err != nil {
+			ev.Account, ev.ID).Scan(sc.Dest()...); err != nil {
 			return outboxdriver.Published{}, err
 		}
 		old := sc.event()

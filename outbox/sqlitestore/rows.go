@@ -46,7 +46,7 @@ type endpointScan struct {
 	status                                    string
 }
 
-func (s *endpointScan) dest() []any {
+func (s *endpointScan) Dest() []any {
 	return []any{&s.ep.ID, &s.ep.Account, &s.ep.URL, &s.events, &s.ep.APIVersion, &s.secrets,
 		&s.ep.Profile, &s.overrides, &s.ep.Managed, &s.status, &s.ep.Failures, &s.failing, &s.last,
 		&s.paused, &s.ep.PauseReason, &s.disabled, &s.hold, &s.rm, &s.created, &s.ep.InFlightCap}
@@ -100,7 +100,7 @@ type deliveryScan struct {
 	lease, fault           sql.NullInt64
 }
 
-func (s *deliveryScan) dest() []any {
+func (s *deliveryScan) Dest() []any {
 	return []any{&s.d.ID, &s.d.Account, &s.d.EventID, &s.d.EventType, &s.d.EndpointID, &s.status,
 		&s.d.Attempts, &s.d.RunStart, &s.next, &s.lease, &s.fault, &s.d.LastError, &s.created, &s.updated}
 }
@@ -121,7 +121,7 @@ type eventScan struct {
 	data    []byte
 }
 
-func (s *eventScan) dest() []any {
+func (s *eventScan) Dest() []any {
 	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data}
 }
 
@@ -160,26 +160,17 @@ func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]stri
 	return sqlrows.Collect(nil, rows, err, sqlrows.String)
 }
 
-func scanDelivery(r sqlrows.Row) (outboxdriver.Delivery, error) {
-	var sc deliveryScan
-	if err := r.Scan(sc.dest()...); err != nil {
-		return outboxdriver.Delivery{}, err
-	}
-	return sc.delivery(), nil
-}
+// Value implements sqlrows.Buffer.
+func (s *deliveryScan) Value() (outboxdriver.Delivery, error) { return s.delivery(), nil }
 
-func scanEvent(r sqlrows.Row) (outboxdriver.Event, error) {
-	var sc eventScan
-	if err := r.Scan(sc.dest()...); err != nil {
-		return outboxdriver.Event{}, err
-	}
-	return sc.event(), nil
-}
+var scanDelivery = sqlrows.Scan[outboxdriver.Delivery, deliveryScan]
 
-func scanEndpoint(r sqlrows.Row) (outboxdriver.Endpoint, error) {
-	var sc endpointScan
-	if err := r.Scan(sc.dest()...); err != nil {
-		return outboxdriver.Endpoint{}, err
-	}
-	return sc.endpoint()
-}
+// Value implements sqlrows.Buffer.
+func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event(), nil }
+
+var scanEvent = sqlrows.Scan[outboxdriver.Event, eventScan]
+
+// Value implements sqlrows.Buffer.
+func (s *endpointScan) Value() (outboxdriver.Endpoint, error) { return s.endpoint() }
+
+var scanEndpoint = sqlrows.Scan[outboxdriver.Endpoint, endpointScan]

@@ -68,12 +68,8 @@ func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 // tokens, applications and notification settings also go by their foreign keys).
 func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM fs_accounts WHERE sid = $1`, sid)
-		if err != nil {
+		if err := deleteRows(ctx, tx, `DELETE FROM fs_accounts WHERE sid = $1`, sid); err != nil {
 			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return nodestore.ErrNotFound
 		}
 		for _, table := range nodestore.AccountTables {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE account_sid = $1`, sid); err != nil {

@@ -39,14 +39,7 @@ func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]node
 // DeleteApplication deletes the account's row of that sid; no row deleted is
 // ErrNotFound.
 func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplicationParams) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM fs_applications WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.Sid)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return nodestore.ErrNotFound
-	}
-	return nil
+	return deleteRows(ctx, s.pool, `DELETE FROM fs_applications WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.Sid)
 }
 
 func scanApplication(r sqlrows.Row) (nodestore.Application, error) {

@@ -133,14 +133,7 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 
 // DeleteCall deletes the account's row of that sid.
 func (s *Store) DeleteCall(ctx context.Context, p nodestore.GetCallParams) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM fs_calls WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.CallSid)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return nodestore.ErrNotFound
-	}
-	return nil
+	return deleteRows(ctx, s.pool, `DELETE FROM fs_calls WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.CallSid)
 }
 
 // PurgeCalls deletes the oldest rows not active before the bound, a batch at a time

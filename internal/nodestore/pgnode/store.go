@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboard-voice/switchboard/internal/migrate"
@@ -119,4 +120,19 @@ func notFound(err error) error {
 		return nodestore.ErrNotFound
 	}
 	return err
+}
+
+// deleteRows runs a DELETE statement on db (the pool or a transaction); one that
+// deletes nothing is ErrNotFound.
+func deleteRows(ctx context.Context, db interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}, query string, args ...any) error {
+	tag, err := db.Exec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return nodestore.ErrNotFound
+	}
+	return nil
 }

@@ -69,14 +69,8 @@ func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 // DeleteAccount deletes the account's rows of every table in one transaction.
 func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM fs_accounts WHERE sid = ?`, sid)
-		if err != nil {
+		if err := deleteRows(ctx, tx, `DELETE FROM fs_accounts WHERE sid = ?`, sid); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return nodestore.ErrNotFound
 		}
 		for _, table := range nodestore.AccountTables {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE account_sid = ?`, sid); err != nil {

@@ -40,14 +40,7 @@ func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]node
 // ErrNotFound.
 func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplicationParams) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nodestore.ErrNotFound
-		}
-		return nil
+		return deleteRows(ctx, tx, `DELETE FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
 	})
 }
 

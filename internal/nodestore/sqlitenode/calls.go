@@ -121,16 +121,7 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 // DeleteCall deletes the account's row of that sid.
 func (s *Store) DeleteCall(ctx context.Context, p nodestore.GetCallParams) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return nodestore.ErrNotFound
-		}
-		return nil
+		return deleteRows(ctx, tx, `DELETE FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid)
 	})
 }
 
