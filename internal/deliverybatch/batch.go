@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -167,4 +168,28 @@ func Reap[E any](ctx context.Context, b *Batch, s Store[E], ids []string, decide
 		}
 	}
 	return len(ids), s.Flush(ctx)
+}
+
+// Read adds to the batch the deliveries of a query's result (rows and err as the
+// query returned them), each row a delivery's columns, read through the store's scan
+// buffer S, and then its lease token ("" for none).
+func Read[S any, B interface {
+	*S
+	sqlrows.Buffer[outboxdriver.Delivery]
+}](b *Batch, rows sqlrows.Rows, err error) error {
+	read, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (*Cached, error) {
+		var (
+			buf   S
+			token string
+		)
+		if err := r.Scan(append(B(&buf).Dest(), &token)...); err != nil {
+			return nil, err
+		}
+		d, err := B(&buf).Value()
+		return &Cached{D: d, Token: token}, err
+	})
+	for _, c := range read {
+		b.Deliveries[c.D.ID] = c
+	}
+	return err
 }

@@ -68,21 +68,7 @@ func (b *batch) lock(ctx context.Context, ids []string, cond string, args ...any
 // load reads deliveries with query (their columns and lease token).
 func (b *batch) load(ctx context.Context, query string, args ...any) error {
 	rs, err := b.q.query(ctx, b.s.q(query), args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var (
-			sc    deliveryScan
-			token string
-		)
-		if err := rs.Scan(append(sc.Dest(), &token)...); err != nil {
-			return err
-		}
-		b.Deliveries[sc.d.ID] = &deliverybatch.Cached{D: sc.delivery(), Token: token}
-	}
-	return rs.Err()
+	return deliverybatch.Read[deliveryScan](&b.Batch, rs, err)
 }
 
 // Load implements deliverybatch.Store.

@@ -49,21 +49,7 @@ func (b *batchApplier) load(ctx context.Context, ids []string) error {
 	}
 	rows, err := b.tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries
 		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			sc    deliveryScan
-			token string
-		)
-		if err := rows.Scan(append(sc.Dest(), &token)...); err != nil {
-			return err
-		}
-		b.Deliveries[sc.d.ID] = &deliverybatch.Cached{D: sc.delivery(), Token: token}
-	}
-	return rows.Err()
+	return deliverybatch.Read[deliveryScan](&b.Batch, rows, err)
 }
 
 // Load implements deliverybatch.Store.
