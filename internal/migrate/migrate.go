@@ -42,6 +42,16 @@ type Line struct {
 	FS    fs.FS
 }
 
+// Folder is the migrations/ folder of fsys (a store's embedded migrations/*.sql),
+// the root a Line's FS wants.
+func Folder(fsys fs.FS) fs.FS {
+	sub, err := fs.Sub(fsys, "migrations")
+	if err != nil {
+		panic(err) // the embedded folder exists: a build that lost it cannot run
+	}
+	return sub
+}
+
 // tableName is what a record table may be called: it is written into SQL.
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 

@@ -79,6 +79,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ChangeAt", testChangeAt},
 		{"CompleteUnleased", testCompleteUnleased},
 		{"RecoverNotFound", testRecoverNotFound},
+		{"QueueDepth", testQueueDepth},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

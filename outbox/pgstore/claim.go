@@ -110,7 +110,7 @@ func (s *Store) claimIn(ctx context.Context, q querier, p outboxdriver.ClaimPara
 			vs eventScan
 			es endpointScan
 		)
-		if err := rs.Scan(slices.Concat(ds.dest(), vs.dest(), es.dest())...); err != nil {
+		if err := rs.Scan(slices.Concat(ds.Dest(), vs.Dest(), es.Dest())...); err != nil {
 			return nil, err
 		}
 		d := ds.delivery()

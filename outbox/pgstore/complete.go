@@ -2,10 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -19,21 +19,11 @@ import (
 // batch, normalized as a re-read returns it, and a Waiting change, which rewrites rows
 // in bulk, first writes the batch and forgets the deliveries it may have touched.
 type batch struct {
-	s          *Store
-	q          querier
-	deliveries map[string]*cachedDelivery
-	endpoints  map[string]*cachedEndpoint
-	// pending delivery updates by id (the last change of a delivery wins, as it
-	// would have in sequence) and attempt inserts, in order.
-	updates     []outboxdriver.Delivery
-	updateIndex map[string]int
-	attempts    []outboxdriver.Attempt
-	dirty       []string // endpoints changed since the last flush, in order
-}
-
-type cachedDelivery struct {
-	d     outboxdriver.Delivery
-	token string
+	deliverybatch.Batch
+	s         *Store
+	q         querier
+	endpoints map[string]*cachedEndpoint
+	dirty     []string // endpoints changed since the last flush, in order
 }
 
 type cachedEndpoint struct {
@@ -46,8 +36,7 @@ type cachedEndpoint struct {
 }
 
 func (s *Store) newBatch(q querier) *batch {
-	return &batch{s: s, q: q, deliveries: map[string]*cachedDelivery{}, endpoints: map[string]*cachedEndpoint{},
-		updateIndex: map[string]int{}}
+	return &batch{Batch: deliverybatch.New(), s: s, q: q, endpoints: map[string]*cachedEndpoint{}}
 }
 
 // lock locks the endpoints of deliveries ids, in id order, and then the deliveries,
@@ -79,42 +68,21 @@ func (b *batch) lock(ctx context.Context, ids []string, cond string, args ...any
 // load reads deliveries with query (their columns and lease token).
 func (b *batch) load(ctx context.Context, query string, args ...any) error {
 	rs, err := b.q.query(ctx, b.s.q(query), args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var (
-			sc    deliveryScan
-			token string
-		)
-		if err := rs.Scan(append(sc.dest(), &token)...); err != nil {
-			return err
-		}
-		b.deliveries[sc.d.ID] = &cachedDelivery{d: sc.delivery(), token: token}
-	}
-	return rs.Err()
+	return deliverybatch.Read[deliveryScan](&b.Batch, rs, err)
 }
 
-// delivery returns a delivery's current state, from the batch or the database.
-func (b *batch) delivery(ctx context.Context, id string) (*cachedDelivery, error) {
-	if c, ok := b.deliveries[id]; ok {
-		return c, nil
+// Load implements deliverybatch.Store.
+func (b *batch) Load(ctx context.Context, id string) error {
+	return b.load(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries WHERE id = $1 FOR UPDATE`, id)
+}
+
+// Endpoint implements deliverybatch.Store.
+func (b *batch) Endpoint(ctx context.Context, id string) (*cachedEndpoint, outboxdriver.Endpoint, error) {
+	ce, err := b.endpoint(ctx, id)
+	if err != nil {
+		return nil, outboxdriver.Endpoint{}, err
 	}
-	if _, pending := b.updateIndex[id]; pending {
-		// Changed by another decision of the batch: read what it wrote.
-		if err := b.flush(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.load(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries WHERE id = $1 FOR UPDATE`, id); err != nil {
-		return nil, err
-	}
-	c, ok := b.deliveries[id]
-	if !ok {
-		return nil, notFound("delivery", id)
-	}
-	return c, nil
+	return ce, ce.ep, nil
 }
 
 func (b *batch) endpoint(ctx context.Context, id string) (*cachedEndpoint, error) {
@@ -130,52 +98,25 @@ func (b *batch) endpoint(ctx context.Context, id string) (*cachedEndpoint, error
 	return c, nil
 }
 
-// apply decides one delivery and buffers its Change. With a token, a delivery whose
-// lease token differs, or that holds no lease, is left alone (false). A missing
-// delivery or endpoint is an ErrNotFound error.
+// apply decides one delivery and buffers its Change (deliverybatch.Apply).
 func (b *batch) apply(ctx context.Context, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
-	c, err := b.delivery(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	if token != nil && (c.token == "" || c.token != *token) { // "": no lease to match
-		return false, nil
-	}
-	ce, err := b.endpoint(ctx, c.d.EndpointID)
-	if err != nil {
-		return false, err
-	}
-	ch, err := decide(c.d, ce.ep)
-	if err != nil {
-		return false, err
-	}
-	return true, b.change(ctx, ch, c, ce)
+	return deliverybatch.Apply(ctx, &b.Batch, b, id, token, decide)
 }
 
-// change buffers ch, a decision about delivery c of endpoint ce.
-func (b *batch) change(ctx context.Context, ch outboxdriver.Change, c *cachedDelivery, ce *cachedEndpoint) error {
+// Change implements deliverybatch.Store: it buffers ch, a decision about delivery c
+// of endpoint ce.
+func (b *batch) Change(ctx context.Context, ch outboxdriver.Change, c *deliverybatch.Cached, ce *cachedEndpoint) error {
 	if d := ch.Delivery; d != nil {
 		nd := normalizedDelivery(*d)
-		nd.ID = c.d.ID
-		if i, ok := b.updateIndex[nd.ID]; ok {
-			b.updates[i] = nd
-		} else {
-			b.updateIndex[nd.ID] = len(b.updates)
-			b.updates = append(b.updates, nd)
-		}
-		if c.d.LeaseUntil != nil {
+		nd.ID = c.D.ID
+		if c.D.LeaseUntil != nil {
 			ce.released++ // the update clears the lease
 			b.markDirty(ce)
 		}
-		// The update keeps the columns it does not set and clears the lease.
-		kept := c.d
-		kept.Status, kept.Attempts, kept.RunStart = nd.Status, nd.Attempts, nd.RunStart
-		kept.NextAttemptAt, kept.FaultSince, kept.LastError = nd.NextAttemptAt, nd.FaultSince, nd.LastError
-		kept.UpdatedAt, kept.LeaseUntil = nd.UpdatedAt, nil
-		c.d, c.token = kept, ""
+		b.Write(nd)
 	}
 	if a := ch.Attempt; a != nil {
-		b.attempts = append(b.attempts, *a)
+		b.Attempts = append(b.Attempts, *a)
 	}
 	if ep := ch.Endpoint; ep != nil {
 		nep, err := normalizedEndpoint(*ep)
@@ -187,7 +128,7 @@ func (b *batch) change(ctx context.Context, ch outboxdriver.Change, c *cachedDel
 		b.markDirty(ce)
 	}
 	if ch.Waiting != "" {
-		if err := b.flush(ctx); err != nil {
+		if err := b.Flush(ctx); err != nil {
 			return err
 		}
 		if !ce.strong {
@@ -198,14 +139,10 @@ func (b *batch) change(ctx context.Context, ch outboxdriver.Change, c *cachedDel
 			}
 			ce.strong = true
 		}
-		if err := b.s.moveWaiting(ctx, b.q, ch, ce.ep.ID, c.d.ID); err != nil {
+		if err := b.s.moveWaiting(ctx, b.q, ch, ce.ep.ID, c.D.ID); err != nil {
 			return err
 		}
-		for id, other := range b.deliveries {
-			if other.d.EndpointID == ce.ep.ID && id != c.d.ID {
-				delete(b.deliveries, id) // read again if needed
-			}
-		}
+		b.Forget(ce.ep.ID, c.D.ID)
 	}
 	return b.s.insertAudit(ctx, b.q, ch.Audit)
 }
@@ -217,15 +154,15 @@ func (b *batch) markDirty(ce *cachedEndpoint) {
 	}
 }
 
-// flush writes the buffered changes.
-func (b *batch) flush(ctx context.Context) error {
+// Flush implements deliverybatch.Store: it writes the buffered changes.
+func (b *batch) Flush(ctx context.Context) error {
 	if err := b.flushDeliveries(ctx); err != nil {
 		return err
 	}
-	if err := b.s.insertAttempts(ctx, b.q, b.attempts); err != nil {
+	if err := b.s.insertAttempts(ctx, b.q, b.Attempts); err != nil {
 		return err
 	}
-	b.attempts = b.attempts[:0]
+	b.Attempts = b.Attempts[:0]
 	ups := make([]endpointUpdate, 0, len(b.dirty))
 	for _, id := range b.dirty {
 		ce := b.endpoints[id]
@@ -237,15 +174,15 @@ func (b *batch) flush(ctx context.Context) error {
 }
 
 func (b *batch) flushDeliveries(ctx context.Context) error {
-	if len(b.updates) == 0 {
+	if len(b.Updates) == 0 {
 		return nil
 	}
-	n := len(b.updates)
+	n := len(b.Updates)
 	ids, statuses, errs := make([]string, n), make([]string, n), make([]string, n)
 	attempts, runs := make([]int32, n), make([]int32, n)
 	next, updated := make([]time.Time, n), make([]time.Time, n)
 	fault := timeCols(n)
-	for i, d := range b.updates {
+	for i, d := range b.Updates {
 		ids[i], statuses[i], errs[i], attempts[i], runs[i] = d.ID, string(d.Status), d.LastError, int32(d.Attempts), int32(d.RunStart)
 		next[i], updated[i], fault[i] = d.NextAttemptAt, d.UpdatedAt, d.FaultSince
 	}
@@ -255,8 +192,7 @@ func (b *batch) flushDeliveries(ctx context.Context) error {
 		FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::timestamptz[])
 			AS v(id, status, attempts, run_start, next_attempt_at, fault_since, last_error, updated_at)
 		WHERE d.id = v.id`), ids, statuses, attempts, runs, next, fault, errs, updated)
-	b.updates = b.updates[:0]
-	clear(b.updateIndex)
+	b.Written()
 	if err != nil {
 		return fmt.Errorf("pgstore: update deliveries: %w", err)
 	}
@@ -279,21 +215,10 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	err := s.write(ctx, func(q querier) error {
 		clear(applied)
 		b := s.newBatch(q)
-		ids := make([]string, len(p.Outcomes))
-		for i, c := range p.Outcomes {
-			ids[i] = c.DeliveryID
-		}
-		if err := b.lock(ctx, ids, ""); err != nil {
+		if err := b.lock(ctx, deliverybatch.IDs(p.Outcomes), ""); err != nil {
 			return err
 		}
-		for i, c := range p.Outcomes {
-			ok, err := b.apply(ctx, c.DeliveryID, &c.Token, c.Decide)
-			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
-				return err
-			}
-			applied[i] = ok // false: purged, or reaped and perhaps claimed again
-		}
-		if err := b.flush(ctx); err != nil {
+		if err := deliverybatch.Complete(ctx, &b.Batch, b, p.Outcomes, applied); err != nil {
 			return err
 		}
 		if p.Next.Limit <= 0 {
@@ -327,19 +252,14 @@ func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error
 		if err := b.lock(ctx, ids, `status = 'PENDING' AND lease_until < coalesce($2::timestamptz, now())`, s.now(p.Now)); err != nil {
 			return err
 		}
-		locked := make([]string, 0, len(b.deliveries))
+		locked := make([]string, 0, len(b.Deliveries))
 		for _, id := range ids {
-			if _, ok := b.deliveries[id]; ok {
+			if _, ok := b.Deliveries[id]; ok {
 				locked = append(locked, id)
 			}
 		}
-		for _, id := range locked {
-			if _, err := b.apply(ctx, id, nil, p.Decide); err != nil {
-				return err
-			}
-			n++
-		}
-		return b.flush(ctx)
+		n, err = deliverybatch.Reap(ctx, &b.Batch, b, locked, p.Decide)
+		return err
 	})
 	if err != nil {
 		return 0, err

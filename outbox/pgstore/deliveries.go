@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 func (s *Store) getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
 	var sc deliveryScan
-	err := q.queryRow(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = $1`), id).Scan(sc.dest()...)
+	err := q.queryRow(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = $1`), id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Delivery{}, notFound("delivery", id)
 	}
@@ -30,19 +31,11 @@ func (s *Store) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParam
 	}
 	rs, err := s.read().query(ctx, s.q(`SELECT `+attemptColumns+` FROM outbox_attempts
 		WHERE delivery_id = $1 ORDER BY number`), p.ID)
+	attempts, err := sqlrows.Collect(nil, rs, err, scanAttempt)
 	if err != nil {
 		return outboxdriver.Delivery{}, nil, err
 	}
-	defer rs.Close()
-	var attempts []outboxdriver.Attempt
-	for rs.Next() {
-		a, err := scanAttempt(rs)
-		if err != nil {
-			return outboxdriver.Delivery{}, nil, err
-		}
-		attempts = append(attempts, a)
-	}
-	return d, attempts, rs.Err()
+	return d, attempts, nil
 }
 
 // ListDeliveries implements outboxdriver.Store.
@@ -84,7 +77,7 @@ func (s *Store) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliver
 		if _, err := b.apply(ctx, p.ID, nil, p.Decide); err != nil {
 			return err
 		}
-		if err := b.flush(ctx); err != nil {
+		if err := b.Flush(ctx); err != nil {
 			return err
 		}
 		out, err = s.getDelivery(ctx, q, p.ID)

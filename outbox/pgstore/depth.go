@@ -3,26 +3,13 @@ package pgstore
 import (
 	"context"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-// QueueDepth is how much the outbox has left to do, as a node's /metrics shows it
-// (the same counts as sqlitestore.QueueDepth).
-type QueueDepth struct {
-	// Pending are deliveries waiting for an attempt on an endpoint that takes them.
-	Pending int64
-	// Held are deliveries waiting on an endpoint that is paused, disabled or under a
-	// hold: they go out once it takes them again.
-	Held int64
-	// Failed are deliveries given up (FAILED or DEAD), until purged.
-	Failed int64
-	// OldestDue is when the longest-waiting pending delivery was due, when one is
-	// due at now; zero when none is.
-	OldestDue time.Time
-}
-
 // QueueDepth counts the deliveries by state in one read of the deliveries table.
-func (s *Store) QueueDepth(ctx context.Context, now time.Time) (QueueDepth, error) {
-	var d QueueDepth
+func (s *Store) QueueDepth(ctx context.Context, now time.Time) (outboxdriver.QueueDepth, error) {
+	var d outboxdriver.QueueDepth
 	var oldest *time.Time
 	err := s.read().queryRow(ctx, s.q(`
 SELECT
@@ -34,7 +21,7 @@ SELECT
 FROM outbox_deliveries d JOIN outbox_endpoints e ON e.id = d.endpoint_id
 WHERE d.status IN ('PENDING', 'FAILED', 'DEAD') AND e.removed_at IS NULL`), now).Scan(&d.Pending, &d.Held, &d.Failed, &oldest)
 	if err != nil {
-		return QueueDepth{}, err
+		return outboxdriver.QueueDepth{}, err
 	}
 	if oldest != nil {
 		d.OldestDue = *oldest

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -63,7 +64,7 @@ func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParam
 // with lock ("", "FOR UPDATE", ...) appended.
 func (s *Store) getEndpoint(ctx context.Context, q querier, id, lock string) (outboxdriver.Endpoint, error) {
 	var sc endpointScan
-	err := q.queryRow(ctx, s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = $1 `+lock), id).Scan(sc.dest()...)
+	err := q.queryRow(ctx, s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = $1 `+lock), id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Endpoint{}, notFound("endpoint", id)
 	}
@@ -229,18 +230,10 @@ func (s *Store) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) (
 	args = append(args, p.Limit)
 	query += fmt.Sprintf(` ORDER BY id DESC LIMIT $%d`, len(args))
 	rs, err := s.read().query(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []outboxdriver.AuditEntry
-	for rs.Next() {
+	return sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (outboxdriver.AuditEntry, error) {
 		var a outboxdriver.AuditEntry
-		if err := rs.Scan(&a.ID, &a.Account, &a.EndpointID, &a.DeliveryID, &a.Action, &a.Actor, &a.Reason, &a.Count, &a.At); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&a.ID, &a.Account, &a.EndpointID, &a.DeliveryID, &a.Action, &a.Actor, &a.Reason, &a.Count, &a.At)
 		a.At = utc(a.At)
-		out = append(out, a)
-	}
-	return out, rs.Err()
+		return a, err
+	})
 }

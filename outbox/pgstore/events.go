@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -113,7 +114,7 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 // deliveries when it is the same event, ErrConflict otherwise.
 func (s *Store) duplicate(ctx context.Context, q querier, ev outboxdriver.Event) (outboxdriver.Published, error) {
 	var sc eventScan
-	if err := q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`), ev.Account, ev.ID).Scan(sc.dest()...); err != nil {
+	if err := q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`), ev.Account, ev.ID).Scan(sc.Dest()...); err != nil {
 		return outboxdriver.Published{}, err
 	}
 	old := sc.event()
@@ -213,16 +214,12 @@ func (s *Store) insertAttempts(ctx context.Context, q querier, as []outboxdriver
 
 // GetEvent implements outboxdriver.Store.
 func (s *Store) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (outboxdriver.Event, error) {
-	var sc eventScan
-	err := s.read().queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE id = $1 AND account = $2`),
-		p.ID, p.Account).Scan(sc.dest()...)
+	ev, err := scanEvent(s.read().queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE id = $1 AND account = $2`),
+		p.ID, p.Account))
 	if isNoRows(err) {
 		return outboxdriver.Event{}, notFound("event", p.ID)
 	}
-	if err != nil {
-		return outboxdriver.Event{}, err
-	}
-	return sc.event(), nil
+	return ev, err
 }
 
 // ListEvents implements outboxdriver.Store.
@@ -244,19 +241,7 @@ func (s *Store) ListEvents(ctx context.Context, q outboxdriver.EventQuery) ([]ou
 	args = append(args, q.Limit)
 	query += fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d`, len(args))
 	rs, err := s.read().query(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []outboxdriver.Event
-	for rs.Next() {
-		var sc eventScan
-		if err := rs.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		out = append(out, sc.event())
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, scanEvent)
 }
 
 // sameJSON compares event data as the outbox stores it, compacted.

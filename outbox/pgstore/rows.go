@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
@@ -45,7 +46,7 @@ type endpointScan struct {
 	status                     string
 }
 
-func (s *endpointScan) dest() []any {
+func (s *endpointScan) Dest() []any {
 	e := &s.ep
 	return []any{&e.ID, &e.Account, &e.URL, &s.events, &e.APIVersion, &s.secrets, &e.Profile, &s.overrides,
 		&e.Managed, &s.status, &e.Failures, &e.FailingSince, &e.LastDeliveryAt, &e.PausedAt, &e.PauseReason,
@@ -117,7 +118,7 @@ type deliveryScan struct {
 	status string
 }
 
-func (s *deliveryScan) dest() []any {
+func (s *deliveryScan) Dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.Account, &d.EventID, &d.EventType, &d.EndpointID, &s.status, &d.Attempts, &d.RunStart,
 		&d.NextAttemptAt, &d.LeaseUntil, &d.FaultSince, &d.LastError, &d.CreatedAt, &d.UpdatedAt}
@@ -138,20 +139,13 @@ func normalizedDelivery(d outboxdriver.Delivery) outboxdriver.Delivery {
 	return d
 }
 
+// Value implements sqlrows.Buffer.
+func (s *deliveryScan) Value() (outboxdriver.Delivery, error) { return s.delivery(), nil }
+
+var scanDelivery = sqlrows.Scan[outboxdriver.Delivery, deliveryScan]
+
 func scanDeliveries(rs rows, err error) ([]outboxdriver.Delivery, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []outboxdriver.Delivery
-	for rs.Next() {
-		var sc deliveryScan
-		if err := rs.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		out = append(out, sc.delivery())
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, scanDelivery)
 }
 
 const eventColumns = `id, account, type, created_at, data`
@@ -161,9 +155,14 @@ type eventScan struct {
 	data []byte
 }
 
-func (s *eventScan) dest() []any {
+func (s *eventScan) Dest() []any {
 	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data}
 }
+
+// Value implements sqlrows.Buffer.
+func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event(), nil }
+
+var scanEvent = sqlrows.Scan[outboxdriver.Event, eventScan]
 
 func (s *eventScan) event() outboxdriver.Event {
 	ev := s.ev
@@ -174,7 +173,7 @@ func (s *eventScan) event() outboxdriver.Event {
 
 const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
 
-func scanAttempt(r row) (outboxdriver.Attempt, error) {
+func scanAttempt(r sqlrows.Row) (outboxdriver.Attempt, error) {
 	var (
 		a     outboxdriver.Attempt
 		durUS int64
@@ -189,38 +188,15 @@ func scanAttempt(r row) (outboxdriver.Attempt, error) {
 	return a, nil
 }
 
+// Value implements sqlrows.Buffer.
+func (s *endpointScan) Value() (outboxdriver.Endpoint, error) { return s.endpoint() }
+
+var scanEndpoint = sqlrows.Scan[outboxdriver.Endpoint, endpointScan]
+
 func scanEndpoints(rs rows, err error) ([]outboxdriver.Endpoint, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []outboxdriver.Endpoint
-	for rs.Next() {
-		var sc endpointScan
-		if err := rs.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		ep, err := sc.endpoint()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ep)
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, scanEndpoint)
 }
 
 func scanStrings(rs rows, err error) ([]string, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var v string
-		if err := rs.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rs.Err()
+	return sqlrows.Collect(nil, rs, err, sqlrows.String)
 }

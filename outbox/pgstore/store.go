@@ -14,10 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/migrate"
+	"github.com/switchboard-voice/switchboard/internal/pgpool"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -26,19 +26,10 @@ var migrations embed.FS
 
 // Migrations returns the embedded schema migrations (goose SQL files), for
 // `switchboard migrate`.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded folder exists: a build that lost it cannot run
-	}
-	return sub
-}
+func Migrations() fs.FS { return migrate.Folder(migrations) }
 
 // MigrationTable records which of Migrations a schema has.
 const MigrationTable = "outbox_migrations"
-
-// migrationLine is the outbox's line of migrations on PostgreSQL.
-func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
 
 // Options tune Open. Zero values take the defaults documented per field.
 type Options struct {
@@ -126,8 +117,9 @@ type Store struct {
 }
 
 var (
-	_ outboxdriver.Store = (*Store)(nil)
-	_ outboxdriver.Waker = (*Store)(nil)
+	_ outboxdriver.Store        = (*Store)(nil)
+	_ outboxdriver.Waker        = (*Store)(nil)
+	_ outboxdriver.DepthCounter = (*Store)(nil)
 )
 
 // tableNames are the outbox's tables, as statements name them.
@@ -136,16 +128,13 @@ var tableNames = []string{"outbox_endpoints", "outbox_events", "outbox_deliverie
 // OpenURL connects to the database at dbURL (postgres://...; a search_path parameter
 // chooses the schema) and opens the store on a pool of its own, closed by Close.
 func OpenURL(ctx context.Context, dbURL string, opts Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w: database URL: %w", outboxdriver.ErrInvalid, err)
+	pool, err := pgpool.Connect(ctx, dbURL, opts.WithDefaults().MaxConns)
+	var badURL *pgpool.URLError
+	if errors.As(err, &badURL) {
+		return nil, fmt.Errorf("pgstore: %w: %w", outboxdriver.ErrInvalid, err)
 	}
-	if !strings.Contains(dbURL, "pool_max_conns=") {
-		cfg.MaxConns = opts.WithDefaults().MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: connect: %w", err)
+		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	s, err := Open(ctx, pool, opts)
 	if err != nil {
@@ -168,14 +157,14 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 	}
 	schema := opts.Schema
 	if schema == "" {
-		var cur *string
-		if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&cur); err != nil {
+		cur, ok, err := pgpool.CurrentSchema(ctx, pool)
+		if err != nil {
 			return nil, fmt.Errorf("pgstore: %w", err)
 		}
-		if cur == nil {
+		if !ok {
 			return nil, fmt.Errorf("pgstore: %w: no schema of the search_path exists", outboxdriver.ErrInvalid)
 		}
-		schema = *cur
+		schema = cur
 	} else {
 		var n int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, schema).Scan(&n); err != nil {
@@ -212,14 +201,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 // migrateSchema applies the migrations in schema, on connections of their own whose
 // search_path is that schema.
 func migrateSchema(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	cc := pool.Config().ConnConfig.Copy()
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	db := stdlib.OpenDB(*cc)
-	defer db.Close()
-	if _, err := migrate.Up(ctx, db, migrate.Postgres, migrationLine()); err != nil {
+	if err := pgpool.Migrate(ctx, pool, schema, migrate.Line{Table: MigrationTable, FS: Migrations()}); err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
 	return nil

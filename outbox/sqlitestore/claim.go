@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -153,7 +154,7 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	var claimed []outboxdriver.Delivery
 	for rows.Next() {
 		var ds deliveryScan
-		if err := rows.Scan(ds.dest()...); err != nil {
+		if err := rows.Scan(ds.Dest()...); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -213,7 +214,7 @@ func eventsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[
 	out := make(map[string]outboxdriver.Event, len(ds))
 	for rows.Next() {
 		var vs eventScan
-		if err := rows.Scan(vs.dest()...); err != nil {
+		if err := rows.Scan(vs.Dest()...); err != nil {
 			return nil, err
 		}
 		out[eventKey(vs.ev.Account, vs.ev.ID)] = vs.event()
@@ -279,21 +280,10 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	err := s.write(ctx, func(tx querier) error {
 		clear(applied)
 		b := newBatchApplier(tx)
-		ids := make([]string, len(outcomes))
-		for i, c := range outcomes {
-			ids[i] = c.DeliveryID
-		}
-		if err := b.load(ctx, ids); err != nil {
+		if err := b.load(ctx, deliverybatch.IDs(outcomes)); err != nil {
 			return err
 		}
-		for i, c := range outcomes {
-			ok, err := b.apply(ctx, c.DeliveryID, &c.Token, c.Decide)
-			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
-				return err
-			}
-			applied[i] = ok // false: purged, or reaped and perhaps claimed again
-		}
-		if err := b.flush(ctx); err != nil {
+		if err := deliverybatch.Complete(ctx, &b.Batch, b, outcomes, applied); err != nil {
 			return err
 		}
 		if next.Limit <= 0 {
@@ -316,7 +306,7 @@ func decideAndApply(ctx context.Context, tx querier, id string, token *string, d
 	var sc deliveryScan
 	var lease sql.NullString
 	err := tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+`, lease_token FROM outbox_deliveries WHERE id = ?`, id).
-		Scan(append(sc.dest(), &lease)...)
+		Scan(append(sc.Dest(), &lease)...)
 	if isNoRows(err) {
 		return false, notFound("delivery", id)
 	}
@@ -354,13 +344,8 @@ func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error
 		if err := b.load(ctx, ids); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if _, err := b.apply(ctx, id, nil, decide); err != nil {
-				return err
-			}
-			n++
-		}
-		return b.flush(ctx)
+		n, err = deliverybatch.Reap(ctx, &b.Batch, b, ids, decide)
+		return err
 	})
 	if err != nil {
 		return 0, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -25,20 +26,10 @@ import (
 // decoded again), and a Waiting change, which rewrites rows in bulk, first writes the
 // buffer and forgets the deliveries it may have touched.
 type batchApplier struct {
-	tx         querier
-	deliveries map[string]*cachedDelivery
-	endpoints  map[string]*cachedEndpoint
-	// pending delivery updates by id (the last change of a delivery wins, as it
-	// would have in sequence) and attempt inserts, in order.
-	updates     []outboxdriver.Delivery
-	updateIndex map[string]int
-	attempts    []outboxdriver.Attempt
-	dirty       []string // endpoints changed since the last flush, in order
-}
-
-type cachedDelivery struct {
-	d     outboxdriver.Delivery
-	token string
+	deliverybatch.Batch
+	tx        querier
+	endpoints map[string]*cachedEndpoint
+	dirty     []string // endpoints changed since the last flush, in order
 }
 
 type cachedEndpoint struct {
@@ -47,8 +38,7 @@ type cachedEndpoint struct {
 }
 
 func newBatchApplier(tx querier) *batchApplier {
-	return &batchApplier{tx: tx, deliveries: map[string]*cachedDelivery{},
-		endpoints: map[string]*cachedEndpoint{}, updateIndex: map[string]int{}}
+	return &batchApplier{Batch: deliverybatch.New(), tx: tx, endpoints: map[string]*cachedEndpoint{}}
 }
 
 // load reads the deliveries ids in one query; ids not found are left out (purged).
@@ -59,42 +49,16 @@ func (b *batchApplier) load(ctx context.Context, ids []string) error {
 	}
 	rows, err := b.tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries
 		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			sc    deliveryScan
-			token string
-		)
-		if err := rows.Scan(append(sc.dest(), &token)...); err != nil {
-			return err
-		}
-		b.deliveries[sc.d.ID] = &cachedDelivery{d: sc.delivery(), token: token}
-	}
-	return rows.Err()
+	return deliverybatch.Read[deliveryScan](&b.Batch, rows, err)
 }
 
-// delivery returns a delivery's current state, from the batch or the database.
-func (b *batchApplier) delivery(ctx context.Context, id string) (*cachedDelivery, error) {
-	if c, ok := b.deliveries[id]; ok {
-		return c, nil
-	}
-	if _, pending := b.updateIndex[id]; pending {
-		// Changed by another decision of the batch: read what it wrote.
-		if err := b.flush(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.load(ctx, []string{id}); err != nil {
-		return nil, err
-	}
-	c, ok := b.deliveries[id]
-	if !ok {
-		return nil, notFound("delivery", id)
-	}
-	return c, nil
+// Load implements deliverybatch.Store.
+func (b *batchApplier) Load(ctx context.Context, id string) error { return b.load(ctx, []string{id}) }
+
+// Endpoint implements deliverybatch.Store.
+func (b *batchApplier) Endpoint(ctx context.Context, id string) (outboxdriver.Endpoint, outboxdriver.Endpoint, error) {
+	ep, err := b.endpoint(ctx, id)
+	return ep, ep, err
 }
 
 func (b *batchApplier) endpoint(ctx context.Context, id string) (outboxdriver.Endpoint, error) {
@@ -109,26 +73,9 @@ func (b *batchApplier) endpoint(ctx context.Context, id string) (outboxdriver.En
 	return ep, nil
 }
 
-// apply decides one delivery and buffers its Change. With a token, a delivery whose
-// lease token differs, or that holds no lease, is left alone (false). A missing delivery or endpoint is an
-// ErrNotFound error.
-func (b *batchApplier) apply(ctx context.Context, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
-	c, err := b.delivery(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	if token != nil && (c.token == "" || c.token != *token) { // "": no lease to match
-		return false, nil
-	}
-	ep, err := b.endpoint(ctx, c.d.EndpointID)
-	if err != nil {
-		return false, err
-	}
-	ch, err := decide(c.d, ep)
-	if err != nil {
-		return false, err
-	}
-	return true, b.change(ctx, ch, c.d.ID, ep.ID)
+// Change implements deliverybatch.Store.
+func (b *batchApplier) Change(ctx context.Context, ch outboxdriver.Change, c *deliverybatch.Cached, ep outboxdriver.Endpoint) error {
+	return b.change(ctx, ch, c.D.ID, ep.ID)
 }
 
 // change buffers ch, which is about delivery deliveryID of endpoint endpointID, in the
@@ -136,24 +83,11 @@ func (b *batchApplier) apply(ctx context.Context, id string, token *string, deci
 func (b *batchApplier) change(ctx context.Context, ch outboxdriver.Change, deliveryID, endpointID string) error {
 	if d := ch.Delivery; d != nil {
 		nd := normalizedDelivery(*d)
-		if i, ok := b.updateIndex[nd.ID]; ok {
-			b.updates[i] = nd
-		} else {
-			b.updateIndex[nd.ID] = len(b.updates)
-			b.updates = append(b.updates, nd)
-		}
-		if c, ok := b.deliveries[nd.ID]; ok {
-			// The update keeps the columns it does not set and clears the lease.
-			kept := c.d
-			kept.Status, kept.Attempts, kept.RunStart = nd.Status, nd.Attempts, nd.RunStart
-			kept.NextAttemptAt, kept.FaultSince, kept.LastError = nd.NextAttemptAt, nd.FaultSince, nd.LastError
-			kept.UpdatedAt, kept.LeaseUntil = nd.UpdatedAt, nil
-			b.deliveries[nd.ID] = &cachedDelivery{d: kept}
-		}
+		b.Write(nd)
 		deliveryID = nd.ID
 	}
 	if a := ch.Attempt; a != nil {
-		b.attempts = append(b.attempts, *a)
+		b.Attempts = append(b.Attempts, *a)
 	}
 	if ep := ch.Endpoint; ep != nil {
 		c, ok := b.endpoints[ep.ID]
@@ -190,24 +124,20 @@ func (b *batchApplier) change(ctx context.Context, ch outboxdriver.Change, deliv
 		}
 	}
 	if ch.Waiting != "" {
-		if err := b.flush(ctx); err != nil {
+		if err := b.Flush(ctx); err != nil {
 			return err
 		}
 		if _, err := b.tx.ExecContext(ctx, moveWaitingSQL,
 			string(ch.Waiting), ch.WaitingReason, micros(ch.At), endpointID, deliveryID); err != nil {
 			return fmt.Errorf("sqlitestore: update waiting deliveries: %w", err)
 		}
-		for id, c := range b.deliveries {
-			if c.d.EndpointID == endpointID && id != deliveryID {
-				delete(b.deliveries, id) // read again if needed
-			}
-		}
+		b.Forget(endpointID, deliveryID)
 	}
 	return insertAudit(ctx, b.tx, ch.Audit)
 }
 
-// flush writes the buffered changes.
-func (b *batchApplier) flush(ctx context.Context) error {
+// Flush implements deliverybatch.Store: it writes the buffered changes.
+func (b *batchApplier) Flush(ctx context.Context) error {
 	if err := b.flushDeliveries(ctx); err != nil {
 		return err
 	}
@@ -257,9 +187,9 @@ func rowsSQL(rows, cols int) string {
 }
 
 func (b *batchApplier) flushDeliveries(ctx context.Context) error {
-	err := chunks(len(b.updates), func(i, j int) error {
+	err := chunks(len(b.Updates), func(i, j int) error {
 		args := make([]any, 0, (j-i)*8)
-		for _, d := range b.updates[i:j] {
+		for _, d := range b.Updates[i:j] {
 			args = append(args, d.ID, string(d.Status), d.Attempts, d.RunStart, micros(d.NextAttemptAt),
 				microsPtr(d.FaultSince), d.LastError, micros(d.UpdatedAt))
 		}
@@ -272,15 +202,14 @@ func (b *batchApplier) flushDeliveries(ctx context.Context) error {
 		}
 		return nil
 	})
-	b.updates = b.updates[:0]
-	clear(b.updateIndex)
+	b.Written()
 	return err
 }
 
 func (b *batchApplier) flushAttempts(ctx context.Context) error {
-	err := chunks(len(b.attempts), func(i, j int) error {
+	err := chunks(len(b.Attempts), func(i, j int) error {
 		args := make([]any, 0, (j-i)*9)
-		for _, a := range b.attempts[i:j] {
+		for _, a := range b.Attempts[i:j] {
 			args = append(args, attemptArgs(a)...)
 		}
 		if _, err := b.tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(j-i, 9), args...); err != nil {
@@ -288,7 +217,7 @@ func (b *batchApplier) flushAttempts(ctx context.Context) error {
 		}
 		return nil
 	})
-	b.attempts = b.attempts[:0]
+	b.Attempts = b.Attempts[:0]
 	return err
 }
 
@@ -310,7 +239,7 @@ func normalizedEndpoint(ep outboxdriver.Endpoint) (outboxdriver.Endpoint, error)
 		return outboxdriver.Endpoint{}, err
 	}
 	var sc endpointScan
-	for i, dst := range sc.dest() {
+	for i, dst := range sc.Dest() {
 		if err := convertColumn(dst, args[i]); err != nil {
 			return outboxdriver.Endpoint{}, fmt.Errorf("sqlitestore: endpoint column %d: %w", i, err)
 		}

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 func getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
 	var sc deliveryScan
-	err := q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id).Scan(sc.dest()...)
+	err := q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Delivery{}, notFound("delivery", id)
 	}
@@ -22,19 +23,7 @@ func getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delive
 // queryDeliveries selects deliveries; tail is the query after its columns, "FROM ...".
 func queryDeliveries(ctx context.Context, q querier, tail string, args ...any) ([]outboxdriver.Delivery, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+deliveryColumns+` `+tail, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []outboxdriver.Delivery
-	for rows.Next() {
-		var sc deliveryScan
-		if err := rows.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		out = append(out, sc.delivery())
-	}
-	return out, rows.Err()
+	return sqlrows.Collect(nil, rows, err, scanDelivery)
 }
 
 // GetDelivery implements outboxdriver.Store.
@@ -49,19 +38,11 @@ func (s *Store) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParam
 	}
 	rows, err := s.read().QueryContext(ctx, `SELECT `+attemptColumns+` FROM outbox_attempts
 		WHERE delivery_id = ? ORDER BY number`, id)
+	attempts, err := sqlrows.Collect(nil, rows, err, scanAttempt)
 	if err != nil {
 		return outboxdriver.Delivery{}, nil, err
 	}
-	defer rows.Close()
-	var attempts []outboxdriver.Attempt
-	for rows.Next() {
-		a, err := scanAttempt(rows)
-		if err != nil {
-			return outboxdriver.Delivery{}, nil, err
-		}
-		attempts = append(attempts, a)
-	}
-	return d, attempts, rows.Err()
+	return d, attempts, nil
 }
 
 // listingIndexes name the index an endpoint's listing walks for each status filter

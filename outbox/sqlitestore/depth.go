@@ -4,21 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // QueueDepth is how much the outbox has left to do, as a node's /metrics shows it.
-type QueueDepth struct {
-	// Pending are deliveries waiting for an attempt on an endpoint that takes them.
-	Pending int64
-	// Held are deliveries waiting on an endpoint that is paused, disabled or under a
-	// hold (sajn): they go out once it takes them again.
-	Held int64
-	// Failed are deliveries given up (FAILED or DEAD), until purged.
-	Failed int64
-	// OldestDue is when the longest-waiting pending delivery was due, when one is
-	// due at now; zero when none is.
-	OldestDue time.Time
-}
+type QueueDepth = outboxdriver.QueueDepth
 
 // QueueDepth counts the deliveries by state in one read (the claim's indexes serve
 // the due part; the counts read the deliveries table once).

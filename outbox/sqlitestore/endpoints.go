@@ -2,9 +2,9 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -46,7 +46,7 @@ func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParam
 // getEndpoint reads an endpoint by id whatever its account, removed ones included.
 func getEndpoint(ctx context.Context, q querier, id string) (outboxdriver.Endpoint, error) {
 	var sc endpointScan
-	err := q.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = ?`, id).Scan(sc.dest()...)
+	err := q.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = ?`, id).Scan(sc.Dest()...)
 	if isNoRows(err) {
 		return outboxdriver.Endpoint{}, notFound("endpoint", id)
 	}
@@ -60,27 +60,7 @@ func getEndpoint(ctx context.Context, q querier, id string) (outboxdriver.Endpoi
 func (s *Store) ListEndpoints(ctx context.Context, account string) ([]outboxdriver.Endpoint, error) {
 	rows, err := s.read().QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, account)
-	if err != nil {
-		return nil, err
-	}
-	return scanEndpoints(rows)
-}
-
-func scanEndpoints(rows *sql.Rows) ([]outboxdriver.Endpoint, error) {
-	defer rows.Close()
-	var out []outboxdriver.Endpoint
-	for rows.Next() {
-		var sc endpointScan
-		if err := rows.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		ep, err := sc.endpoint()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ep)
-	}
-	return out, rows.Err()
+	return sqlrows.Collect(nil, rows, err, scanEndpoint)
 }
 
 // UpdateEndpoint implements outboxdriver.Store.
@@ -189,21 +169,13 @@ func (s *Store) ListAudit(ctx context.Context, p outboxdriver.ListAuditParams) (
 	query += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, p.Limit)
 	rows, err := s.read().QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []outboxdriver.AuditEntry
-	for rows.Next() {
+	return sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (outboxdriver.AuditEntry, error) {
 		var (
 			a  outboxdriver.AuditEntry
 			us int64
 		)
-		if err := rows.Scan(&a.ID, &a.Account, &a.EndpointID, &a.DeliveryID, &a.Action, &a.Actor, &a.Reason, &a.Count, &us); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&a.ID, &a.Account, &a.EndpointID, &a.DeliveryID, &a.Action, &a.Actor, &a.Reason, &a.Count, &us)
 		a.At = fromMicros(us)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+		return a, err
+	})
 }

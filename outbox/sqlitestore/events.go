@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -65,7 +66,7 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 	} else if n == 0 {
 		var sc eventScan
 		if err := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE account = ? AND id = ?`,
-			ev.Account, ev.ID).Scan(sc.dest()...); err != nil {
+			ev.Account, ev.ID).Scan(sc.Dest()...); err != nil {
 			return outboxdriver.Published{}, err
 		}
 		old := sc.event()
@@ -77,10 +78,7 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, ev.Account)
-	if err != nil {
-		return outboxdriver.Published{}, err
-	}
-	endpoints, err := scanEndpoints(rows)
+	endpoints, err := sqlrows.Collect(nil, rows, err, scanEndpoint)
 	if err != nil {
 		return outboxdriver.Published{}, err
 	}
@@ -175,16 +173,12 @@ func (l *publishLeases) grant(ctx context.Context, ep outboxdriver.Endpoint, d *
 
 // GetEvent implements outboxdriver.Store.
 func (s *Store) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (outboxdriver.Event, error) {
-	var sc eventScan
-	err := s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
-		p.ID, p.Account).Scan(sc.dest()...)
+	ev, err := scanEvent(s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
+		p.ID, p.Account))
 	if isNoRows(err) {
 		return outboxdriver.Event{}, notFound("event", p.ID)
 	}
-	if err != nil {
-		return outboxdriver.Event{}, err
-	}
-	return sc.event(), nil
+	return ev, err
 }
 
 // ListEvents implements outboxdriver.Store.
@@ -202,19 +196,7 @@ func (s *Store) ListEvents(ctx context.Context, q outboxdriver.EventQuery) ([]ou
 	query += ` ORDER BY created_at, id LIMIT ?`
 	args = append(args, q.Limit)
 	rows, err := s.read().QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []outboxdriver.Event
-	for rows.Next() {
-		var sc eventScan
-		if err := rows.Scan(sc.dest()...); err != nil {
-			return nil, err
-		}
-		out = append(out, sc.event())
-	}
-	return out, rows.Err()
+	return sqlrows.Collect(nil, rows, err, scanEvent)
 }
 
 func sinceMicros(t time.Time) int64 {

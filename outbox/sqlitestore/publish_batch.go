@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -105,10 +107,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 		if !ok {
 			rows, err := q.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 				WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, r.ev.Account)
-			if err != nil {
-				return nil, err
-			}
-			if eps, err = scanEndpoints(rows); err != nil {
+			if eps, err = sqlrows.Collect(nil, rows, err, scanEndpoint); err != nil {
 				return nil, err
 			}
 			endpoints[r.ev.Account] = eps
@@ -146,7 +145,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 	if err != nil {
 		return nil, err
 	}
-	b := batchApplier{tx: q, attempts: attempts}
+	b := batchApplier{tx: q, Batch: deliverybatch.Batch{Attempts: attempts}}
 	if err := b.flushAttempts(ctx); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
@@ -45,7 +46,7 @@ type endpointScan struct {
 	status                                    string
 }
 
-func (s *endpointScan) dest() []any {
+func (s *endpointScan) Dest() []any {
 	return []any{&s.ep.ID, &s.ep.Account, &s.ep.URL, &s.events, &s.ep.APIVersion, &s.secrets,
 		&s.ep.Profile, &s.overrides, &s.ep.Managed, &s.status, &s.ep.Failures, &s.failing, &s.last,
 		&s.paused, &s.ep.PauseReason, &s.disabled, &s.hold, &s.rm, &s.created, &s.ep.InFlightCap}
@@ -99,7 +100,7 @@ type deliveryScan struct {
 	lease, fault           sql.NullInt64
 }
 
-func (s *deliveryScan) dest() []any {
+func (s *deliveryScan) Dest() []any {
 	return []any{&s.d.ID, &s.d.Account, &s.d.EventID, &s.d.EventType, &s.d.EndpointID, &s.status,
 		&s.d.Attempts, &s.d.RunStart, &s.next, &s.lease, &s.fault, &s.d.LastError, &s.created, &s.updated}
 }
@@ -120,7 +121,7 @@ type eventScan struct {
 	data    []byte
 }
 
-func (s *eventScan) dest() []any {
+func (s *eventScan) Dest() []any {
 	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data}
 }
 
@@ -133,7 +134,7 @@ func (s *eventScan) event() outboxdriver.Event {
 
 const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
 
-func scanAttempt(rows *sql.Rows) (outboxdriver.Attempt, error) {
+func scanAttempt(rows sqlrows.Row) (outboxdriver.Attempt, error) {
 	var (
 		a                    outboxdriver.Attempt
 		at, scheduled, durUS int64
@@ -156,17 +157,20 @@ func attemptArgs(a outboxdriver.Attempt) []any {
 // queryIDs runs a query selecting one text column and returns its values.
 func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return sqlrows.Collect(nil, rows, err, sqlrows.String)
 }
+
+// Value implements sqlrows.Buffer.
+func (s *deliveryScan) Value() (outboxdriver.Delivery, error) { return s.delivery(), nil }
+
+var scanDelivery = sqlrows.Scan[outboxdriver.Delivery, deliveryScan]
+
+// Value implements sqlrows.Buffer.
+func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event(), nil }
+
+var scanEvent = sqlrows.Scan[outboxdriver.Event, eventScan]
+
+// Value implements sqlrows.Buffer.
+func (s *endpointScan) Value() (outboxdriver.Endpoint, error) { return s.endpoint() }
+
+var scanEndpoint = sqlrows.Scan[outboxdriver.Endpoint, endpointScan]

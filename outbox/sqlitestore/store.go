@@ -89,7 +89,10 @@ func (c *stmtCache) close() {
 	clear(c.stmts)
 }
 
-var _ outboxdriver.Store = (*Store)(nil)
+var (
+	_ outboxdriver.Store        = (*Store)(nil)
+	_ outboxdriver.DepthCounter = (*Store)(nil)
+)
 
 // Open opens (creating when missing, mode 0600) the database file at path and applies
 // the embedded migrations. ":memory:" is refused: the outbox is durable by definition.
@@ -167,7 +170,7 @@ func (s *Store) Close() error {
 // A file migrated by the runner before goose is read as it is: its outbox_migrations
 // table is the record goose keeps.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := migrate.Up(ctx, s.db, migrate.SQLite, migrationLine()); err != nil {
+	if _, err := migrate.Up(ctx, s.db, migrate.SQLite, migrate.Line{Table: MigrationTable, FS: Migrations()}); err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
 	return nil
@@ -175,18 +178,10 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Migrations returns the embedded schema migrations (goose SQL files), for
 // `switchboard migrate`.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded folder exists: a build that lost it cannot run
-	}
-	return sub
-}
+func Migrations() fs.FS { return migrate.Folder(migrations) }
 
 // MigrationTable records which of Migrations a database has.
 const MigrationTable = "outbox_migrations"
-
-func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
 
 func notFound(what, id string) error {
 	return fmt.Errorf("%w: %s %s", outboxdriver.ErrNotFound, what, id)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // PutAccount upserts the account row and its token row in one transaction; a
@@ -60,33 +61,17 @@ func (s *Store) GetAccount(ctx context.Context, sid string) (nodestore.Account, 
 // ListAccounts reads every account row by creation time.
 func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	accounts := []nodestore.Account{}
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		accounts = append(accounts, a)
-	}
-	return accounts, rows.Err()
+	return sqlrows.Collect([]nodestore.Account{}, rows, err, scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction (the
 // tokens, applications and notification settings also go by their foreign keys).
 func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM fs_accounts WHERE sid = $1`, sid)
-		if err != nil {
+		if err := deleteRows(ctx, tx, `DELETE FROM fs_accounts WHERE sid = $1`, sid); err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return nodestore.ErrNotFound
-		}
-		for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
+		for _, table := range nodestore.AccountTables {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE account_sid = $1`, sid); err != nil {
 				return err
 			}
@@ -95,7 +80,7 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	})
 }
 
-func scanAccount(row pgx.Row) (nodestore.Account, error) {
+func scanAccount(row sqlrows.Row) (nodestore.Account, error) {
 	var a nodestore.Account
 	var until *time.Time
 	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &a.CreatedAt, &a.PreviousWebhookSecret, &until); err != nil {
@@ -156,24 +141,7 @@ func (s *Store) SaveNotifications(ctx context.Context, p nodestore.SaveNotificat
 
 // GetNotifications reads the account's row; none is the empty setting.
 func (s *Store) GetNotifications(ctx context.Context, accountSid string) (nodestore.Notifications, error) {
-	var (
-		n      nodestore.Notifications
-		emails string
-	)
-	err := s.pool.QueryRow(ctx, `SELECT webhook_url, emails::text FROM fs_account_notifications WHERE account_sid = $1`, accountSid).Scan(&n.WebhookURL, &emails)
-	if err == pgx.ErrNoRows {
-		return nodestore.Notifications{Emails: []string{}}, nil
-	}
-	if err != nil {
-		return nodestore.Notifications{}, err
-	}
-	if err := json.Unmarshal([]byte(emails), &n.Emails); err != nil {
-		return nodestore.Notifications{}, err
-	}
-	if n.Emails == nil {
-		n.Emails = []string{}
-	}
-	return n, nil
+	return nodestore.ScanNotifications(s.pool.QueryRow(ctx, `SELECT webhook_url, emails::text FROM fs_account_notifications WHERE account_sid = $1`, accountSid), pgx.ErrNoRows)
 }
 
 // AddAlert appends a row; its id orders the alerts of one millisecond.
@@ -189,19 +157,11 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 	rows, err := s.pool.Query(ctx, `SELECT type, call_sid, url, detail, at FROM fs_alerts
 		WHERE account_sid = $1 AND ($2 = '' OR type = $2) AND at >= $3 ORDER BY at, id LIMIT $4`,
 		p.AccountSid, p.Type, ms(p.Since), p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	alerts := []nodestore.Alert{}
-	for rows.Next() {
+	return sqlrows.Collect([]nodestore.Alert{}, rows, err, func(r sqlrows.Row) (nodestore.Alert, error) {
 		a := nodestore.Alert{AccountSid: p.AccountSid}
 		var at time.Time
-		if err := rows.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at)
 		a.Time = at.UTC()
-		alerts = append(alerts, a)
-	}
-	return alerts, rows.Err()
+		return a, err
+	})
 }

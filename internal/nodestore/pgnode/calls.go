@@ -2,35 +2,25 @@ package pgnode
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // SaveCall upserts the row: the record as its JSON, with the columns it is found by,
 // and its Recovery as JSON beside it; an update changes only the record, the
 // recovery, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
-	b, err := json.Marshal(c)
+	record, recovery, err := nodestore.EncodeCall(c)
 	if err != nil {
 		return err
 	}
-	var recovery *string
-	if c.Recovery != nil {
-		r, err := json.Marshal(c.Recovery)
-		if err != nil {
-			return err
-		}
-		rs := string(r)
-		recovery = &rs
-	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at, node_id, recovery) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, node_id = excluded.node_id, recovery = excluded.recovery`,
-		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, ms(c.CreatedAt), c.Node, recovery)
+		c.CallSid, c.AccountSid, c.ApplicationSid, record, c.Active, ms(c.CreatedAt), c.Node, recovery)
 	return err
 }
 
@@ -38,10 +28,7 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 // recovery, of every node.
 func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
 	rows, err := s.pool.Query(ctx, `SELECT record::text, recovery::text FROM fs_calls WHERE active ORDER BY created_at, sid`)
-	if err != nil {
-		return nil, err
-	}
-	return scanCallsWithRecovery(rows)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
 }
 
 // lostCalls is the condition of a lost active call c: its node is the restarted one
@@ -52,37 +39,7 @@ const lostCalls = `c.active AND (c.node_id = $1
 // LostCalls reads the lost active rows with their recovery.
 func (s *Store) LostCalls(ctx context.Context, p nodestore.InterruptLostCallsParams) ([]nodestore.Call, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.record::text, c.recovery::text FROM fs_calls c WHERE `+lostCalls+` ORDER BY c.created_at, c.sid`, p.Restarted)
-	if err != nil {
-		return nil, err
-	}
-	return scanCallsWithRecovery(rows)
-}
-
-// scanCallsWithRecovery reads rows of a record and a recovery, and closes them.
-func scanCallsWithRecovery(rows pgx.Rows) ([]nodestore.Call, error) {
-	defer rows.Close()
-	calls := []nodestore.Call{}
-	for rows.Next() {
-		var (
-			rec      string
-			recovery *string
-		)
-		if err := rows.Scan(&rec, &recovery); err != nil {
-			return nil, err
-		}
-		c, err := decodeCall(rec)
-		if err != nil {
-			return nil, err
-		}
-		if recovery != nil {
-			c.Recovery = &nodestore.CallRecovery{}
-			if err := json.Unmarshal([]byte(*recovery), c.Recovery); err != nil {
-				return nil, fmt.Errorf("call %s: stored recovery: %w", c.CallSid, err)
-			}
-		}
-		calls = append(calls, c)
-	}
-	return calls, rows.Err()
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
 }
 
 // InterruptActiveCalls locks the active rows (a partial index holds them) and
@@ -118,15 +75,11 @@ func (s *Store) interrupt(ctx context.Context, query string, args []any, end fun
 			return err
 		}
 		for _, p := range calls {
-			c, err := decodeCall(p.record)
-			if err != nil {
-				return fmt.Errorf("call %s: %w", p.sid, err)
-			}
-			b, err := json.Marshal(end(c))
+			record, err := nodestore.EndedRecord(p.sid, p.record, end)
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE fs_calls SET record = $1, active = false, recovery = NULL WHERE sid = $2`, string(b), p.sid); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE fs_calls SET record = $1, active = false, recovery = NULL WHERE sid = $2`, record, p.sid); err != nil {
 				return err
 			}
 		}
@@ -146,7 +99,7 @@ func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodesto
 	if err != nil {
 		return nodestore.Call{}, notFound(err)
 	}
-	return decodeCall(rec)
+	return nodestore.DecodeCall(rec)
 }
 
 // ListCalls reads the account's rows by the creation-time index, newest first.
@@ -175,35 +128,12 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 	}
 	q += ` ORDER BY created_at DESC, sid LIMIT ` + arg(p.Limit)
 	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	calls := []nodestore.Call{}
-	for rows.Next() {
-		var rec string
-		if err := rows.Scan(&rec); err != nil {
-			return nil, err
-		}
-		c, err := decodeCall(rec)
-		if err != nil {
-			return nil, err
-		}
-		calls = append(calls, c)
-	}
-	return calls, rows.Err()
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCall)
 }
 
 // DeleteCall deletes the account's row of that sid.
 func (s *Store) DeleteCall(ctx context.Context, p nodestore.GetCallParams) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM fs_calls WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.CallSid)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return nodestore.ErrNotFound
-	}
-	return nil
+	return deleteRows(ctx, s.pool, `DELETE FROM fs_calls WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.CallSid)
 }
 
 // PurgeCalls deletes the oldest rows not active before the bound, a batch at a time
@@ -218,12 +148,4 @@ func (s *Store) PurgeCalls(ctx context.Context, p nodestore.PurgeCallsParams) (i
 		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
-}
-
-func decodeCall(rec string) (nodestore.Call, error) {
-	var c nodestore.Call
-	if err := json.Unmarshal([]byte(rec), &c); err != nil {
-		return nodestore.Call{}, fmt.Errorf("stored call record: %w", err)
-	}
-	return c, nil
 }

@@ -6,15 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/switchboard-voice/switchboard/internal/migrate"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/pgpool"
 )
 
 //go:embed migrations/*.sql
@@ -22,18 +22,10 @@ var migrations embed.FS
 
 // Migrations returns the embedded schema migrations (goose SQL files), for
 // `switchboard migrate`.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded folder exists: a build that lost it cannot run
-	}
-	return sub
-}
+func Migrations() fs.FS { return migrate.Folder(migrations) }
 
 // MigrationTable records which of Migrations a schema has.
 const MigrationTable = "node_migrations"
-
-func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
 
 // Options tune Open and OpenURL. Zero values take the defaults documented per field.
 type Options struct {
@@ -73,16 +65,9 @@ func OpenURL(ctx context.Context, dbURL string, opts Options) (*Store, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	cfg, err := pgxpool.ParseConfig(dbURL)
+	pool, err := pgpool.Connect(ctx, dbURL, opts.MaxConns)
 	if err != nil {
-		return nil, fmt.Errorf("pgnode: database URL: %w", err)
-	}
-	if !strings.Contains(dbURL, "pool_max_conns=") {
-		cfg.MaxConns = opts.MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgnode: connect: %w", err)
+		return nil, fmt.Errorf("pgnode: %w", err)
 	}
 	s, err := Open(ctx, pool, opts)
 	if err != nil {
@@ -102,21 +87,14 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	var schema *string
-	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+	schema, ok, err := pgpool.CurrentSchema(ctx, pool)
+	if err != nil {
 		return nil, fmt.Errorf("pgnode: %w", err)
 	}
-	if schema == nil {
+	if !ok {
 		return nil, errors.New("pgnode: no schema of the connections' search_path exists")
 	}
-	cc := pool.Config().ConnConfig.Copy()
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["search_path"] = pgx.Identifier{*schema}.Sanitize()
-	db := stdlib.OpenDB(*cc)
-	defer db.Close()
-	if _, err := migrate.Up(ctx, db, migrate.Postgres, migrationLine()); err != nil {
+	if err := pgpool.Migrate(ctx, pool, schema, migrate.Line{Table: MigrationTable, FS: Migrations()}); err != nil {
 		return nil, fmt.Errorf("pgnode: %w", err)
 	}
 	return &Store{pool: pool}, nil
@@ -142,4 +120,19 @@ func notFound(err error) error {
 		return nodestore.ErrNotFound
 	}
 	return err
+}
+
+// deleteRows runs a DELETE statement on db (the pool or a transaction); one that
+// deletes nothing is ErrNotFound.
+func deleteRows(ctx context.Context, db interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}, query string, args ...any) error {
+	tag, err := db.Exec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return nodestore.ErrNotFound
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // PutAccount upserts the account row and its token row in one transaction; a
@@ -62,34 +63,16 @@ const accountColumns = `sid, name, webhook_secret, created_at, previous_webhook_
 // ListAccounts reads every account row by creation time.
 func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	accounts := []nodestore.Account{}
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		accounts = append(accounts, a)
-	}
-	return accounts, rows.Err()
+	return sqlrows.Collect([]nodestore.Account{}, rows, err, scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction.
 func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM fs_accounts WHERE sid = ?`, sid)
-		if err != nil {
+		if err := deleteRows(ctx, tx, `DELETE FROM fs_accounts WHERE sid = ?`, sid); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return nodestore.ErrNotFound
-		}
-		for _, table := range []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications"} {
+		for _, table := range nodestore.AccountTables {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE account_sid = ?`, sid); err != nil {
 				return err
 			}
@@ -98,9 +81,7 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 	})
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-func scanAccount(row scanner) (nodestore.Account, error) {
+func scanAccount(row sqlrows.Row) (nodestore.Account, error) {
 	var a nodestore.Account
 	var created, until int64
 	if err := row.Scan(&a.Sid, &a.Name, &a.WebhookSecret, &created, &a.PreviousWebhookSecret, &until); err != nil {
@@ -160,22 +141,5 @@ func (s *Store) SaveNotifications(ctx context.Context, p nodestore.SaveNotificat
 
 // GetNotifications reads the account's row; none is the empty setting.
 func (s *Store) GetNotifications(ctx context.Context, accountSid string) (nodestore.Notifications, error) {
-	var (
-		n      nodestore.Notifications
-		emails string
-	)
-	err := s.db.QueryRowContext(ctx, `SELECT webhook_url, emails FROM fs_account_notifications WHERE account_sid = ?`, accountSid).Scan(&n.WebhookURL, &emails)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nodestore.Notifications{Emails: []string{}}, nil
-	}
-	if err != nil {
-		return nodestore.Notifications{}, err
-	}
-	if err := json.Unmarshal([]byte(emails), &n.Emails); err != nil {
-		return nodestore.Notifications{}, err
-	}
-	if n.Emails == nil {
-		n.Emails = []string{} // stored as null by an earlier save of nil
-	}
-	return n, nil
+	return nodestore.ScanNotifications(s.db.QueryRowContext(ctx, `SELECT webhook_url, emails FROM fs_account_notifications WHERE account_sid = ?`, accountSid), sql.ErrNoRows)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // AddAlert appends a row; its id orders the alerts of one millisecond.
@@ -19,19 +20,11 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 	rows, err := s.db.QueryContext(ctx, `SELECT type, call_sid, url, detail, at_ms FROM fs_alerts
 		WHERE account_sid = ? AND (? = '' OR type = ?) AND at_ms >= ? ORDER BY at_ms, id LIMIT ?`,
 		p.AccountSid, p.Type, p.Type, p.Since.UnixMilli(), p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	alerts := []nodestore.Alert{}
-	for rows.Next() {
+	return sqlrows.Collect([]nodestore.Alert{}, rows, err, func(r sqlrows.Row) (nodestore.Alert, error) {
 		a := nodestore.Alert{AccountSid: p.AccountSid}
 		var at int64
-		if err := rows.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at)
 		a.Time = time.UnixMilli(at).UTC()
-		alerts = append(alerts, a)
-	}
-	return alerts, rows.Err()
+		return a, err
+	})
 }

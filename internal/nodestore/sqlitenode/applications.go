@@ -3,84 +3,59 @@ package sqlitenode
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // SaveApplication upserts the row, its hooks as JSON; the upsert's WHERE leaves a row
 // of another account alone.
 func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) error {
-	callHook, _ := json.Marshal(app.CallHook)
-	statusHook, _ := json.Marshal(app.CallStatusHook)
+	callHook, statusHook, err := nodestore.EncodeHooks(app)
+	if err != nil {
+		return err
+	}
 	return s.exec(ctx, `INSERT INTO fs_applications(sid, account_sid, name, call_hook, call_status_hook, created_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(sid) DO UPDATE SET name = excluded.name, call_hook = excluded.call_hook,
 		call_status_hook = excluded.call_status_hook WHERE fs_applications.account_sid = excluded.account_sid`,
-		app.Sid, app.AccountSid, app.Name, string(callHook), string(statusHook), app.CreatedAt.UnixMilli())
+		app.Sid, app.AccountSid, app.Name, callHook, statusHook, app.CreatedAt.UnixMilli())
 }
 
 // GetApplication reads the account's row of that sid.
 func (s *Store) GetApplication(ctx context.Context, p nodestore.GetApplicationParams) (nodestore.Application, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT sid, account_sid, name, call_hook, call_status_hook, created_at
 		FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
-	if err != nil {
-		return nodestore.Application{}, err
-	}
-	apps, err := scanApplications(rows)
-	if err != nil {
-		return nodestore.Application{}, err
-	}
-	if len(apps) == 0 {
-		return nodestore.Application{}, nodestore.ErrNotFound
-	}
-	return apps[0], nil
+	return sqlrows.First(rows, err, scanApplication, nodestore.ErrNotFound)
 }
 
 // ListApplications reads the account's rows in creation order.
 func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]nodestore.Application, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT sid, account_sid, name, call_hook, call_status_hook, created_at
 		FROM fs_applications WHERE account_sid = ? ORDER BY created_at, sid`, accountSid)
-	if err != nil {
-		return nil, err
-	}
-	return scanApplications(rows)
+	return sqlrows.Collect([]nodestore.Application{}, rows, err, scanApplication)
 }
 
 // DeleteApplication deletes the account's row of that sid; no row deleted is
 // ErrNotFound.
 func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplicationParams) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nodestore.ErrNotFound
-		}
-		return nil
+		return deleteRows(ctx, tx, `DELETE FROM fs_applications WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.Sid)
 	})
 }
 
-func scanApplications(rows *sql.Rows) ([]nodestore.Application, error) {
-	defer rows.Close()
-	apps := []nodestore.Application{}
-	for rows.Next() {
-		var a nodestore.Application
-		var callHook, statusHook string
-		var created int64
-		if err := rows.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(callHook), &a.CallHook); err != nil {
-			return nil, fmt.Errorf("application %s: call hook: %w", a.Sid, err)
-		}
-		if err := json.Unmarshal([]byte(statusHook), &a.CallStatusHook); err != nil {
-			return nil, fmt.Errorf("application %s: status hook: %w", a.Sid, err)
-		}
-		a.CreatedAt = time.UnixMilli(created).UTC()
-		apps = append(apps, a)
+func scanApplication(r sqlrows.Row) (nodestore.Application, error) {
+	var (
+		a                    nodestore.Application
+		callHook, statusHook string
+		created              int64
+	)
+	if err := r.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
+		return nodestore.Application{}, err
 	}
-	return apps, rows.Err()
+	a.CreatedAt = time.UnixMilli(created).UTC()
+	if err := nodestore.DecodeHooks(&a, callHook, statusHook); err != nil {
+		return nodestore.Application{}, err
+	}
+	return a, nil
 }

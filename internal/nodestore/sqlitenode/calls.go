@@ -3,69 +3,30 @@ package sqlitenode
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // SaveCall upserts the row: the record as its JSON, with the columns it is found by,
 // and its Recovery as JSON beside it; an update changes only the record, the
 // recovery, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
-	b, err := json.Marshal(c)
+	record, recovery, err := nodestore.EncodeCall(c)
 	if err != nil {
 		return err
 	}
-	var recovery sql.NullString
-	if c.Recovery != nil {
-		r, err := json.Marshal(c.Recovery)
-		if err != nil {
-			return err
-		}
-		recovery = sql.NullString{String: string(r), Valid: true}
-	}
 	return s.exec(ctx, `INSERT INTO fs_calls(sid, account_sid, application_sid, record, active, created_at_ms, recovery, node_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(sid) DO UPDATE SET record = excluded.record, active = excluded.active, recovery = excluded.recovery, node_id = excluded.node_id`,
-		c.CallSid, c.AccountSid, c.ApplicationSid, string(b), c.Active, c.CreatedAt.UnixMilli(), recovery, c.Node)
+		c.CallSid, c.AccountSid, c.ApplicationSid, record, c.Active, c.CreatedAt.UnixMilli(), recovery, c.Node)
 }
 
 // ActiveCalls reads the active rows (a partial index holds them) with their
 // recovery.
 func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT record, recovery FROM fs_calls WHERE active = 1 ORDER BY created_at_ms, sid`)
-	if err != nil {
-		return nil, err
-	}
-	return scanCallsWithRecovery(rows)
-}
-
-// scanCallsWithRecovery reads rows of a record and a recovery, and closes them.
-func scanCallsWithRecovery(rows *sql.Rows) ([]nodestore.Call, error) {
-	defer rows.Close()
-	calls := []nodestore.Call{}
-	for rows.Next() {
-		var (
-			rec      string
-			recovery sql.NullString
-		)
-		if err := rows.Scan(&rec, &recovery); err != nil {
-			return nil, err
-		}
-		c, err := decodeCall(rec)
-		if err != nil {
-			return nil, err
-		}
-		if recovery.Valid {
-			c.Recovery = &nodestore.CallRecovery{}
-			if err := json.Unmarshal([]byte(recovery.String), c.Recovery); err != nil {
-				return nil, fmt.Errorf("call %s: stored recovery: %w", c.CallSid, err)
-			}
-		}
-		calls = append(calls, c)
-	}
-	return calls, rows.Err()
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
 }
 
 // InterruptActiveCalls reads the active rows (a partial index holds them) and
@@ -91,33 +52,21 @@ func interruptActiveCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Ca
 // inactive and without recovery, and returns how many there were.
 func endCalls(ctx context.Context, tx *sql.Tx, end func(nodestore.Call) nodestore.Call, query string, args ...any) (int, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
+	type pending struct{ sid, record string }
+	calls, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (pending, error) {
+		var p pending
+		err := r.Scan(&p.sid, &p.record)
+		return p, err
+	})
 	if err != nil {
 		return 0, err
 	}
-	type pending struct{ sid, record string }
-	var calls []pending
-	for rows.Next() {
-		var p pending
-		if err := rows.Scan(&p.sid, &p.record); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		calls = append(calls, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
 	for _, p := range calls {
-		c, err := decodeCall(p.record)
-		if err != nil {
-			return 0, fmt.Errorf("call %s: %w", p.sid, err)
-		}
-		b, err := json.Marshal(end(c))
+		record, err := nodestore.EndedRecord(p.sid, p.record, end)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0, recovery = NULL WHERE sid = ?`, string(b), p.sid); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE fs_calls SET record = ?, active = 0, recovery = NULL WHERE sid = ?`, record, p.sid); err != nil {
 			return 0, err
 		}
 	}
@@ -134,7 +83,7 @@ func (s *Store) GetCall(ctx context.Context, p nodestore.GetCallParams) (nodesto
 	if err != nil {
 		return nodestore.Call{}, err
 	}
-	return decodeCall(rec)
+	return nodestore.DecodeCall(rec)
 }
 
 // ListCalls reads the account's rows by the creation-time column, newest first,
@@ -166,46 +115,13 @@ func (s *Store) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]n
 	}
 	q += ` ORDER BY created_at_ms DESC, sid LIMIT ?`
 	rows, err := s.db.QueryContext(ctx, q, append(args, p.Limit)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	calls := []nodestore.Call{}
-	for rows.Next() {
-		var rec string
-		if err := rows.Scan(&rec); err != nil {
-			return nil, err
-		}
-		c, err := decodeCall(rec)
-		if err != nil {
-			return nil, err
-		}
-		calls = append(calls, c)
-	}
-	return calls, rows.Err()
-}
-
-func decodeCall(rec string) (nodestore.Call, error) {
-	var c nodestore.Call
-	if err := json.Unmarshal([]byte(rec), &c); err != nil {
-		return nodestore.Call{}, fmt.Errorf("stored call record: %w", err)
-	}
-	return c, nil
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCall)
 }
 
 // DeleteCall deletes the account's row of that sid.
 func (s *Store) DeleteCall(ctx context.Context, p nodestore.GetCallParams) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return nodestore.ErrNotFound
-		}
-		return nil
+		return deleteRows(ctx, tx, `DELETE FROM fs_calls WHERE account_sid = ? AND sid = ?`, p.AccountSid, p.CallSid)
 	})
 }
 

@@ -21,18 +21,10 @@ var migrations embed.FS
 
 // Migrations returns the embedded schema migrations (goose SQL files), for
 // `switchboard migrate`.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded folder exists: a build that lost it cannot run
-	}
-	return sub
-}
+func Migrations() fs.FS { return migrate.Folder(migrations) }
 
 // MigrationTable records which of Migrations a database has.
 const MigrationTable = "node_migrations"
-
-func migrationLine() migrate.Line { return migrate.Line{Table: MigrationTable, FS: Migrations()} }
 
 // legacyTable is where the runner before goose recorded the migrations it applied,
 // by file name.
@@ -45,7 +37,7 @@ func migrateDB(ctx context.Context, db *sql.DB) error {
 	if err := AdoptLegacyRecord(ctx, db); err != nil {
 		return fmt.Errorf("carrying over %s: %w", legacyTable, err)
 	}
-	_, err := migrate.Up(ctx, db, migrate.SQLite, migrationLine())
+	_, err := migrate.Up(ctx, db, migrate.SQLite, migrate.Line{Table: MigrationTable, FS: Migrations()})
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // LeaseNode upserts the node's row, its lease ending TTL after the store's clock.
@@ -41,10 +42,7 @@ const lostCalls = `c.active = 1 AND (c.node_id = ?
 func (s *Store) LostCalls(ctx context.Context, p nodestore.InterruptLostCallsParams) ([]nodestore.Call, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT c.record, c.recovery FROM fs_calls c WHERE `+lostCalls+` ORDER BY c.created_at_ms, c.sid`,
 		p.Restarted, s.clock.Now().UnixMilli())
-	if err != nil {
-		return nil, err
-	}
-	return scanCallsWithRecovery(rows)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
 }
 
 // InterruptLostCalls reads the lost active rows and replaces their records in one

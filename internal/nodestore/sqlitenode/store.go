@@ -150,3 +150,17 @@ func (s *Store) Close() error {
 func (s *Store) CheckWritable(ctx context.Context) error {
 	return s.exec(ctx, `UPDATE `+MigrationTable+` SET applied_at = applied_at WHERE version = (SELECT min(version) FROM `+MigrationTable+`)`)
 }
+
+// deleteRows runs a DELETE statement; one that deletes nothing is ErrNotFound.
+func deleteRows(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return nodestore.ErrNotFound
+	}
+	return nil
+}
