@@ -5,13 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -240,10 +240,7 @@ func endpointsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (m
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return nil, err
-	}
-	eps, err := scanEndpoints(rows)
+	eps, err := sqlrows.Collect(nil, rows, err, scanEndpoint)
 	if err != nil {
 		return nil, err
 	}
