@@ -252,8 +252,8 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 	}, func() []any {
 		return []any{"deliveries", o.Bench.Deliveries, 1, "concurrency", o.Bench.Concurrency, 1}
 	}, func(ctx context.Context, rounds int) (benchRun, error) {
-		full, err := o.Bench.WithDefaults()
-		if err != nil {
+		full := o.Bench.WithDefaults()
+		if err := full.Validate(); err != nil {
 			return benchRun{}, usageError("bench outbox: %v", err)
 		}
 		if err := checkDir("outbox", o.Bench.Dir); err != nil {
