@@ -2,7 +2,6 @@ package callctl_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,36 +10,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // sessionApp is a WebSocket app that answers each session:new with the messages
 // reply returns for its msgid, and otherwise only reads.
 func sessionApp(t *testing.T, reply func(msgid string) []string) string {
 	t.Helper()
-	return serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
+	return serve(t, testkit.JambonzWSApp(func(msgType, msgID string) []string {
+		if msgType != "session:new" {
+			return nil
 		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var m struct{ Type, Msgid string }
-			if json.Unmarshal(data, &m) != nil || m.Type != "session:new" {
-				continue
-			}
-			for _, msg := range reply(m.Msgid) {
-				if c.Write(r.Context(), websocket.MessageText, []byte(msg)) != nil {
-					return
-				}
-			}
-		}
+		return reply(msgID)
 	}), true)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -19,7 +20,7 @@ import (
 // gives the same result; a redirect gives verbs or a call hook, never both, and a
 // call hook given as a string is taken exactly as written.
 func FuzzParseCommand(f *testing.F) {
-	for _, s := range []string{
+	testkit.AddSeeds[[]byte](f,
 		`{"type":"command","command":"redirect","data":[{"verb":"say","text":"x"}]}`,
 		`{"type":"command","command":"redirect","queueCommand":true,"data":[]}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":"/next"}}`,
@@ -35,9 +36,7 @@ func FuzzParseCommand(f *testing.F) {
 		`{"type":"command","command":"tag","data":{"a":[1,{"b":null}]}}`,
 		`{"type":"command","command":"mute:status","data":"mute"}`,
 		`{"type":"ack","msgid":"1","data":[]}`,
-	} {
-		f.Add([]byte(s))
-	}
+	)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		m, err := wssession.DecodeAppMessage(raw)
 		if err != nil {

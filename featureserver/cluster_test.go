@@ -110,22 +110,30 @@ func TestNodesShareCallsOnPostgres(t *testing.T) {
 	}
 }
 
+// openStoreWithAccount opens the PostgreSQL store at dbURL, as the cluster's nodes
+// share it, with the account "acct" in it; it is closed when the test ends.
+func openStoreWithAccount(t *testing.T, dbURL string) *pgnode.Store {
+	t.Helper()
+	st, err := pgnode.OpenURL(context.Background(), dbURL, pgnode.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.PutAccount(context.Background(), nodestore.PutAccountParams{Account: nodestore.Account{Sid: "acct", Name: "x", CreatedAt: time.Now()},
+		TokenHash: nodestore.HashToken("token-of-acct-0123456789"), Origin: nodestore.TokenFromAPI}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // A node whose lease expired has its active calls recorded as ended by a node that
 // runs, the reason naming it; live control of them answers 503 meanwhile, not an
 // error of the dead node's address. A call of a live node is left alone.
 func TestLostNodesCallsEndOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := pgtest.Schema(t)
-	st, err := pgnode.OpenURL(context.Background(), dbURL, pgnode.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStoreWithAccount(t, dbURL)
 	ctx := context.Background()
-	if err := st.PutAccount(ctx, nodestore.PutAccountParams{Account: nodestore.Account{Sid: "acct", Name: "x", CreatedAt: time.Now()},
-		TokenHash: nodestore.HashToken("token-of-acct-0123456789"), Origin: nodestore.TokenFromAPI}); err != nil {
-		t.Fatal(err)
-	}
 	// The dead node's lease ends in a minute, long after the first checks below.
 	if err := st.LeaseNode(ctx, nodestore.LeaseNodeParams{ID: "dead", URL: "http://127.0.0.1:1", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
@@ -191,16 +199,8 @@ func TestFinalStatusOfCallsEndedForOthersOnPostgres(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(status.Close)
-	st, err := pgnode.OpenURL(context.Background(), dbURL, pgnode.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStoreWithAccount(t, dbURL)
 	ctx := context.Background()
-	if err := st.PutAccount(ctx, nodestore.PutAccountParams{Account: nodestore.Account{Sid: "acct", Name: "x", CreatedAt: time.Now()},
-		TokenHash: nodestore.HashToken("token-of-acct-0123456789"), Origin: nodestore.TokenFromAPI}); err != nil {
-		t.Fatal(err)
-	}
 	for id, ttl := range map[string]time.Duration{"gone": -time.Second, "dying": time.Minute, "alive": time.Hour} {
 		if err := st.LeaseNode(ctx, nodestore.LeaseNodeParams{ID: id, URL: "http://127.0.0.1:1", TTL: ttl}); err != nil {
 			t.Fatal(err)

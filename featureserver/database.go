@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/pgnode"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/internal/sqlitefile"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/pgstore"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
@@ -81,7 +82,7 @@ func (db *database) openSQLite(ctx context.Context) error {
 	if db.lock, err = lockDatabase(path); err != nil {
 		return err
 	}
-	if err := sqlitenode.CreateFile(path); err != nil {
+	if err := sqlitefile.Create(path); err != nil {
 		return err
 	}
 	if err := writable(path); err != nil {

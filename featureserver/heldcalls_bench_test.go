@@ -2,10 +2,8 @@ package featureserver
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
@@ -15,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/internal/calls"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // The issue's figures are for 60-second calls (-held-call-seconds 60); CI's single
@@ -34,29 +31,12 @@ var (
 // Each session:new is signalled on sessions.
 func pauseApp(b *testing.B, seconds int, sessions chan<- struct{}) string {
 	verbs := fmt.Sprintf(`[{"verb":"pause","length":%d},{"verb":"hangup"}]`, seconds)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
+	srv := httptest.NewServer(testkit.JambonzWSApp(func(msgType, msgID string) []string {
+		if msgType != "session:new" {
+			return nil
 		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var m struct {
-				Type  string `json:"type"`
-				MsgID string `json:"msgid"`
-			}
-			if json.Unmarshal(data, &m) != nil || m.Type != "session:new" {
-				continue
-			}
-			sessions <- struct{}{}
-			if c.Write(r.Context(), websocket.MessageText, fmt.Appendf(nil, `{"type":"ack","msgid":%q,"data":%s}`, m.MsgID, verbs)) != nil {
-				return
-			}
-		}
+		sessions <- struct{}{}
+		return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, msgID, verbs)}
 	}))
 	b.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")

@@ -1,21 +1,19 @@
 package featureserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 const testAdminToken = "admin-token-for-tests-0123456789"
@@ -114,33 +112,17 @@ func (n *testNode) doWith(method, path, token string, body any, header http.Head
 
 func (n *testNode) doWithOut(method, path, token string, body any, header http.Header, out any) (int, http.Header, []byte) {
 	n.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, n.base+path, rd)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	req, err := testkit.JSONRequest(method, n.base+path, token, body)
+	if err != nil {
+		n.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, raw, err := testkit.Exchange(req)
 	if err != nil {
 		n.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
 	if out != nil && resp.StatusCode < 300 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			n.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)

@@ -49,16 +49,22 @@ func (a *arrivals) wantRampGaps(t *testing.T) {
 	}
 }
 
-// On a node an HTTP app failing 503 under #rc=3&rp=5xx gets its 4 requests at the
-// ramp's times, measured at the app: the retry delays pass for real.
-func TestNodeHookRetriesWaitForReal(t *testing.T) {
-	t.Parallel()
-	got := newArrivals()
+// unavailableApp answers every request 503, each counted on got.
+func unavailableApp(t *testing.T, got *arrivals) *httptest.Server {
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.add()
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(app.Close)
+	return app
+}
+
+// On a node an HTTP app failing 503 under #rc=3&rp=5xx gets its 4 requests at the
+// ramp's times, measured at the app: the retry delays pass for real.
+func TestNodeHookRetriesWaitForReal(t *testing.T) {
+	t.Parallel()
+	got := newArrivals()
+	app := unavailableApp(t, got)
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
 	sid := n.startCall(acct, app.URL+"/call#rc=3&rp=5xx", nil)
@@ -72,11 +78,7 @@ func TestNodeHookRetriesWaitForReal(t *testing.T) {
 func TestNodeWebSocketConnectRetriesWaitForReal(t *testing.T) {
 	t.Parallel()
 	got := newArrivals()
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.add()
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	t.Cleanup(app.Close)
+	app := unavailableApp(t, got)
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
 	sid := n.startCall(acct, "ws"+strings.TrimPrefix(app.URL, "http")+"/ws#rc=3&rp=5xx", nil)

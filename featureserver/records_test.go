@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // A second node on the same SQLite file is refused before it touches the file: the
@@ -175,7 +176,7 @@ func TestNodeFilesAreOwnerOnly(t *testing.T) {
 // REST and with a scenario alike, and the condition is logged at error once.
 func TestCallsAreRefusedWhileTheDatabaseCannotBeWritten(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	n := runNodeWith(t, testConfig(t), zerolog.New(&logs), nodeHooks{})
 	acct := n.createAccount("acme")
 	bodies := map[string]map[string]any{

@@ -1,42 +1,24 @@
 package featureserver
 
 import (
-	"bytes"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
-
-// syncBuffer is a log sink written by the node's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A client's connection that never sent a request (net/http counts it idle only
 // once it is 5 s old) does not make a clean stop fail: past the shutdown grace the
 // node closes it, logs that at warn, and Run returns nil.
 func TestStopClosesConnectionsLeftOpen(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	n := runNodeWith(t, testConfig(t), zerolog.New(&logs), nodeHooks{shutdownGrace: 50 * time.Millisecond})
 	idle, err := net.Dial("tcp", strings.TrimPrefix(n.base, "http://"))
 	if err != nil {

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -121,35 +119,25 @@ func TestClusterMigratesOnceAndSharesCalls(t *testing.T) {
 	if err := app.WaitLive(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-nodes[0].exited
-	nodes[0].exited <- err
+	nodes[0].kill()
 	if c := nodes[2].waitCall(a, sid2); c.Reason != "node-lost:node-0" || c.CallStatus != "failed" { // never answered: failed
 		t.Fatalf("the killed node's call: %+v", c)
 	}
 }
 
-// clusterLedger is the receiver of the kill test: every request by webhook-id and by
-// node (User-Agent), and any attempt of a delivery that began while another attempt
-// of it was still in progress.
+// clusterLedger is the receiver of the kill test: a deliveryLedger that also keeps
+// every request by node (User-Agent), and any attempt of a delivery that began while
+// another attempt of it was still in progress.
 type clusterLedger struct {
-	mu       sync.Mutex
-	seen     map[string]int
+	*deliveryLedger
 	byNode   map[string]map[string]bool
 	inFlight map[string]int
 	overlaps []string
-	total    int
-	want     int
-	quarter  chan struct{}
 }
 
 func (l *clusterLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, node := r.Header.Get("webhook-id"), r.Header.Get("User-Agent")
 	l.mu.Lock()
-	l.seen[id]++
-	l.total++
 	if l.byNode[id] == nil {
 		l.byNode[id] = map[string]bool{}
 	}
@@ -158,31 +146,14 @@ func (l *clusterLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if l.inFlight[id] > 1 {
 		l.overlaps = append(l.overlaps, id+" by "+node)
 	}
-	if l.total == l.want/4 {
-		close(l.quarter)
-	}
+	l.recordLocked(id)
 	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
 		l.inFlight[id]--
 		l.mu.Unlock()
 	}()
-	// Up to 3 ms of latency keeps deliveries in flight when the kill lands; an
-	// attempt the kill cuts short ends it.
-	latency := time.NewTimer(time.Duration(rand.IntN(3000)) * time.Microsecond)
-	defer latency.Stop()
-	select {
-	case <-latency.C:
-	case <-r.Context().Done():
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (l *clusterLedger) counts() (total, unique int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total, len(l.seen)
+	answerAfterLatency(w, r)
 }
 
 // publisher publishes events with their ids through the nodes in turn; an event whose
@@ -232,8 +203,7 @@ func TestClusterKillOneOfThree(t *testing.T) {
 	}
 	const events = 20000
 	dbURL, _ := pgtest.Schema(t)
-	ledger := &clusterLedger{seen: map[string]int{}, byNode: map[string]map[string]bool{}, inFlight: map[string]int{},
-		want: events, quarter: make(chan struct{})}
+	ledger := &clusterLedger{deliveryLedger: newDeliveryLedger(events), byNode: map[string]map[string]bool{}, inFlight: map[string]int{}}
 	rc := httptest.NewServer(ledger)
 	defer rc.Close()
 	nodes := startCluster(t, dbURL, 3)
@@ -265,11 +235,7 @@ func TestClusterKillOneOfThree(t *testing.T) {
 		t.Fatalf("a quarter of the events did not arrive in time")
 	}
 	pub.down[victim].Store(true)
-	if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-nodes[victim].exited
-	nodes[victim].exited <- err
+	nodes[victim].kill()
 	atKill, _ := ledger.counts()
 	leasedAtKill := pgCount(t, dbURL, `SELECT count(*) FROM outbox_deliveries WHERE lease_until IS NOT NULL AND status = 'PENDING'`)
 	publishers.Wait()
@@ -403,28 +369,20 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 	if viaProxy == dbURL {
 		t.Fatalf("could not point %s at the proxy", dbURL)
 	}
-	gate := make(chan struct{})
+	gate := newRequestGate(100)
 	var mu sync.Mutex
 	seen := map[string]int{}
-	held := make(chan struct{}, 100)
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen[r.Header.Get("webhook-id")]++
 		mu.Unlock()
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		select {
-		case <-gate:
-		case <-r.Context().Done():
+		if !gate.hold(r) {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer rc.Close()
-	release := sync.OnceFunc(func() { close(gate) })
-	defer release()
+	defer gate.open()
 	p := spawnServe(t, viaProxy, append([]string{"--node-id", "solo"}, clusterFlags...))
 	p.awaitListening()
 	a := p.account()
@@ -439,7 +397,7 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 			t.Fatalf("publish: %d %s", code, raw)
 		}
 	}
-	<-held // a delivery is in flight, held by the receiver
+	<-gate.arrived // a delivery is in flight, held by the receiver
 	app := &exampleapp.WSApp{Waiting: true}
 	wsApp := httptest.NewServer(app)
 	defer wsApp.Close()
@@ -476,7 +434,7 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 		t.Fatalf("hanging up the live call without the database: %d %s", code, raw)
 	}
 	// The receiver answers the held attempts while the node cannot record them.
-	release()
+	gate.open()
 
 	proxy.setCut(false)
 	pollUntil(t, 30*time.Second, "/readyz 200 with the database back", func() bool { return status("/readyz") == http.StatusOK })

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // appStartTimeout bounds how long a Node app may take to print its ready line.
@@ -29,7 +30,7 @@ type nodeApp struct {
 
 	mu     sync.Mutex
 	events []appEvent
-	stderr bytes.Buffer
+	stderr testkit.SyncBuffer
 	wake   chan struct{} // closed and replaced whenever an event arrives
 	done   chan struct{} // closed when stdout reaches EOF
 }
@@ -43,7 +44,7 @@ func startNodeApp(t *testing.T, script string, env ...string) *nodeApp {
 	cmd := exec.Command(node, filepath.Join(nodeTestdata, script))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PORT="+strconv.Itoa(app.port))
 	cmd.Env = append(cmd.Env, env...)
-	cmd.Stderr = lockedWriter{&app.mu, &app.stderr}
+	cmd.Stderr = &app.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,14 +55,7 @@ func startNodeApp(t *testing.T, script string, env ...string) *nodeApp {
 	go app.read(stdout)
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		waitOrKill(cmd, 5*time.Second)
 		if t.Failed() {
 			t.Logf("%s events: %v\n%s stderr:\n%s", script, app.Events(), script, app.Stderr())
 		}
@@ -107,11 +101,7 @@ func (a *nodeApp) Events() []appEvent {
 }
 
 // Stderr returns what the app wrote to stderr so far.
-func (a *nodeApp) Stderr() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.stderr.String()
-}
+func (a *nodeApp) Stderr() string { return a.stderr.String() }
 
 // Named returns the events called name.
 func (a *nodeApp) Named(name string) []appEvent {
@@ -177,15 +167,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

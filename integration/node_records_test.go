@@ -127,22 +127,11 @@ func (p *serveProcess) stop() {
 func TestServeKeepsEveryRecordUnderLoad(t *testing.T) {
 	const clients, total = 16, 5000
 	status := newStatusReceiver(t)
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `[{"verb":"say","text":"hi"},{"verb":"hangup"}]`)
-	}))
-	defer app.Close()
+	app := verbsApp(t, `[{"verb":"say","text":"hi"},{"verb":"hangup"}]`)
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()
-	var appSid struct {
-		Sid string `json:"application_sid"`
-	}
-	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Applications", a.APIToken, map[string]any{
-		"name": "load", "call_hook": map[string]any{"url": app.URL + "/call"},
-		"call_status_hook": map[string]any{"url": status.URL + "/status"}}, &appSid); code != http.StatusCreated {
-		t.Fatalf("create application: %d %s", code, raw)
-	}
+	appSid := p.createApplication(a, "load", app.URL+"/call", status.URL+"/status")
 
 	sids := make(chan string, total)
 	work := make(chan int, total)
@@ -155,7 +144,7 @@ func TestServeKeepsEveryRecordUnderLoad(t *testing.T) {
 		wg.Go(func() {
 			for range work {
 				code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls", a.APIToken,
-					map[string]any{"application_sid": appSid.Sid, "from": "+1555", "to": "+1666"}, nil)
+					map[string]any{"application_sid": appSid, "from": "+1555", "to": "+1666"}, nil)
 				if code != http.StatusCreated {
 					t.Errorf("create call: %d %s", code, raw)
 					return
@@ -250,11 +239,7 @@ func lastLines(s string, n int) string {
 func TestServeNotifiesTheEndOfCallsCutShortByACrash(t *testing.T) {
 	t.Parallel()
 	status := newStatusReceiver(t)
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `[{"verb":"say","text":"hi"},{"verb":"pause","length":600}]`)
-	}))
-	defer app.Close()
+	app := verbsApp(t, pausingVerbs)
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()
@@ -263,11 +248,7 @@ func TestServeNotifiesTheEndOfCallsCutShortByACrash(t *testing.T) {
 	status.await(t, 30*time.Second, "the in-progress notification", func(got map[string]map[string]map[string]any) bool {
 		return got[sid]["in-progress"] != nil
 	})
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-p.exited
-	p.exited <- err
+	p.kill()
 	again := startServe(t, db)
 	defer func() {
 		if t.Failed() {
@@ -298,11 +279,7 @@ func TestServeNotifiesTheEndOfCallsCutShortByACrash(t *testing.T) {
 // and changes nothing: the running node's call stays active.
 func TestServeRefusesASecondNodeOnTheDatabase(t *testing.T) {
 	t.Parallel()
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `[{"verb":"say","text":"hi"},{"verb":"pause","length":600}]`)
-	}))
-	defer app.Close()
+	app := verbsApp(t, pausingVerbs)
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()

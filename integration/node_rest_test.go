@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // restClient drives @jambonz/node-client's REST client (testdata/node/rest_client.js)
@@ -42,7 +43,7 @@ func startRESTClient(t *testing.T, baseURL string) *restClient {
 	node, modules := requireNodeSDKs(t)
 	cmd := exec.Command(node, filepath.Join(nodeTestdata, "rest_client.js"))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "BASE_URL="+baseURL)
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -86,14 +87,7 @@ func startRESTClient(t *testing.T, baseURL string) *restClient {
 	}()
 	t.Cleanup(func() {
 		stdin.Close()
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		waitOrKill(cmd, 5*time.Second)
 		if t.Failed() {
 			t.Logf("rest_client.js stderr:\n%s", stderr.String())
 		}
@@ -234,20 +228,10 @@ func TestNodeRESTClient(t *testing.T) {
 	hooks := newHookReceiver(t)
 	hooks.script("/moved", func(int) (int, string) { return 200, `[{"verb":"say","text":"moved"},{"verb":"hangup"}]` })
 	// /slow holds the call hook until the test ends: the call stays unanswered.
-	slowSeen := make(chan struct{}, 1)
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slowSeen <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
+	slowGate := newRequestGate(1)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { slowGate.hold(r) }))
 	t.Cleanup(slow.Close)
-	t.Cleanup(func() { close(release) })
+	t.Cleanup(slowGate.open)
 
 	// Applications.
 	appSid := decode[string](t, sdk.must(A, tokA, "applications", "create", map[string]any{
@@ -327,7 +311,7 @@ func TestNodeRESTClient(t *testing.T) {
 	sid3 := decode[string](t, sdk.must(A, tokA, "calls", "create", map[string]any{
 		"from": "+15550001111", "to": map[string]any{"type": "user", "name": "alice"},
 		"call_hook": map[string]any{"url": slow.URL + "/call"}, "call_status_hook": map[string]any{"url": hooks.URL + "/slow-status"}}))
-	<-slowSeen
+	<-slowGate.arrived
 	sdk.must(A, tokA, "calls", "update", sid3, map[string]any{"call_status": "no-answer"})
 	if c := waitSDKCall(t, sdk, acctA, sid3); c.CallStatus != "no-answer" || c.To != "alice" {
 		t.Errorf("after no-answer: %+v, want no-answer", c)

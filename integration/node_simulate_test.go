@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +140,7 @@ func (tl timeline) checkShape(t *testing.T) {
 // wantVerbs checks the verbs started, in order.
 func (tl timeline) wantVerbs(t *testing.T, want ...string) {
 	t.Helper()
-	if got := tl.values("verb.start", "verb"); !equalStrings(got, want) {
+	if got := tl.values("verb.start", "verb"); !slices.Equal(got, want) {
 		t.Errorf("verbs started %v, want %v", got, want)
 	}
 }
@@ -222,16 +223,4 @@ func writeScenario(t *testing.T, yaml string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

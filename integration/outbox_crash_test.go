@@ -4,60 +4,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
-
-// outboxLedger is the receiver's record: how many times each webhook-id arrived.
-type outboxLedger struct {
-	mu    sync.Mutex
-	seen  map[string]int
-	total int
-	// quarter is closed once a quarter of want requests arrived: the moment to kill.
-	want    int
-	quarter chan struct{}
-}
-
-func newOutboxLedger(want int) *outboxLedger {
-	return &outboxLedger{seen: map[string]int{}, want: want, quarter: make(chan struct{})}
-}
-
-func (l *outboxLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get("webhook-id")
-	l.mu.Lock()
-	l.seen[id]++
-	l.total++
-	if l.total == l.want/4 {
-		close(l.quarter)
-	}
-	l.mu.Unlock()
-	// A little latency (up to 3 ms) keeps deliveries in flight when the kill lands;
-	// an attempt the kill cuts short ends it.
-	latency := time.NewTimer(time.Duration(rand.IntN(3000)) * time.Microsecond)
-	defer latency.Stop()
-	select {
-	case <-latency.C:
-	case <-r.Context().Done():
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (l *outboxLedger) counts() (total, unique int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total, len(l.seen)
-}
 
 // TestOutboxCrashSafety runs a separate process that publishes 10,000 events to a
 // loopback receiver, kills it with SIGKILL mid-run, restarts it on the same database
@@ -75,7 +31,7 @@ func TestOutboxCrashSafety(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build crashpublisher: %v\n%s", err, out)
 	}
-	ledger := newOutboxLedger(events)
+	ledger := newDeliveryLedger(events)
 	srv := httptest.NewServer(ledger)
 	defer srv.Close()
 	db := filepath.Join(dir, "outbox.db")

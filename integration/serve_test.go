@@ -6,21 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 const serveAdminToken = "integration-admin-token-0123456789"
@@ -30,7 +27,7 @@ type serveProcess struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	base   string
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	exited chan error
 	ready  chan string
 }
@@ -54,7 +51,7 @@ func spawnServe(t testing.TB, databaseURL string, flags []string, extraEnv ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1), ready: make(chan string, 1)}
+	p := &serveProcess{t: t, cmd: cmd, stderr: &testkit.SyncBuffer{}, exited: make(chan error, 1), ready: make(chan string, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -89,23 +86,27 @@ func (p *serveProcess) awaitListening() {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to write from the process's stderr copier while
-// a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// kill ends the process with SIGKILL, as a crash would, and waits for it to exit.
+func (p *serveProcess) kill() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		p.t.Fatal(err)
+	}
+	err := <-p.exited
+	p.exited <- err // for the cleanup
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// waitOrKill waits for cmd, told to stop, to exit; past grace it kills it and waits
+// for that.
+func waitOrKill(cmd *exec.Cmd, grace time.Duration) {
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
 }
 
 // cleanEnv is the environment without any setting that would change the node.
@@ -115,22 +116,14 @@ func cleanEnv() []string {
 
 func (p *serveProcess) do(method, path, token string, body any, out any) (int, []byte) {
 	p.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, p.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	req, err := testkit.JSONRequest(method, p.base+path, token, body)
 	if err != nil {
 		p.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	resp, raw, err := testkit.Exchange(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", method, path, err)
+	}
 	if out != nil && resp.StatusCode < 300 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			p.t.Fatalf("decode %s: %v", raw, err)
@@ -175,6 +168,21 @@ func (p *serveProcess) account() serveAccount {
 	return a
 }
 
+// createApplication creates an application of a's named name, with its call hook and
+// call status hook, and returns its sid.
+func (p *serveProcess) createApplication(a serveAccount, name, callHook, statusHook string) string {
+	p.t.Helper()
+	var app struct {
+		Sid string `json:"application_sid"`
+	}
+	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Applications", a.APIToken, map[string]any{
+		"name": name, "call_hook": map[string]any{"url": callHook},
+		"call_status_hook": map[string]any{"url": statusHook}}, &app); code != http.StatusCreated {
+		p.t.Fatalf("create application: %d %s", code, raw)
+	}
+	return app.Sid
+}
+
 func (p *serveProcess) startCall(a serveAccount, body map[string]any) string {
 	p.t.Helper()
 	var c serveCall
@@ -201,42 +209,36 @@ func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
 	return serveCall{}
 }
 
+// pausingVerbs say hello and pause for ten minutes: the call stays in progress for as
+// long as a test needs it.
+const pausingVerbs = `[{"verb":"say","text":"hi"},{"verb":"pause","length":600}]`
+
+// verbsApp is an HTTP application that answers every hook with verbs.
+func verbsApp(t *testing.T, verbs string) *httptest.Server {
+	t.Helper()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, verbs)
+	}))
+	t.Cleanup(app.Close)
+	return app
+}
+
 // jambonzWSApp answers session:new with say + gather, the gather's verb:hook with
 // say + hangup: the shape of a real WebSocket application.
 func jambonzWSApp(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
-		if err != nil {
-			return
+	srv := httptest.NewServer(testkit.JambonzWSApp(func(msgType, msgID string) []string {
+		var verbs string
+		switch msgType {
+		case "session:new":
+			verbs = `[{"verb":"say","text":"Press a key"},{"verb":"gather","input":["digits"],"numDigits":1,"actionHook":"/digits"}]`
+		case "verb:hook":
+			verbs = `[{"verb":"say","text":"Thanks"},{"verb":"hangup"}]`
+		default:
+			return nil
 		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var msg struct {
-				Type  string `json:"type"`
-				MsgID string `json:"msgid"`
-			}
-			if json.Unmarshal(data, &msg) != nil {
-				continue
-			}
-			var verbs string
-			switch msg.Type {
-			case "session:new":
-				verbs = `[{"verb":"say","text":"Press a key"},{"verb":"gather","input":["digits"],"numDigits":1,"actionHook":"/digits"}]`
-			case "verb:hook":
-				verbs = `[{"verb":"say","text":"Thanks"},{"verb":"hangup"}]`
-			default:
-				continue
-			}
-			ack := fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, msg.MsgID, verbs)
-			if c.Write(r.Context(), websocket.MessageText, []byte(ack)) != nil {
-				return
-			}
-		}
+		return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":%s}`, msgID, verbs)}
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
@@ -263,17 +265,10 @@ func TestServeEndToEnd(t *testing.T) {
 	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
 	a := p.account()
 
-	var app struct {
-		Sid string `json:"application_sid"`
-	}
-	if code, raw := p.do("POST", "/v1/Accounts/"+a.AccountSid+"/Applications", a.APIToken, map[string]any{
-		"name": "ivr", "call_hook": map[string]any{"url": httpApp.URL + "/call"},
-		"call_status_hook": map[string]any{"url": httpApp.URL + "/status"}}, &app); code != http.StatusCreated {
-		t.Fatalf("create application: %d %s", code, raw)
-	}
+	appSid := p.createApplication(a, "ivr", httpApp.URL+"/call", httpApp.URL+"/status")
 
 	t.Run("http", func(t *testing.T) {
-		c := p.waitCall(a, p.startCall(a, map[string]any{"application_sid": app.Sid, "from": "+1555", "to": "+1666"}))
+		c := p.waitCall(a, p.startCall(a, map[string]any{"application_sid": appSid, "from": "+1555", "to": "+1666"}))
 		if c.CallStatus != "completed" || !strings.Contains(c.kinds(), "verb.start:gather") || strings.Count(c.kinds(), "hook.attempt") < 2 {
 			t.Errorf("HTTP call: %s %s\n%s", c.CallStatus, c.Reason, c.kinds())
 		}
@@ -334,16 +329,9 @@ func TestServeRejectsBadEnvironment(t *testing.T) {
 
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	seen := make(chan struct{}, 1)
-	release := make(chan struct{})
+	gate := newRequestGate(1)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case seen <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
+		if !gate.hold(r) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -357,7 +345,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	select {
-	case <-seen:
+	case <-gate.arrived:
 	case <-ctx.Done():
 		t.Fatal("the app never saw the call")
 	}
@@ -369,7 +357,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("serve exited with a call in progress: %v\n%s", err, p.stderr)
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(release)
+	gate.open()
 	select {
 	case err := <-p.exited:
 		p.exited <- err // for the cleanup
@@ -407,11 +395,7 @@ func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
 	if err := app.WaitLive(ctx, 1); err != nil {
 		t.Fatalf("the call never reached the app: %v", err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := <-p.exited
-	p.exited <- err
+	p.kill()
 	again := startServe(t, db)
 	c := again.waitCall(a, sid)
 	if c.Reason != "node-restart" || c.Active {

@@ -208,18 +208,7 @@ func TestPublishHandsOverToIdleWorkers(t *testing.T) {
 	rc := newReceiver(t, false, status(http.StatusNoContent))
 	st := &claimCounter{Store: openStore(t)}
 	ctx := context.Background()
-	ob, err := outbox.Open(ctx, outbox.Config{Store: st, HTTPClient: loopbackClient(rc), PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ob.Close(ctx) }()
-	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL,
-		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ob.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ob := startWithEndpoint(t, outbox.Config{Store: st, HTTPClient: loopbackClient(rc), PollInterval: 20 * time.Millisecond}, rc)
 	for i := range 5 {
 		pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "x"})
 		if err != nil {

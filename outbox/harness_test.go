@@ -1,7 +1,6 @@
 package outbox_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -206,26 +205,8 @@ type harness struct {
 	ep      outbox.Endpoint
 	notices []outbox.Notice
 	// logs holds what the outbox logged, one JSON object per line.
-	logs syncBuffer
+	logs testkit.SyncBuffer
 	mu   sync.Mutex
-}
-
-// syncBuffer is a bytes.Buffer safe for the outbox's goroutines and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func newHarness(t *testing.T, profile string, o outbox.Overrides, script func(n int, r *http.Request) reply) *harness {
@@ -343,8 +324,38 @@ func (h *harness) drive(id string, maxSteps int) (waits []time.Duration, d outbo
 	return waits, d
 }
 
+// startWithEndpoint opens an outbox of cfg with an endpoint of account "a" at rc (plain
+// HTTP allowed) and starts it; it is closed when the test ends.
+func startWithEndpoint(t *testing.T, cfg outbox.Config, rc *receiver) *outbox.Outbox {
+	t.Helper()
+	ctx := context.Background()
+	ob, err := outbox.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ob.Close(ctx) })
+	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL,
+		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ob
+}
+
 func status(code int) func(int, *http.Request) reply {
 	return func(int, *http.Request) reply { return reply{status: code} }
+}
+
+// failFirstThen answers the first request 500 and every later one code.
+func failFirstThen(code int) func(int, *http.Request) reply {
+	return func(n int, _ *http.Request) reply {
+		if n == 0 {
+			return reply{status: http.StatusInternalServerError}
+		}
+		return reply{status: code}
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -44,19 +44,7 @@ func TestWakeupsClaimAtOnce(t *testing.T) {
 	rc := newReceiver(t, false, status(http.StatusNoContent))
 	st := &wakingStore{Store: openStore(t), wakeups: make(chan struct{}, 1), subscribed: make(chan context.Context, 1),
 		claimed: newSignal(), clock: retry.SystemClock{}}
-	cfg := outbox.Config{Store: st, HTTPClient: loopbackClient(rc), PollInterval: time.Hour}
-	ob, err := outbox.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ob.Close(ctx) }()
-	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL,
-		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ob.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ob := startWithEndpoint(t, outbox.Config{Store: st, HTTPClient: loopbackClient(rc), PollInterval: time.Hour}, rc)
 	sub := <-st.subscribed
 	<-st.claimed // the first claim, before anything was published: the loop now sleeps an hour
 	// Another node publishes: this outbox is not told but by the store's wake-up.

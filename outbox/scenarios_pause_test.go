@@ -162,12 +162,7 @@ type pausedExpect struct {
 // checkPaused: what a pause does to waiting and new deliveries, that nothing is sent
 // while paused, and what resume (and a replay) sends.
 func checkPaused(t *testing.T, profile string, want pausedExpect) {
-	h := newHarness(t, profile, outbox.Overrides{}, func(n int, _ *http.Request) reply {
-		if n == 0 {
-			return reply{status: 500}
-		}
-		return reply{status: 204}
-	})
+	h := newHarness(t, profile, outbox.Overrides{}, failFirstThen(204))
 	waiting := h.publish()
 	h.run()
 	if want.disable {

@@ -60,12 +60,7 @@ type goneExpect struct {
 
 // checkGone: one delivery fails with 500 and waits; another gets 410.
 func checkGone(t *testing.T, profile string, want goneExpect) {
-	h := newHarness(t, profile, outbox.Overrides{}, func(n int, _ *http.Request) reply {
-		if n == 0 {
-			return reply{status: 500}
-		}
-		return reply{status: 410}
-	})
+	h := newHarness(t, profile, outbox.Overrides{}, failFirstThen(410))
 	waiting := h.publish()
 	h.run()
 	gone := h.publish()

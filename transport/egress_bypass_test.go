@@ -113,11 +113,7 @@ func TestDialControlRefusesExactIP(t *testing.T) {
 // the check is on the address dialed, on every attempt.
 func TestEgressRebinding(t *testing.T) {
 	t.Parallel()
-	// One port at two addresses: held for the test, so that neither listener finds
-	// it taken (a port picked at one address could be in use at the other).
-	port := transporttest.SharedPort(t)
-	private := transporttest.NewSilentOn(t, "127.0.0.2:"+port)
-	srv := transporttest.NewServerOn(t, "127.0.0.1:"+port)
+	port, srv, private := rebindingTargets(t)
 	// Connection: close makes the retry dial (and resolve) again.
 	fail := transporttest.Step{Status: 500, Header: http.Header{"Connection": {"close"}}}
 	srv.Script("/hook", fail)
@@ -129,8 +125,7 @@ func TestEgressRebinding(t *testing.T) {
 		}
 		return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
 	})
-	rules := transport.PublicOnly()
-	rules.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} // stands for "public"
+	rules := rebindingRules()
 	client, rec := newHookClient(t, transport.HookClientOptions{Rules: rules, Resolver: resolver})
 	_, err := client.Do(context.Background(), transport.HookRequest{
 		Target: mustTarget(t, "http://rebind.example:"+port+"/hook#rc=3&rp=all"),
@@ -161,8 +156,7 @@ func TestEgressRedirectTowardPrivate(t *testing.T) {
 	private := transporttest.NewSilentOn(t, "127.0.0.2:0")
 	srv := transporttest.NewServer(t)
 	srv.Script("/hook", transporttest.Redirect(http.StatusTemporaryRedirect, "http://"+private.Addr+"/admin"))
-	rules := transport.PublicOnly()
-	rules.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	rules := rebindingRules()
 
 	plain := transport.NewHTTPClient(rules, transport.ClientOptions{})
 	defer plain.CloseIdleConnections()

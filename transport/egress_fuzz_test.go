@@ -8,18 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
 func FuzzCheckURL(f *testing.F) {
-	for _, s := range []string{
+	testkit.AddSeeds[string](f,
 		"https://hooks.example.com/x", "http://127.0.0.1/", "http://[::ffff:127.0.0.1]/",
 		"http://[fe80::1%25eth0]/", "http://public.example@127.0.0.1/", "http://2130706433/",
 		"http://0x7f.1/", "ws://10.0.0.1/", "http://[64:ff9b::a00:1]:80/", "HTTP://0177.0.0.1.",
 		"http://%31%32%37.0.0.1/", "http:///x", "gopher://x",
-	} {
-		f.Add(s)
-	}
+	)
 	pub := transport.PublicOnly()
 	f.Fuzz(func(t *testing.T, raw string) {
 		u, err := url.Parse(raw)
@@ -76,9 +75,7 @@ func FuzzCheckIP(f *testing.F) {
 }
 
 func FuzzDialControl(f *testing.F) {
-	for _, s := range []string{"127.0.0.1:80", "[::ffff:127.0.0.1]:443", "[fe80::1%eth0]:80", "8.8.8.8:53", "x:1", ":80", "[::1]", "1.2.3.4"} {
-		f.Add(s)
-	}
+	testkit.AddSeeds[string](f, "127.0.0.1:80", "[::ffff:127.0.0.1]:443", "[fe80::1%eth0]:80", "8.8.8.8:53", "x:1", ":80", "[::1]", "1.2.3.4")
 	d := transport.NewDialer(transport.PublicOnly(), time.Second)
 	f.Fuzz(func(t *testing.T, address string) {
 		err := d.Control("tcp", address, nil)

@@ -76,12 +76,9 @@ func post(t *testing.T, client *http.Client, u string) (*http.Response, bool, er
 // step 1), not only when a connection is opened.
 func TestPooledConnectionNotReusedAfterRebinding(t *testing.T) {
 	t.Parallel()
-	port := transporttest.SharedPort(t)
-	private := transporttest.NewSilentOn(t, "127.0.0.2:"+port)
-	srv := transporttest.NewServerOn(t, "127.0.0.1:"+port)
+	port, srv, private := rebindingTargets(t)
 	res := &switchingResolver{addr: netip.MustParseAddr("127.0.0.1")}
-	rules := transport.PublicOnly()
-	rules.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} // stands for "public"
+	rules := rebindingRules()
 	client := transport.NewHTTPClient(rules, transport.ClientOptions{Resolver: res, ConnectTimeout: 5 * time.Second})
 	defer client.CloseIdleConnections()
 	u := "http://rebind.example:" + port + "/hook"

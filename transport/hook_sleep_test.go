@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -17,7 +18,7 @@ func TestHookRequestSleep(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }))
 	t.Cleanup(srv.Close)
 	c, clientSleep := newHookClient(t, transport.HookClientOptions{})
-	own := &sleepRecorder{}
+	own := &testkit.SleepRecorder{}
 	_, err := c.Do(context.Background(), transport.HookRequest{Target: mustTarget(t, srv.URL+"#rc=2&rp=5xx"), Sleep: own.Sleep})
 	if err == nil {
 		t.Fatal("a 503 succeeded")

@@ -4,31 +4,33 @@ import (
 	"context"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/transporttest"
 )
 
-// sleepRecorder is an injected Sleep that records each wait and returns at once.
-type sleepRecorder struct {
-	mu     sync.Mutex
-	delays []time.Duration
+// rebindingRules are the public-only rules with 127.0.0.1 standing for a public
+// address: 127.0.0.2 stays refused.
+func rebindingRules() transport.EgressRules {
+	rules := transport.PublicOnly()
+	rules.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	return rules
 }
 
-func (s *sleepRecorder) Sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.delays = append(s.delays, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func (s *sleepRecorder) Delays() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.delays...)
+// rebindingTargets listens on one port at two addresses: a server at 127.0.0.1,
+// which rebindingRules allow, and a silent listener at 127.0.0.2, which they refuse.
+// The port is held for the test, so that neither listener finds it taken (a port
+// picked at one address could be in use at the other).
+func rebindingTargets(t *testing.T) (port string, allowed *transporttest.Server, refused *transporttest.Silent) {
+	t.Helper()
+	port = transporttest.SharedPort(t)
+	refused = transporttest.NewSilentOn(t, "127.0.0.2:"+port)
+	allowed = transporttest.NewServerOn(t, "127.0.0.1:"+port)
+	return port, allowed, refused
 }
 
 // loopbackRules are the call-control rules with loopback allowed, so the test
@@ -37,9 +39,9 @@ func loopbackRules() transport.EgressRules { return transport.CallControlRules(t
 
 // newHookClient builds a HookClient reaching loopback, with a recording sleeper,
 // and closes its idle connections at cleanup.
-func newHookClient(t *testing.T, opts transport.HookClientOptions) (*transport.HookClient, *sleepRecorder) {
+func newHookClient(t *testing.T, opts transport.HookClientOptions) (*transport.HookClient, *testkit.SleepRecorder) {
 	t.Helper()
-	rec := &sleepRecorder{}
+	rec := &testkit.SleepRecorder{}
 	if len(opts.Rules.Schemes) == 0 {
 		opts.Rules = loopbackRules()
 	}

@@ -141,6 +141,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{"ws", "--size", "100000"}, {"ws", "--messages", "0"}, {"calls", "--calls", "0"}, {"calls", "--per-process", "-1"},
 		{"calls", "--calls", "1000", "--per-process", "1"}, {"backlog", "--scheduled", "0"}, {"backlog", "--head", "101"},
 		{"backlog", "--claims", "0"}, {"backlog", "--baseline", "-1"}, {"backlog", "--dir", "/nonexistent/switchboard-bench"},
+		{"backlog", "--sync", "OFF"},
 	} {
 		code, stdout, stderr := runCLI(t, nil, append([]string{"bench"}, args...)...)
 		if code != exitUsage || stdout != "" || stderr == "" {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // FuzzParseHeaderDump feeds arbitrary text to the --headers parser, as a pasted
@@ -14,7 +16,7 @@ import (
 // per line, which written back as "Name: value" lines parse to the same headers; and a
 // blank line after the headers ends them, whatever follows.
 func FuzzParseHeaderDump(f *testing.F) {
-	for _, seed := range []string{
+	testkit.AddSeeds[string](f,
 		"POST /status HTTP/1.1\r\nHost: app.example.com\r\nwebhook-id: msg_1\r\n\r\n{\"a\":1}",
 		"webhook-id: x\nno colon here\n",
 		"\n\n  \nWebhook-Signature:  v1,abc= \n",
@@ -23,9 +25,7 @@ func FuzzParseHeaderDump(f *testing.F) {
 		"a:b:c\r\n\r",
 		"Y: b\nX: a HTTP/1\n", // a header that reads like a request line
 		"",
-	} {
-		f.Add(seed)
-	}
+	)
 	f.Fuzz(func(t *testing.T, data string) {
 		h, err := parseHeaderDump(data, "--headers dump.txt")
 		lines := strings.Split(data, "\n")

@@ -27,6 +27,10 @@ type BacklogOptions struct {
 	// Claims is how many claims each side times a round.
 	Claims int
 	Rounds int
+	// Synchronous is the timed stores' sqlitestore.Options.Synchronous: "FULL" (the
+	// default, the store's) syncs the WAL at every commit, the claim's included;
+	// "NORMAL" leaves the sync to checkpoints, so the claim's own work is what is timed.
+	Synchronous string
 	// Dir holds the database files; default a temporary directory, removed after.
 	Dir string
 	// Progress, when set, is told how the filling goes.
@@ -42,6 +46,8 @@ const backlogEndpoints = 100
 // same claim on a store holding only o.Baseline: the time of one claim of o.Head
 // due deliveries, and the process's memory with the store open after the claims
 // (Go heap, and on Linux the resident set, which also counts SQLite's page cache).
+// The claim is timed whole: its write transaction through the commit, whose sync
+// (o.Synchronous) is part of it.
 // Ratios near 1 mean the backlog costs the head nothing and memory stays flat.
 func Backlog(ctx context.Context, o BacklogOptions) ([]Result, error) {
 	if o.Scheduled < 1 || o.Baseline < 0 || o.Head < 1 || o.Claims < 1 {
@@ -72,7 +78,7 @@ func Backlog(ctx context.Context, o BacklogOptions) ([]Result, error) {
 	var seq atomic.Int64
 	side := func(path string) Side {
 		return func(ctx context.Context, round int) (map[string]float64, error) {
-			st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+			st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Synchronous: o.Synchronous})
 			if err != nil {
 				return nil, err
 			}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
@@ -119,7 +120,7 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 		o.Stderr = os.Stderr
 	}
 	// Every helper's stderr is copied by a goroutine of its own.
-	o.Stderr = &lockedWriter{w: o.Stderr}
+	o.Stderr = zerolog.SyncWriter(o.Stderr)
 	progress := o.Progress
 	if progress == nil {
 		progress = func(string) {}
@@ -202,18 +203,6 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 	}
 	res, err := Interleave(ctx, o.Rounds, measures, side("calls"), side("raw"))
 	return res, plan, err
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // holding is what a client process reports once its share is live.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,7 +49,7 @@ func newManager(t *testing.T, o Options) *Manager {
 // An invalid rc or unknown rp class is logged once per URL, however many calls use it.
 func TestFragmentWarningsLoggedOncePerURL(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	m := newManager(t, Options{Logger: zerolog.New(&logs)})
 	for range 3 {
 		m.warnFragment("http://127.0.0.1:1/call#rc=abc&rp=bogus")
@@ -119,21 +118,4 @@ func TestControlOfAnUnknownCall(t *testing.T) {
 	if _, err := m.Get(t.Context(), "a", "nope"); !errors.Is(err, nodestore.ErrNotFound) {
 		t.Errorf("get: %v, want ErrNotFound", err)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/console/consoletest"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
@@ -50,15 +49,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopBrowser)
-	node, err := consoletest.Start(t.TempDir(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := node.Stop(); err != nil {
-			t.Errorf("node stopped with %v", err)
-		}
-	})
+	node := startNode(t)
 	e := &env{t: t, node: node, browser: ctx}
 	if e.a, err = node.CreateAccount("Account A"); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-voice/switchboard/internal/dburl"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // TestParse: a row per accepted and refused form.
@@ -47,9 +48,7 @@ func TestParse(t *testing.T) {
 // location: a SQLite path without a query or NUL, or a URL pgx parses; an error never
 // shows a URL's password.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"sqlite:a.db", "file:x", "/p", "postgres://u:pw@h/db", "postgresql://h/db?search_path=s", "x://y", "", ":pw@://u:pw@"} {
-		f.Add(s)
-	}
+	testkit.AddSeeds[string](f, "sqlite:a.db", "file:x", "/p", "postgres://u:pw@h/db", "postgresql://h/db?search_path=s", "x://y", "", ":pw@://u:pw@")
 	f.Fuzz(func(t *testing.T, s string) {
 		loc, err := dburl.Parse(s)
 		if err != nil {

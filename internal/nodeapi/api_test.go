@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/internal/calls"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -202,9 +202,8 @@ func TestOpenAPIDocumentLintable(t *testing.T) {
 // Every request gets an id, echoed as X-Request-Id (a sane one of the client's is
 // kept), and one access log line naming it with the method, path and status.
 func TestAccessLogAndRequestID(t *testing.T) {
-	var mu sync.Mutex
-	var logs bytes.Buffer
-	srv := serveAPILogged(t, Options{}, zerolog.New(lockedWriter{&mu, &logs}))
+	var logs testkit.SyncBuffer
+	srv := serveAPILogged(t, Options{}, zerolog.New(&logs))
 	get := func(id string) string {
 		t.Helper()
 		req, _ := http.NewRequest("GET", srv.URL+"/v1/Accounts/nope/Calls", nil)
@@ -228,8 +227,6 @@ func TestAccessLogAndRequestID(t *testing.T) {
 	if got := get("bad id"); got == "bad id" || len(got) != 36 {
 		t.Errorf("a bad client id came back as %q, want one of ours", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d access log lines, want 3:\n%s", len(lines), logs.String())
@@ -243,15 +240,4 @@ func TestAccessLogAndRequestID(t *testing.T) {
 		first.Path != "/v1/Accounts/nope/Calls" || first.Status != http.StatusUnauthorized || first.Level != "info" {
 		t.Errorf("access log line %s, want request %s, GET, the path, 401", lines[0], own)
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -1,7 +1,6 @@
 package outboxapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
@@ -134,28 +134,14 @@ func (e *env) call(method, path, token string, body any) (int, map[string]any) {
 
 func (e *env) raw(method, path, token string, body any) (int, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewReader([]byte(b))
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, e.base+path, rd)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	req, err := testkit.JSONRequest(method, e.base+path, token, body)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	resp, raw, err := testkit.Exchange(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
 	return resp.StatusCode, raw
 }
 

@@ -173,19 +173,15 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	if err != nil {
 		return nil, err
 	}
-	endpoints := map[string]outboxdriver.Endpoint{}
+	endpoints, err := endpointsOf(ctx, tx, claimed)
+	if err != nil {
+		return nil, err
+	}
 	jobs := make([]outboxdriver.Job, 0, len(claimed))
 	for _, d := range claimed {
-		ep, ok := endpoints[d.EndpointID]
-		if !ok {
-			ep, err = getEndpoint(ctx, tx, d.EndpointID)
-			if err != nil && !errors.Is(err, outboxdriver.ErrNotFound) {
-				return nil, err
-			}
-			endpoints[d.EndpointID] = ep
-		}
+		ep, epOK := endpoints[d.EndpointID]
 		ev, ok := events[eventKey(d.Account, d.EventID)]
-		if !ok || ep.ID == "" {
+		if !ok || !epOK {
 			// A row gone from under its delivery cannot be attempted: its lease
 			// expires and the reaper decides it, as for a crashed claimer.
 			continue
@@ -223,6 +219,38 @@ func eventsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[
 		out[eventKey(vs.ev.Account, vs.ev.ID)] = vs.event()
 	}
 	return out, rows.Err()
+}
+
+// endpointsOf reads the endpoints of deliveries in one query, by id. The deliveries
+// of a claim often have an endpoint each (an event fans out to all of its account's
+// endpoints): a query per endpoint was about half the time of a claim of 100.
+func endpointsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[string]outboxdriver.Endpoint, error) {
+	ids := make([]string, 0, len(ds))
+	seen := make(map[string]bool, len(ds))
+	for _, d := range ds {
+		if !seen[d.EndpointID] {
+			seen[d.EndpointID] = true
+			ids = append(ids, d.EndpointID)
+		}
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
+		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, err
+	}
+	eps, err := scanEndpoints(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]outboxdriver.Endpoint, len(eps))
+	for _, ep := range eps {
+		out[ep.ID] = ep
+	}
+	return out, nil
 }
 
 // NextDue implements outboxdriver.Store.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/switchboard-voice/switchboard/internal/migrate"
+	"github.com/switchboard-voice/switchboard/internal/sqlitefile"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -118,13 +118,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate") // writers take the lock at BEGIN: no upgrade deadlocks
 	// The file is created here, readable by its owner only (it holds endpoint
-	// secrets; SQLite gives the WAL the same mode), and every connection opens it as
-	// it is: one opened after the file was deleted fails instead of starting a
-	// fresh, empty database.
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
-	} else if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	// secrets), and in WAL mode; every connection opens it as it is: one opened after
+	// the file was deleted fails instead of starting a fresh, empty database.
+	if err := sqlitefile.Prepare(ctx, path, opts.BusyTimeout); err != nil {
+		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
 	q.Set("mode", "rw")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())

@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // dialServer opens a Conn to s with the test options changed by tweak.
 func dialServer(t *testing.T, serverURL string, tweak func(*Options)) *Conn {
 	t.Helper()
-	opts := testOptions(t, &sleepRecorder{})
+	opts := testOptions(t, &testkit.SleepRecorder{})
 	if tweak != nil {
 		tweak(&opts)
 	}

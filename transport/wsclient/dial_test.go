@@ -1,9 +1,11 @@
 package wsclient
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -27,37 +29,20 @@ import (
 // failure and the exact waits between attempts.
 func TestDialPolicyRows(t *testing.T) {
 	t.Parallel()
-	type server struct {
-		// url starts the server; the function it returns counts what the server
-		// saw, once it has seen the number given (or it never will).
-		url   func(t *testing.T) (string, func(want int64) int64)
-		class retry.Class
-	}
-	silent := server{func(t *testing.T) (string, func(int64) int64) {
-		_, url, accepted := newSilentListener(t)
-		return url, accepted
-	}, retry.HandshakeTimeout}
-	refused := server{func(t *testing.T) (string, func(int64) int64) {
-		return closedPortURL(t), func(int64) int64 { return -1 }
-	}, retry.Connect}
-	status := func(code int) server {
-		return server{func(t *testing.T) (string, func(int64) int64) {
-			s := newStatusServer(t, code, -1, "")
-			return "ws" + strings.TrimPrefix(s.URL, "http") + "/ws", loaded(&s.requests)
-		}, retry.ClassifyStatus(code)}
-	}
-	noSubprotocol := server{func(t *testing.T) (string, func(int64) int64) {
+	silent, refused := silentPolicyServer(), refusedPolicyServer()
+	status := func(code int) policyServer { return statusPolicyServer(code, "/ws") }
+	noSubprotocol := policyServer{func(t *testing.T) (string, func(int64) int64) {
 		s := newWSServer(t, true, func(ctx context.Context, c *websocket.Conn) { c.CloseRead(ctx) })
 		return "ws" + strings.TrimPrefix(s.URL, "http") + "/ws", loaded(&s.requests)
 	}, retry.Unparseable}
-	bogusUpgrade := server{func(t *testing.T) (string, func(int64) int64) {
+	bogusUpgrade := policyServer{func(t *testing.T) (string, func(int64) int64) {
 		s, n := newBogusUpgradeServer(t)
 		return "ws" + strings.TrimPrefix(s.URL, "http"), loaded(n)
 	}, retry.Unparseable}
 
 	tests := []struct {
 		name     string
-		server   server
+		server   policyServer
 		fragment string
 		delays   []time.Duration // waits recorded; attempts = len+1
 	}{
@@ -90,12 +75,7 @@ func TestDialPolicyRows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			url, seen := tt.server.url(t)
-			rec := &sleepRecorder{}
-			opts := testOptions(t, rec)
-			if tt.server.class == retry.HandshakeTimeout {
-				opts.HandshakeTimeout = shortHandshake
-			}
+			url, seen, rec, opts := tt.server.start(t)
 			var observed []Attempt
 			opts.Observer = func(a Attempt) { observed = append(observed, a) }
 			conn, err := Dial(context.Background(), mustTarget(t, url+tt.fragment), opts)
@@ -114,7 +94,7 @@ func TestDialPolicyRows(t *testing.T) {
 			if n := seen(int64(wantAttempts)); n != -1 && n != int64(wantAttempts) {
 				t.Errorf("server saw %d connections, want %d", n, wantAttempts)
 			}
-			if got := rec.recorded(); !slices.Equal(got, tt.delays) {
+			if got := rec.Delays(); !slices.Equal(got, tt.delays) {
 				t.Errorf("waits = %v, want %v", got, tt.delays)
 			}
 			if de.Class != tt.server.class {
@@ -137,7 +117,7 @@ func TestDialStatusReported(t *testing.T) {
 	t.Parallel()
 	s := newStatusServer(t, 403, -1, "")
 	var logs bytes.Buffer
-	opts := testOptions(t, &sleepRecorder{})
+	opts := testOptions(t, &testkit.SleepRecorder{})
 	opts.Logger = zerolog.New(&logs).Level(zerolog.DebugLevel)
 	_, err := Dial(context.Background(), mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")), opts)
 	for _, line := range []string{`"message":"websocket attempt failed"`, `"status":403`, `"message":"websocket connection failed"`} {
@@ -159,7 +139,7 @@ func TestDialRedirectNotFollowed(t *testing.T) {
 	var reached atomic.Int64
 	target := newWSServer(t, false, func(ctx context.Context, c *websocket.Conn) { reached.Add(1) })
 	s := newStatusServer(t, http.StatusFound, -1, target.URL)
-	_, err := Dial(context.Background(), mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")+"#rp=all&rc=1"), testOptions(t, &sleepRecorder{}))
+	_, err := Dial(context.Background(), mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")+"#rp=all&rc=1"), testOptions(t, &testkit.SleepRecorder{}))
 	var de *DialError
 	if !errors.As(err, &de) || de.Class != retry.Redirect || de.Status != http.StatusFound {
 		t.Fatalf("err = %v, want class redirect with status 302", err)
@@ -172,7 +152,7 @@ func TestDialRedirectNotFollowed(t *testing.T) {
 func TestDialSucceedsAfterRetries(t *testing.T) {
 	t.Parallel()
 	s := newStatusServer(t, 503, 2, "")
-	rec := &sleepRecorder{}
+	rec := &testkit.SleepRecorder{}
 	var observed []Attempt
 	opts := testOptions(t, rec)
 	opts.Observer = func(a Attempt) { observed = append(observed, a) }
@@ -181,7 +161,7 @@ func TestDialSucceedsAfterRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(1000, "")
-	if got, want := rec.recorded(), seconds(0.5, 1); !slices.Equal(got, want) {
+	if got, want := rec.Delays(), seconds(0.5, 1); !slices.Equal(got, want) {
 		t.Errorf("waits = %v, want %v", got, want)
 	}
 	classes := []retry.Class{}
@@ -204,7 +184,7 @@ func TestDialHandshake(t *testing.T) {
 		<-c.CloseRead(ctx).Done()
 	})
 	t.Run("defaults", func(t *testing.T) {
-		opts := testOptions(t, &sleepRecorder{})
+		opts := testOptions(t, &testkit.SleepRecorder{})
 		conn, err := Dial(context.Background(), mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")+"/app?x=1#rc=1&foo=bar"), opts)
 		if err != nil {
 			t.Fatal(err)
@@ -222,7 +202,7 @@ func TestDialHandshake(t *testing.T) {
 		}
 	})
 	t.Run("user agent and basic auth", func(t *testing.T) {
-		opts := testOptions(t, &sleepRecorder{})
+		opts := testOptions(t, &testkit.SleepRecorder{})
 		opts.UserAgent = "switchboard/1"
 		req, _ := http.NewRequest("GET", "/", nil)
 		req.SetBasicAuth("user", "secret")
@@ -249,7 +229,7 @@ func TestDialHandshake(t *testing.T) {
 
 func TestDialAttemptTimes(t *testing.T) {
 	t.Parallel()
-	opts := testOptions(t, &sleepRecorder{})
+	opts := testOptions(t, &testkit.SleepRecorder{})
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := testkit.NewClockAt(epoch.Add(time.Second)) // one second further at every reading
 	clock.SetStep(time.Second)
@@ -269,7 +249,7 @@ func TestDialAttemptTimes(t *testing.T) {
 func TestDialHandshakeBounded(t *testing.T) {
 	t.Parallel()
 	_, url, _ := newSilentListener(t)
-	opts := testOptions(t, &sleepRecorder{})
+	opts := testOptions(t, &testkit.SleepRecorder{})
 	opts.HandshakeTimeout = shortHandshake
 	start := time.Now()
 	_, err := Dial(context.Background(), mustTarget(t, url), opts)
@@ -294,14 +274,14 @@ func TestDialHandshakeBounded(t *testing.T) {
 func TestDialEgressRefused(t *testing.T) {
 	t.Parallel()
 	s, url, _ := newSilentListener(t)
-	rec := &sleepRecorder{}
-	_, err := Dial(context.Background(), mustTarget(t, url+"#rc=5&rp=all"), Options{Sleep: rec.sleep})
+	rec := &testkit.SleepRecorder{}
+	_, err := Dial(context.Background(), mustTarget(t, url+"#rc=5&rp=all"), Options{Sleep: rec.Sleep})
 	var de *DialError
 	if !errors.As(err, &de) || de.Class != retry.EgressRefused || len(de.Attempts) != 1 {
 		t.Fatalf("err = %v, want one egress-refused attempt", err)
 	}
-	if len(rec.recorded()) != 0 {
-		t.Errorf("waited %v before retrying a refusal", rec.recorded())
+	if len(rec.Delays()) != 0 {
+		t.Errorf("waited %v before retrying a refusal", rec.Delays())
 	}
 	s.AssertNothingArrived(t)
 }
@@ -323,7 +303,7 @@ func TestDialCanceled(t *testing.T) {
 		_, url, _ := newSilentListener(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		defer cancel()
-		opts := testOptions(t, &sleepRecorder{})
+		opts := testOptions(t, &testkit.SleepRecorder{})
 		opts.HandshakeTimeout = 5 * time.Second
 		_, err := Dial(ctx, mustTarget(t, url+"#rc=3&rp=ct"), opts)
 		var de *DialError
@@ -335,7 +315,7 @@ func TestDialCanceled(t *testing.T) {
 
 func TestDialBadInput(t *testing.T) {
 	t.Parallel()
-	rec := &sleepRecorder{}
+	rec := &testkit.SleepRecorder{}
 	_, err := Dial(context.Background(), mustTarget(t, "https://127.0.0.1/hook"), testOptions(t, rec))
 	var de *DialError
 	if !errors.As(err, &de) || de.Class != retry.Permanent || !errors.Is(err, fragment.ErrInvalidURL) || len(de.Attempts) != 0 {
@@ -364,20 +344,15 @@ func TestDialRefusedUpgradeBoundedByHandshakeTimeout(t *testing.T) {
 	release := make(chan struct{})
 	var held sync.WaitGroup
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, rw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		held.Add(1)
-		defer held.Done()
-		defer conn.Close()
-		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-			"Sec-WebSocket-Protocol: other.proto\r\nSec-WebSocket-Accept: bogus\r\n\r\n")
-		rw.Flush()
-		<-release
+		serveHijacked(w, &held, func(_ net.Conn, rw *bufio.ReadWriter) {
+			rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+				"Sec-WebSocket-Protocol: other.proto\r\nSec-WebSocket-Accept: bogus\r\n\r\n")
+			rw.Flush()
+			<-release
+		})
 	}))
 	t.Cleanup(func() { close(release); held.Wait(); s.Close() })
-	opts := testOptions(t, &sleepRecorder{})
+	opts := testOptions(t, &testkit.SleepRecorder{})
 	opts.HandshakeTimeout = 200 * time.Millisecond
 	start := time.Now()
 	_, err := Dial(context.Background(), mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")+"/ws"), opts)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -55,7 +56,7 @@ func TestDialSilentlyDroppedConnect(t *testing.T) {
 		{"", nil},
 		{"#rc=2&rp=ct", seconds(0.5, 1)},
 	} {
-		rec := &sleepRecorder{}
+		rec := &testkit.SleepRecorder{}
 		opts := testOptions(t, rec)
 		opts.HandshakeTimeout = shortHandshake
 		_, err := Dial(context.Background(), mustTarget(t, url+tt.fragment), opts)
@@ -63,8 +64,8 @@ func TestDialSilentlyDroppedConnect(t *testing.T) {
 		if !errors.As(err, &de) || de.Class != retry.HandshakeTimeout || len(de.Attempts) != len(tt.delays)+1 {
 			t.Fatalf("%q: err = %v, want %d handshake-timeout attempts", tt.fragment, err, len(tt.delays)+1)
 		}
-		if !slices.Equal(rec.recorded(), tt.delays) {
-			t.Errorf("%q: waits %v, want %v", tt.fragment, rec.recorded(), tt.delays)
+		if !slices.Equal(rec.Delays(), tt.delays) {
+			t.Errorf("%q: waits %v, want %v", tt.fragment, rec.Delays(), tt.delays)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package wsclient
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -11,8 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/coder/websocket"
-
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -29,27 +29,14 @@ func sdkLikeServer(t *testing.T) (s *httptest.Server, conns *atomic.Int64) {
 	done := make(chan struct{})
 	s = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/app" {
-			c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
-			if err != nil {
-				return
-			}
-			defer c.CloseNow()
-			for {
-				if _, _, err := c.Read(r.Context()); err != nil {
-					return
-				}
-			}
-		}
-		conn, rw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
+			upgradeAndDrain(r.Context(), w, r)
 			return
 		}
-		held.Add(1)
-		defer held.Done()
-		defer conn.Close()
-		rw.WriteString("HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nConnection: keep-alive\r\nContent-Length: 13\r\n\r\n404 Not Found")
-		rw.Flush()
-		<-done // never read again, as Node after its upgrade event
+		serveHijacked(w, &held, func(_ net.Conn, rw *bufio.ReadWriter) {
+			rw.WriteString("HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nConnection: keep-alive\r\nContent-Length: 13\r\n\r\n404 Not Found")
+			rw.Flush()
+			<-done // never read again, as Node after its upgrade event
+		})
 	}))
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
@@ -88,7 +75,7 @@ func TestEveryAttemptIsAFreshConnection(t *testing.T) {
 			t.Parallel()
 			s, conns := sdkLikeServer(t)
 			base := "ws" + strings.TrimPrefix(s.URL, "http")
-			o := testOptions(t, &sleepRecorder{})
+			o := testOptions(t, &testkit.SleepRecorder{})
 			o.HTTPClient = tc.client(t)
 			_, err := Dial(context.Background(), mustTarget(t, base+"/missing#rc=2&rp=4xx"), o)
 			var de *DialError

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -18,28 +19,11 @@ import (
 // handshake timeout too, even under the default policy), 4xx only under rp 4xx/all.
 func TestReconnectEpisodes(t *testing.T) {
 	t.Parallel()
-	type server struct {
-		// url starts the server; the function it returns counts what the server
-		// saw, once it has seen the number given (or it never will).
-		url   func(t *testing.T) (string, func(want int64) int64)
-		class retry.Class
-	}
-	silent := server{func(t *testing.T) (string, func(int64) int64) {
-		_, url, accepted := newSilentListener(t)
-		return url, accepted
-	}, retry.HandshakeTimeout}
-	refused := server{func(t *testing.T) (string, func(int64) int64) {
-		return closedPortURL(t), func(int64) int64 { return -1 }
-	}, retry.Connect}
-	status := func(code int) server {
-		return server{func(t *testing.T) (string, func(int64) int64) {
-			s := newStatusServer(t, code, -1, "")
-			return "ws" + strings.TrimPrefix(s.URL, "http"), loaded(&s.requests)
-		}, retry.ClassifyStatus(code)}
-	}
+	silent, refused := silentPolicyServer(), refusedPolicyServer()
+	status := func(code int) policyServer { return statusPolicyServer(code, "") }
 	tests := []struct {
 		name     string
-		server   server
+		server   policyServer
 		fragment string
 		delays   []time.Duration // one wait before each attempt
 	}{
@@ -57,12 +41,7 @@ func TestReconnectEpisodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			url, seen := tt.server.url(t)
-			rec := &sleepRecorder{}
-			opts := testOptions(t, rec)
-			if tt.server.class == retry.HandshakeTimeout {
-				opts.HandshakeTimeout = shortHandshake
-			}
+			url, seen, rec, opts := tt.server.start(t)
 			r, err := NewReconnector(mustTarget(t, url+tt.fragment), opts)
 			if err != nil {
 				t.Fatal(err)
@@ -78,7 +57,7 @@ func TestReconnectEpisodes(t *testing.T) {
 				}
 				// The ramp restarts at 0.5 s for every episode.
 				want := slices.Concat(tt.delays, tt.delays)[:episode*len(tt.delays)]
-				if got := rec.recorded(); !slices.Equal(got, want) {
+				if got := rec.Delays(); !slices.Equal(got, want) {
 					t.Errorf("episode %d: waits = %v, want %v", episode, got, want)
 				}
 			}
@@ -95,7 +74,7 @@ func TestReconnectEpisodes(t *testing.T) {
 func TestReconnectNoBudget(t *testing.T) {
 	t.Parallel()
 	s := newAcceptingServer(t, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
-	rec := &sleepRecorder{}
+	rec := &testkit.SleepRecorder{}
 	r, err := NewReconnector(mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")+"#rc=0"), testOptions(t, rec))
 	if err != nil {
 		t.Fatal(err)
@@ -105,15 +84,15 @@ func TestReconnectNoBudget(t *testing.T) {
 	if !errors.As(err, &de) || !errors.Is(err, ErrNoReconnectBudget) || len(de.Attempts) != 0 {
 		t.Fatalf("err = %v, want ErrNoReconnectBudget without attempts", err)
 	}
-	if len(rec.recorded()) != 0 || s.requests.Load() != 0 {
-		t.Errorf("waited %v, server saw %d requests", rec.recorded(), s.requests.Load())
+	if len(rec.Delays()) != 0 || s.requests.Load() != 0 {
+		t.Errorf("waited %v, server saw %d requests", rec.Delays(), s.requests.Load())
 	}
 }
 
 func TestReconnectSucceeds(t *testing.T) {
 	t.Parallel()
 	s := newStatusServer(t, 503, 1, "")
-	rec := &sleepRecorder{}
+	rec := &testkit.SleepRecorder{}
 	r, err := NewReconnector(mustTarget(t, "ws"+strings.TrimPrefix(s.URL, "http")+"#rc=3"), testOptions(t, rec))
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +102,7 @@ func TestReconnectSucceeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(1000, "")
-	if got, want := rec.recorded(), seconds(0.5, 1); !slices.Equal(got, want) {
+	if got, want := rec.Delays(), seconds(0.5, 1); !slices.Equal(got, want) {
 		t.Errorf("waits = %v, want %v", got, want)
 	}
 	if err := conn.Write(context.Background(), []byte(`{"type":"session:reconnect"}`)); err != nil {
@@ -134,8 +113,8 @@ func TestReconnectSucceeds(t *testing.T) {
 func TestReconnectEgressRefused(t *testing.T) {
 	t.Parallel()
 	s, url, _ := newSilentListener(t)
-	rec := &sleepRecorder{}
-	r, err := NewReconnector(mustTarget(t, url+"#rc=4&rp=all"), Options{Sleep: rec.sleep})
+	rec := &testkit.SleepRecorder{}
+	r, err := NewReconnector(mustTarget(t, url+"#rc=4&rp=all"), Options{Sleep: rec.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +128,7 @@ func TestReconnectEgressRefused(t *testing.T) {
 
 func TestReconnectCanceled(t *testing.T) {
 	t.Parallel()
-	r, err := NewReconnector(mustTarget(t, closedPortURL(t)), testOptions(t, &sleepRecorder{}))
+	r, err := NewReconnector(mustTarget(t, closedPortURL(t)), testOptions(t, &testkit.SleepRecorder{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/switchboard-voice/switchboard/fragment"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
+	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 	"github.com/switchboard-voice/switchboard/transport/transporttest"
 )
@@ -119,6 +121,21 @@ func (s *wsServer) header(i int) http.Header {
 	return s.headers[i]
 }
 
+// upgradeAndDrain upgrades r to a WebSocket on Subprotocol and reads (discarding)
+// until the connection fails or ctx ends.
+func upgradeAndDrain(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	for {
+		if _, _, err := c.Read(ctx); err != nil {
+			return
+		}
+	}
+}
+
 // statusServer answers the first failures upgrade requests with status (all of them
 // when failures < 0) and upgrades the later ones. location, if set, is sent as the
 // Location header (for 3xx).
@@ -132,16 +149,8 @@ func newStatusServer(t *testing.T, status int, failures int64, location string) 
 	s := &statusServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n := s.requests.Add(1); failures >= 0 && n > failures {
-			c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
-			if err != nil {
-				return
-			}
-			defer c.CloseNow()
-			for {
-				if _, _, err := c.Read(context.Background()); err != nil {
-					return
-				}
-			}
+			upgradeAndDrain(context.Background(), w, r)
+			return
 		}
 		if location != "" {
 			w.Header().Set("Location", location)
@@ -201,21 +210,16 @@ func newRawServer(t testing.TB, script func(r *http.Request, conn net.Conn, rw *
 			http.Error(w, "not an upgrade", http.StatusBadRequest)
 			return
 		}
-		conn, rw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		scripts.Add(1)
-		defer scripts.Done()
-		defer conn.Close()
-		sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-			"Sec-WebSocket-Protocol: " + Subprotocol + "\r\n" +
-			"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
-		if rw.Flush() != nil {
-			return
-		}
-		script(r, conn, rw)
+		serveHijacked(w, &scripts, func(conn net.Conn, rw *bufio.ReadWriter) {
+			sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+			rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+				"Sec-WebSocket-Protocol: " + Subprotocol + "\r\n" +
+				"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+			if rw.Flush() != nil {
+				return
+			}
+			script(r, conn, rw)
+		})
 	}))
 	t.Cleanup(func() {
 		s.CloseClientConnections()
@@ -223,6 +227,20 @@ func newRawServer(t testing.TB, script func(r *http.Request, conn net.Conn, rw *
 		scripts.Wait()
 	})
 	return s
+}
+
+// serveHijacked takes w's connection over and runs serve on it, counted in held
+// until serve has returned and the connection is closed: a cleanup that waits on
+// held knows that no handler still writes.
+func serveHijacked(w http.ResponseWriter, held *sync.WaitGroup, serve func(conn net.Conn, rw *bufio.ReadWriter)) {
+	conn, rw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	held.Add(1)
+	defer held.Done()
+	defer conn.Close()
+	serve(conn, rw)
 }
 
 // newBogusUpgradeServer answers every request with a 101 whose Sec-WebSocket-Accept
@@ -292,32 +310,57 @@ func loopbackClient(t testing.TB) *http.Client {
 	return c
 }
 
-// sleepRecorder records the waits between attempts instead of sleeping.
-type sleepRecorder struct {
-	mu     sync.Mutex
-	delays []time.Duration
+// policyServer is a loopback server of the dial and reconnect policy tables, with the
+// failure class an attempt on it ends in.
+type policyServer struct {
+	// url starts the server; the function it returns counts what the server saw,
+	// once it has seen the number given (or it never will).
+	url   func(t *testing.T) (string, func(want int64) int64)
+	class retry.Class
 }
 
-func (s *sleepRecorder) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.delays = append(s.delays, d)
-	s.mu.Unlock()
-	return ctx.Err()
+// start starts the server, and the options of an attempt on it: waits recorded by
+// rec, and the short handshake timeout where the server never answers.
+func (s policyServer) start(t *testing.T) (url string, seen func(want int64) int64, rec *testkit.SleepRecorder, opts Options) {
+	url, seen = s.url(t)
+	rec = &testkit.SleepRecorder{}
+	opts = testOptions(t, rec)
+	if s.class == retry.HandshakeTimeout {
+		opts.HandshakeTimeout = shortHandshake
+	}
+	return url, seen, rec, opts
 }
 
-func (s *sleepRecorder) recorded() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.delays...)
+// silentPolicyServer accepts connections and never answers the handshake.
+func silentPolicyServer() policyServer {
+	return policyServer{func(t *testing.T) (string, func(int64) int64) {
+		_, url, accepted := newSilentListener(t)
+		return url, accepted
+	}, retry.HandshakeTimeout}
+}
+
+// refusedPolicyServer is a closed port: the server sees nothing.
+func refusedPolicyServer() policyServer {
+	return policyServer{func(t *testing.T) (string, func(int64) int64) {
+		return closedPortURL(t), func(int64) int64 { return -1 }
+	}, retry.Connect}
+}
+
+// statusPolicyServer answers every handshake with code; its URL ends in path.
+func statusPolicyServer(code int, path string) policyServer {
+	return policyServer{func(t *testing.T) (string, func(int64) int64) {
+		s := newStatusServer(t, code, -1, "")
+		return "ws" + strings.TrimPrefix(s.URL, "http") + path, loaded(&s.requests)
+	}, retry.ClassifyStatus(code)}
 }
 
 // testOptions: loopback allowed, waits recorded, a handshake timeout generous
 // enough for a loaded machine. Tests of handshake timeouts shorten it.
-func testOptions(t testing.TB, rec *sleepRecorder) Options {
+func testOptions(t testing.TB, rec *testkit.SleepRecorder) Options {
 	return Options{
 		HTTPClient:       loopbackClient(t),
 		HandshakeTimeout: 5 * time.Second,
-		Sleep:            rec.sleep,
+		Sleep:            rec.Sleep,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -47,7 +48,7 @@ func TestDialTLS(t *testing.T) {
 	pool.AddCert(s.Certificate())
 	client := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{TLSConfig: &tls.Config{RootCAs: pool}})
 	t.Cleanup(client.CloseIdleConnections)
-	opts := testOptions(t, &sleepRecorder{})
+	opts := testOptions(t, &testkit.SleepRecorder{})
 	opts.HTTPClient = client
 	conn, err := Dial(context.Background(), mustTarget(t, "wss"+strings.TrimPrefix(s.URL, "https")), opts)
 	if err != nil {
@@ -67,14 +68,14 @@ func TestDialTLS(t *testing.T) {
 func TestDialUntrustedCertificate(t *testing.T) {
 	t.Parallel()
 	s := newTLSWSServer(t)
-	rec := &sleepRecorder{}
+	rec := &testkit.SleepRecorder{}
 	opts := testOptions(t, rec)
 	_, err := Dial(context.Background(), mustTarget(t, "wss"+strings.TrimPrefix(s.URL, "https")+"#rc=3&rp=all"), opts)
 	var de *DialError
 	if !errors.As(err, &de) || de.Class != retry.Permanent || len(de.Attempts) != 1 {
 		t.Fatalf("err = %v, want one permanent attempt", err)
 	}
-	if len(rec.recorded()) != 0 {
-		t.Errorf("waited %v", rec.recorded())
+	if len(rec.Delays()) != 0 {
+		t.Errorf("waited %v", rec.Delays())
 	}
 }

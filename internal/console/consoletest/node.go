@@ -1,7 +1,6 @@
 package consoletest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/featureserver"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // AdminToken is the admin token of the nodes Start runs.
@@ -86,30 +86,14 @@ func (n *Node) CreateAccount(name string) (Account, error) {
 // Do sends a JSON request with token and decodes a 2xx answer into out; another
 // answer is an error holding its status and body.
 func (n *Node) Do(method, path, token string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, n.Base+path, rd)
+	req, err := testkit.JSONRequest(method, n.Base+path, token, body)
 	if err != nil {
 		return err
 	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, raw, err := testkit.Exchange(req)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 300 {
 		return &StatusError{Status: resp.StatusCode, Body: string(raw)}
 	}

@@ -3,6 +3,7 @@ package nodestoretest
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func testInterruptLostCalls(t *testing.T, s nodestore.Store) {
 	}
 	n, err := s.InterruptLostCalls(ctx, p, end)
 	sort.Strings(seen)
-	if want := []string{"gone-node", "lost", "no-node", "previous-run"}; err != nil || n != len(want) || !equal(seen, want) {
+	if want := []string{"gone-node", "lost", "no-node", "previous-run"}; err != nil || n != len(want) || !slices.Equal(seen, want) {
 		t.Fatalf("interrupted %d %v (%v), want %v", n, seen, err, want)
 	}
 	if got, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "lost"}); err != nil || got.Active || got.Reason != "node-lost:dead" || got.Node != "dead" {
@@ -111,16 +112,4 @@ func testInterruptLostCalls(t *testing.T, s nodestore.Store) {
 	if lost, err := s.LostCalls(ctx, p); err != nil || len(lost) != 0 {
 		t.Fatalf("LostCalls after InterruptLostCalls: %+v, %v; want none", lost, err)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
+	"time"
 
 	_ "modernc.org/sqlite" // the embedded default database
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/sqlitefile"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -88,10 +89,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := opts.validate(path); err != nil {
 		return nil, err
 	}
-	if err := CreateFile(path); err != nil {
+	if err := sqlitefile.Prepare(ctx, path, 10*time.Second); err != nil {
 		return nil, err
 	}
-	dsn := "file:" + path + "?mode=rw&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	dsn := "file:" + path + "?mode=rw&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -116,17 +117,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.own, s.writer = own, ownWriter{own}
 	}
 	return s, nil
-}
-
-// CreateFile creates an empty database file at path with mode 0600 when none
-// exists; an existing file is left as it is. SQLite gives the WAL and shared-memory
-// files the database file's mode.
-func CreateFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	return f.Close()
 }
 
 // write runs fn in a write transaction of the store's writer.
