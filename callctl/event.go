@@ -90,6 +90,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	num := func(k string, v int64) {
 		b.WriteString(`,"` + k + `":` + strconv.FormatInt(v, 10))
 	}
+	// delayedAttempt writes the attempt a retry or a fault delays, and by how much.
+	delayedAttempt := func() {
+		str("url", e.URL)
+		num("attempt", int64(e.Attempt))
+		num("delay_ms", e.Delay.Milliseconds())
+	}
 	str("call_sid", e.CallSid)
 	str("kind", string(e.Kind))
 	switch e.Kind {
@@ -105,9 +111,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		str("class", e.Class)
 		num("duration_ms", e.Duration.Milliseconds())
 	case KindHookRetry:
-		str("url", e.URL)
-		num("attempt", int64(e.Attempt))
-		num("delay_ms", e.Delay.Milliseconds())
+		delayedAttempt()
 	case KindWSOpen:
 		str("url", e.URL)
 	case KindWSClose:
@@ -133,9 +137,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		str("value", e.Value)
 	case KindFault:
 		str("fault", e.Fault)
-		str("url", e.URL)
-		num("attempt", int64(e.Attempt))
-		num("delay_ms", e.Delay.Milliseconds())
+		delayedAttempt()
 		num("jitter_ms", e.Jitter.Milliseconds())
 	}
 	b.WriteByte('}')

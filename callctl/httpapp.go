@@ -103,7 +103,7 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 		Secret:         c.opts.Secret,
 		PreviousSecret: c.opts.PreviousSecret,
 		Accept:         accept,
-		Logger:         &logger,
+		Logger:         logger,
 		Connect:        c.netConnect(),
 		Observer: func(at transport.Attempt) {
 			attempts = at.Number

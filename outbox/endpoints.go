@@ -152,27 +152,17 @@ func (o *Outbox) ListEndpoints(ctx context.Context, account string) ([]Endpoint,
 func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u EndpointUpdate) (Endpoint, error) {
 	now := o.now()
 	return o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
-		if u.URL != nil {
-			ep.URL = *u.URL
-		}
+		setGiven(&ep.URL, u.URL)
 		if u.Events != nil {
 			ep.Events = slices.Clone(*u.Events)
 			if len(ep.Events) == 0 {
 				ep.Events = []string{"*"}
 			}
 		}
-		if u.APIVersion != nil {
-			ep.APIVersion = *u.APIVersion
-		}
-		if u.Profile != nil {
-			ep.Profile = *u.Profile
-		}
-		if u.Overrides != nil {
-			ep.Overrides = *u.Overrides
-		}
-		if u.Managed != nil {
-			ep.Managed = *u.Managed
-		}
+		setGiven(&ep.APIVersion, u.APIVersion)
+		setGiven(&ep.Profile, u.Profile)
+		setGiven(&ep.Overrides, u.Overrides)
+		setGiven(&ep.Managed, u.Managed)
 		var audits []AuditEntry
 		if u.Secrets != nil {
 			if _, err := webhooksig.NewSigner(*u.Secrets...); err != nil || len(*u.Secrets) == 0 {
@@ -210,6 +200,14 @@ func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string, by Acto
 		o.notify(operatorEntry(account, id, AuditRemoved, ReasonManual, by, now), url)
 	}
 	return err
+}
+
+// setGiven sets *dst to *v when v is given: the fields an EndpointUpdate leaves nil
+// keep their value.
+func setGiven[T any](dst, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }
 
 // Pause pauses an endpoint by operator request (reason MANUAL); its deliveries

@@ -61,7 +61,10 @@ type ConnectFunc func(ctx context.Context, network, address string, dial func(ct
 // DefaultConnectTimeout is JAMBONES_HTTP_TIMEOUT's default.
 const DefaultConnectTimeout = 10 * time.Second
 
-func (o ClientOptions) withDefaults() ClientOptions {
+// WithDefaults returns o with every zero value replaced by its default. Every value
+// is accepted: a ConnectTimeout or MaxIdleConnsPerHost below zero takes its default
+// too, so there is nothing for NewHTTPClient to refuse.
+func (o ClientOptions) WithDefaults() ClientOptions {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
@@ -82,7 +85,7 @@ func (o ClientOptions) withDefaults() ClientOptions {
 //
 // It also serves WebSocket dials: coder/websocket accepts it as DialOptions.HTTPClient.
 func NewHTTPClient(rules EgressRules, opts ClientOptions) *http.Client {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	d := newEgressDialer(rules, opts)
 	base := &http.Transport{
 		Proxy:                 nil, // environment proxies ignored on purpose

@@ -52,7 +52,10 @@ const (
 	DefaultMaxBody     = 1 << 20
 )
 
-func (o HookClientOptions) withDefaults() HookClientOptions {
+// WithDefaults returns o with every zero value replaced by its default. Every value
+// is accepted: a Timeout or MaxBody below zero takes its default too, so there is
+// nothing for NewHookClient to refuse.
+func (o HookClientOptions) WithDefaults() HookClientOptions {
 	if len(o.Rules.Schemes) == 0 {
 		o.Rules = CallControlRules(false)
 	}
@@ -100,7 +103,7 @@ type HookClient struct {
 
 // NewHookClient returns a HookClient over NewHTTPClient(opts.Rules, ...).
 func NewHookClient(opts HookClientOptions) *HookClient {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	pool, view := opts.clients(opts.Connect, false)
 	return &HookClient{opts: opts, pool: pool, http: view}
 }
@@ -183,9 +186,10 @@ type HookRequest struct {
 	// client's Sleep (a simulated call lets the delays pass on its own clock). It
 	// returns early with ctx's error.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Logger, when set, replaces the client's logger for this request (a caller adds
-	// its own fields, such as the call sid).
-	Logger *zerolog.Logger
+	// Logger, when not the zero Logger, replaces the client's logger for this
+	// request (a caller adds its own fields, such as the call sid). Default: the
+	// client's.
+	Logger zerolog.Logger
 	// Connect, when set, makes the connections of this request's attempts (see
 	// ConnectFunc), after the client's own: every attempt then has a connection of
 	// its own, never pooled, so that what Connect does to it (a call's scenario

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -133,8 +134,8 @@ func (r *hookRun) record(status int, class retry.Class, err error) {
 	a.Duration = r.client.opts.Clock.Now().Sub(a.Start)
 	a.Status, a.Class, a.Err = status, class, err
 	r.attempts = append(r.attempts, a)
-	logger := &r.client.opts.Logger
-	if r.req.Logger != nil {
+	logger := r.client.opts.Logger
+	if !reflect.ValueOf(r.req.Logger).IsZero() { // the zero Logger: the request has none of its own
 		logger = r.req.Logger
 	}
 	log := logger.Debug().

@@ -13,10 +13,8 @@ type member struct {
 
 // lookup returns the value of key in members.
 func lookup(members []member, key string) ([]byte, bool) {
-	for i := range members {
-		if members[i].key == key {
-			return members[i].val, true
-		}
+	if j := indexOf(members, key); j >= 0 {
+		return members[j].val, true
 	}
 	return nil, false
 }
@@ -25,51 +23,36 @@ func lookup(members []member, key string) ([]byte, bool) {
 // its first position and its last value, as encoding/json decodes duplicates. ok is
 // false when raw is not an object.
 func splitObject(raw []byte) (members []member, ok bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
-	}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return []member{}, true
-	}
-	for i < len(raw) {
+	members = []member{}
+	ok = scanItems(raw, '{', '}', func(i int) int {
 		end := skipString(raw, i)
 		if end < 0 {
-			return nil, false
+			return -1
 		}
 		key, kok := unquoteKey(raw[i:end])
 		if !kok {
-			return nil, false
+			return -1
 		}
 		i = skipSpace(raw, end)
 		if i >= len(raw) || raw[i] != ':' {
-			return nil, false
+			return -1
 		}
 		i = skipSpace(raw, i+1)
 		vend := skipValue(raw, i)
 		if vend < 0 {
-			return nil, false
+			return -1
 		}
 		if j := indexOf(members, key); j >= 0 {
 			members[j].val = raw[i:vend]
 		} else {
 			members = append(members, member{key: key, val: raw[i:vend]})
 		}
-		i = skipSpace(raw, vend)
-		if i >= len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return members, true
-		default:
-			return nil, false
-		}
+		return vend
+	})
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	return members, true
 }
 
 func indexOf(members []member, key string) int {
@@ -84,34 +67,52 @@ func indexOf(members []member, key string) int {
 // splitArray returns the elements of a valid JSON array; ok is false when raw is not
 // an array.
 func splitArray(raw []byte) (elems [][]byte, ok bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
+	elems = [][]byte{}
+	ok = scanItems(raw, '[', ']', func(i int) int {
+		end := skipValue(raw, i)
+		if end >= 0 {
+			elems = append(elems, raw[i:end])
+		}
+		return end
+	})
+	if !ok {
 		return nil, false
 	}
+	return elems, true
+}
+
+// scanItems walks the object or array that raw holds, between open and closing:
+// item reads the member or element starting at raw[i] and returns the index just
+// past it, or -1 when it is not one. It reports whether raw is that whole object or
+// array, and nothing more.
+func scanItems(raw []byte, open, closing byte, item func(i int) int) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != open {
+		return false
+	}
 	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == ']' {
-		return [][]byte{}, true
+	if i < len(raw) && raw[i] == closing {
+		return true
 	}
 	for i < len(raw) {
-		end := skipValue(raw, i)
+		end := item(i)
 		if end < 0 {
-			return nil, false
+			return false
 		}
-		elems = append(elems, raw[i:end])
 		i = skipSpace(raw, end)
 		if i >= len(raw) {
-			return nil, false
+			return false
 		}
 		switch raw[i] {
 		case ',':
 			i = skipSpace(raw, i+1)
-		case ']':
-			return elems, true
+		case closing:
+			return true
 		default:
-			return nil, false
+			return false
 		}
 	}
-	return nil, false
+	return false
 }
 
 func skipSpace(raw []byte, i int) int {

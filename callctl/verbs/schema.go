@@ -55,15 +55,17 @@ type finisher interface {
 	finish() (field, reason string)
 }
 
-var (
-	schemas  = map[reflect.Type]*schema{}
-	hookType = reflect.TypeOf((*Hook)(nil))
-	anyType  = reflect.TypeOf((*any)(nil)).Elem()
-	objType  = reflect.TypeOf(map[string]any(nil))
-	objsType = reflect.TypeOf([]map[string]any(nil))
-	headType = reflect.TypeOf(map[string]string(nil))
-	strsType = reflect.TypeOf([]string(nil))
-)
+var schemas = map[reflect.Type]*schema{}
+
+// kindsByType are the field types of a kind of their own, whatever their Go kind.
+var kindsByType = map[reflect.Type]kind{
+	reflect.TypeFor[*Hook]():             kindHook,
+	reflect.TypeFor[any]():               kindAny,
+	reflect.TypeFor[map[string]any]():    kindObject,
+	reflect.TypeFor[[]map[string]any]():  kindObjects,
+	reflect.TypeFor[map[string]string](): kindHeaders,
+	reflect.TypeFor[[]string]():          kindStrings,
+}
 
 // init builds every table once, before any decode, so lookups need no locking.
 func init() {
@@ -118,19 +120,8 @@ func schemaFor(t reflect.Type) *schema {
 
 func kindOf(t reflect.Type, sf reflect.StructField, f *field) kind {
 	ft := sf.Type
-	switch {
-	case ft == hookType:
-		return kindHook
-	case ft == anyType:
-		return kindAny
-	case ft == objType:
-		return kindObject
-	case ft == objsType:
-		return kindObjects
-	case ft == headType:
-		return kindHeaders
-	case ft == strsType:
-		return kindStrings
+	if k, ok := kindsByType[ft]; ok {
+		return k
 	}
 	switch ft.Kind() {
 	case reflect.String:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -50,6 +51,42 @@ func (b *benchFlags) check(name string) error {
 		return usageError("bench %s: --json and --markdown are exclusive", name)
 	}
 	return nil
+}
+
+// benchRun is what one run of a bench prints: its results under title and, below
+// the table only (not with --json or --markdown), what details prints.
+type benchRun struct {
+	title   string
+	results []benchkit.Result
+	details func()
+}
+
+// benchCommand completes cmd, whose documentation the caller wrote, as the bench
+// name: the flags of every bench are added; a run checks them and every minimum
+// (flag, value, least triples, as atLeast takes them, read when it runs), then
+// prints what measure returns for --rounds. measure's error is returned as it is.
+func benchCommand(c *cli, name string, cmd *cobra.Command, minimums func() []any, measure func(ctx context.Context, rounds int) (benchRun, error)) *cobra.Command {
+	bf := &benchFlags{}
+	cmd.Use, cmd.Args = name, cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := bf.check(name); err != nil {
+			return err
+		}
+		if err := atLeast(name, minimums()...); err != nil {
+			return err
+		}
+		run, err := measure(cmd.Context(), bf.rounds)
+		if err != nil {
+			return err
+		}
+		if err := bf.print(c, run.title, run.results); err != nil || bf.json || bf.markdown || run.details == nil {
+			return err
+		}
+		run.details()
+		return nil
+	}
+	bf.add(cmd)
+	return cmd
 }
 
 // atLeast returns a usage error naming the first flag below its minimum.
@@ -104,71 +141,45 @@ func figure(v float64) string {
 }
 
 func newBenchHooksCmd(c *cli) *cobra.Command {
-	var (
-		bf benchFlags
-		o  benchkit.HooksOptions
-	)
-	cmd := &cobra.Command{
-		Use:   "hooks",
+	var o benchkit.HooksOptions
+	cmd := benchCommand(c, "hooks", &cobra.Command{
 		Short: "A call hook's round trip through our hook client against plain net/http",
 		Long: `Bench hooks sends call hooks, one after the other, to a loopback app answering a
 small verb array: through transport.HookClient (the node's hook client: retry
 policy, egress rules, capped body read), and as the baseline the same POST with a
 plain net/http client. The measure is microseconds a round trip.`,
 		Example: "  switchboard bench hooks\n  switchboard bench hooks --requests 20000 --rounds 9 --json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bf.check("hooks"); err != nil {
-				return err
-			}
-			if err := atLeast("hooks", "requests", o.Requests, 1); err != nil {
-				return err
-			}
-			o.Rounds = bf.rounds
-			res, err := benchkit.Hooks(cmd.Context(), o)
-			if err != nil {
-				return failure(err)
-			}
-			return bf.print(c, fmt.Sprintf("hooks: %d requests a side a round", o.Requests), res)
-		},
-	}
+	}, func() []any { return []any{"requests", o.Requests, 1} }, func(ctx context.Context, rounds int) (benchRun, error) {
+		o.Rounds = rounds
+		res, err := benchkit.Hooks(ctx, o)
+		if err != nil {
+			return benchRun{}, failure(err)
+		}
+		return benchRun{title: fmt.Sprintf("hooks: %d requests a side a round", o.Requests), results: res}, nil
+	})
 	cmd.Flags().IntVar(&o.Requests, "requests", 15000, "hooks each side sends a round")
-	bf.add(cmd)
 	return cmd
 }
 
 func newBenchWSCmd(c *cli) *cobra.Command {
-	var (
-		bf benchFlags
-		o  benchkit.WSOptions
-	)
-	cmd := &cobra.Command{
-		Use:   "ws",
+	var o benchkit.WSOptions
+	cmd := benchCommand(c, "ws", &cobra.Command{
 		Short: "A WebSocket request and its ack through our client against bare coder/websocket",
 		Long: `Bench ws sends a message to a loopback echo server and reads the answer, one
 after the other, over a wsclient.Conn (a call's connection: payload limit, close
 handling) and, as the baseline, over a bare coder/websocket connection. The
 measure is microseconds a request/ack.`,
 		Example: "  switchboard bench ws\n  switchboard bench ws --size 4096 --json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bf.check("ws"); err != nil {
-				return err
-			}
-			if err := atLeast("ws", "messages", o.Messages, 1, "size", o.Size, 1); err != nil {
-				return err
-			}
-			o.Rounds = bf.rounds
-			res, err := benchkit.WS(cmd.Context(), o)
-			if err != nil {
-				return usageOr(err)
-			}
-			return bf.print(c, fmt.Sprintf("ws: %d request/acks of %d bytes a side a round", o.Messages, o.Size), res)
-		},
-	}
+	}, func() []any { return []any{"messages", o.Messages, 1, "size", o.Size, 1} }, func(ctx context.Context, rounds int) (benchRun, error) {
+		o.Rounds = rounds
+		res, err := benchkit.WS(ctx, o)
+		if err != nil {
+			return benchRun{}, usageOr(err)
+		}
+		return benchRun{title: fmt.Sprintf("ws: %d request/acks of %d bytes a side a round", o.Messages, o.Size), results: res}, nil
+	})
 	cmd.Flags().IntVar(&o.Messages, "messages", 40000, "request/acks each side makes a round")
 	cmd.Flags().IntVar(&o.Size, "size", 200, "bytes of each request")
-	bf.add(cmd)
 	return cmd
 }
 
@@ -182,12 +193,8 @@ func usageOr(err error) error {
 }
 
 func newBenchCallsCmd(c *cli) *cobra.Command {
-	var (
-		bf benchFlags
-		o  benchkit.CallsOptions
-	)
-	cmd := &cobra.Command{
-		Use:   "calls",
+	var o benchkit.CallsOptions
+	cmd := benchCommand(c, "calls", &cobra.Command{
 		Short: "Memory and goroutines of live WebSocket calls against bare sockets",
 		Long: `Bench calls holds --calls WebSocket calls live at once against a loopback app that
 acks session:new with no verbs (each call waits, as one on hold does), and
@@ -200,42 +207,31 @@ limit and, when one process cannot hold --calls, spreads them over several clien
 processes, each with its own app on its own loopback address (127.0.0.1,
 127.0.0.2, ...), all live at the same time before any is released.`,
 		Example: "  switchboard bench calls\n  switchboard bench calls --calls 100000 --rounds 3",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bf.check("calls"); err != nil {
-				return err
-			}
-			if err := atLeast("calls", "calls", o.Calls, 1, "per-process", o.PerProcess, 0); err != nil {
-				return err
-			}
-			plan, err := benchkit.PlanCalls(o.Calls, o.PerProcess)
-			if err != nil {
-				return usageError("bench calls: %v", err)
-			}
-			o.Rounds, o.Stderr = bf.rounds, c.stderr
-			o.Progress = func(s string) { fmt.Fprintln(c.stderr, s) }
-			res, _, err := benchkit.Calls(cmd.Context(), o)
-			if err != nil {
-				return failure(err)
-			}
-			return bf.print(c, fmt.Sprintf("calls: %d live at once in %d client process(es) on %s", o.Calls, plan.Processes,
-				strings.Join(plan.Addresses, ", ")), res)
-		},
-	}
+	}, func() []any { return []any{"calls", o.Calls, 1, "per-process", o.PerProcess, 0} }, func(ctx context.Context, rounds int) (benchRun, error) {
+		plan, err := benchkit.PlanCalls(o.Calls, o.PerProcess)
+		if err != nil {
+			return benchRun{}, usageError("bench calls: %v", err)
+		}
+		o.Rounds, o.Stderr = rounds, c.stderr
+		o.Progress = func(s string) { fmt.Fprintln(c.stderr, s) }
+		res, _, err := benchkit.Calls(ctx, o)
+		if err != nil {
+			return benchRun{}, failure(err)
+		}
+		return benchRun{title: fmt.Sprintf("calls: %d live at once in %d client process(es) on %s", o.Calls, plan.Processes,
+			strings.Join(plan.Addresses, ", ")), results: res}, nil
+	})
 	cmd.Flags().IntVar(&o.Calls, "calls", 2000, "calls held live at once")
 	cmd.Flags().IntVar(&o.PerProcess, "per-process", 0, "most calls one process holds (default: its open-files limit allows)")
-	bf.add(cmd)
 	return cmd
 }
 
 func newBenchOutboxCmd(c *cli) *cobra.Command {
 	var (
-		bf    benchFlags
 		o     benchkit.OutboxOptions
 		dbURL string
 	)
-	cmd := &cobra.Command{
-		Use:   "outbox",
+	cmd := benchCommand(c, "outbox", &cobra.Command{
 		Short: "Webhook deliveries per second through the outbox against a plain HTTP client",
 		Long: `Bench outbox publishes events through the outbox (SQLite in a temporary
 directory, fsync on every commit unless --sync NORMAL; PostgreSQL with
@@ -253,43 +249,31 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 		Example: "  switchboard bench outbox\n" +
 			"  switchboard bench outbox --deliveries 10000 --publishers 16 --json\n" +
 			"  switchboard bench outbox --database-url postgres://postgres@127.0.0.1:5432/test",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bf.check("outbox"); err != nil {
-				return err
-			}
-			if err := atLeast("outbox", "deliveries", o.Bench.Deliveries, 1, "concurrency", o.Bench.Concurrency, 1); err != nil {
-				return err
-			}
-			full, err := o.Bench.WithDefaults()
-			if err != nil {
-				return usageError("bench outbox: %v", err)
-			}
-			if o.Bench.Dir != "" {
-				if fi, err := os.Stat(o.Bench.Dir); err != nil || !fi.IsDir() {
-					return usageError("bench outbox: --dir %s: not an existing directory", o.Bench.Dir)
-				}
-			}
-			if dbURL != "" && !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
-				return usageError("bench outbox: --database-url must be a postgres:// URL")
-			}
-			o.Bench, o.DatabaseURL, o.Rounds = full, dbURL, bf.rounds
-			res, rounds, err := benchkit.Outbox(cmd.Context(), o)
-			if err != nil {
-				return failure(err)
-			}
-			store := "SQLite synchronous=" + full.Synchronous
-			if dbURL != "" {
-				store = "PostgreSQL"
-			}
-			if err := bf.print(c, fmt.Sprintf("outbox: %d deliveries, %d in flight, %d publishers, %s", full.Deliveries,
-				full.Concurrency, full.Publishers, store), res); err != nil || bf.json || bf.markdown {
-				return err
-			}
-			printOutboxRounds(c, rounds)
-			return nil
-		},
-	}
+	}, func() []any {
+		return []any{"deliveries", o.Bench.Deliveries, 1, "concurrency", o.Bench.Concurrency, 1}
+	}, func(ctx context.Context, rounds int) (benchRun, error) {
+		full := o.Bench.WithDefaults()
+		if err := full.Validate(); err != nil {
+			return benchRun{}, usageError("bench outbox: %v", err)
+		}
+		if err := checkDir("outbox", o.Bench.Dir); err != nil {
+			return benchRun{}, err
+		}
+		if dbURL != "" && !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
+			return benchRun{}, usageError("bench outbox: --database-url must be a postgres:// URL")
+		}
+		o.Bench, o.DatabaseURL, o.Rounds = full, dbURL, rounds
+		res, outboxRounds, err := benchkit.Outbox(ctx, o)
+		if err != nil {
+			return benchRun{}, failure(err)
+		}
+		store := "SQLite synchronous=" + full.Synchronous
+		if dbURL != "" {
+			store = "PostgreSQL"
+		}
+		return benchRun{title: fmt.Sprintf("outbox: %d deliveries, %d in flight, %d publishers, %s", full.Deliveries,
+			full.Concurrency, full.Publishers, store), results: res, details: func() { printOutboxRounds(c, outboxRounds) }}, nil
+	})
 	f := cmd.Flags()
 	f.IntVar(&o.Bench.Deliveries, "deliveries", 3000, "events to publish (and plain posts to make) a round")
 	f.IntVar(&o.Bench.Concurrency, "concurrency", 16, "HTTP requests in flight, on both sides")
@@ -300,7 +284,6 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 	f.StringVar(&o.Bench.Synchronous, "sync", "FULL", "SQLite synchronous: FULL (fsync every commit) or NORMAL")
 	f.StringVar(&o.Bench.Dir, "dir", "", "directory for the database files (default a temporary one, removed after)")
 	f.StringVar(&dbURL, "database-url", "", "run on PostgreSQL at this postgres:// URL (a schema of its own each round)")
-	bf.add(cmd)
 	return cmd
 }
 
@@ -315,12 +298,8 @@ func printOutboxRounds(c *cli, rounds []outboxbench.Result) {
 }
 
 func newBenchBacklogCmd(c *cli) *cobra.Command {
-	var (
-		bf benchFlags
-		o  benchkit.BacklogOptions
-	)
-	cmd := &cobra.Command{
-		Use:   "backlog",
+	var o benchkit.BacklogOptions
+	cmd := benchCommand(c, "backlog", &cobra.Command{
 		Short: "A claim at the head of a large backlog of scheduled deliveries against a small one",
 		Long: `Bench backlog fills a SQLite store with --scheduled deliveries waiting for a later
 time (over 100 endpoints, spread over the next day, as retries in backoff are) and
@@ -332,47 +311,49 @@ nothing: the claim reads the due index, and memory stays flat. A claim is timed
 through its commit: with --sync FULL (the store's default) that includes an fsync,
 with --sync NORMAL it is the claim's own work.`,
 		Example: "  switchboard bench backlog\n  switchboard bench backlog --scheduled 1000000",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bf.check("backlog"); err != nil {
-				return err
-			}
-			if err := atLeast("backlog", "scheduled", o.Scheduled, 1, "baseline", o.Baseline, 0, "head", o.Head, 1,
-				"claims", o.Claims, 1); err != nil {
-				return err
-			}
-			if o.Head > 100 {
-				return usageError("bench backlog: --head must be at most 100 (one delivery per endpoint), got %d", o.Head)
-			}
-			if o.Synchronous = strings.ToUpper(o.Synchronous); o.Synchronous != "FULL" && o.Synchronous != "NORMAL" {
-				return usageError("bench backlog: --sync must be FULL or NORMAL, got %q", o.Synchronous)
-			}
-			if o.Dir != "" {
-				if fi, err := os.Stat(o.Dir); err != nil || !fi.IsDir() {
-					return usageError("bench backlog: --dir %s: not an existing directory", o.Dir)
-				}
-			}
-			o.Rounds = bf.rounds
-			o.Progress = func(s string) { fmt.Fprintln(c.stderr, s) }
-			res, err := benchkit.Backlog(cmd.Context(), o)
-			if err != nil {
-				return failure(err)
-			}
-			title := fmt.Sprintf("backlog: %d scheduled against %d, claims of %d", o.Scheduled, o.Baseline, o.Head)
-			if o.Synchronous != "FULL" {
-				title += ", SQLite synchronous=" + o.Synchronous
-			}
-			return bf.print(c, title, res)
-		},
-	}
+	}, func() []any {
+		return []any{"scheduled", o.Scheduled, 1, "baseline", o.Baseline, 0, "head", o.Head, 1, "claims", o.Claims, 1}
+	}, func(ctx context.Context, rounds int) (benchRun, error) {
+		if o.Head > 100 {
+			return benchRun{}, usageError("bench backlog: --head must be at most 100 (one delivery per endpoint), got %d", o.Head)
+		}
+		if o.Synchronous = strings.ToUpper(o.Synchronous); o.Synchronous != "FULL" && o.Synchronous != "NORMAL" {
+			return benchRun{}, usageError("bench backlog: --sync must be FULL or NORMAL, got %q", o.Synchronous)
+		}
+		if err := checkDir("backlog", o.Dir); err != nil {
+			return benchRun{}, err
+		}
+		o.Rounds = rounds
+		o.Progress = func(s string) { fmt.Fprintln(c.stderr, s) }
+		res, err := benchkit.Backlog(ctx, o)
+		if err != nil {
+			return benchRun{}, failure(err)
+		}
+		title := fmt.Sprintf("backlog: %d scheduled against %d, claims of %d", o.Scheduled, o.Baseline, o.Head)
+		if o.Synchronous != "FULL" {
+			title += ", SQLite synchronous=" + o.Synchronous
+		}
+		return benchRun{title: title, results: res}, nil
+	})
 	cmd.Flags().IntVar(&o.Scheduled, "scheduled", 200_000, "deliveries scheduled for later in the large store (1000000 for the goal of docs/BENCHMARKS.md: about two minutes to fill)")
 	cmd.Flags().IntVar(&o.Baseline, "baseline", 1000, "deliveries scheduled for later in the baseline store")
 	cmd.Flags().IntVar(&o.Head, "head", 100, "deliveries due at each claim (the claim's limit), at most 100")
 	cmd.Flags().IntVar(&o.Claims, "claims", 20, "claims each side times a round")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "directory for the database files (default a temporary one, removed after)")
 	cmd.Flags().StringVar(&o.Synchronous, "sync", "FULL", "the timed stores' SQLite synchronous: FULL (fsync every commit, the claim's included) or NORMAL (the claim's own work)")
-	bf.add(cmd)
 	return cmd
+}
+
+// checkDir refuses, as a usage error of the bench name, a --dir that is given and is
+// not an existing directory.
+func checkDir(name, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageError("bench %s: --dir %s: not an existing directory", name, dir)
+	}
+	return nil
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

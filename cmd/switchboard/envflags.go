@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/switchboard-voice/switchboard/featureserver"
@@ -80,6 +81,20 @@ type envFlags struct {
 	fs    *pflag.FlagSet
 	flags []envFlag
 	durs  map[string]*time.Duration
+}
+
+// withCallControlFlags registers the JAMBONES_* flags of call control on cmd, and
+// makes its RunE read them, the given ones into *given, before it runs run: the
+// flags simulate and test share.
+func withCallControlFlags(c *cli, cmd *cobra.Command, given *map[string]string, run func(cmd *cobra.Command, args []string) error) {
+	flags := addEnvFlags(cmd.Flags(), callControlFlags)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		var err error
+		if *given, err = flags.load(c.getenv); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
 }
 
 // addEnvFlags registers flags on fs, each with its variable in its usage.

@@ -60,17 +60,21 @@ func newMigrateCmd(c *cli) *cobra.Command {
 		}
 		return loc, nil
 	}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "status",
-		Short: "List every migration and whether the database has it (reads only)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	// migrateTarget runs migrate on the target database, applying what it lacks or not.
+	migrateTarget := func(apply bool) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
 			loc, err := target()
 			if err != nil {
 				return err
 			}
-			return runMigrate(cmd.Context(), c, loc, false, asJSON)
-		},
+			return runMigrate(cmd.Context(), c, loc, apply, asJSON)
+		}
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "status",
+		Short: "List every migration and whether the database has it (reads only)",
+		Args:  cobra.NoArgs,
+		RunE:  migrateTarget(false),
 	}, &cobra.Command{
 		Use:   "up",
 		Short: "Apply the migrations the database lacks (safe while nodes run or start)",
@@ -78,13 +82,7 @@ func newMigrateCmd(c *cli) *cobra.Command {
 database does not have. On PostgreSQL it holds an advisory lock meanwhile, so nodes
 starting at the same time (which migrate at start) wait and then find nothing to do.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			loc, err := target()
-			if err != nil {
-				return err
-			}
-			return runMigrate(cmd.Context(), c, loc, true, asJSON)
-		},
+		RunE: migrateTarget(true),
 	})
 	return cmd
 }

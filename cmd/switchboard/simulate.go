@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +35,6 @@ type simulateFlags struct {
 
 func newSimulateCmd(c *cli) *cobra.Command {
 	var f simulateFlags
-	var network *envFlags // the JAMBONES_* flags, registered below
 	cmd := &cobra.Command{
 		Use:   "simulate [APP_URL]",
 		Short: "Simulate inbound calls against a live jambonz-style application and print their timelines",
@@ -57,17 +55,6 @@ variables configure timeouts and limits.
 Exit status: 0 when every call ended as expected, 1 when a call failed or an
 expectation did not hold, 2 for bad usage or a bad scenario file.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			appURL := ""
-			if len(args) == 1 {
-				appURL = args[0]
-			}
-			var err error
-			if f.network, err = network.load(c.getenv); err != nil {
-				return err
-			}
-			return runSimulate(cmd.Context(), c, f, appURL)
-		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario file (YAML): caller input, dial outcomes, faults, expectations")
@@ -83,7 +70,13 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does: media, retry delays and backoff take their real time")
-	network = addEnvFlags(fl, callControlFlags)
+	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
+		appURL := ""
+		if len(args) == 1 {
+			appURL = args[0]
+		}
+		return runSimulate(cmd.Context(), c, f, appURL)
+	})
 	return cmd
 }
 
@@ -201,31 +194,13 @@ func firstNonEmpty(a, b string) string {
 func (s *simulation) run(ctx context.Context) error {
 	bar := newProgress(s.c.stderr, s.flags.calls, isTerminal(s.c.stderr))
 	sum := newSummary()
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(s.flags.concurrency, s.flags.calls) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range jobs {
-				r := s.one(ctx)
-				failures, asExpected := s.check(r)
-				s.out.finished(r, failures, asExpected)
-				sum.add(r, failures, asExpected)
-				bar.add()
-			}
-		}()
-	}
-feed:
-	for i := 0; i < s.flags.calls; i++ {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
+	inParallel(ctx, s.flags.calls, s.flags.concurrency, func(int) {
+		r := s.one(ctx)
+		failures, asExpected := s.check(r)
+		s.out.finished(r, failures, asExpected)
+		sum.add(r, failures, asExpected)
+		bar.add()
+	})
 	sum.finish()
 	bar.finish()
 	s.out.summary(sum)

@@ -40,7 +40,6 @@ type testFlags struct {
 
 func newTestCmd(c *cli) *cobra.Command {
 	var f testFlags
-	var network *envFlags // the JAMBONES_* flags, registered below
 	cmd := &cobra.Command{
 		Use:   "test [DIR|FILE...]",
 		Short: "Run scenario files against voice applications, like go test: one line per scenario, JSON and JUnit reports",
@@ -65,13 +64,6 @@ scenario file.`,
 		Example: "  switchboard demo --serve 127.0.0.1:3000 &\n" +
 			"  switchboard test examples/scenarios\n" +
 			"  switchboard test --run 'ws-' --junit report.xml examples/scenarios",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if f.network, err = network.load(c.getenv); err != nil {
-				return err
-			}
-			return runTest(cmd.Context(), c, f, args)
-		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.app, "app", "", "application URL for every scenario: an origin (http://host:port) moves each scenario's app there; a full URL replaces it")
@@ -85,7 +77,9 @@ scenario file.`,
 	fl.StringVar(&f.secret, "secret", "", "webhook secret: sign HTTP hooks with Jambonz-Signature")
 	fl.StringVar(&f.user, "username", "", "HTTP Basic auth username for the apps' hooks")
 	fl.StringVar(&f.pass, "password", "", "HTTP Basic auth password for the apps' hooks")
-	network = addEnvFlags(fl, callControlFlags)
+	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
+		return runTest(cmd.Context(), c, f, args)
+	})
 	return cmd
 }
 

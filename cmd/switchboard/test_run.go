@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
@@ -17,31 +16,15 @@ func runScenarios(ctx context.Context, run []*testScenario, f testFlags, rep *te
 	for i, ts := range run {
 		suite.outcomes[i] = &testOutcome{ts: ts}
 	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(f.parallel, len(run)) {
-		wg.Go(func() {
-			for i := range jobs {
-				if ctx.Err() != nil {
-					continue // interrupted: not run
-				}
-				out := suite.outcomes[i]
-				rep.started(out)
-				runOne(ctx, out, f.timeout)
-				rep.ended(i, out)
-			}
-		})
-	}
-feed:
-	for i := range run {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
+	inParallel(ctx, len(run), f.parallel, func(i int) {
+		if ctx.Err() != nil {
+			return // interrupted: not run
 		}
-	}
-	close(jobs)
-	wg.Wait()
+		out := suite.outcomes[i]
+		rep.started(out)
+		runOne(ctx, out, f.timeout)
+		rep.ended(i, out)
+	})
 	suite.elapsed = time.Since(suite.started)
 	for _, out := range suite.outcomes {
 		switch {

@@ -33,8 +33,8 @@ type OutboxRound = outboxbench.Result
 // its posts until it has run about as long as the outbox side before it. It also returns each
 // round's outbox result (lateness, CPU, the SQLite writer's share).
 func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, error) {
-	opts, err := o.Bench.WithDefaults()
-	if err != nil {
+	opts := o.Bench.WithDefaults()
+	if err := opts.Validate(); err != nil {
 		return nil, nil, err
 	}
 	opts.SkipPlain = true

@@ -31,11 +31,7 @@ type callsData struct {
 	NextPage template.URL
 }
 
-func (c *Console) calls(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) calls(w http.ResponseWriter, r *http.Request, s session) {
 	q := r.URL.Query()
 	f := callFilter{Status: q.Get("status"), Direction: q.Get("direction"), Since: q.Get("since"), Until: q.Get("until"), Cursor: q.Get("cursor")}
 	api := url.Values{"limit": {"50"}}
@@ -94,11 +90,7 @@ type callData struct {
 	Redirect string
 }
 
-func (c *Console) call(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) call(w http.ResponseWriter, r *http.Request, s session) {
 	c.renderCall(w, r, s, http.StatusOK, "", "")
 }
 
@@ -121,11 +113,7 @@ func (c *Console) renderCall(w http.ResponseWriter, r *http.Request, s session, 
 }
 
 // callAction controls a running call through the API: hang up, redirect.
-func (c *Console) callAction(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) callAction(w http.ResponseWriter, r *http.Request, s session) {
 	sid := r.PathValue("sid")
 	var body map[string]any
 	redirect := strings.TrimSpace(r.PostFormValue("url"))

@@ -213,6 +213,16 @@ func (c *Console) whoami(ctx context.Context, token string) (session, error) {
 	return s, nil
 }
 
+// forSession serves a page only to a signed-in session (signedIn), with that
+// session; anyone else is sent to sign in, or answered as signedIn says.
+func (c *Console) forSession(page func(w http.ResponseWriter, r *http.Request, s session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s, ok := c.signedIn(w, r); ok {
+			page(w, r, s)
+		}
+	}
+}
+
 // signedIn is the request's session; without one (or with a token the API no
 // longer knows) it redirects to the sign-in page and ok is false. A POST must
 // carry the session's form token.

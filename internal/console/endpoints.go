@@ -27,11 +27,7 @@ type endpointsData struct {
 
 var profiles = []string{"standard", "sajn", "digize", "lucibook"}
 
-func (c *Console) endpoints(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) endpoints(w http.ResponseWriter, r *http.Request, s session) {
 	c.renderEndpoints(w, r, s, http.StatusOK, endpointForm{Profile: "standard"}, "")
 }
 
@@ -57,11 +53,7 @@ type secretData struct {
 	Created  bool
 }
 
-func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, s session) {
 	f := formOf(r)
 	events := parseEvents(f.Events)
 	policy, err := parsePolicy(f.Policy)
@@ -122,11 +114,7 @@ type endpointData struct {
 	Since      string
 }
 
-func (c *Console) endpoint(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) endpoint(w http.ResponseWriter, r *http.Request, s session) {
 	c.renderEndpoint(w, r, s, http.StatusOK, nil, "")
 }
 
@@ -180,11 +168,7 @@ func (c *Console) renderEndpoint(w http.ResponseWriter, r *http.Request, s sessi
 }
 
 // endpointAction runs one of an endpoint's actions through the API.
-func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request, s session) {
 	id, action := r.PathValue("id"), r.PathValue("action")
 	base := "/api/v1/webhooks/" + esc(id)
 	reason := url.Values{}
@@ -278,11 +262,7 @@ type deliveryData struct {
 	Live     bool
 }
 
-func (c *Console) delivery(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) delivery(w http.ResponseWriter, r *http.Request, s session) {
 	c.renderDelivery(w, r, s, http.StatusOK, "")
 }
 
@@ -302,11 +282,7 @@ func (c *Console) renderDelivery(w http.ResponseWriter, r *http.Request, s sessi
 		Data: deliveryData{Endpoint: ep, Delivery: d, Live: d.Status == "PENDING"}})
 }
 
-func (c *Console) retry(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) retry(w http.ResponseWriter, r *http.Request, s session) {
 	id, did := r.PathValue("id"), r.PathValue("did")
 	q := url.Values{}
 	if v := strings.TrimSpace(r.PostFormValue("reason")); v != "" {

@@ -11,19 +11,19 @@ import (
 
 func (c *Console) routes() {
 	m := c.mux
-	m.HandleFunc("GET /console/{$}", c.overview)
+	m.HandleFunc("GET /console/{$}", c.forSession(c.overview))
 	m.HandleFunc("GET /console/signin", c.signinPage)
 	m.HandleFunc("POST /console/signin", c.signin)
-	m.HandleFunc("POST /console/signout", c.signout)
-	m.HandleFunc("GET /console/endpoints", c.endpoints)
-	m.HandleFunc("POST /console/endpoints", c.createEndpoint)
-	m.HandleFunc("GET /console/endpoints/{id}", c.endpoint)
-	m.HandleFunc("POST /console/endpoints/{id}/{action}", c.endpointAction)
-	m.HandleFunc("GET /console/endpoints/{id}/deliveries/{did}", c.delivery)
-	m.HandleFunc("POST /console/endpoints/{id}/deliveries/{did}/retry", c.retry)
-	m.HandleFunc("GET /console/calls", c.calls)
-	m.HandleFunc("GET /console/calls/{sid}", c.call)
-	m.HandleFunc("POST /console/calls/{sid}/{action}", c.callAction)
+	m.HandleFunc("POST /console/signout", c.forSession(c.signout))
+	m.HandleFunc("GET /console/endpoints", c.forSession(c.endpoints))
+	m.HandleFunc("POST /console/endpoints", c.forSession(c.createEndpoint))
+	m.HandleFunc("GET /console/endpoints/{id}", c.forSession(c.endpoint))
+	m.HandleFunc("POST /console/endpoints/{id}/{action}", c.forSession(c.endpointAction))
+	m.HandleFunc("GET /console/endpoints/{id}/deliveries/{did}", c.forSession(c.delivery))
+	m.HandleFunc("POST /console/endpoints/{id}/deliveries/{did}/retry", c.forSession(c.retry))
+	m.HandleFunc("GET /console/calls", c.forSession(c.calls))
+	m.HandleFunc("GET /console/calls/{sid}", c.forSession(c.call))
+	m.HandleFunc("POST /console/calls/{sid}/{action}", c.forSession(c.callAction))
 	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		c.renderStatus(w, r, http.StatusNotFound, nil, "no such page")
 	})
@@ -55,10 +55,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
-func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
-	if _, ok := c.signedIn(w, r); !ok {
-		return
-	}
+func (c *Console) signout(w http.ResponseWriter, r *http.Request, _ session) {
 	if ck, err := r.Cookie(cookieName); err == nil {
 		c.sessions.end(ck.Value)
 	}
@@ -79,11 +76,7 @@ type overviewData struct {
 	Active    int
 }
 
-func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.signedIn(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) overview(w http.ResponseWriter, r *http.Request, s session) {
 	eps, err := c.listEndpoints(r, s)
 	if err != nil {
 		c.fail(w, r, &s, err)

@@ -273,6 +273,10 @@ func (v value) append(b []byte) []byte {
 	return append(b, '}')
 }
 
+// shortEscapes holds, for each character QuoteJSONString writes as a backslash and
+// one more character, that character; every other control character is \u00XX.
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
 // appendString writes s as JSON.stringify's QuoteJSONString does. s is valid UTF-8
 // (the decoder replaced anything else with U+FFFD).
 func appendString(b []byte, s string) []byte {
@@ -284,22 +288,9 @@ func appendString(b []byte, s string) []byte {
 			continue
 		}
 		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
+		if short := shortEscapes[c]; short != 0 {
+			b = append(b, '\\', short)
+		} else {
 			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 		start = i + 1

@@ -101,14 +101,10 @@ type rotateSecretInput struct {
 func (a *API) registerAccounts(api huma.API) {
 	// The account's own token reads its secrets: the way to learn the webhook secret
 	// a bootstrap file left for the node to generate.
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "get-account", Method: http.MethodGet, Path: "/v1/Accounts/{account}",
 		Summary: "Read the account, with its webhook secrets (the account's own token)",
-	}, func(ctx context.Context, in *struct{ AccountParams }) (*accountOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *struct{ AccountParams }) (*accountOutput, error) {
 		return &accountOutput{Body: a.view(acct)}, nil
 	})
 	huma.Register(api, huma.Operation{
@@ -121,11 +117,7 @@ func (a *API) registerAccounts(api huma.API) {
 		if err != nil {
 			return nil, a.internal(err)
 		}
-		out := &listAccountsOutput{Body: make([]accountView, len(accounts))}
-		for i, acct := range accounts {
-			out.Body[i] = a.view(acct)
-		}
-		return out, nil
+		return &listAccountsOutput{Body: viewsOf(accounts, a.view)}, nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "create-account", Method: http.MethodPost, Path: "/v1/Accounts",

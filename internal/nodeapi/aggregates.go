@@ -64,14 +64,10 @@ func (a *API) registerAggregates(api huma.API) {
 		out.Body.AccountSid, out.Body.Name = acct.Sid, acct.Name
 		return out, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "call-stats", Method: http.MethodGet, Path: "/v1/Accounts/{account}/CallStats",
 		Summary: "The account's calls since a time, counted by status",
-	}, func(ctx context.Context, in *callStatsInput) (*callStatsOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *callStatsInput) (*callStatsOutput, error) {
 		since := in.Since
 		if since.IsZero() {
 			since = a.clock.Now().Add(-24 * time.Hour)

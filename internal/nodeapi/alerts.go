@@ -22,14 +22,10 @@ type listAlertsOutput struct {
 }
 
 func (a *API) registerAlerts(api huma.API) {
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "list-alerts", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Alerts",
 		Summary: "List the account's alerts, oldest first",
-	}, func(ctx context.Context, in *listAlertsInput) (*listAlertsOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *listAlertsInput) (*listAlertsOutput, error) {
 		alerts, err := a.store.ListAlerts(ctx, nodestore.ListAlertsParams{AccountSid: acct.Sid, Type: in.Type, Since: in.Since, Limit: in.Limit})
 		if err != nil {
 			return nil, a.internal(err)

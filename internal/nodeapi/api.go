@@ -106,6 +106,37 @@ type AccountParams struct {
 	Authorization string `header:"Authorization" doc:"Bearer API token of the account"`
 }
 
+// accountScoped is the input of an account-scoped operation: one that embeds
+// AccountParams.
+type accountScoped interface{ accountParams() AccountParams }
+
+func (p AccountParams) accountParams() AccountParams { return p }
+
+// registerForAccount registers an account-scoped operation whose handler runs with
+// the account the request is authorized for (authorize); a request it refuses
+// gets authorize's error and never reaches handle.
+func registerForAccount[I, O any, P interface {
+	*I
+	accountScoped
+}](a *API, api huma.API, op huma.Operation, handle func(ctx context.Context, acct nodestore.Account, in *I) (*O, error)) {
+	huma.Register(api, op, func(ctx context.Context, in *I) (*O, error) {
+		acct, err := a.authorize(ctx, P(in).accountParams())
+		if err != nil {
+			return nil, err
+		}
+		return handle(ctx, acct, in)
+	})
+}
+
+// viewsOf is each row as the API shows it: an empty list, never null, for none.
+func viewsOf[Row, View any](rows []Row, view func(Row) View) []View {
+	views := make([]View, len(rows))
+	for i, row := range rows {
+		views[i] = view(row)
+	}
+	return views
+}
+
 // Register registers the API's operations, then those of o.Mount, and the OpenAPI
 // document on mux. A bad option is an error naming every bad one, and nothing is
 // registered; an error of o.Mount is returned as it is. Serve mux through Handler.

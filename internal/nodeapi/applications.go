@@ -174,14 +174,10 @@ type listApplicationsOutput struct {
 }
 
 func (a *API) registerApplications(api huma.API) {
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "create-application", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Applications",
 		Summary: "Create an application", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,
-	}, func(ctx context.Context, in *createApplicationInput) (*applicationOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *createApplicationInput) (*applicationOutput, error) {
 		app, err := in.Body.application(acct, nodestore.NewSid(), a.clock.Now())
 		if err != nil {
 			return nil, err
@@ -191,46 +187,30 @@ func (a *API) registerApplications(api huma.API) {
 		}
 		return &applicationOutput{Body: redactApplication(app)}, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "list-applications", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Applications",
 		Summary: "List the account's applications",
-	}, func(ctx context.Context, in *struct{ AccountParams }) (*listApplicationsOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *struct{ AccountParams }) (*listApplicationsOutput, error) {
 		apps, err := a.store.ListApplications(ctx, acct.Sid)
 		if err != nil {
 			return nil, a.internal(err)
 		}
-		out := &listApplicationsOutput{Body: make([]applicationView, len(apps))}
-		for i, app := range apps {
-			out.Body[i] = redactApplication(app)
-		}
-		return out, nil
+		return &listApplicationsOutput{Body: viewsOf(apps, redactApplication)}, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "get-application", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Applications/{application}",
 		Summary: "Read an application",
-	}, func(ctx context.Context, in *applicationInput) (*applicationOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *applicationInput) (*applicationOutput, error) {
 		app, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: in.Application})
 		if err != nil {
 			return nil, a.notFoundOr(err, "application")
 		}
 		return &applicationOutput{Body: redactApplication(app)}, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "update-application", Method: http.MethodPut, Path: "/v1/Accounts/{account}/Applications/{application}",
 		Summary: "Update an application: the fields given replace the stored ones", DefaultStatus: http.StatusNoContent, MaxBodyBytes: maxRequestBody,
-	}, func(ctx context.Context, in *updateApplicationInput) (*struct{}, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *updateApplicationInput) (*struct{}, error) {
 		old, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: in.Application})
 		if err != nil {
 			return nil, a.notFoundOr(err, "application")
@@ -245,14 +225,10 @@ func (a *API) registerApplications(api huma.API) {
 		}
 		return nil, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "delete-application", Method: http.MethodDelete, Path: "/v1/Accounts/{account}/Applications/{application}",
 		Summary: "Delete an application", DefaultStatus: http.StatusNoContent,
-	}, func(ctx context.Context, in *applicationInput) (*struct{}, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *applicationInput) (*struct{}, error) {
 		if err := a.store.DeleteApplication(ctx, nodestore.DeleteApplicationParams{AccountSid: acct.Sid, Sid: in.Application}); err != nil {
 			return nil, a.notFoundOr(err, "application")
 		}

@@ -144,15 +144,11 @@ type acceptedOutput struct {
 }
 
 func (a *API) registerCalls(api huma.API) {
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "create-call", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls",
 		Summary: "Start a call (outbound, simulated)", DefaultStatus: http.StatusCreated, MaxBodyBytes: maxRequestBody,
 		Errors: []int{http.StatusBadRequest, http.StatusServiceUnavailable},
-	}, func(ctx context.Context, in *createCallInput) (*createCallOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *createCallInput) (*createCallOutput, error) {
 		req, err := a.callRequest(ctx, acct, in)
 		if err != nil {
 			return nil, err
@@ -173,14 +169,10 @@ func (a *API) registerCalls(api huma.API) {
 		out.Body.Sid, out.Body.CallSid = sid, sid
 		return out, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "list-calls", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Calls",
 		Summary: "List calls, newest first, a page at a time (X-Next-Cursor, Link rel=next)",
-	}, func(ctx context.Context, in *listCallsInput) (*listCallsOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *listCallsInput) (*listCallsOutput, error) {
 		p := nodestore.ListCallsParams{AccountSid: acct.Sid, Limit: in.Limit + 1, Status: in.Status, Direction: in.Direction, Since: in.Since, Until: in.Until}
 		if in.Cursor != "" {
 			key, err := decodeCursor(in.Cursor)
@@ -200,20 +192,13 @@ func (a *API) registerCalls(api huma.API) {
 			out.NextCursor = encodeCursor(nodestore.CallKey{CreatedAt: last.CreatedAt, Sid: last.CallSid})
 			out.Link = "<" + nextPageURL(acct.Sid, in, out.NextCursor) + `>; rel="next"`
 		}
-		out.Body = make([]CallView, len(list))
-		for i, c := range list {
-			out.Body[i] = CallView(c)
-		}
+		out.Body = viewsOf(list, func(c nodestore.Call) CallView { return CallView(c) })
 		return out, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "get-call", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
 		Summary: "Read a call: its state and timeline (the simulate --json events)",
-	}, func(ctx context.Context, in *callInput) (*callOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *callInput) (*callOutput, error) {
 		v, err := a.calls.Get(ctx, acct.Sid, in.CallSid)
 		if err != nil {
 			return nil, a.notFoundOr(err, "call")
@@ -227,38 +212,27 @@ func (a *API) registerCalls(api huma.API) {
 		}
 		return &callOutput{Body: CallView(v)}, nil
 	})
-	update := func(ctx context.Context, in *updateCallInput) (*acceptedOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
-		return a.updateCall(ctx, acct, in)
-	}
 	// PUT answers as jambonz documents UPDATE: 204, no body. The deprecated POST
 	// keeps its 202 and body, which callers of it read.
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "update-call", Method: http.MethodPut, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
 		Summary: "Control a live call: redirect, hang up, no-answer, mute", DefaultStatus: http.StatusNoContent, MaxBodyBytes: maxRequestBody,
 		Errors: []int{http.StatusConflict},
-	}, func(ctx context.Context, in *updateCallInput) (*struct{}, error) {
-		if _, err := update(ctx, in); err != nil {
+	}, func(ctx context.Context, acct nodestore.Account, in *updateCallInput) (*struct{}, error) {
+		if _, err := a.updateCall(ctx, acct, in); err != nil {
 			return nil, err
 		}
 		return nil, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "update-call-post", Method: http.MethodPost, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
 		Summary: "Control a live call (POST, as jambonz still takes it)", DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxRequestBody,
 		Errors: []int{http.StatusConflict}, Deprecated: true,
-	}, update)
-	huma.Register(api, huma.Operation{
+	}, a.updateCall)
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "delete-call", Method: http.MethodDelete, Path: "/v1/Accounts/{account}/Calls/{call_sid}",
 		Summary: "Delete a call's record; an active call is hung up first", DefaultStatus: http.StatusNoContent,
-	}, func(ctx context.Context, in *callInput) (*struct{}, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *callInput) (*struct{}, error) {
 		if in.ForwardedBy == "" {
 			if handled, err := a.forwardDelete(ctx, acct, in); handled {
 				return nil, err
@@ -405,18 +379,26 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 	case errors.Is(err, nodestore.ErrNotFound) && in.ForwardedBy == "":
 		// Not running here: perhaps on another node sharing the database.
 		return a.forwardUpdate(ctx, acct, in)
-	case errors.Is(err, nodestore.ErrNotFound):
-		return nil, huma.Error404NotFound("call not found or no longer active")
-	case errors.Is(err, calls.ErrCallEnded):
-		return nil, huma.Error409Conflict("the call has ended")
 	case errors.Is(err, calls.ErrCallAnswered):
 		return nil, huma.Error409Conflict("the call was answered: no-answer cancels only a call not yet answered; hang it up with call_status completed")
 	case errors.Is(err, calls.ErrControlBacklog):
 		return nil, huma.Error429TooManyRequests("the call has not applied earlier commands yet")
 	case err != nil:
-		return nil, a.internal(err)
+		return nil, a.liveCallError(err)
 	}
 	out := &acceptedOutput{}
 	out.Body.CallSid, out.Body.Status = in.CallSid, status
 	return out, nil
+}
+
+// liveCallError is the problem for a live call that is no longer there to
+// control: not found (or not active), or ended; a 500 for any other error.
+func (a *API) liveCallError(err error) error {
+	switch {
+	case errors.Is(err, nodestore.ErrNotFound):
+		return huma.Error404NotFound("call not found or no longer active")
+	case errors.Is(err, calls.ErrCallEnded):
+		return huma.Error409Conflict("the call has ended")
+	}
+	return a.internal(err)
 }

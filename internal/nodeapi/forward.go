@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -33,39 +34,22 @@ const maxCallAnswer = 16 << 20
 func (a *API) forwardUpdate(ctx context.Context, acct nodestore.Account, in *updateCallInput) (*acceptedOutput, error) {
 	peer, err := a.calls.Locate(ctx, acct.Sid, in.CallSid)
 	switch {
-	case errors.Is(err, nodestore.ErrNotFound):
-		return nil, huma.Error404NotFound("call not found or no longer active")
-	case errors.Is(err, calls.ErrCallEnded):
-		return nil, huma.Error409Conflict("the call has ended")
 	case errors.Is(err, calls.ErrNotHere):
 		return nil, huma.Error503ServiceUnavailable("the node running the call lost its lease: the call is being recorded as ended")
 	case err != nil:
-		return nil, a.internal(err)
+		return nil, a.liveCallError(err)
 	case peer == "":
-		return nil, huma.Error404NotFound("call not found or no longer active")
+		return nil, a.liveCallError(nodestore.ErrNotFound)
 	}
 	body, err := json.Marshal(in.Body)
 	if err != nil {
 		return nil, a.internal(err)
 	}
-	target := peer + "/v1/Accounts/" + url.PathEscape(acct.Sid) + "/Calls/" + url.PathEscape(in.CallSid)
 	// POST, the form that answers the accepted command (PUT answers 204, no body).
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	resp, answer, err := a.exchangeWithPeer(ctx, http.MethodPost, peer, acct.Sid, in.CallSid, in.Authorization, body,
+		"forwarding live control to the call's node failed")
 	if err != nil {
-		return nil, a.internal(err)
-	}
-	req.Header.Set("Authorization", in.Authorization)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(ForwardedHeader, a.node)
-	resp, err := a.peers.Do(req)
-	if err != nil {
-		a.log.Warn().Err(err).Str("call_sid", in.CallSid).Str("peer", peer).Msg("forwarding live control to the call's node failed")
-		return nil, huma.Error502BadGateway("the node running the call did not answer")
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxPeerAnswer))
-	if err != nil {
-		return nil, huma.Error502BadGateway("the node running the call did not answer whole")
+		return nil, err
 	}
 	if resp.StatusCode == http.StatusAccepted {
 		out := &acceptedOutput{}
@@ -74,16 +58,7 @@ func (a *API) forwardUpdate(ctx context.Context, acct nodestore.Account, in *upd
 		}
 		return out, nil
 	}
-	var problem struct {
-		Detail string `json:"detail"`
-	}
-	if json.Unmarshal(answer, &problem) != nil || problem.Detail == "" {
-		problem.Detail = http.StatusText(resp.StatusCode)
-	}
-	if resp.StatusCode < 400 || resp.StatusCode > 599 {
-		return nil, huma.Error502BadGateway("the node running the call answered " + resp.Status)
-	}
-	return nil, huma.NewError(resp.StatusCode, problem.Detail)
+	return nil, peerError(resp, answer)
 }
 
 // forwardGet reads a call that runs on another node from that node, with the caller's
@@ -94,14 +69,7 @@ func (a *API) forwardGet(ctx context.Context, acct nodestore.Account, in *callIn
 	if err != nil || peer == "" {
 		return CallView{}, false
 	}
-	target := peer + "/v1/Accounts/" + url.PathEscape(acct.Sid) + "/Calls/" + url.PathEscape(in.CallSid)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return CallView{}, false
-	}
-	req.Header.Set("Authorization", in.Authorization)
-	req.Header.Set(ForwardedHeader, a.node)
-	resp, err := a.peers.Do(req)
+	resp, err := a.requestPeer(ctx, http.MethodGet, peer, acct.Sid, in.CallSid, in.Authorization, nil)
 	if err != nil {
 		a.log.Debug().Err(err).Str("call_sid", in.CallSid).Str("peer", peer).Msg("reading a call from its node failed: answering from the record")
 		return CallView{}, false
@@ -133,27 +101,69 @@ func (a *API) forwardDelete(ctx context.Context, acct nodestore.Account, in *cal
 	case peer == "":
 		return false, nil
 	}
-	target := peer + "/v1/Accounts/" + url.PathEscape(acct.Sid) + "/Calls/" + url.PathEscape(in.CallSid)
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, target, nil)
-	if err != nil {
-		return true, a.internal(err)
+	resp, answer, err := a.exchangeWithPeer(ctx, http.MethodDelete, peer, acct.Sid, in.CallSid, in.Authorization, nil,
+		"forwarding a call's deletion to its node failed")
+	switch {
+	case err != nil:
+		return true, err
+	case resp.StatusCode == http.StatusNoContent:
+		return true, nil
 	}
-	req.Header.Set("Authorization", in.Authorization)
-	req.Header.Set(ForwardedHeader, a.node)
-	resp, err := a.peers.Do(req)
+	return true, peerError(resp, answer)
+}
+
+// exchangeWithPeer forwards a call's request to the peer that runs it (requestPeer)
+// and reads the answer, up to maxPeerAnswer bytes. Its error is the problem to
+// answer the caller with: the peer could not be asked (logged as failure), or did
+// not answer whole.
+func (a *API) exchangeWithPeer(ctx context.Context, method, peer, accountSid, callSid, authorization string, body []byte, failure string) (*http.Response, []byte, error) {
+	resp, err := a.requestPeer(ctx, method, peer, accountSid, callSid, authorization, body)
+	if errors.Is(err, errPeerRequest) {
+		return nil, nil, a.internal(err)
+	}
 	if err != nil {
-		a.log.Warn().Err(err).Str("call_sid", in.CallSid).Str("peer", peer).Msg("forwarding a call's deletion to its node failed")
-		return true, huma.Error502BadGateway("the node running the call did not answer")
+		a.log.Warn().Err(err).Str("call_sid", callSid).Str("peer", peer).Msg(failure)
+		return nil, nil, huma.Error502BadGateway("the node running the call did not answer")
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxPeerAnswer))
-	switch {
-	case err != nil:
-		return true, huma.Error502BadGateway("the node running the call did not answer whole")
-	case resp.StatusCode == http.StatusNoContent:
-		return true, nil
-	case resp.StatusCode < 400 || resp.StatusCode > 599:
-		return true, huma.Error502BadGateway("the node running the call answered " + resp.Status)
+	if err != nil {
+		return nil, nil, huma.Error502BadGateway("the node running the call did not answer whole")
+	}
+	return resp, answer, nil
+}
+
+// errPeerRequest marks a request to a peer that could not be made at all (no
+// answer was asked for): the caller's fault to report, not the peer's.
+var errPeerRequest = errors.New("building the request to the peer failed")
+
+// requestPeer sends a call's request on to the peer node that runs it, with the
+// caller's bearer token and ForwardedHeader; body, when not nil, is sent as JSON.
+// An error wrapping errPeerRequest means no request was sent.
+func (a *API) requestPeer(ctx context.Context, method, peer, accountSid, callSid, authorization string, body []byte) (*http.Response, error) {
+	target := peer + "/v1/Accounts/" + url.PathEscape(accountSid) + "/Calls/" + url.PathEscape(callSid)
+	var reader io.Reader
+	if body != nil {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, reader)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errPeerRequest, err)
+	}
+	req.Header.Set("Authorization", authorization)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set(ForwardedHeader, a.node)
+	return a.peers.Do(req)
+}
+
+// peerError is the error a peer's answer other than success stands for: the
+// problem it answered (its detail, or the status text), or 502 for an answer that
+// is neither success nor a problem.
+func peerError(resp *http.Response, answer []byte) error {
+	if resp.StatusCode < 400 || resp.StatusCode > 599 {
+		return huma.Error502BadGateway("the node running the call answered " + resp.Status)
 	}
 	var problem struct {
 		Detail string `json:"detail"`
@@ -161,5 +171,5 @@ func (a *API) forwardDelete(ctx context.Context, acct nodestore.Account, in *cal
 	if json.Unmarshal(answer, &problem) != nil || problem.Detail == "" {
 		problem.Detail = http.StatusText(resp.StatusCode)
 	}
-	return true, huma.NewError(resp.StatusCode, problem.Detail)
+	return huma.NewError(resp.StatusCode, problem.Detail)
 }

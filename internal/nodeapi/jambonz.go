@@ -52,20 +52,14 @@ type callTo struct{ callTarget }
 
 // Schema is the oneOf of a phone number string and the Target object.
 func (callTo) Schema(r huma.Registry) *huma.Schema {
-	return &huma.Schema{OneOf: []*huma.Schema{
-		{Type: huma.TypeString, MinLength: ptr(1), MaxLength: ptr(256), Description: "a phone number (the node's earlier form)"},
-		r.Schema(reflect.TypeFor[callTarget](), true, "Target"),
-	}}
+	return stringOrObjectSchema[callTarget](r, 256, "a phone number (the node's earlier form)", "Target")
 }
 
 // UnmarshalJSON takes either form.
 func (t *callTo) UnmarshalJSON(b []byte) error {
-	var number string
-	if err := json.Unmarshal(b, &number); err == nil {
-		t.callTarget = callTarget{Type: "phone", Number: number}
-		return nil
-	}
-	return json.Unmarshal(b, &t.callTarget)
+	return unmarshalStringOrObject(b, &t.callTarget, func(number string) callTarget {
+		return callTarget{Type: "phone", Number: number}
+	})
 }
 
 // hookRef is a hook as jambonz takes it: a URL string (POST) or a webhook object.
@@ -73,20 +67,32 @@ type hookRef struct{ hookBody }
 
 // Schema is the oneOf of a URL string and the Webhook object.
 func (hookRef) Schema(r huma.Registry) *huma.Schema {
-	return &huma.Schema{OneOf: []*huma.Schema{
-		{Type: huma.TypeString, MinLength: ptr(1), MaxLength: ptr(2048), Description: "the URL, requested with POST"},
-		r.Schema(reflect.TypeFor[hookBody](), true, "Webhook"),
-	}}
+	return stringOrObjectSchema[hookBody](r, 2048, "the URL, requested with POST", "Webhook")
 }
 
 // UnmarshalJSON takes either form.
 func (h *hookRef) UnmarshalJSON(b []byte) error {
-	var url string
-	if err := json.Unmarshal(b, &url); err == nil {
-		h.hookBody = hookBody{URL: url}
+	return unmarshalStringOrObject(b, &h.hookBody, func(url string) hookBody { return hookBody{URL: url} })
+}
+
+// stringOrObjectSchema is the oneOf of a non-empty string of at most maxLength
+// bytes, described as stringMeans, and the object T under the name object.
+func stringOrObjectSchema[T any](r huma.Registry, maxLength int, stringMeans, object string) *huma.Schema {
+	return &huma.Schema{OneOf: []*huma.Schema{
+		{Type: huma.TypeString, MinLength: ptr(1), MaxLength: ptr(maxLength), Description: stringMeans},
+		r.Schema(reflect.TypeFor[T](), true, object),
+	}}
+}
+
+// unmarshalStringOrObject decodes b into obj: a JSON string through fromString,
+// anything else as the object itself.
+func unmarshalStringOrObject[T any](b []byte, obj *T, fromString func(string) T) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err == nil {
+		*obj = fromString(str)
 		return nil
 	}
-	return json.Unmarshal(b, &h.hookBody)
+	return json.Unmarshal(b, obj)
 }
 
 // MarshalJSON writes the object form.

@@ -24,28 +24,20 @@ type notificationsOutput struct{ Body nodestore.Notifications }
 // registerNotifications serves where an account's endpoint notices go (paused,
 // disabled, removed: docs/outbox.md §3).
 func (a *API) registerNotifications(api huma.API) {
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "get-account-notifications", Method: http.MethodGet, Path: "/v1/Accounts/{account}/Notifications",
 		Summary: "Where the account's webhook endpoint notices go",
-	}, func(ctx context.Context, in *struct{ AccountParams }) (*notificationsOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *struct{ AccountParams }) (*notificationsOutput, error) {
 		s, err := a.store.GetNotifications(ctx, acct.Sid)
 		if err != nil {
 			return nil, a.internal(err)
 		}
 		return &notificationsOutput{Body: s}, nil
 	})
-	huma.Register(api, huma.Operation{
+	registerForAccount(a, api, huma.Operation{
 		OperationID: "set-account-notifications", Method: http.MethodPut, Path: "/v1/Accounts/{account}/Notifications",
 		Summary: "Set where the account's webhook endpoint notices go (paused, disabled, removed)", MaxBodyBytes: maxRequestBody,
-	}, func(ctx context.Context, in *notificationsInput) (*notificationsOutput, error) {
-		acct, err := a.authorize(ctx, in.AccountParams)
-		if err != nil {
-			return nil, err
-		}
+	}, func(ctx context.Context, acct nodestore.Account, in *notificationsInput) (*notificationsOutput, error) {
 		s := in.Body
 		if s.WebhookURL != "" {
 			if err := checkNoticeURL(a.checkNoticeURL, s.WebhookURL); err != nil {

@@ -86,9 +86,8 @@ type Result struct {
 	WritesPerTransaction         float64
 }
 
-// WithDefaults returns o with its defaults filled in, or an error naming the first
-// value out of range.
-func (o Options) WithDefaults() (Options, error) {
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
 	if o.Deliveries == 0 {
 		o.Deliveries = 3000
 	}
@@ -108,25 +107,31 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Synchronous == "" {
 		o.Synchronous = "FULL"
 	}
-	switch {
-	case o.Synchronous != "FULL" && o.Synchronous != "NORMAL":
-		return o, fmt.Errorf("synchronous must be FULL or NORMAL, got %q", o.Synchronous)
-	case o.Deliveries < 1 || o.Deliveries > 10_000_000:
-		return o, fmt.Errorf("deliveries must be in [1, 10000000], got %d", o.Deliveries)
-	case o.Concurrency < 1 || o.Concurrency > 10_000:
-		return o, fmt.Errorf("concurrency must be in [1, 10000], got %d", o.Concurrency)
-	case o.Publishers < 1 || o.Publishers > 100_000:
-		return o, fmt.Errorf("publishers must be in [1, 100000], got %d", o.Publishers)
-	case o.PerSecond < 0:
-		return o, fmt.Errorf("per-second must not be negative, got %d", o.PerSecond)
-	case o.Nodes < 1 || o.Nodes > 64:
-		return o, fmt.Errorf("nodes must be in [1, 64], got %d", o.Nodes)
-	case o.BatchSize < 0 || o.BatchSize > 10_000:
-		return o, fmt.Errorf("batch must be in [0, 10000], got %d", o.BatchSize)
-	case o.EndpointCap < 1 || o.EndpointCap > 1000:
-		return o, fmt.Errorf("endpoint cap must be in [1, 1000], got %d", o.EndpointCap)
+	return o
+}
+
+// Validate reports every value of o (with its defaults) out of range at once.
+func (o Options) Validate() error {
+	checks := []struct {
+		ok  bool
+		err error
+	}{
+		{o.Synchronous == "FULL" || o.Synchronous == "NORMAL", fmt.Errorf("synchronous must be FULL or NORMAL, got %q", o.Synchronous)},
+		{o.Deliveries >= 1 && o.Deliveries <= 10_000_000, fmt.Errorf("deliveries must be in [1, 10000000], got %d", o.Deliveries)},
+		{o.Concurrency >= 1 && o.Concurrency <= 10_000, fmt.Errorf("concurrency must be in [1, 10000], got %d", o.Concurrency)},
+		{o.Publishers >= 1 && o.Publishers <= 100_000, fmt.Errorf("publishers must be in [1, 100000], got %d", o.Publishers)},
+		{o.PerSecond >= 0, fmt.Errorf("per-second must not be negative, got %d", o.PerSecond)},
+		{o.Nodes >= 1 && o.Nodes <= 64, fmt.Errorf("nodes must be in [1, 64], got %d", o.Nodes)},
+		{o.BatchSize >= 0 && o.BatchSize <= 10_000, fmt.Errorf("batch must be in [0, 10000], got %d", o.BatchSize)},
+		{o.EndpointCap >= 1 && o.EndpointCap <= 1000, fmt.Errorf("endpoint cap must be in [1, 1000], got %d", o.EndpointCap)},
 	}
-	return o, nil
+	var errs []error
+	for _, c := range checks {
+		if !c.ok {
+			errs = append(errs, c.err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // eventData is the data of every event: a call status, as the feature server sends.
@@ -134,8 +139,8 @@ var eventData = json.RawMessage(`{"callSid":"CA0123456789abcdef","status":"compl
 
 // Run measures the plain client, then the outbox, on one loopback receiver.
 func Run(ctx context.Context, opts Options) (Result, error) {
-	opts, err := opts.WithDefaults()
-	if err != nil {
+	opts = opts.WithDefaults()
+	if err := opts.Validate(); err != nil {
 		return Result{}, fmt.Errorf("outboxbench: %w", err)
 	}
 	res := Result{Options: opts}
@@ -231,7 +236,8 @@ func (rc *receiver) waitFor(ctx context.Context, n int64) error {
 // opts.Concurrency in flight), on a receiver of its own: the baseline for measuring
 // parts of the outbox separately in the same run.
 func Plain(ctx context.Context, opts Options) (postsPerSecond float64, err error) {
-	if opts, err = opts.WithDefaults(); err != nil {
+	opts = opts.WithDefaults()
+	if err := opts.Validate(); err != nil {
 		return 0, fmt.Errorf("outboxbench: %w", err)
 	}
 	rc, err := startReceiver()

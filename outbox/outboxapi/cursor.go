@@ -61,6 +61,20 @@ func nextCursor(kind string, n, limit int, last string) *string {
 	return &c
 }
 
+// keysetPage is a page of a listing of kind as the API answers it: each row as
+// JSON (an empty list, never null), and the cursor after the last row's key, nil
+// when the page was not full.
+func keysetPage[Row, JSON any](kind string, rows []Row, limit int, toJSON func(Row) JSON, key func(Row) string) ([]JSON, *string) {
+	data := make([]JSON, 0, len(rows))
+	for _, row := range rows {
+		data = append(data, toJSON(row))
+	}
+	if len(rows) == 0 {
+		return data, nil
+	}
+	return data, nextCursor(kind, len(rows), limit, key(rows[len(rows)-1]))
+}
+
 func formatAuditID(id int64) string { return strconv.FormatInt(id, 10) }
 
 // auditCursorID decodes an audit cursor; a malformed one is a 400.

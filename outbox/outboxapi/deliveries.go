@@ -76,13 +76,8 @@ func (s *server) registerDeliveries() {
 				}
 			}
 			out := &deliveryListOutput{}
-			out.Body.Data = make([]WebhookDelivery, 0, len(ds))
-			for _, d := range ds {
-				out.Body.Data = append(out.Body.Data, deliveryJSON(d))
-			}
-			if len(ds) > 0 {
-				out.Body.NextCursor = nextCursor(cursorDeliveries, len(ds), in.Limit, ds[len(ds)-1].ID)
-			}
+			out.Body.Data, out.Body.NextCursor = keysetPage(cursorDeliveries, ds, in.Limit, deliveryJSON,
+				func(d outbox.Delivery) string { return d.ID })
 			return out, nil
 		})
 

@@ -116,13 +116,8 @@ func (s *server) registerEvents() {
 				return nil, s.problem(err, "query")
 			}
 			out := &eventListOutput{}
-			out.Body.Data = make([]WebhookEvent, 0, len(evs))
-			for _, ev := range evs {
-				out.Body.Data = append(out.Body.Data, eventJSON(ev))
-			}
-			if len(evs) > 0 {
-				out.Body.NextCursor = nextCursor(cursorEvents, len(evs), in.Limit, evs[len(evs)-1].ID)
-			}
+			out.Body.Data, out.Body.NextCursor = keysetPage(cursorEvents, evs, in.Limit, eventJSON,
+				func(ev outbox.Event) string { return ev.ID })
 			return out, nil
 		})
 }
@@ -140,13 +135,8 @@ func (s *server) registerAudit() {
 				return nil, s.problem(err, "query")
 			}
 			out := &auditListOutput{}
-			out.Body.Data = make([]WebhookAuditEntry, 0, len(es))
-			for _, e := range es {
-				out.Body.Data = append(out.Body.Data, auditJSON(e))
-			}
-			if len(es) > 0 {
-				out.Body.NextCursor = nextCursor(cursorAudit, len(es), in.Limit, formatAuditID(es[len(es)-1].ID))
-			}
+			out.Body.Data, out.Body.NextCursor = keysetPage(cursorAudit, es, in.Limit, auditJSON,
+				func(e outbox.AuditEntry) string { return formatAuditID(e.ID) })
 			return out, nil
 		})
 }

@@ -150,24 +150,10 @@ func (s *server) registerWebhooks() {
 		})
 
 	huma.Register(s.api, s.operation("pause-webhook", http.MethodPost, "/api/v1/webhooks/{id}/pause",
-		"Pause an endpoint (reason MANUAL)", http.StatusOK),
-		func(ctx context.Context, in *reasonInput) (*webhookOutput, error) {
-			ep, err := s.ob.Pause(ctx, principal(ctx).Account, in.ID, actor(ctx, in.Reason))
-			if err != nil {
-				return nil, s.problem(err, "endpoint")
-			}
-			return &webhookOutput{Body: endpointJSON(ep)}, nil
-		})
+		"Pause an endpoint (reason MANUAL)", http.StatusOK), s.changeEndpoint(s.ob.Pause))
 
 	huma.Register(s.api, s.operation("resume-webhook", http.MethodPost, "/api/v1/webhooks/{id}/resume",
-		"Resume a paused endpoint: failures and hold cleared, held deliveries released", http.StatusOK),
-		func(ctx context.Context, in *reasonInput) (*webhookOutput, error) {
-			ep, err := s.ob.Resume(ctx, principal(ctx).Account, in.ID, actor(ctx, in.Reason))
-			if err != nil {
-				return nil, s.problem(err, "endpoint")
-			}
-			return &webhookOutput{Body: endpointJSON(ep)}, nil
-		})
+		"Resume a paused endpoint: failures and hold cleared, held deliveries released", http.StatusOK), s.changeEndpoint(s.ob.Resume))
 
 	huma.Register(s.api, s.operation("rotate-webhook-secret", http.MethodPost, "/api/v1/webhooks/{id}/rotate-secret",
 		"A new secret first; the old ones keep signing for the grace period (attempts carry both signatures)", http.StatusOK),
@@ -188,6 +174,18 @@ func (s *server) registerWebhooks() {
 			}
 			return &deliveryOutput{Body: deliveryJSON(d)}, nil
 		})
+}
+
+// changeEndpoint is the handler of an operation that changes the path's endpoint
+// with change, for the reason given, and answers the endpoint as it is then.
+func (s *server) changeEndpoint(change func(ctx context.Context, account, id string, by outbox.Actor) (outbox.Endpoint, error)) func(context.Context, *reasonInput) (*webhookOutput, error) {
+	return func(ctx context.Context, in *reasonInput) (*webhookOutput, error) {
+		ep, err := change(ctx, principal(ctx).Account, in.ID, actor(ctx, in.Reason))
+		if err != nil {
+			return nil, s.problem(err, "endpoint")
+		}
+		return &webhookOutput{Body: endpointJSON(ep)}, nil
+	}
 }
 
 // endpointKey orders endpoints as ListEndpoints does: by creation, then id.

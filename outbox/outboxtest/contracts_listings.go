@@ -31,23 +31,8 @@ func testListEventsCursor(t *testing.T, b Bundle) {
 	publish(t, s, "other", "evt_other", t0.Add(2*time.Second))
 	walk := func(q outboxdriver.EventQuery) []outboxdriver.Event {
 		t.Helper()
-		var all []outboxdriver.Event
-		for range 100 {
-			page, err := s.ListEvents(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(page) > q.Limit {
-				t.Fatalf("page of %d over limit %d", len(page), q.Limit)
-			}
-			if len(page) == 0 {
-				return all
-			}
-			all = append(all, page...)
-			q.AfterID = page[len(page)-1].ID
-		}
-		t.Fatal("paging does not end")
-		return nil
+		return walkPages(t, q.Limit, func() ([]outboxdriver.Event, error) { return s.ListEvents(ctx, q) },
+			func(last outboxdriver.Event) { q.AfterID = last.ID })
 	}
 	check := func(q outboxdriver.EventQuery, keep func(outboxdriver.Event) bool) {
 		t.Helper()
@@ -136,23 +121,8 @@ func testListDeliveriesCursor(t *testing.T, b Bundle) {
 
 	walk := func(q outboxdriver.DeliveryQuery) []outboxdriver.Delivery {
 		t.Helper()
-		var got []outboxdriver.Delivery
-		for range 100 {
-			page, err := s.ListDeliveries(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(page) > q.Limit {
-				t.Fatalf("page of %d over limit %d", len(page), q.Limit)
-			}
-			if len(page) == 0 {
-				return got
-			}
-			got = append(got, page...)
-			q.BeforeID = page[len(page)-1].ID
-		}
-		t.Fatal("paging does not end")
-		return nil
+		return walkPages(t, q.Limit, func() ([]outboxdriver.Delivery, error) { return s.ListDeliveries(ctx, q) },
+			func(last outboxdriver.Delivery) { q.BeforeID = last.ID })
 	}
 	for _, q := range []outboxdriver.DeliveryQuery{
 		{Account: "acct"},
@@ -241,4 +211,28 @@ func testListDeliveriesWhileInserting(t *testing.T, b Bundle) {
 	if !slices.Equal(deliveryIDs(got), deliveryIDs(before)) {
 		t.Fatalf("paged while inserting: %v\nwant %v", deliveryIDs(got), deliveryIDs(before))
 	}
+}
+
+// walkPages reads a keyset-paged listing to its end, 100 pages at most: page reads
+// the next page, of at most limit rows, and after moves the listing's key past the
+// last row of a page.
+func walkPages[Row any](t *testing.T, limit int, page func() ([]Row, error), after func(last Row)) []Row {
+	t.Helper()
+	var all []Row
+	for range 100 {
+		rows, err := page()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) > limit {
+			t.Fatalf("page of %d over limit %d", len(rows), limit)
+		}
+		if len(rows) == 0 {
+			return all
+		}
+		all = append(all, rows...)
+		after(rows[len(rows)-1])
+	}
+	t.Fatal("paging does not end")
+	return nil
 }

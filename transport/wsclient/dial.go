@@ -68,7 +68,7 @@ func (e *DialError) Unwrap() error { return e.Err }
 // at once and the DialError wraps ctx.Err(). Options out of range give an error
 // wrapping ErrInvalidOptions and no attempt is made.
 func Dial(ctx context.Context, target fragment.Target, opts Options) (*Conn, error) {
-	o, own, err := opts.withDefaults()
+	o, own, err := opts.prepared()
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package wsclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -72,17 +73,8 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-// withDefaults validates o and fills in the defaults. ownClient reports whether the
-// HTTP client was created here (and so may have its idle connections closed).
-func (o Options) withDefaults() (_ Options, ownClient bool, _ error) {
-	switch {
-	case o.HandshakeTimeout < 0:
-		return o, false, fmt.Errorf("%w: HandshakeTimeout %v is negative", ErrInvalidOptions, o.HandshakeTimeout)
-	case o.MaxPayload < 0 || o.MaxPayload > MaxMaxPayload:
-		return o, false, fmt.Errorf("%w: MaxPayload %d is outside 0..%d", ErrInvalidOptions, o.MaxPayload, MaxMaxPayload)
-	case o.PingInterval < 0:
-		return o, false, fmt.Errorf("%w: PingInterval %v is negative", ErrInvalidOptions, o.PingInterval)
-	}
+// WithDefaults returns o with every zero value replaced by its default.
+func (o Options) WithDefaults() Options {
 	if o.HandshakeTimeout == 0 {
 		o.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -103,7 +95,35 @@ func (o Options) withDefaults() (_ Options, ownClient bool, _ error) {
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = transport.NewHTTPClient(transport.CallControlRules(false), transport.ClientOptions{DisableKeepAlives: true})
-		ownClient = true
+	}
+	return o
+}
+
+// validate reports every value out of range at once, each wrapping
+// ErrInvalidOptions.
+func (o Options) validate() error {
+	var errs []error
+	if o.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: HandshakeTimeout %v is negative", ErrInvalidOptions, o.HandshakeTimeout))
+	}
+	if o.MaxPayload < 0 || o.MaxPayload > MaxMaxPayload {
+		errs = append(errs, fmt.Errorf("%w: MaxPayload %d is outside 0..%d", ErrInvalidOptions, o.MaxPayload, MaxMaxPayload))
+	}
+	if o.PingInterval < 0 {
+		errs = append(errs, fmt.Errorf("%w: PingInterval %v is negative", ErrInvalidOptions, o.PingInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// prepared is o, checked, with its defaults and a client that never follows a
+// redirect: what Dial and NewReconnector run with. ownClient reports whether the
+// HTTP client is the default one made here (and so may have its idle connections
+// closed).
+func (o Options) prepared() (_ Options, ownClient bool, _ error) {
+	ownClient = o.HTTPClient == nil
+	o = o.WithDefaults()
+	if err := o.validate(); err != nil {
+		return o, false, err
 	}
 	// A copy, so the caller's client keeps its own redirect policy: an upgrade
 	// answered with a 3xx is a failure (class redirect), never followed.

@@ -23,7 +23,7 @@ type Reconnector struct {
 // NewReconnector prepares reconnect episodes for target (the application URL whose
 // connection dropped). It fails only for Options out of range (ErrInvalidOptions).
 func NewReconnector(target fragment.Target, opts Options) (*Reconnector, error) {
-	o, own, err := opts.withDefaults()
+	o, own, err := opts.prepared()
 	if err != nil {
 		return nil, err
 	}

@@ -91,53 +91,29 @@ func Resolve(profile string, o outboxdriver.Overrides) (Policy, error) {
 		}
 		*d.dst = secs(*d.v)
 	}
-	if o.AllowHTTP != nil {
-		p.AllowHTTP = *o.AllowHTTP
-	}
-	if o.CountThrottled != nil {
-		p.CountThrottled = *o.CountThrottled
-	}
-	if o.EgressDead != nil {
-		p.EgressDead = *o.EgressDead
-	}
-	if o.ReapDead != nil {
-		p.ReapDead = *o.ReapDead
-	}
+	setGiven(&p.AllowHTTP, o.AllowHTTP)
+	setGiven(&p.CountThrottled, o.CountThrottled)
+	setGiven(&p.EgressDead, o.EgressDead)
+	setGiven(&p.ReapDead, o.ReapDead)
 	if o.DeliveryHeader != nil && checkDeliveryHeader(*o.DeliveryHeader) == nil {
 		// An invalid one is left out: refused where endpoints are written
 		// (CheckNew), it could only come from a store written before.
 		p.DeliveryHeader = *o.DeliveryHeader
 	}
-	if o.OnGone != nil {
-		switch *o.OnGone {
-		case outboxdriver.GonePause, outboxdriver.GoneRemove, outboxdriver.GoneDead:
-			p.OnGone = *o.OnGone
-		default:
-			return Policy{}, invalid("overrides.onGone", "unknown action %q", *o.OnGone)
-		}
+	if err := setAction(&p.OnGone, o.OnGone, "overrides.onGone",
+		outboxdriver.GonePause, outboxdriver.GoneRemove, outboxdriver.GoneDead); err != nil {
+		return Policy{}, err
 	}
-	for _, ra := range []struct {
-		field string
-		v     *outboxdriver.RetryAfterAction
-		dst   *outboxdriver.RetryAfterAction
-	}{{"overrides.on429", o.On429, &p.On429}, {"overrides.on503", o.On503, &p.On503}} {
-		if ra.v == nil {
-			continue
-		}
-		switch *ra.v {
-		case outboxdriver.RetryAfterIgnore, outboxdriver.RetryAfterDelay, outboxdriver.RetryAfterHold:
-			*ra.dst = *ra.v
-		default:
-			return Policy{}, invalid(ra.field, "unknown action %q", *ra.v)
-		}
+	retryAfter := []outboxdriver.RetryAfterAction{outboxdriver.RetryAfterIgnore, outboxdriver.RetryAfterDelay, outboxdriver.RetryAfterHold}
+	if err := setAction(&p.On429, o.On429, "overrides.on429", retryAfter...); err != nil {
+		return Policy{}, err
 	}
-	if o.AutoPause != nil {
-		switch *o.AutoPause {
-		case outboxdriver.AutoPauseNone, outboxdriver.AutoPausePause, outboxdriver.AutoPauseDisable:
-			p.AutoPause = *o.AutoPause
-		default:
-			return Policy{}, invalid("overrides.autoPause", "unknown action %q", *o.AutoPause)
-		}
+	if err := setAction(&p.On503, o.On503, "overrides.on503", retryAfter...); err != nil {
+		return Policy{}, err
+	}
+	if err := setAction(&p.AutoPause, o.AutoPause, "overrides.autoPause",
+		outboxdriver.AutoPauseNone, outboxdriver.AutoPausePause, outboxdriver.AutoPauseDisable); err != nil {
+		return Policy{}, err
 	}
 	if o.AutoPauseFailures != nil {
 		if *o.AutoPauseFailures < 1 {
@@ -145,13 +121,9 @@ func Resolve(profile string, o outboxdriver.Overrides) (Policy, error) {
 		}
 		p.AutoPauseFailures = *o.AutoPauseFailures
 	}
-	if o.WhilePaused != nil {
-		switch *o.WhilePaused {
-		case outboxdriver.PausedHold, outboxdriver.PausedLogFailed, outboxdriver.PausedFail:
-			p.WhilePaused = *o.WhilePaused
-		default:
-			return Policy{}, invalid("overrides.whilePaused", "unknown action %q", *o.WhilePaused)
-		}
+	if err := setAction(&p.WhilePaused, o.WhilePaused, "overrides.whilePaused",
+		outboxdriver.PausedHold, outboxdriver.PausedLogFailed, outboxdriver.PausedFail); err != nil {
+		return Policy{}, err
 	}
 	if o.MaxInFlight != nil {
 		if *o.MaxInFlight < 1 || *o.MaxInFlight > 1000 {
@@ -160,6 +132,26 @@ func Resolve(profile string, o outboxdriver.Overrides) (Policy, error) {
 		p.MaxInFlight = *o.MaxInFlight
 	}
 	return p, nil
+}
+
+// setGiven sets *dst to *v when v is given.
+func setGiven[T any](dst, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// setAction sets *dst to *v when v is given and is one of allowed; any other value
+// is an invalid field.
+func setAction[T ~string](dst, v *T, field string, allowed ...T) error {
+	if v == nil {
+		return nil
+	}
+	if !slices.Contains(allowed, *v) {
+		return invalid(field, "unknown action %q", *v)
+	}
+	*dst = *v
+	return nil
 }
 
 func checkSeconds(field string, v float64, lo, hi time.Duration) error {

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"sync"
+)
+
+// inParallel calls do with 0, 1, ... n-1, on up to workers goroutines at once, and
+// returns when every call has returned. Once ctx ends no further i is handed out;
+// a call already handed one still runs.
+func inParallel(ctx context.Context, n, workers int, do func(i int)) {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for i := range jobs {
+				do(i)
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+}
