@@ -132,21 +132,23 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	minClaim := d.minClaim()
 	for {
 		full := false
-		limit := d.reserve(func(held int) int {
+		want := func(held int) int {
 			if room := d.maxHeld - held; room >= minClaim || held == 0 && room > 0 {
 				return min(room, d.cfg.BatchSize)
 			}
 			return 0
-		})
-		if limit > 0 {
+		}
+		if want(int(d.held.Load())) > 0 {
 			claimedAt := time.Now()
-			jobs, err := d.claim(ctx, limit)
+			late := d.lateClaim(want)
+			jobs, err := d.cfg.Store.Claim(ctx, late.params)
 			if err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Error().Err(err).Msg("outbox: claim failed")
 			}
+			limit := late.taken()
 			d.held.Add(int64(len(jobs) - limit))
 			d.enqueue(jobs, claimedAt)
-			full = len(jobs) == limit
+			full = limit > 0 && len(jobs) == limit
 		}
 		if full && d.maxHeld-int(d.held.Load()) >= minClaim {
 			continue // more may be due right now
@@ -246,6 +248,33 @@ func (d *Dispatcher) nextWait(ctx context.Context) time.Duration {
 		return until
 	}
 	return wait
+}
+
+// lateClaim is a claim of up to BatchSize whose room is reserved in the claim's own
+// transaction (outboxdriver.ClaimParams.Reserve) by want(held), as reserve does: the
+// publishes that commit with it hand their deliveries over first (Handoff), and the
+// claim takes the room they leave. Reserving before the claim was queued for the
+// writer would keep that room from them for the whole wait.
+type lateClaim struct {
+	params outboxdriver.ClaimParams
+	once   sync.Once
+	n      int
+}
+
+func (d *Dispatcher) lateClaim(want func(held int) int) *lateClaim {
+	c := &lateClaim{params: d.claimParams(d.cfg.BatchSize)}
+	c.params.Reserve = func(limit int) int {
+		c.once.Do(func() { c.n = d.reserve(func(held int) int { return min(limit, want(held)) }) })
+		return c.n
+	}
+	return c
+}
+
+// taken is the room the claim reserved (none when the store never asked), for the
+// caller to settle once the claim has returned.
+func (c *lateClaim) taken() int {
+	c.once.Do(func() {})
+	return c.n
 }
 
 func (d *Dispatcher) claim(ctx context.Context, limit int) ([]outboxdriver.Job, error) {

@@ -7,10 +7,13 @@ import (
 )
 
 // Handoff carries the deliveries of one Publish straight to the workers, leased as
-// they are stored (outboxdriver.PlanFunc), skipping the claim and its commit. It takes room
-// only while a worker is idle: a node with work queued claims from the store instead,
-// so that deliveries already due (retries, an earlier backlog) are not starved by new
-// ones.
+// they are stored (outboxdriver.PlanFunc), skipping the claim and its writes: while the
+// node keeps up, new deliveries wait for a worker in its bounded queue rather than in
+// the store. It takes room up to maxHeld-minClaim (any room while a worker is idle),
+// and claims reserve theirs in their own transaction (lateClaim), after the publishes
+// committed with them: each recorded batch still claims at least the room it frees, so
+// deliveries already due in the store (retries, an earlier backlog) are not starved by
+// new ones.
 type Handoff struct {
 	d         *Dispatcher
 	taken     int
@@ -29,15 +32,13 @@ func (d *Dispatcher) Handoff() *Handoff {
 	return &Handoff{d: d, endpoints: map[string]outboxdriver.Endpoint{}, opened: time.Now()}
 }
 
-// Take reserves room for delivery id of ep when a worker is idle. Publishes at once
-// may together queue a few jobs beyond the idle workers; held stays bounded, by
-// maxHeld+Workers (see held).
+// Take reserves room for delivery id of ep. Publishes at once may together queue a
+// few jobs beyond the idle workers; held stays bounded, by maxHeld+Workers (see held).
 func (h *Handoff) Take(id string, ep outboxdriver.Endpoint) bool {
-	if int(h.d.busy.Load())+h.taken >= h.d.cfg.Workers {
-		return false
-	}
-	if h.d.reserve(func(held int) int {
-		if held < h.d.maxHeld+h.d.cfg.Workers {
+	d := h.d
+	idle := int(d.busy.Load())+h.taken < d.cfg.Workers
+	if d.reserve(func(held int) int {
+		if held < d.maxHeld-d.minClaim() || idle && held < d.maxHeld+d.cfg.Workers {
 			return 1
 		}
 		return 0
