@@ -50,10 +50,13 @@ func (d *Dispatcher) completeLoop(ctx context.Context) {
 			})
 		}
 		claimedAt := time.Now()
-		jobs := d.completeClaim(context.Background(), batch, late)
+		jobs, recorded := d.completeClaim(context.Background(), batch, late)
 		limit := 0
 		if late != nil {
 			limit = late.taken()
+			if recorded {
+				late.settle(len(jobs))
+			}
 		}
 		d.held.Add(int64(len(jobs) - n - limit))
 		d.enqueue(jobs, claimedAt)
@@ -72,8 +75,9 @@ func (d *Dispatcher) complete(ctx context.Context, batch []outcome) {
 }
 
 // completeClaim is complete, making claim in the same transaction when it is not nil;
-// it returns the jobs claimed (none when recording failed).
-func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, claim *lateClaim) []outboxdriver.Job {
+// it returns the jobs claimed and whether the batch was recorded as it came (false
+// when the store failed, and then nothing was claimed).
+func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, claim *lateClaim) ([]outboxdriver.Job, bool) {
 	now := Now(d.cfg.Clock)
 	notices := make(map[string][]notice, len(batch))
 	recorded := make(map[string]observed, len(batch)) // for the log and Observe
@@ -120,7 +124,7 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, claim *
 		if _, err = d.cfg.Store.Complete(ctx, items); err != nil {
 			d.cfg.Logger.Error().Err(err).Msg("outbox: rescheduling failed; leases will expire")
 		}
-		return nil
+		return nil, false
 	}
 	for id := range halts {
 		d.halt(id)
@@ -140,7 +144,7 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, claim *
 			}
 		}
 	}
-	return jobs
+	return jobs, true
 }
 
 // observed is what the log and Observe are shown of a recorded attempt.

@@ -40,7 +40,13 @@ type Dispatcher struct {
 	maxHeld int
 	// busy counts jobs queued or in an attempt: fewer than Workers means a worker is
 	// idle (handoff).
-	busy    atomic.Int64
+	busy atomic.Int64
+	// backlog is not zero while the store may hold deliveries due now that no claim
+	// took: a publish that stored some unleased, a claim that came back full. It keeps
+	// hand-offs under maxHeld-minClaim, which leaves every recorded batch room to
+	// claim (Handoff). A claim that comes back short took all of them, and clears it
+	// unless it was set again meanwhile.
+	backlog atomic.Int64
 	queue   chan queued
 	results chan outcome
 	workers sync.WaitGroup
@@ -149,6 +155,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			d.held.Add(int64(len(jobs) - limit))
 			d.enqueue(jobs, claimedAt)
 			full = limit > 0 && len(jobs) == limit
+			if err == nil {
+				late.settle(len(jobs))
+			}
 		}
 		if full && d.maxHeld-int(d.held.Load()) >= minClaim {
 			continue // more may be due right now
@@ -256,18 +265,38 @@ func (d *Dispatcher) nextWait(ctx context.Context) time.Duration {
 // claim takes the room they leave. Reserving before the claim was queued for the
 // writer would keep that room from them for the whole wait.
 type lateClaim struct {
+	d      *Dispatcher
 	params outboxdriver.ClaimParams
 	once   sync.Once
 	n      int
+	// backlog is Dispatcher.backlog as the claim reserved its room.
+	backlog int64
 }
 
 func (d *Dispatcher) lateClaim(want func(held int) int) *lateClaim {
-	c := &lateClaim{params: d.claimParams(d.cfg.BatchSize)}
+	c := &lateClaim{d: d, params: d.claimParams(d.cfg.BatchSize)}
 	c.params.Reserve = func(limit int) int {
-		c.once.Do(func() { c.n = d.reserve(func(held int) int { return min(limit, want(held)) }) })
+		c.once.Do(func() {
+			c.backlog = d.backlog.Load()
+			c.n = d.reserve(func(held int) int { return min(limit, want(held)) })
+		})
 		return c.n
 	}
 	return c
+}
+
+// settle updates Dispatcher.backlog once the claim took claimed deliveries: a claim
+// that filled its room may have left due deliveries behind; one that did not took
+// every delivery due when it read, so every one that set backlog before it.
+func (c *lateClaim) settle(claimed int) {
+	n := c.taken()
+	switch {
+	case n == 0:
+	case claimed == n:
+		c.d.backlog.Add(1)
+	case c.backlog != 0:
+		c.d.backlog.CompareAndSwap(c.backlog, 0)
+	}
 }
 
 // taken is the room the claim reserved (none when the store never asked), for the

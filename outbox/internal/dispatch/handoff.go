@@ -9,11 +9,12 @@ import (
 // Handoff carries the deliveries of one Publish straight to the workers, leased as
 // they are stored (outboxdriver.PlanFunc), skipping the claim and its writes: while the
 // node keeps up, new deliveries wait for a worker in its bounded queue rather than in
-// the store. It takes room up to maxHeld-minClaim (any room while a worker is idle),
-// and claims reserve theirs in their own transaction (lateClaim), after the publishes
-// committed with them: each recorded batch still claims at least the room it frees, so
-// deliveries already due in the store (retries, an earlier backlog) are not starved by
-// new ones.
+// the store. It takes room up to maxHeld+Workers while the store holds no backlog
+// (Dispatcher.backlog), and up to maxHeld-minClaim (any room while a worker is idle)
+// while it does. Claims reserve their room in their own transaction (lateClaim), after
+// the publishes committed with them, so under a backlog every recorded batch still
+// claims at least the room it frees: deliveries already due in the store (retries, an
+// earlier backlog) are not starved by new ones.
 type Handoff struct {
 	d         *Dispatcher
 	taken     int
@@ -36,9 +37,12 @@ func (d *Dispatcher) Handoff() *Handoff {
 // few jobs beyond the idle workers; held stays bounded, by maxHeld+Workers (see held).
 func (h *Handoff) Take(id string, ep outboxdriver.Endpoint) bool {
 	d := h.d
-	idle := int(d.busy.Load())+h.taken < d.cfg.Workers
+	bound := d.maxHeld + d.cfg.Workers
+	if d.backlog.Load() != 0 && int(d.busy.Load())+h.taken >= d.cfg.Workers {
+		bound = d.maxHeld - d.minClaim()
+	}
 	if d.reserve(func(held int) int {
-		if held < d.maxHeld-d.minClaim() || idle && held < d.maxHeld+d.cfg.Workers {
+		if held < bound {
 			return 1
 		}
 		return 0
@@ -65,5 +69,9 @@ func (h *Handoff) Finish(pub outboxdriver.Published, err error) (all bool) {
 	}
 	h.d.held.Add(int64(len(jobs) - h.taken))
 	h.d.enqueue(jobs, h.opened)
-	return err == nil && len(jobs) == len(pub.Deliveries)
+	all = err == nil && len(jobs) == len(pub.Deliveries)
+	if err == nil && !pub.Duplicate && !all {
+		h.d.backlog.Add(1) // some stored unleased, for a claim to take
+	}
+	return all
 }
