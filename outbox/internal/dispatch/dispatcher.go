@@ -167,6 +167,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			// With too little room to claim, the completer claims as room frees up
 			// and nudges; the earliest due time matters only when this loop can act.
 			wait = d.nextWait(ctx)
+		} else if d.backlog.Load() == 0 && d.dueNow(ctx) {
+			// Hand-offs may be what fills the node: a delivery due in the store (a
+			// retry, a release) must get room from the next recorded batch.
+			d.backlog.Add(1)
 		}
 		resetTimer(timer, wait)
 		select {
@@ -257,6 +261,12 @@ func (d *Dispatcher) nextWait(ctx context.Context) time.Duration {
 		return until
 	}
 	return wait
+}
+
+// dueNow reports whether the store holds an unleased delivery due at the clock's time.
+func (d *Dispatcher) dueNow(ctx context.Context) bool {
+	due, ok, err := d.cfg.Store.NextDue(ctx)
+	return err == nil && ok && !due.After(d.cfg.Clock.Now())
 }
 
 // lateClaim is a claim of up to BatchSize whose room is reserved in the claim's own

@@ -9,12 +9,12 @@ import (
 // Handoff carries the deliveries of one Publish straight to the workers, leased as
 // they are stored (outboxdriver.PlanFunc), skipping the claim and its writes: while the
 // node keeps up, new deliveries wait for a worker in its bounded queue rather than in
-// the store. It takes room up to maxHeld+Workers while the store holds no backlog
-// (Dispatcher.backlog), and up to maxHeld-minClaim (any room while a worker is idle)
-// while it does. Claims reserve their room in their own transaction (lateClaim), after
-// the publishes committed with them, so under a backlog every recorded batch still
-// claims at least the room it frees: deliveries already due in the store (retries, an
-// earlier backlog) are not starved by new ones.
+// the store. It takes room up to maxHeld while the store holds no backlog
+// (Dispatcher.backlog), up to maxHeld-minClaim while it does, and any room while a
+// worker is idle. Claims reserve theirs in their own transaction (lateClaim), after the
+// publishes committed with them, so under a backlog every recorded batch still claims
+// at least the room it frees: deliveries already due in the store (retries, an earlier
+// backlog) are not starved by new ones.
 type Handoff struct {
 	d         *Dispatcher
 	taken     int
@@ -37,8 +37,11 @@ func (d *Dispatcher) Handoff() *Handoff {
 // few jobs beyond the idle workers; held stays bounded, by maxHeld+Workers (see held).
 func (h *Handoff) Take(id string, ep outboxdriver.Endpoint) bool {
 	d := h.d
-	bound := d.maxHeld + d.cfg.Workers
-	if d.backlog.Load() != 0 && int(d.busy.Load())+h.taken >= d.cfg.Workers {
+	bound := d.maxHeld // what a claim may fill
+	switch {
+	case int(d.busy.Load())+h.taken < d.cfg.Workers:
+		bound = d.maxHeld + d.cfg.Workers // a worker is idle: never make it wait
+	case d.backlog.Load() != 0:
 		bound = d.maxHeld - d.minClaim()
 	}
 	if d.reserve(func(held int) int {
