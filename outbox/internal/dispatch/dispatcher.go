@@ -33,9 +33,10 @@ type Dispatcher struct {
 	stop context.Context
 	// held counts the deliveries this node holds leased and has not recorded: queued,
 	// in an attempt, or awaiting the completer, plus room reserved for a claim under
-	// way. Claims keep it within maxHeld; hand-offs may take Workers more (a claim
-	// under way reserves its whole batch, and a publish to idle workers must not wait
-	// for it). maxHeld+Workers bounds memory and the channels below.
+	// way (in its transaction: lateClaim). Claims and hand-offs keep it within
+	// maxHeld; hand-offs to idle workers may take Workers more (a claim under way
+	// reserves its whole batch, and such a publish must not wait for it).
+	// maxHeld+Workers bounds memory and the channels below.
 	held    atomic.Int64
 	maxHeld int
 	// busy counts jobs queued or in an attempt: fewer than Workers means a worker is
