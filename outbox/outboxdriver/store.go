@@ -149,6 +149,23 @@ type ClaimParams struct {
 	Limit      int
 	// Token marks the leases of this claim; Complete matches it.
 	Token string
+	// Reserve, when not nil, is called in the claim's transaction before it reads
+	// (Reserved), with Limit; what it returns, at most Limit, is the claim's limit.
+	// The engine reserves there the room the claim may fill, after the publishes
+	// committed with it took theirs. It may be called more than once (a retried
+	// transaction) and returns the same each time.
+	Reserve func(limit int) int
+}
+
+// Reserved is p with Limit as Reserve returns it (p itself without Reserve): a store
+// calls it in the claim's transaction, before it reads, and claims nothing when the
+// limit is not positive.
+func (p ClaimParams) Reserved() ClaimParams {
+	if p.Reserve != nil && p.Limit > 0 {
+		p.Limit = min(p.Limit, p.Reserve(p.Limit))
+	}
+	p.Reserve = nil
+	return p
 }
 
 // CompleteClaimParams are the inputs of Store.CompleteClaim.

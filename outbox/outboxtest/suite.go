@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Claim", testClaim},
 		{"ClaimInFlightCap", testClaimInFlightCap},
 		{"ClaimConcurrent", testClaimConcurrent},
+		{"ClaimReserve", testClaimReserve},
 		{"Complete", testComplete},
 		{"CompleteInOrder", testCompleteInOrder},
 		{"CompleteClaim", testCompleteClaim},

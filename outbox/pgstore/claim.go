@@ -97,6 +97,9 @@ func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outbox
 
 // claimIn runs the claim statement on q.
 func (s *Store) claimIn(ctx context.Context, q querier, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
+	if p = p.Reserved(); p.Limit <= 0 {
+		return nil, nil
+	}
 	rs, err := q.query(ctx, s.q(claimSQL), s.now(p.Now), 4*p.Limit, p.Limit, p.LeaseUntil.Sub(p.Now), p.Token)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: claim: %w", err)

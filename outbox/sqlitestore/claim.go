@@ -139,6 +139,9 @@ func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outbox
 // the pick with one UPDATE that returns the deliveries, reads their events in one
 // query and each endpoint once.
 func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
+	if p = p.Reserved(); p.Limit <= 0 {
+		return nil, nil
+	}
 	picked, err := claimPick(ctx, tx, micros(p.Now), p.Limit)
 	if err != nil || len(picked) == 0 {
 		return nil, err

@@ -32,15 +32,15 @@ func (d *Dispatcher) completeLoop(ctx context.Context) {
 			}
 		}
 		n := len(batch)
-		limit := 0
 		d.mu.Lock()
 		claiming := !d.stopping && ctx.Err() == nil
 		if claiming {
 			d.claiming.Add(1)
 		}
 		d.mu.Unlock()
+		var late *lateClaim
 		if claiming {
-			limit = d.reserve(func(held int) int {
+			late = d.lateClaim(func(held int) int {
 				// Like the claim loop, take a quarter of a batch or more at once while
 				// the node holds other deliveries.
 				if room := d.maxHeld - held + n; room >= d.minClaim() || held == n {
@@ -50,7 +50,14 @@ func (d *Dispatcher) completeLoop(ctx context.Context) {
 			})
 		}
 		claimedAt := time.Now()
-		jobs := d.completeClaim(context.Background(), batch, limit)
+		jobs, recorded := d.completeClaim(context.Background(), batch, late)
+		limit := 0
+		if late != nil {
+			limit = late.taken()
+			if recorded {
+				late.settle(len(jobs))
+			}
+		}
 		d.held.Add(int64(len(jobs) - n - limit))
 		d.enqueue(jobs, claimedAt)
 		if claiming {
@@ -64,12 +71,13 @@ func (d *Dispatcher) completeLoop(ctx context.Context) {
 // again as faults on our side (rescheduled after FaultRetry, no attempt used); when
 // that fails too, the leases expire and the reaper takes over.
 func (d *Dispatcher) complete(ctx context.Context, batch []outcome) {
-	d.completeClaim(ctx, batch, 0)
+	d.completeClaim(ctx, batch, nil)
 }
 
-// completeClaim is complete, claiming up to limit deliveries in the same transaction
-// when limit > 0; it returns the jobs claimed (none when recording failed).
-func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit int) []outboxdriver.Job {
+// completeClaim is complete, making claim in the same transaction when it is not nil;
+// it returns the jobs claimed and whether the batch was recorded as it came (false
+// when the store failed, and then nothing was claimed).
+func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, claim *lateClaim) ([]outboxdriver.Job, bool) {
 	now := Now(d.cfg.Clock)
 	notices := make(map[string][]notice, len(batch))
 	recorded := make(map[string]observed, len(batch)) // for the log and Observe
@@ -100,8 +108,8 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit i
 		jobs    []outboxdriver.Job
 		err     error
 	)
-	if limit > 0 {
-		applied, jobs, err = d.cfg.Store.CompleteClaim(ctx, outboxdriver.CompleteClaimParams{Outcomes: items, Next: d.claimParams(limit)})
+	if claim != nil {
+		applied, jobs, err = d.cfg.Store.CompleteClaim(ctx, outboxdriver.CompleteClaimParams{Outcomes: items, Next: claim.params})
 	} else {
 		applied, err = d.cfg.Store.Complete(ctx, items)
 	}
@@ -116,7 +124,7 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit i
 		if _, err = d.cfg.Store.Complete(ctx, items); err != nil {
 			d.cfg.Logger.Error().Err(err).Msg("outbox: rescheduling failed; leases will expire")
 		}
-		return nil
+		return nil, false
 	}
 	for id := range halts {
 		d.halt(id)
@@ -136,7 +144,7 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, limit i
 			}
 		}
 	}
-	return jobs
+	return jobs, true
 }
 
 // observed is what the log and Observe are shown of a recorded attempt.

@@ -33,14 +33,21 @@ type Dispatcher struct {
 	stop context.Context
 	// held counts the deliveries this node holds leased and has not recorded: queued,
 	// in an attempt, or awaiting the completer, plus room reserved for a claim under
-	// way. Claims keep it within maxHeld; hand-offs may take Workers more (a claim
-	// under way reserves its whole batch, and a publish to idle workers must not wait
-	// for it). maxHeld+Workers bounds memory and the channels below.
+	// way (in its transaction: lateClaim). Claims and hand-offs keep it within
+	// maxHeld; hand-offs to idle workers may take Workers more (a claim under way
+	// reserves its whole batch, and such a publish must not wait for it).
+	// maxHeld+Workers bounds memory and the channels below.
 	held    atomic.Int64
 	maxHeld int
 	// busy counts jobs queued or in an attempt: fewer than Workers means a worker is
 	// idle (handoff).
-	busy    atomic.Int64
+	busy atomic.Int64
+	// backlog is not zero while the store may hold deliveries due now that no claim
+	// took: a publish that stored some unleased, a claim that came back full. It keeps
+	// hand-offs under maxHeld-minClaim, which leaves every recorded batch room to
+	// claim (Handoff). A claim that comes back short took all of them, and clears it
+	// unless it was set again meanwhile.
+	backlog atomic.Int64
 	queue   chan queued
 	results chan outcome
 	workers sync.WaitGroup
@@ -132,21 +139,26 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	minClaim := d.minClaim()
 	for {
 		full := false
-		limit := d.reserve(func(held int) int {
+		want := func(held int) int {
 			if room := d.maxHeld - held; room >= minClaim || held == 0 && room > 0 {
 				return min(room, d.cfg.BatchSize)
 			}
 			return 0
-		})
-		if limit > 0 {
+		}
+		if want(int(d.held.Load())) > 0 {
 			claimedAt := time.Now()
-			jobs, err := d.claim(ctx, limit)
+			late := d.lateClaim(want)
+			jobs, err := d.cfg.Store.Claim(ctx, late.params)
 			if err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Error().Err(err).Msg("outbox: claim failed")
 			}
+			limit := late.taken()
 			d.held.Add(int64(len(jobs) - limit))
 			d.enqueue(jobs, claimedAt)
-			full = len(jobs) == limit
+			full = limit > 0 && len(jobs) == limit
+			if err == nil {
+				late.settle(len(jobs))
+			}
 		}
 		if full && d.maxHeld-int(d.held.Load()) >= minClaim {
 			continue // more may be due right now
@@ -156,6 +168,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			// With too little room to claim, the completer claims as room frees up
 			// and nudges; the earliest due time matters only when this loop can act.
 			wait = d.nextWait(ctx)
+		} else if d.backlog.Load() == 0 && d.dueNow(ctx) {
+			// Hand-offs may be what fills the node: a delivery due in the store (a
+			// retry, a release) must get room from the next recorded batch.
+			d.backlog.Add(1)
 		}
 		resetTimer(timer, wait)
 		select {
@@ -246,6 +262,59 @@ func (d *Dispatcher) nextWait(ctx context.Context) time.Duration {
 		return until
 	}
 	return wait
+}
+
+// dueNow reports whether the store holds an unleased delivery due at the clock's time.
+func (d *Dispatcher) dueNow(ctx context.Context) bool {
+	due, ok, err := d.cfg.Store.NextDue(ctx)
+	return err == nil && ok && !due.After(d.cfg.Clock.Now())
+}
+
+// lateClaim is a claim of up to BatchSize whose room is reserved in the claim's own
+// transaction (outboxdriver.ClaimParams.Reserve) by want(held), as reserve does: the
+// publishes that commit with it hand their deliveries over first (Handoff), and the
+// claim takes the room they leave. Reserving before the claim was queued for the
+// writer would keep that room from them for the whole wait.
+type lateClaim struct {
+	d      *Dispatcher
+	params outboxdriver.ClaimParams
+	once   sync.Once
+	n      int
+	// backlog is Dispatcher.backlog as the claim reserved its room.
+	backlog int64
+}
+
+func (d *Dispatcher) lateClaim(want func(held int) int) *lateClaim {
+	c := &lateClaim{d: d, params: d.claimParams(d.cfg.BatchSize)}
+	c.params.Reserve = func(limit int) int {
+		c.once.Do(func() {
+			c.backlog = d.backlog.Load()
+			c.n = d.reserve(func(held int) int { return min(limit, want(held)) })
+		})
+		return c.n
+	}
+	return c
+}
+
+// settle updates Dispatcher.backlog once the claim took claimed deliveries: a claim
+// that filled its room may have left due deliveries behind; one that did not took
+// every delivery due when it read, so every one that set backlog before it.
+func (c *lateClaim) settle(claimed int) {
+	n := c.taken()
+	switch {
+	case n == 0:
+	case claimed == n:
+		c.d.backlog.Add(1)
+	case c.backlog != 0:
+		c.d.backlog.CompareAndSwap(c.backlog, 0)
+	}
+}
+
+// taken is the room the claim reserved (none when the store never asked), for the
+// caller to settle once the claim has returned.
+func (c *lateClaim) taken() int {
+	c.once.Do(func() {})
+	return c.n
 }
 
 func (d *Dispatcher) claim(ctx context.Context, limit int) ([]outboxdriver.Job, error) {

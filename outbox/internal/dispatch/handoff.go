@@ -7,10 +7,14 @@ import (
 )
 
 // Handoff carries the deliveries of one Publish straight to the workers, leased as
-// they are stored (outboxdriver.PlanFunc), skipping the claim and its commit. It takes room
-// only while a worker is idle: a node with work queued claims from the store instead,
-// so that deliveries already due (retries, an earlier backlog) are not starved by new
-// ones.
+// they are stored (outboxdriver.PlanFunc), skipping the claim and its writes: while the
+// node keeps up, new deliveries wait for a worker in its bounded queue rather than in
+// the store. It takes room up to maxHeld while the store holds no backlog
+// (Dispatcher.backlog), up to maxHeld-minClaim while it does, and any room while a
+// worker is idle. Claims reserve theirs in their own transaction (lateClaim), after the
+// publishes committed with them, so under a backlog every recorded batch still claims
+// at least the room it frees: deliveries already due in the store (retries, an earlier
+// backlog) are not starved by new ones.
 type Handoff struct {
 	d         *Dispatcher
 	taken     int
@@ -29,15 +33,19 @@ func (d *Dispatcher) Handoff() *Handoff {
 	return &Handoff{d: d, endpoints: map[string]outboxdriver.Endpoint{}, opened: time.Now()}
 }
 
-// Take reserves room for delivery id of ep when a worker is idle. Publishes at once
-// may together queue a few jobs beyond the idle workers; held stays bounded, by
-// maxHeld+Workers (see held).
+// Take reserves room for delivery id of ep. Publishes at once may together queue a
+// few jobs beyond the idle workers; held stays bounded, by maxHeld+Workers (see held).
 func (h *Handoff) Take(id string, ep outboxdriver.Endpoint) bool {
-	if int(h.d.busy.Load())+h.taken >= h.d.cfg.Workers {
-		return false
+	d := h.d
+	bound := d.maxHeld // what a claim may fill
+	switch {
+	case int(d.busy.Load())+h.taken < d.cfg.Workers:
+		bound = d.maxHeld + d.cfg.Workers // a worker is idle: never make it wait
+	case d.backlog.Load() != 0:
+		bound = d.maxHeld - d.minClaim()
 	}
-	if h.d.reserve(func(held int) int {
-		if held < h.d.maxHeld+h.d.cfg.Workers {
+	if d.reserve(func(held int) int {
+		if held < bound {
 			return 1
 		}
 		return 0
@@ -64,5 +72,9 @@ func (h *Handoff) Finish(pub outboxdriver.Published, err error) (all bool) {
 	}
 	h.d.held.Add(int64(len(jobs) - h.taken))
 	h.d.enqueue(jobs, h.opened)
-	return err == nil && len(jobs) == len(pub.Deliveries)
+	all = err == nil && len(jobs) == len(pub.Deliveries)
+	if err == nil && !pub.Duplicate && !all {
+		h.d.backlog.Add(1) // some stored unleased, for a claim to take
+	}
+	return all
 }
