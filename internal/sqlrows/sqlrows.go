@@ -1,6 +1,3 @@
-// Package sqlrows reads query results alike whatever the driver: the SQLite stores
-// read database/sql's rows, the PostgreSQL stores pgx's, and both have the methods
-// below.
 package sqlrows
 
 // Row is one row to scan: *sql.Row, *sql.Rows, pgx.Row and pgx.Rows are.
