@@ -30,7 +30,10 @@ type dbHealth struct {
 	file  os.FileInfo // the file opened at start
 	w     sqlitenode.Writer
 	probe func(ctx context.Context) error
-	now   func() time.Time
+	// probeTimeout bounds the write probe, so that /readyz answers while the writer
+	// is stuck (a probe that has not committed by then is a failure).
+	probeTimeout time.Duration
+	now          func() time.Time
 
 	// log receives the start of a problem (error) and its end (info), once each.
 	log zerolog.Logger
@@ -46,7 +49,7 @@ func newDBHealth(path string, w sqlitenode.Writer) (*dbHealth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the database file %s: %w", path, err)
 	}
-	return &dbHealth{path: path, file: fi, w: w, now: time.Now}, nil
+	return &dbHealth{path: path, file: fi, w: w, probeTimeout: 2 * time.Second, now: time.Now}, nil
 }
 
 // probing marks the context of the write probe, whose success proves less than a
@@ -134,7 +137,7 @@ func (h *dbHealth) check(ctx context.Context, probe bool) error {
 		return err
 	}
 	if probe && h.probe != nil {
-		pctx, cancel := context.WithTimeout(context.WithValue(ctx, probing{}, true), 2*time.Second)
+		pctx, cancel := context.WithTimeout(context.WithValue(ctx, probing{}, true), h.probeTimeout)
 		defer cancel()
 		if err := h.probe(pctx); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("the database %s cannot be written: %w", h.path, err)

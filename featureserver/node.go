@@ -77,6 +77,9 @@ type nodeHooks struct {
 	observe func(outbox.Delivery, outbox.Attempt)
 	// shutdownGrace, when set, replaces shutdownGrace.
 	shutdownGrace time.Duration
+	// probeTimeout, when set, replaces the SQLite write probe's timeout (2 s), which
+	// a test on a loaded machine must not race.
+	probeTimeout time.Duration
 }
 
 // shutdownGrace is how long a stopping node waits for the API's connections to
@@ -102,6 +105,9 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	if n.db.health != nil {
 		n.db.health.log = opts.Logger
+		if hooks.probeTimeout > 0 {
+			n.db.health.probeTimeout = hooks.probeTimeout
+		}
 	}
 	opened, err := n.db.nodeStore(ctx)
 	if err != nil {

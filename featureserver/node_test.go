@@ -68,6 +68,11 @@ func runNode(t *testing.T, cfg Config) *testNode {
 // runNodeWith runs a node logging to log, with the hooks of a test.
 func runNodeWith(t *testing.T, cfg Config, log zerolog.Logger, hooks nodeHooks) *testNode {
 	t.Helper()
+	if hooks.probeTimeout == 0 {
+		// /readyz's write probe must not time out because the machine is slow: a
+		// test asserting 503 makes the write fail, never merely late.
+		hooks.probeTimeout = time.Minute
+	}
 	node, err := newNode(context.Background(), cfg, NodeOptions{Version: "test", Logger: log}, hooks)
 	if err != nil {
 		t.Fatal(err)
