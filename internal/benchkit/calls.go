@@ -427,12 +427,16 @@ func measured(h0, s0, g0 int64, start time.Time) holding {
 // sourceClient is the HTTP client both sides dial with: the call-control egress
 // rules with loopback allowed, every connection from the local address src.
 func sourceClient(src string) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: transport.DefaultConnectTimeout,
+	// A minute, as the calls' handshake: a machine busy setting up 100k
+	// connections can take longer than the 10 s default to answer a SYN.
+	const connectTimeout = time.Minute
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: connectTimeout,
 		// Bound to src, a socket takes its port at connect, with the whole address
 		// pair known, not at bind: a bind picks among the ports no socket of src
 		// holds, TIME_WAIT included, and the range runs out under a process's share.
 		Control: bindAddressNoPort}
 	return transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{
+		ConnectTimeout: connectTimeout,
 		Connect: func(ctx context.Context, network, address string, _ func(context.Context, string, string) (net.Conn, error)) (net.Conn, error) {
 			return d.DialContext(ctx, network, address)
 		},
