@@ -354,7 +354,14 @@ func serveApp(addr string, out *json.Encoder) error {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) { _ = waiting.HangupAll(r.Context()) })
+	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) {
+		// A hangup that did not reach a call would leave the release waiting for it:
+		// say so, and which, at once.
+		if err := waiting.HangupAll(r.Context()); err != nil {
+			msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+			http.Error(w, "hangup: "+msg[:min(len(msg), 1000)], http.StatusInternalServerError)
+		}
+	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
