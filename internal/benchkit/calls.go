@@ -356,8 +356,10 @@ func serveApp(addr string, out *json.Encoder) error {
 	})
 	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) {
 		// A hangup that did not reach a call would leave the release waiting for it:
-		// say so, and which, at once.
-		if err := waiting.HangupAll(r.Context()); err != nil {
+		// say so, and why, instead; a send that blocks fails as /live does.
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Minute)
+		defer cancel()
+		if err := waiting.HangupAll(ctx); err != nil {
 			msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 			http.Error(w, "hangup: "+msg[:min(len(msg), 1000)], http.StatusInternalServerError)
 		}
