@@ -364,7 +364,7 @@ func serveApp(addr string, out *json.Encoder) error {
 			http.Error(w, "hangup: "+msg[:min(len(msg), 1000)], http.StatusInternalServerError)
 		}
 	})
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{KeepAlive: noTCPKeepAlive}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -433,13 +433,20 @@ func measured(h0, s0, g0 int64, start time.Time) holding {
 	return holding{Heap: h1 - h0, Stacks: s1 - s0, Goroutines: g1 - g0, Seconds: time.Since(start).Seconds()}
 }
 
+// noTCPKeepAlive turns TCP keep-alive off on both ends of every bench connection.
+// Go's default probes an idle connection every 15 s: with 200 000 ends on
+// loopback, the probes overflowed the kernel's input queue (softnet drops by the
+// million) and connections were aborted as timed out mid-run. On loopback the
+// probes find nothing; a call's own pings are WebSocket's.
+const noTCPKeepAlive = -1
+
 // sourceClient is the HTTP client both sides dial with: the call-control egress
 // rules with loopback allowed, every connection from the local address src.
 func sourceClient(src string) *http.Client {
 	// A minute, as the calls' handshake: a machine busy setting up 100k
 	// connections can take longer than the 10 s default to answer a SYN.
 	const connectTimeout = time.Minute
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: connectTimeout,
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: connectTimeout, KeepAlive: noTCPKeepAlive,
 		// Bound to src, a socket takes its port at connect, with the whole address
 		// pair known, not at bind: a bind picks among the ports no socket of src
 		// holds, TIME_WAIT included, and the range runs out under a process's share.
