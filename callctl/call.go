@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -77,6 +78,33 @@ type callRun struct {
 	net *netfault.Network // the scenario's faulty network; nil without network faults
 
 	requests int // sent to the application so far (Options.MaxRequests)
+	// timeline becomes Result.Timeline when the call ends.
+	timeline timeline
+	// laterPayloads are Result.Requests payloads kept as the JSON that went out
+	// (session:new's and session:reconnect's call fields), decoded when the call
+	// ends: the decoded map is several times the size of its JSON, which the
+	// session keeps anyway for every session:reconnect, and a live call holds it
+	// for as long as it lasts (docs/BENCHMARKS.md, the memory of a live call).
+	laterPayloads []laterPayload
+}
+
+// laterPayload is the JSON payload of Result.Requests[request].
+type laterPayload struct {
+	request int
+	json    json.RawMessage
+}
+
+// payloadLater records that request i's payload is data, decoded at the call's end.
+func (c *callRun) payloadLater(i int, data json.RawMessage) {
+	c.laterPayloads = append(c.laterPayloads, laterPayload{request: i, json: data})
+}
+
+// decodePayloads fills the payloads kept as JSON.
+func (c *callRun) decodePayloads() {
+	for _, p := range c.laterPayloads {
+		_ = json.Unmarshal(p.json, &c.result.Requests[p.request].Payload) // the call's own fields: always an object
+	}
+	c.laterPayloads = nil
 }
 
 // Run runs one call to its end and returns what happened. The error is non-nil only
@@ -146,6 +174,9 @@ func (c *callRun) run(ctx context.Context) {
 	c.result.Duration = c.elapsed()
 	// call.end is the call's last event, after the final notification and close.
 	c.recordEnd()
+	c.result.Timeline = c.timeline.all(c.info.CallSid)
+	c.timeline = timeline{}
+	c.decodePayloads()
 }
 
 // execute runs verbs until the call ends.
@@ -276,7 +307,7 @@ func (c *callRun) record(e Event) {
 	if e.Kind == KindHookAttempt || e.Kind == KindMsgSent {
 		c.requests++
 	}
-	c.result.Timeline = append(c.result.Timeline, e)
+	c.timeline.add(e, c.info.CallSid)
 	if c.opts.OnEvent != nil {
 		c.opts.OnEvent(e)
 	}
@@ -296,12 +327,12 @@ func (c *callRun) overLimit() bool {
 	switch {
 	case c.requests >= c.opts.MaxRequests:
 		reason = ReasonMaxRequests
-	case len(c.result.Timeline) >= c.opts.MaxEvents:
+	case c.timeline.len() >= c.opts.MaxEvents:
 		reason = ReasonMaxEvents
 	default:
 		return false
 	}
-	c.log(zerolog.WarnLevel).Int("requests", c.requests).Int("events", len(c.result.Timeline)).Str("reason", reason).
+	c.log(zerolog.WarnLevel).Int("requests", c.requests).Int("events", c.timeline.len()).Str("reason", reason).
 		Msg("the call reached its limit and ends")
 	c.hangup(reason)
 	return true

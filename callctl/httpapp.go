@@ -93,7 +93,7 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	url := t.Clean()
 	attempts := 0 // made so far
 	req := c.result.addRequest(Request{Transport: string(fragment.HTTP), Hook: t.URL.Path, Method: method, Payload: payload,
-		Event: len(c.result.Timeline), HookIndex: len(c.result.Hooks) - 1})
+		Event: c.timeline.len(), HookIndex: len(c.result.Hooks) - 1})
 	return c.opts.Hooks.Do(ctx, transport.HookRequest{
 		Target:         t,
 		Method:         method,

@@ -39,7 +39,7 @@ type wsApp struct {
 }
 
 func newWSApp(c *callRun) *wsApp {
-	a := &wsApp{c: c, hookIndex: -1, requests: map[string]int{}}
+	a := &wsApp{c: c, hookIndex: -1}
 	o := c.opts.WebSocket
 	if c.opts.Username != "" || c.opts.Password != "" {
 		// The application's credentials go on the upgrade, as Basic auth (jambonz
@@ -296,7 +296,7 @@ func (a *wsApp) Closed(code int) { a.c.recordClose(code) }
 
 func (a *wsApp) Sent(typ, msgid, hook string, data any) {
 	c := a.c
-	q := Request{Transport: string(fragment.WebSocket), Type: typ, Hook: hook, Event: len(c.result.Timeline), HookIndex: -1}
+	q := Request{Transport: string(fragment.WebSocket), Type: typ, Hook: hook, Event: c.timeline.len(), HookIndex: -1}
 	switch typ {
 	case wssession.MsgSessionNew, wssession.MsgSessionReconnect:
 		q.Hook = c.opts.app.URL.Path
@@ -306,13 +306,18 @@ func (a *wsApp) Sent(typ, msgid, hook string, data any) {
 		// The request that hook or start listed in Result.Hooks.
 		q.HookIndex, a.hookIndex = a.hookIndex, -1
 	}
-	switch d := data.(type) {
-	case map[string]any:
+	raw, isJSON := data.(json.RawMessage)
+	if d, ok := data.(map[string]any); ok {
 		q.Payload = d
-	case json.RawMessage:
-		_ = json.Unmarshal(d, &q.Payload) // the call's own fields: always an object
 	}
-	if i := c.result.addRequest(q); i >= 0 && typ != wssession.MsgCallStatus && typ != wssession.MsgVerbStatus && typ != wssession.MsgJambonzError {
+	i := c.result.addRequest(q)
+	if i >= 0 && isJSON {
+		c.payloadLater(i, raw)
+	}
+	if i >= 0 && typ != wssession.MsgCallStatus && typ != wssession.MsgVerbStatus && typ != wssession.MsgJambonzError {
+		if a.requests == nil {
+			a.requests = map[string]int{}
+		}
 		a.requests[msgid] = i // its ack is awaited
 	}
 	c.recordMsg(KindMsgSent, typ, msgid)
@@ -336,6 +341,9 @@ func (a *wsApp) Answered(msgid string, d time.Duration) {
 	if i, ok := a.requests[msgid]; ok {
 		a.c.result.answered(i, d)
 		delete(a.requests, msgid)
+		if len(a.requests) == 0 {
+			a.requests = nil // a call waiting for commands holds no empty map
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,7 +151,7 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 			return nil, plan, err
 		}
 		workers = append(workers, client)
-		client.app, client.calls = addr.Addr, plan.PerProcess[i]
+		client.app, client.calls, client.index = addr.Addr, plan.PerProcess[i], i
 	}
 	var clients []*worker
 	for _, w := range workers {
@@ -160,7 +161,7 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 	}
 	measures := []Measure{{"memory per live call", "B"}, {"heap per live call", "B"},
 		{"stacks per live call", "B"}, {"goroutines per live call", "goroutines"}, {"set up per second", "calls/s"}}
-	side := func(kind string) Side {
+	side := func(kind string, index int) Side {
 		return func(ctx context.Context, round int) (map[string]float64, error) {
 			progress(fmt.Sprintf("round %d: %d %s live", round+1, o.Calls, kind))
 			var (
@@ -168,7 +169,8 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 				mu    sync.Mutex
 			)
 			err := allWorkers(clients, func(w *worker) error {
-				if err := w.send(fmt.Sprintf("%s %s %d", kind, w.app, w.calls)); err != nil {
+				src := sourceAddress(round*2+index, w.index)
+				if err := w.send(fmt.Sprintf("%s %s %d %s", kind, w.app, w.calls, src)); err != nil {
 					return err
 				}
 				var h holding
@@ -201,8 +203,19 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 			}, nil
 		}
 	}
-	res, err := Interleave(ctx, o.Rounds, measures, side("calls"), side("raw"))
+	res, err := Interleave(ctx, o.Rounds, measures, side("calls", 0), side("raw", 1))
 	return res, plan, err
+}
+
+// sourceAddress is the loopback address client process i dials from in the k-th
+// side run (two a round): 127.(k+1).0.(i+1), a fresh one for every run. The
+// connections of a run end in TIME_WAIT on one end or the other; a run that dialed
+// from the same address could pick a port whose address pair is still waiting
+// there, and its SYN would go unanswered (in a 5-round run of 100k calls, a few
+// calls of round 2 never came live). After 254 runs the addresses come round again,
+// long after their TIME_WAIT (60 s) is over.
+func sourceAddress(k, i int) string {
+	return fmt.Sprintf("127.%d.0.%d", k%254+1, i+1)
 }
 
 // holding is what a client process reports once its share is live.
@@ -238,6 +251,7 @@ type worker struct {
 	out   *bufio.Reader
 	app   string // a client's app address
 	calls int
+	index int // a client's place in the plan
 }
 
 func startWorker(ctx context.Context, exe, role string, stderr io.Writer) (*worker, error) {
@@ -329,8 +343,17 @@ func serveApp(addr string, out *json.Encoder) error {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) { _ = waiting.HangupAll(r.Context()) })
-	ln, err := net.Listen("tcp", addr)
+	mux.HandleFunc("/hangup", func(w http.ResponseWriter, r *http.Request) {
+		// A hangup that did not reach a call would leave the release waiting for it:
+		// say so, and why, instead; a send that blocks fails as /live does.
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Minute)
+		defer cancel()
+		if err := waiting.HangupAll(ctx); err != nil {
+			msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+			http.Error(w, "hangup: "+msg[:min(len(msg), 1000)], http.StatusInternalServerError)
+		}
+	})
+	ln, err := (&net.ListenConfig{KeepAlive: noTCPKeepAlive}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -343,8 +366,9 @@ func serveApp(addr string, out *json.Encoder) error {
 	return nil
 }
 
-// holdCalls answers commands: "calls ADDR N" or "raw ADDR N" opens N calls or bare
-// sockets to the app at ADDR and reports what they hold; "release" ends them.
+// holdCalls answers commands: "calls ADDR N SRC" or "raw ADDR N SRC" opens N calls
+// or bare sockets from the local address SRC to the app at ADDR and reports what
+// they hold; "release" ends them and gives their memory back.
 func holdCalls(in *bufio.Scanner, out *json.Encoder) error {
 	var release func() error
 	for in.Scan() {
@@ -352,19 +376,22 @@ func holdCalls(in *bufio.Scanner, out *json.Encoder) error {
 		var reply any = struct{}{}
 		var err error
 		switch {
-		case len(f) == 3 && (f[0] == "calls" || f[0] == "raw") && release == nil:
+		case len(f) == 4 && (f[0] == "calls" || f[0] == "raw") && release == nil:
 			var n int
 			if n, err = strconv.Atoi(f[2]); err == nil {
 				var h holding
+				hc := sourceClient(f[3])
 				if f[0] == "calls" {
-					h, release, err = liveCalls(f[1], n)
+					h, release, err = liveCalls(hc, f[1], n)
 				} else {
-					h, release, err = rawSockets(f[1], n)
+					h, release, err = rawSockets(hc, f[1], n)
 				}
 				reply = &h
 			}
 		case len(f) == 1 && f[0] == "release" && release != nil:
 			err, release = release(), nil
+			// The next run starts from what a fresh process holds.
+			debug.FreeOSMemory()
 		default:
 			err = fmt.Errorf("benchkit: unexpected command %q", in.Text())
 		}
@@ -395,10 +422,35 @@ func measured(h0, s0, g0 int64, start time.Time) holding {
 	return holding{Heap: h1 - h0, Stacks: s1 - s0, Goroutines: g1 - g0, Seconds: time.Since(start).Seconds()}
 }
 
+// noTCPKeepAlive turns TCP keep-alive off on both ends of every bench connection.
+// Go's default probes an idle connection every 15 s: with 200 000 ends on
+// loopback, the probes overflowed the kernel's input queue (softnet drops by the
+// million) and connections were aborted as timed out mid-run. On loopback the
+// probes find nothing; a call's own pings are WebSocket's.
+const noTCPKeepAlive = -1
+
+// sourceClient is the HTTP client both sides dial with: the call-control egress
+// rules with loopback allowed, every connection from the local address src.
+func sourceClient(src string) *http.Client {
+	// A minute, as the calls' handshake: a machine busy setting up 100k
+	// connections can take longer than the 10 s default to answer a SYN.
+	const connectTimeout = time.Minute
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: connectTimeout, KeepAlive: noTCPKeepAlive,
+		// Bound to src, a socket takes its port at connect, with the whole address
+		// pair known, not at bind: a bind picks among the ports no socket of src
+		// holds, TIME_WAIT included, and the range runs out under a process's share.
+		Control: bindAddressNoPort}
+	return transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{
+		ConnectTimeout: connectTimeout,
+		Connect: func(ctx context.Context, network, address string, _ func(context.Context, string, string) (net.Conn, error)) (net.Conn, error) {
+			return d.DialContext(ctx, network, address)
+		},
+	})
+}
+
 // rawSockets opens n bare WebSocket connections (the session protocol not spoken),
 // each with a reader goroutine as every live connection needs for pings and closes.
-func rawSockets(addr string, n int) (holding, func() error, error) {
-	hc := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{})
+func rawSockets(hc *http.Client, addr string, n int) (holding, func() error, error) {
 	h0, s0, g0 := heapAndStacks()
 	start := time.Now()
 	conns := make([]*websocket.Conn, 0, n)
@@ -423,8 +475,7 @@ func rawSockets(addr string, n int) (holding, func() error, error) {
 
 // liveCalls starts n calls that stay live; the release hangs them all up from the
 // app and checks that each ended so.
-func liveCalls(addr string, n int) (holding, func() error, error) {
-	hc := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{})
+func liveCalls(hc *http.Client, addr string, n int) (holding, func() error, error) {
 	o := callctl.Options{AppURL: "ws://" + addr + "/wait",
 		WebSocket:  wsclient.Options{HTTPClient: hc, HandshakeTimeout: time.Minute},
 		AckTimeout: time.Minute, IdleLimit: time.Hour, EgressRules: transport.CallControlRules(true)}
@@ -461,6 +512,9 @@ func liveCalls(addr string, n int) (holding, func() error, error) {
 				r, err := callctl.Run(ctx, o)
 				if err == nil && r.Reason != callctl.ReasonAppHangup {
 					err = fmt.Errorf("ended: %s", r.Reason)
+					if len(r.Alerts) > 0 {
+						err = fmt.Errorf("%w (%s)", err, r.Alerts[0].Detail)
+					}
 				}
 				if err != nil {
 					failed.Add(1)

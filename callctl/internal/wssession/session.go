@@ -97,7 +97,7 @@ const maxReconnectDepth = 5
 // the call's goroutine drives it.
 type Session struct {
 	o      Options
-	ws     wsclient.Options // o.WebSocket with the session's hooks
+	ws     wsclient.Options // o.WebSocket (emptied in o) with the session's hooks
 	call   Call
 	ctx    context.Context // the call's: what is read is handled on it
 	faults *faultInjector
@@ -140,9 +140,14 @@ type outgoing struct {
 // New returns the session of a call, not connected yet. ctx is the call's context:
 // what is read while a shorter one waits (a poll, a wait cut short) is handled on it.
 func New(ctx context.Context, o Options, call Call) *Session {
-	s := &Session{o: o, call: call, ctx: ctx}
 	w := o.WebSocket
-	w.Sleep = func(ctx context.Context, d time.Duration) error { return o.Sleep(ctx, s.attempts+1, d) }
+	// s.ws is the only copy kept: a live call holds its session for as long as it lasts.
+	o.WebSocket = wsclient.Options{}
+	s := &Session{o: o, call: call, ctx: ctx}
+	// The hooks capture what they use, not o: a closure over o would keep another
+	// copy of it on the heap.
+	sleep := o.Sleep
+	w.Sleep = func(ctx context.Context, d time.Duration) error { return sleep(ctx, s.attempts+1, d) }
 	w.Observer = func(a wsclient.Attempt) {
 		s.attempts = a.Number
 		s.call.Attempt(a, s.state == Reconnecting)
