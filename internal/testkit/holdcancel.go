@@ -20,12 +20,13 @@ const arrivalLimit = 10 * time.Second
 // one arrival each; one that fails without its arrival waits for it (arrivalLimit
 // at most) so that a late arrival is never taken for the next one's.
 func CancelAfterArrival(base http.RoundTripper, arrived <-chan struct{}) http.RoundTripper {
-	return cancelAfterArrival{base, arrived}
+	return cancelAfterArrival{base, arrived, arrivalLimit}
 }
 
 type cancelAfterArrival struct {
 	base    http.RoundTripper
 	arrived <-chan struct{}
+	limit   time.Duration
 }
 
 func (c cancelAfterArrival) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -36,7 +37,7 @@ func (c cancelAfterArrival) RoundTrip(req *http.Request) (*http.Response, error)
 		defer close(got)
 		select {
 		case <-c.arrived:
-		case <-time.After(arrivalLimit):
+		case <-time.After(c.limit):
 		}
 	}()
 	context.AfterFunc(outer, func() {
