@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // retryDelays lists the hook.retry delays of the timeline.
@@ -189,15 +190,16 @@ func TestWSMissedPongsAreADrop(t *testing.T) {
 }
 
 // silentListener accepts TCP connections and never answers: every WebSocket
-// handshake to it times out. The channel gets a value per connection accepted.
-func silentListener(t *testing.T) (string, <-chan struct{}) {
+// handshake to it times out. Each channel gets a value per connection accepted: one
+// for the test to count them, one for testkit.CancelAfterArrival.
+func silentListener(t *testing.T) (url string, accepted, reached <-chan struct{}) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var conns []net.Conn
-	accepted := make(chan struct{}, 64)
+	acceptedCh, reachedCh := make(chan struct{}, 64), make(chan struct{}, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -209,7 +211,8 @@ func silentListener(t *testing.T) (string, <-chan struct{}) {
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
-			accepted <- struct{}{}
+			acceptedCh <- struct{}{}
+			reachedCh <- struct{}{}
 		}
 	}()
 	t.Cleanup(func() {
@@ -221,7 +224,7 @@ func silentListener(t *testing.T) (string, <-chan struct{}) {
 			c.Close()
 		}
 	})
-	return "ws://" + ln.Addr().String(), accepted
+	return "ws://" + ln.Addr().String(), acceptedCh, reachedCh
 }
 
 // docs/call-control.md §1, §6: the initial connection failing. Refused connections are
@@ -263,9 +266,15 @@ func TestWSInitialConnectFails(t *testing.T) {
 		want int
 	}{{"", 1}, {"#rc=2&rp=ct", 3}, {"#rc=2&rp=all", 3}, {"#rc=2&rp=5xx", 1}} {
 		t.Run("handshake timeout "+tc.frag, func(t *testing.T) {
-			url, accepted := silentListener(t)
+			url, accepted, reached := silentListener(t)
 			o := baseOptions(t, url+tc.frag)
 			o.WebSocket.HandshakeTimeout = 50 * time.Millisecond
+			// The handshake's timeout is real and short: it reaches the upgrade only once
+			// the listener has accepted its connection, so that every attempt counted
+			// below reaches the listener however slowly the machine runs.
+			client := *o.WebSocket.HTTPClient
+			client.Transport = testkit.CancelAfterArrival(client.Transport, reached)
+			o.WebSocket.HTTPClient = &client
 			o.WebhookErrorReturn = 503
 			r := run(t, o)
 			wantEnd(t, r, callctl.StatusFailed, callctl.ReasonConnectFailed, 503)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -191,10 +192,26 @@ func checkEgress(t *testing.T, profile string, want outbox.DeliveryStatus) {
 // checkRetried: an answer that is an ordinary failure is retried on the schedule with
 // the given class and counted; first is the profile's first wait.
 func checkRetried(t *testing.T, profile string, o outbox.Overrides, rep reply, class retry.Class, first time.Duration) {
-	h := newHarness(t, profile, o, func(int, *http.Request) reply { return rep })
+	arrived := make(chan struct{}, 1)
+	h := newHarness(t, profile, o, func(int, *http.Request) reply {
+		select {
+		case arrived <- struct{}{}:
+		default: // a second request fails the count below
+		}
+		return rep
+	})
+	ob := h.ob
+	if rep.hang {
+		// The attempt's timeout is real and short: it reaches the request only once the
+		// receiver has it, so that the one request counted below never races the
+		// connect and the TLS handshake on a slow machine.
+		client := loopbackClient(h.recv)
+		client.Transport = testkit.CancelAfterArrival(client.Transport, arrived)
+		ob = h.another(outbox.Config{HTTPClient: client})
+	}
 	t0 := h.clock.Now()
 	d := h.publish()
-	h.run()
+	h.runOn(ob)
 	d, as := h.delivery(d.ID)
 	if d.Status != outbox.DeliveryPending || len(as) != 1 || as[0].Class != class {
 		t.Fatalf("delivery %s attempts %+v, want PENDING after one %s", d.Status, as, class)

@@ -241,8 +241,10 @@ type PurgeParams struct {
 // PublishLeaseToken(d.ID): the store grants it when the endpoint is ACTIVE, not held
 // at the time of storing, and under its InFlightCap counting the leases it already
 // has (those granted earlier in the same transaction included), and otherwise stores
-// the delivery unleased, LeaseUntil nil in the Published result. The engine hands a
-// granted delivery straight to its workers, with no claim.
+// the delivery unleased, LeaseUntil nil in the Published result. A store whose
+// publishes never wait may also store it unleased while another transaction holds the
+// endpoint's in-flight count (pgstore): the delivery is then claimed like any other.
+// The engine hands a granted delivery straight to its workers, with no claim.
 type PlanFunc func(ep Endpoint) (d Delivery, attempt *Attempt, ok bool)
 
 // PublishLeaseToken is the lease token of a delivery leased as it was published. A

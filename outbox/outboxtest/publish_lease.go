@@ -85,7 +85,11 @@ func testPublishLease(t *testing.T, b Bundle) {
 }
 
 // testPublishLeaseConcurrent: publishes written together still grant no more leases
-// than the endpoint's cap.
+// than the endpoint's cap. A store may grant fewer: one that never makes a publish
+// wait (pgstore's lease skips an endpoint row another publish's lease holds until it
+// commits) stores the rest unleased, so how many are granted depends on how the
+// publishes overlap. Whatever it granted, the room left under the cap is claimable,
+// and no more.
 func testPublishLeaseConcurrent(t *testing.T, b Bundle) {
 	s := b.Store
 	ep := endpoint("ep_c", "acct")
@@ -116,10 +120,11 @@ func testPublishLeaseConcurrent(t *testing.T, b Bundle) {
 		}()
 	}
 	wg.Wait()
-	if leased != 3 {
-		t.Fatalf("%d leases granted to 20 concurrent publishes, want the cap 3", leased)
+	// The first publish to reach the endpoint finds its row free and under the cap.
+	if leased < 1 || leased > ep.InFlightCap {
+		t.Fatalf("%d leases granted to 20 concurrent publishes, want 1 to the cap %d", leased, ep.InFlightCap)
 	}
-	if jobs := claim(t, s, t0.Add(time.Second), 50, "tok"); len(jobs) != 0 {
-		t.Fatalf("claimed %d beyond the cap", len(jobs))
+	if jobs := claim(t, s, t0.Add(time.Second), 50, "tok"); leased+len(jobs) != ep.InFlightCap {
+		t.Fatalf("%d leases granted, then %d claimed: want the cap %d in flight", leased, len(jobs), ep.InFlightCap)
 	}
 }
