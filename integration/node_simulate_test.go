@@ -49,6 +49,7 @@ func runSimulate(t *testing.T, args ...string) simulation {
 	ctx, cancel := context.WithTimeout(context.Background(), simulateTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, switchboardBin, append([]string{"simulate", "--json"}, args...)...)
+	cmd.Env = append(os.Environ(), loadTolerantEnv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

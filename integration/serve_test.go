@@ -111,8 +111,16 @@ func waitOrKill(cmd *exec.Cmd, grace time.Duration) {
 
 // cleanEnv is the environment without any setting that would change the node.
 func cleanEnv() []string {
-	return []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join("/tmp")}
+	return append([]string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join("/tmp")}, loadTolerantEnv...)
 }
+
+// loadTolerantEnv gives the binary's WebSocket handshakes a minute instead of the
+// default 1.5 s: on a loaded machine a loopback app (a Node.js one most of all) can
+// take longer than that to answer an upgrade, and no test here means a handshake to
+// time out (tests of the timeout itself live in callctl and transport/wsclient, with
+// peers that never answer). A test that sets the variable itself wins: the last
+// value of a key in exec.Cmd.Env is the one used.
+var loadTolerantEnv = []string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS=60000"}
 
 func (p *serveProcess) do(method, path, token string, body any, out any) (int, []byte) {
 	p.t.Helper()
