@@ -84,7 +84,7 @@ type callRun struct {
 	// (session:new's and session:reconnect's call fields), decoded when the call
 	// ends: the decoded map is several times the size of its JSON, which the
 	// session keeps anyway for every session:reconnect, and a live call holds it
-	// for as long as it lasts (docs/BENCHMARKS.md, the memory of a live call).
+	// for as long as it lasts (docs/BENCHMARKS.md §3).
 	laterPayloads []laterPayload
 }
 
@@ -125,7 +125,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // setUp prepares the call of o. Apart from Run, so that the copies of Options it
 // makes (1 KB each) live in a frame that is gone before the call runs: a live call
 // parks its goroutine for as long as it lasts, and a stack that uses more than a
-// quarter of itself is never shrunk (bench calls; docs/BENCHMARKS.md, the memory of a live call).
+// quarter of itself is never shrunk (bench calls; docs/BENCHMARKS.md §3).
 //
 //go:noinline
 func setUp(o *Options) (*callRun, error) {

@@ -4,8 +4,8 @@ import "time"
 
 // timeline is a call's Result.Timeline while the call runs, in a compact form: an
 // Event is 352 bytes, most of it fields its kind leaves empty, and a live call
-// holds its timeline for as long as it lasts (docs/BENCHMARKS.md, the memory of a
-// live call). Result.Timeline is filled from it when the call ends.
+// holds its timeline for as long as it lasts (docs/BENCHMARKS.md §3).
+// Result.Timeline is filled from it when the call ends.
 type timeline struct {
 	events []compactEvent
 	// spilled are the events compactEvent cannot hold exactly (fields outside

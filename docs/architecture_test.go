@@ -224,7 +224,7 @@ func drawGraph(pkgs map[string]pkg, layers map[string]int) string {
 // "docs/call-control.md §1–2", "docs/call-control.md §1, §2, §4 and §7",
 // "docs/outbox.md §2 step 6 and §3".
 var (
-	citation   = regexp.MustCompile("docs/([a-z][a-z0-9-]*\\.md)`?((?:(?:,? and |, | or | )§[0-9]+[a-z]?(?:–[0-9]+)?(?: (?:step|row) [0-9]+)?)*)")
+	citation   = regexp.MustCompile("docs/([A-Za-z][A-Za-z0-9-]*\\.md)`?((?:(?:,? and |, | or | )§[0-9]+[a-z]?(?:–[0-9]+)?(?: (?:step|row) [0-9]+)?)*)")
 	section    = regexp.MustCompile("§([0-9]+)([a-z]?)(?:–([0-9]+))?")
 	rfcSection = regexp.MustCompile(`RFC [0-9]+ §[0-9.]+`)
 	heading    = regexp.MustCompile(`(?m)^## §([0-9]+[a-z]?)\.`)

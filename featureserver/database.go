@@ -124,11 +124,7 @@ func (db *database) outboxStore(ctx context.Context, log zerolog.Logger) (st out
 		if err != nil {
 			return nil, nil, outboxWatch{}, err
 		}
-		depth := func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error) {
-			d, err := s.QueueDepth(ctx, now)
-			return sqlitestore.QueueDepth(d), err
-		}
-		return s, s.Close, outboxWatch{depth: depth}, nil
+		return s, s.Close, outboxWatch{depth: s.QueueDepth}, nil
 	}
 	db.ownsOut = false
 	return db.sqlite, db.sqlite.Close, outboxWatch{stats: db.sqlite.Stats, depth: db.sqlite.QueueDepth}, nil
@@ -139,7 +135,7 @@ func (db *database) outboxStore(ctx context.Context, log zerolog.Logger) (st out
 // depth, read at each scrape.
 type outboxWatch struct {
 	stats func() sqlitestore.Stats
-	depth func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error)
+	depth func(ctx context.Context, now time.Time) (outboxdriver.QueueDepth, error)
 }
 
 // problem returns why the database cannot take the node's writes now, or nil: on

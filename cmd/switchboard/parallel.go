@@ -11,7 +11,7 @@ import (
 func inParallel(ctx context.Context, n, workers int, do func(i int)) {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for range min(workers, n) {
+	for range min(max(workers, 1), n) { // no workers would hang the sender below
 		wg.Go(func() {
 			for i := range jobs {
 				do(i)

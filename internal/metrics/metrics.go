@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/outbox"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
@@ -121,10 +122,10 @@ func (m *Metrics) ObserveDelivery(_ outbox.Delivery, a outbox.Attempt) {
 }
 
 // WatchQueue exports the outbox's queue at each scrape: the pending, held and
-// failed deliveries (sqlitestore.QueueDepth) and the lag of the oldest due one,
+// failed deliveries (outboxdriver.QueueDepth) and the lag of the oldest due one,
 // each 0 when there is none. A scrape whose read fails shows none of them rather
 // than stale values. Call it once per registry.
-func (m *Metrics) WatchQueue(depth func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error)) {
+func (m *Metrics) WatchQueue(depth func(ctx context.Context, now time.Time) (outboxdriver.QueueDepth, error)) {
 	m.Registry.MustRegister(&queueCollector{depth: depth,
 		depthDesc: prometheus.NewDesc("switchboard_outbox_queue_depth", "Outbox deliveries waiting (pending, held for a paused or held endpoint) or given up (failed).", []string{"state"}, nil),
 		lagDesc:   prometheus.NewDesc("switchboard_outbox_queue_lag_seconds", "How long the oldest due outbox delivery has waited; 0 when none is due.", nil, nil),
@@ -132,7 +133,7 @@ func (m *Metrics) WatchQueue(depth func(ctx context.Context, now time.Time) (sql
 }
 
 type queueCollector struct {
-	depth              func(ctx context.Context, now time.Time) (sqlitestore.QueueDepth, error)
+	depth              func(ctx context.Context, now time.Time) (outboxdriver.QueueDepth, error)
 	depthDesc, lagDesc *prometheus.Desc
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/outbox"
-	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 // Each figure counts what it is told, under its own labels.
@@ -117,10 +117,10 @@ func TestMetricsHistograms(t *testing.T) {
 func TestMetricsQueue(t *testing.T) {
 	t.Parallel()
 	m := New()
-	var depth sqlitestore.QueueDepth
+	var depth outboxdriver.QueueDepth
 	var fail error
-	m.WatchQueue(func(context.Context, time.Time) (sqlitestore.QueueDepth, error) { return depth, fail })
-	depth = sqlitestore.QueueDepth{Pending: 3, Held: 2, Failed: 1, OldestDue: time.Now().Add(-time.Minute)}
+	m.WatchQueue(func(context.Context, time.Time) (outboxdriver.QueueDepth, error) { return depth, fail })
+	depth = outboxdriver.QueueDepth{Pending: 3, Held: 2, Failed: 1, OldestDue: time.Now().Add(-time.Minute)}
 	for state, want := range map[string]float64{"pending": 3, "held": 2, "failed": 1} {
 		if got := value(t, m, "switchboard_outbox_queue_depth", state); got != want {
 			t.Errorf("depth %s = %v, want %v", state, got, want)
@@ -129,7 +129,7 @@ func TestMetricsQueue(t *testing.T) {
 	if lag := value(t, m, "switchboard_outbox_queue_lag_seconds", ""); lag < 60 || lag > 3600 {
 		t.Errorf("lag %v, want about a minute", lag)
 	}
-	depth = sqlitestore.QueueDepth{}
+	depth = outboxdriver.QueueDepth{}
 	for _, state := range []string{"pending", "held", "failed"} {
 		if got := value(t, m, "switchboard_outbox_queue_depth", state); got != 0 {
 			t.Errorf("depth %s of an empty queue = %v, want 0", state, got)

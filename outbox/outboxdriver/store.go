@@ -153,7 +153,10 @@ type ClaimParams struct {
 	// (Reserved), with Limit; what it returns, at most Limit, is the claim's limit.
 	// The engine reserves there the room the claim may fill, after the publishes
 	// committed with it took theirs. It may be called more than once (a retried
-	// transaction) and returns the same each time.
+	// transaction) and returns the same each time. A store must call it, through
+	// Reserved, in every claim (the conformance contract ClaimReserve checks it): the
+	// engine counts a claim's room by it, and a store that claimed Limit without it
+	// could hold the node past its bound.
 	Reserve func(limit int) int
 }
 

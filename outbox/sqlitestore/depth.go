@@ -8,13 +8,10 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-// QueueDepth is how much the outbox has left to do, as a node's /metrics shows it.
-type QueueDepth = outboxdriver.QueueDepth
-
 // QueueDepth counts the deliveries by state in one read (the claim's indexes serve
 // the due part; the counts read the deliveries table once).
-func (s *Store) QueueDepth(ctx context.Context, now time.Time) (QueueDepth, error) {
-	var d QueueDepth
+func (s *Store) QueueDepth(ctx context.Context, now time.Time) (outboxdriver.QueueDepth, error) {
+	var d outboxdriver.QueueDepth
 	var pending, held, failed, oldest sql.NullInt64
 	err := s.read().QueryRowContext(ctx, `
 SELECT
@@ -26,7 +23,7 @@ SELECT
 FROM outbox_deliveries d JOIN outbox_endpoints e ON e.id = d.endpoint_id
 WHERE d.status IN ('PENDING', 'FAILED', 'DEAD') AND e.removed_at IS NULL`, sql.Named("now", micros(now))).Scan(&pending, &held, &failed, &oldest)
 	if err != nil {
-		return QueueDepth{}, err
+		return outboxdriver.QueueDepth{}, err
 	}
 	d.Pending, d.Held, d.Failed = pending.Int64, held.Int64, failed.Int64
 	if oldest.Valid {
