@@ -135,7 +135,7 @@ func (r *hookRun) record(status int, class retry.Class, err error) {
 	a.Status, a.Class, a.Err = status, class, err
 	r.attempts = append(r.attempts, a)
 	logger := r.client.opts.Logger
-	if !reflect.ValueOf(r.req.Logger).IsZero() { // the zero Logger: the request has none of its own
+	if !reflect.ValueOf(&r.req.Logger).Elem().IsZero() { // the zero Logger: the request has none of its own (by pointer: no copy to box)
 		logger = r.req.Logger
 	}
 	log := logger.Debug().
