@@ -302,6 +302,12 @@ func TestNodeRESTClient(t *testing.T) {
 	if s := sessionOf(wsApp, sid2, "session:redirect"); !strings.HasSuffix(fmt.Sprint(s["hook"]), "/elsewhere") {
 		t.Errorf("session:redirect = %v, want the relative hook", s)
 	}
+	// The app answers the redirect with verbs that answer the call; completed hangs
+	// up an answered call (an unanswered one ends failed), so wait for the answer.
+	waitFor(t, "the redirected call answered", func() bool {
+		c := decode[sdkCall](t, sdk.must(A, tokA, "calls", "retrieve", sid2))
+		return c.CallStatus == "in-progress" || !c.Active
+	})
 	sdk.must(A, tokA, "calls", "update", sid2, map[string]any{"call_status": "completed"})
 	if c := waitSDKCall(t, sdk, acctA, sid2); c.CallStatus != "completed" || c.ApplicationSid != "" {
 		t.Errorf("after completed: %+v, want completed with no application", c)
