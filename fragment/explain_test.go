@@ -60,11 +60,7 @@ func TestExplain(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
 			t.Parallel()
-			target, err := Parse(tt.url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := Explain(target, tt.timeouts)
+			e := Explain(mustParse(t, tt.url), tt.timeouts)
 			if !slices.Equal(e.Delays, tt.delays) || e.TotalDelay != tt.total {
 				t.Errorf("delays %v total %v, want %v total %v", e.Delays, e.TotalDelay, tt.delays, tt.total)
 			}

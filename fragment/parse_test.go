@@ -138,6 +138,16 @@ func TestUndecodableFragmentIsAWarning(t *testing.T) {
 	}
 }
 
+// mustParse is Parse of a URL the test knows to be valid.
+func mustParse(t *testing.T, raw string) Target {
+	t.Helper()
+	target, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
 func TestParseRejects(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{
@@ -164,10 +174,7 @@ func TestParseRejects(t *testing.T) {
 // the URL without the credentials.
 func TestUserInfoRefused(t *testing.T) {
 	t.Parallel()
-	app, err := Parse("https://app.example.com/call")
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := mustParse(t, "https://app.example.com/call")
 	for _, raw := range []string{
 		"https://alice:s3cr3t@app.example.com/call#rc=1", "wss://alice:s3cr3t@app.example.com/ws",
 		"http://s3cr3t@app.example.com/", "https://alice:s3cr3t@app.example.com:99999/x", "https://alice:s3cr3t@app/%zz",
@@ -194,14 +201,8 @@ func TestUserInfoRefused(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	t.Parallel()
-	app, err := Parse("https://app.example.com/jambonz/call#rc=3&rp=5xx,ct")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wsApp, err := Parse("wss://app.example.com/ws#rc=2&rp=ct")
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := mustParse(t, "https://app.example.com/jambonz/call#rc=3&rp=5xx,ct")
+	wsApp := mustParse(t, "wss://app.example.com/ws#rc=2&rp=ct")
 	tests := []struct {
 		name  string
 		app   Target

@@ -1,23 +1,27 @@
 package retry
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/fragment"
 )
 
-func TestRampFirstEightDelays(t *testing.T) {
+// Ramp is fragment's ramp, whose waits fragment's TestRampDelay pins: retry k waits
+// fragment.RampDelay(k), up to the largest k; there is no retry 0 or below.
+func TestRampIsFragmentRamp(t *testing.T) {
 	t.Parallel()
-	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
-		6 * time.Second, 8 * time.Second, 10 * time.Second, 12 * time.Second}
-	for k, w := range want {
-		got, ok := Ramp{}.Delay(k + 1)
-		if !ok || got != w {
-			t.Errorf("Ramp retry %d = %v, %v; want %v", k+1, got, ok, w)
+	for _, k := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 1_000_000, math.MaxInt} {
+		if got, ok := (Ramp{}).Delay(k); !ok || got != fragment.RampDelay(k) {
+			t.Errorf("Ramp retry %d = %v, %v; want %v", k, got, ok, fragment.RampDelay(k))
 		}
 	}
-	if _, ok := (Ramp{}).Delay(0); ok {
-		t.Error("Ramp has no retry 0")
+	for _, k := range []int{0, -3} {
+		if _, ok := (Ramp{}).Delay(k); ok {
+			t.Errorf("Ramp has no retry %d", k)
+		}
 	}
 }
 
