@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -107,7 +108,7 @@ func (e Expectations) Evaluate(r *callctl.Result) []Failure {
 	if e.HooksExact != nil && !slices.Equal(e.HooksExact, r.Hooks) {
 		ev.fail("hooks_exact", ev.hookEvent(firstDifference(e.HooksExact, r.Hooks)), "got [%s], want exactly [%s]", strings.Join(r.Hooks, " "), strings.Join(e.HooksExact, " "))
 	}
-	for _, h := range sortedKeys(e.HookCounts) {
+	for _, h := range slices.Sorted(maps.Keys(e.HookCounts)) {
 		want := e.HookCounts[h]
 		if got := countOf(r.Hooks, h); got != want {
 			at := ev.end
@@ -213,7 +214,7 @@ func (ev *evaluation) received(name string, want Received) {
 		ev.fail(name, picked.Event, "%s: payload cannot be read: %v", which, err)
 		return
 	}
-	for _, key := range sortedKeys(want.Payload) {
+	for _, key := range slices.Sorted(maps.Keys(want.Payload)) {
 		p, err := ParsePath(key)
 		if err != nil { // Parse refused it already
 			ev.fail(name, picked.Event, "%s: %v", which, err)
@@ -315,13 +316,4 @@ func nthIndex(list []string, s string, n int) int {
 		}
 	}
 	return -1
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

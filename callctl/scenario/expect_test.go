@@ -65,7 +65,7 @@ expect:
 	if e := sc.Expectations(); e.Status != callctl.StatusCompleted || len(e.Verbs) != 2 || e.Alerts[0] != callctl.AlertWebhookFailure {
 		t.Fatalf("expectations %+v", e)
 	}
-	for src, line := range map[string]int{
+	wantErrorLines(t, map[string]int{
 		"caller:\n  gathers:\n    - digits: 1\n      colour: red\n":                 4,
 		"caller:\n  hangup_after: soon\n":                                           2,
 		"faults:\n  - after_message: 2\n  - after_message: 3\n    close_code: 99\n": 4,
@@ -79,13 +79,7 @@ expect:
 		"network:\n  refuse: 60\n  reset: 60\n":                                     2,
 		"network:\n  latency: fast\n":                                               2,
 		"network:\n  bandwidth: 1\n":                                                2,
-	} {
-		_, err := scenario.Parse([]byte(src))
-		var se *scenario.Error
-		if !errors.As(err, &se) || se.Line != line {
-			t.Errorf("%q: error %v, want one at line %d", src, err, line)
-		}
-	}
+	})
 }
 
 // The keys `switchboard test` added reach the Scenario, and each rejection names its
@@ -121,7 +115,7 @@ expect:
 		time.Duration(e.Received[1].AnsweredWithin) != 500*time.Millisecond || e.Received[1].Method != "POST" {
 		t.Fatalf("scenario %+v, expectations %+v", sc, e)
 	}
-	for src, line := range map[string]int{
+	wantErrorLines(t, map[string]int{
 		"from: x\napp: ftp://x/call\n":                                            2,
 		"app: http://\n":                                                          1,
 		"app: http://u:p@127.0.0.1/call\n":                                        1,
@@ -138,7 +132,14 @@ expect:
 		"expect:\n  hook_counts: [/g]\n":                                          2,
 		"expect:\n  no_alerts: [everything]\n":                                    2,
 		"expect:\n  max_answer_time: 3\n":                                         2,
-	} {
+	})
+}
+
+// wantErrorLines checks that Parse refuses each source with a *scenario.Error at
+// its line.
+func wantErrorLines(t *testing.T, lines map[string]int) {
+	t.Helper()
+	for src, line := range lines {
 		_, err := scenario.Parse([]byte(src))
 		var se *scenario.Error
 		if !errors.As(err, &se) || se.Line != line {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -211,7 +212,7 @@ func (s *Scenario) check() *pathError {
 			}
 		}
 	}
-	for _, h := range sortedKeys(e.HookCounts) {
+	for _, h := range slices.Sorted(maps.Keys(e.HookCounts)) {
 		if e.HookCounts[h] < 0 {
 			return at("$.expect.hook_counts", "%s: a count must not be negative", h)
 		}
@@ -228,7 +229,7 @@ func (s *Scenario) check() *pathError {
 		case r.Method != "" && r.Method != "POST" && r.Method != "GET":
 			return at(p+".method", "%q: want POST or GET", r.Method)
 		}
-		for _, key := range sortedKeys(r.Payload) {
+		for _, key := range slices.Sorted(maps.Keys(r.Payload)) {
 			if _, err := ParsePath(key); err != nil {
 				return at(p+".payload", "%v", err)
 			}

@@ -2,7 +2,9 @@ package verbs
 
 import (
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,7 +66,7 @@ func TestDecodeVerbTable(t *testing.T) {
 			}
 
 			// Each required property missing.
-			for _, prop := range sortedKeys(required[tc.name]) {
+			for _, prop := range slices.Sorted(maps.Keys(required[tc.name])) {
 				props := map[string]string{}
 				for k, v := range required[tc.name] {
 					if k != prop {
@@ -301,7 +303,7 @@ func TestHooksCoverSection8(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got := sortedKeys(v.Hooks())
+		got := slices.Sorted(maps.Keys(v.Hooks()))
 		if len(got) != len(want[name]) || (len(got) > 0 && !reflect.DeepEqual(got, want[name])) {
 			t.Errorf("%s Hooks() keys = %v, want %v", name, got, want[name])
 		}

@@ -2,7 +2,9 @@ package verbs
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,7 +13,7 @@ import (
 // it, and decodes the result again: the values must be equal and the encoding must be
 // in the {"verb":...} shape.
 func TestEncodeRoundTrip(t *testing.T) {
-	for _, name := range sortedKeys(documented) {
+	for _, name := range slices.Sorted(maps.Keys(documented)) {
 		t.Run(name, func(t *testing.T) {
 			doc := "[" + nested(t, name, documented[name]) + "]"
 			first, err := Decode([]byte(doc))

@@ -2,7 +2,8 @@ package verbs
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -146,15 +147,6 @@ func mustJSON(t testing.TB, v any) string {
 	return string(b)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // TestNamesAreSection8 pins the accepted verbs to docs/call-control.md §8.
 func TestNamesAreSection8(t *testing.T) {
 	want := []string{"alert", "answer", "conference", "config", "dequeue", "dial", "dtmf", "dub", "enqueue",
@@ -191,8 +183,8 @@ func TestEveryVerbHasATableRow(t *testing.T) {
 }
 
 func TestDecodeAcceptsEveryDocumentedProperty(t *testing.T) {
-	for _, name := range sortedKeys(documented) {
-		for _, prop := range sortedKeys(documented[name]) {
+	for _, name := range slices.Sorted(maps.Keys(documented)) {
+		for _, prop := range slices.Sorted(maps.Keys(documented[name])) {
 			t.Run(name+"/"+prop, func(t *testing.T) {
 				props := map[string]string{}
 				for k, v := range required[name] {
