@@ -22,18 +22,24 @@ func pipeDial(server chan<- net.Conn) func(context.Context, string, string) (net
 	}
 }
 
+// connectPipe makes one attempt of n over a net.Pipe: the call's end and the app's.
+func connectPipe(t *testing.T, n *Network) (conn, srv net.Conn) {
+	t.Helper()
+	servers := make(chan net.Conn, 1)
+	conn, err := n.Connect(context.Background(), "tcp", "127.0.0.1:80", pipeDial(servers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn, <-servers
+}
+
 // Latency delays each write and each arrival; a slow app's answers come later still.
 // In a synctest bubble the delays are exact.
 func TestLatencyAndSlowApp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := New(Config{Latency: 100 * time.Millisecond, SlowApp: 300 * time.Millisecond}, "CA1")
-		servers := make(chan net.Conn, 1)
-		conn, err := n.Connect(context.Background(), "tcp", "127.0.0.1:80", pipeDial(servers))
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn, srv := connectPipe(t, n)
 		defer conn.Close()
-		srv := <-servers
 		defer srv.Close()
 		start := time.Now()
 		go func() { _, _ = conn.Write([]byte("request")) }()
@@ -44,7 +50,7 @@ func TestLatencyAndSlowApp(t *testing.T) {
 		}
 		answered := time.Now()
 		go func() { _, _ = srv.Write([]byte("answer")) }()
-		k, err = conn.Read(buf)
+		k, err := conn.Read(buf)
 		if got := time.Since(answered); err != nil || got != 400*time.Millisecond || string(buf[:k]) != "answer" {
 			t.Fatalf("the call read %q, %v after %v; want the answer after latency + slow app (400 ms)", buf[:k], err, got)
 		}
@@ -56,12 +62,7 @@ func TestLatencyAndSlowApp(t *testing.T) {
 func TestJitterKeepsOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := New(Config{Latency: 50 * time.Millisecond, Jitter: 40 * time.Millisecond}, "CA2")
-		servers := make(chan net.Conn, 1)
-		conn, err := n.Connect(context.Background(), "tcp", "127.0.0.1:80", pipeDial(servers))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := <-servers
+		conn, srv := connectPipe(t, n)
 		go func() {
 			for i := range 50 {
 				_, _ = srv.Write([]byte{byte(i)})
@@ -144,9 +145,7 @@ func TestRefuseThenReset(t *testing.T) {
 func TestDelayConnDeadlineAndClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := New(Config{Latency: time.Second}, "CA4")
-		servers := make(chan net.Conn, 1)
-		conn, _ := n.Connect(context.Background(), "tcp", "127.0.0.1:80", pipeDial(servers))
-		srv := <-servers
+		conn, srv := connectPipe(t, n)
 		defer srv.Close()
 		go func() { _, _ = srv.Write([]byte("late")) }()
 		_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
