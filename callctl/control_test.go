@@ -53,6 +53,23 @@ func controlled(t *testing.T, o callctl.Options, ctl ...callctl.Control) *callct
 	return run(t, o)
 }
 
+// gatheringApp is an HTTP app that answers each hook with a gather whose relative
+// action hook is hook, and hook itself with a hangup; gathered says hook was reached.
+func gatheringApp(t *testing.T, hook string) (url string, gathered *atomic.Bool) {
+	t.Helper()
+	gathered = new(atomic.Bool)
+	url = serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == hook {
+			gathered.Store(true)
+			fmt.Fprint(w, `[{"verb":"hangup"}]`)
+			return
+		}
+		fmt.Fprintf(w, `[{"verb":"gather","input":["digits"],"actionHook":%q}]`, hook)
+	}), false)
+	return url, gathered
+}
+
 func TestControlRedirectReplacesVerbs(t *testing.T) {
 	redirect := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -103,16 +120,7 @@ func TestControlValidate(t *testing.T) {
 // After a redirect to an HTTP app, relative hooks go to that app over HTTP, and the
 // WebSocket session that was left is closed with 1000.
 func TestControlRedirectSwitchesTransport(t *testing.T) {
-	var gathered atomic.Bool
-	httpApp := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/gather" {
-			gathered.Store(true)
-			fmt.Fprint(w, `[{"verb":"hangup"}]`)
-			return
-		}
-		fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"actionHook":"/gather"}]`)
-	}), false)
+	httpApp, gathered := gatheringApp(t, "/gather")
 	o := baseOptions(t, idleWSApp(t))
 	o.IdleLimit = 20 * time.Second
 	o.Script.Gathers = []callctl.GatherInput{{Digits: "5"}}
@@ -219,16 +227,7 @@ func TestRedirectCommandWithCallHook(t *testing.T) {
 // A redirect verb to an absolute URL on another host moves the call to that
 // application: its relative hooks go there afterwards.
 func TestRedirectVerbToAnotherApp(t *testing.T) {
-	var gathered atomic.Bool
-	second := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/g2" {
-			gathered.Store(true)
-			fmt.Fprint(w, `[{"verb":"hangup"}]`)
-			return
-		}
-		fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"actionHook":"/g2"}]`)
-	}), false)
+	second, gathered := gatheringApp(t, "/g2")
 	first := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `[{"verb":"redirect","actionHook":%q}]`, second+"/start")

@@ -76,6 +76,18 @@ func gatherApp(s *stamps) http.Handler {
 	})
 }
 
+// gatheredCall runs a call under faults against gatherApp at path (with the app's
+// fragment), the caller answering its gather; the app must hang the call up.
+func gatheredCall(t *testing.T, path string, faults callctl.NetworkFaults) (*stamps, *callctl.Result) {
+	t.Helper()
+	s := newStamps()
+	o := baseOptions(t, serve(t, gatherApp(s), false)+path)
+	o.Script = callctl.Script{Gathers: []callctl.GatherInput{{Digits: "1"}}, Network: faults}
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	return s, r
+}
+
 // faultEvents lists the timeline's fault events as "fault attempt".
 func faultEvents(r *callctl.Result) []string {
 	var out []string
@@ -114,11 +126,7 @@ func TestNetworkDelaysSeenByTheApp(t *testing.T) {
 		{"slow app", callctl.NetworkFaults{SlowApp: d}, d, "slow-app 0"},
 	} {
 		t.Run(tc.name+" HTTP", func(t *testing.T) {
-			s := newStamps()
-			o := baseOptions(t, serve(t, gatherApp(s), false)+"/call")
-			o.Script = callctl.Script{Gathers: []callctl.GatherInput{{Digits: "1"}}, Network: tc.faults}
-			r := run(t, o)
-			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			s, r := gatheredCall(t, "/call", tc.faults)
 			if gap := s.gap("/call", "/g"); gap < tc.atLeast {
 				t.Errorf("the app saw /g %v after answering /call, want at least %v", gap, tc.atLeast)
 			}
@@ -195,11 +203,7 @@ func TestRefusedAndResetAttemptsSeenByTheApp(t *testing.T) {
 		{"refused then reset", callctl.NetworkFaults{Refuse: 1, Reset: 1}, 2, []string{"refuse 1", "reset 2"}},
 	} {
 		t.Run(tc.name+" HTTP", func(t *testing.T) {
-			s := newStamps()
-			o := baseOptions(t, serve(t, gatherApp(s), false)+"/call#rc=2&rp=ct")
-			o.Script = callctl.Script{Gathers: []callctl.GatherInput{{Digits: "1"}}, Network: tc.faults}
-			r := run(t, o)
-			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			s, r := gatheredCall(t, "/call#rc=2&rp=ct", tc.faults)
 			if n := s.count("/call"); n != tc.seen || s.count("/g") != 1 {
 				t.Errorf("the app saw %d call hooks and %d /g, want %d and 1", n, s.count("/g"), tc.seen)
 			}
