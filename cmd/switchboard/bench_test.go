@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -19,19 +18,7 @@ func benchResults(t *testing.T, stdout string, rounds int, want ...string) []ben
 	}
 	var out []benchkit.Result
 	for i, line := range lines {
-		var r benchkit.Result
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&r); err != nil {
-			t.Fatalf("decode %q: %v", line, err)
-		}
-		var raw map[string]any
-		_ = json.Unmarshal([]byte(line), &raw)
-		for _, k := range []string{"measure", "ours", "baseline", "ratio", "unit", "rounds", "per_round"} {
-			if v, ok := raw[k]; !ok || v == nil {
-				t.Errorf("key %q missing or null in %s", k, line)
-			}
-		}
+		r := decodeJSONLine[benchkit.Result](t, line+"\n", "measure", "ours", "baseline", "ratio", "unit", "rounds", "per_round")
 		if r.Measure != want[i] || r.Unit == "" || r.Rounds != rounds || len(r.PerRound) != rounds {
 			t.Errorf("line %d: %+v; want measure %q over %d rounds", i+1, r, want[i], rounds)
 		}

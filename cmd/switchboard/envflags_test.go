@@ -15,9 +15,7 @@ func TestServeTypedFlags(t *testing.T) {
 	code, stdout, stderr := runCLI(t, map[string]string{"JAMBONES_HTTP_TIMEOUT": "9000"}, "serve", "--print-config",
 		"--drain-timeout", "2s", "--call-idle-timeout", "90000", "--call-retention", "48h", "--http-timeout", "1500ms",
 		"--ws-ping-interval", "1m", "--max-calls", "7")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	for _, want := range []string{"SWITCHBOARD_DRAIN_TIMEOUT_MS              2000", "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS          90000",
 		"SWITCHBOARD_CALL_RETENTION_HOURS          48", "JAMBONES_HTTP_TIMEOUT                     1500",
 		"JAMBONES_WS_PING_INTERVAL_MS              60000", "SWITCHBOARD_MAX_CALLS                     7"} {
@@ -76,10 +74,8 @@ func TestSimulateCallControlFlags(t *testing.T) {
 		_, _ = w.Write([]byte(`[{"verb":"say","text":"hi"},{"verb":"hangup"}]`))
 	}))
 	defer app.Close()
-	code, _, stderr := runCLI(t, map[string]string{"JAMBONES_HTTP_USER_AGENT_HEADER": "from-env"}, "simulate", "--json", "--http-user-agent", "from-flag", app.URL)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	code, stdout, stderr := runCLI(t, map[string]string{"JAMBONES_HTTP_USER_AGENT_HEADER": "from-env"}, "simulate", "--json", "--http-user-agent", "from-flag", app.URL)
+	wantExit(t, code, exitOK, stdout, stderr)
 	mu.Lock()
 	if len(agents) == 0 || agents[0] != "from-flag" {
 		t.Errorf("User-Agent %v, want the flag's", agents)

@@ -20,12 +20,18 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 	return code, out.String(), errOut.String()
 }
 
+// wantExit stops the test unless the command exited with want, showing its output.
+func wantExit(t *testing.T, code, want int, stdout, stderr string) {
+	t.Helper()
+	if code != want {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)
+	}
+}
+
 func explainJSONOf(t *testing.T, env map[string]string, args ...string) explainJSON {
 	t.Helper()
 	code, stdout, stderr := runCLI(t, env, append([]string{"fragment", "explain", "--json"}, args...)...)
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	// The keys promised by the contract must be present even when empty.
 	return decodeJSONLine[explainJSON](t, stdout, "url", "clean_url", "transport", "rc", "rc_default", "rp", "rp_explicit",
 		"handshake_timeout_retried", "max_attempts", "delays_ms", "total_delay_ms", "time_to_failure_ms", "warnings")
@@ -120,10 +126,8 @@ func TestFragmentExplainJSON(t *testing.T) {
 
 func TestFragmentExplainHuman(t *testing.T) {
 	t.Parallel()
-	code, stdout, _ := runCLI(t, nil, "fragment", "explain", "wss://h/p#rc=5&rp=ct")
-	if code != exitOK {
-		t.Fatalf("exit %d", code)
-	}
+	code, stdout, stderr := runCLI(t, nil, "fragment", "explain", "wss://h/p#rc=5&rp=ct")
+	wantExit(t, code, exitOK, stdout, stderr)
 	for _, want := range []string{"websocket", "handshake timeouts  retried", "500ms, 1s, 2s, 4s, 6s (total 13.5s)", "22.5s"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
@@ -163,9 +167,7 @@ func TestFragmentExplainRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := runCLI(t, tt.env, tt.args...)
-			if code != exitUsage {
-				t.Fatalf("exit %d, want %d (stderr %q)", code, exitUsage, stderr)
-			}
+			wantExit(t, code, exitUsage, stdout, stderr)
 			if stdout != "" {
 				t.Errorf("nothing may be printed on stdout, got %q", stdout)
 			}
@@ -188,9 +190,7 @@ func TestVersion(t *testing.T) {
 func TestFragmentExplainWarnsOnce(t *testing.T) {
 	const url = "https://h/p#rc=abc&rp=nonsense"
 	code, stdout, stderr := runCLI(t, nil, "fragment", "explain", url)
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	target, err := fragment.Parse(url)
 	if err != nil || len(target.Policy.Warnings) == 0 {
 		t.Fatalf("the URL should warn: %v, %v", target.Policy.Warnings, err)

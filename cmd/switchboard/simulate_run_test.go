@@ -57,9 +57,7 @@ func TestSimulateReusesConnections(t *testing.T) {
 	}
 	const calls, concurrency = 256, 32
 	code, stdout, stderr := runCLI(t, nil, "simulate", "--scenario", sc, "--calls", strconv.Itoa(calls), "--concurrency", strconv.Itoa(concurrency), app.URL+"/call")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	// Each call makes 4 requests (the call hook, the gather's hook, 2 status
 	// notifications): 1024 in all. A connection is opened for a request that finds
 	// none idle; at most one per call in flight, and as many again when one frees up
@@ -171,9 +169,7 @@ func TestSimulateRealTime(t *testing.T) {
 	}))
 	t.Cleanup(app.Close)
 	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", "--real-time", app.URL+"/call#rc=1&rp=5xx")
-	if code != exitFailure { // an app that hangs up before answering: the call failed (603)
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	wantExit(t, code, exitFailure, stdout, stderr) // an app that hangs up before answering: the call failed (603)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(at) != 2 || at[1].Sub(at[0]) < 500*time.Millisecond {

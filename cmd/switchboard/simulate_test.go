@@ -101,9 +101,7 @@ func TestSimulateJSONHTTP(t *testing.T) {
 	httpURL, _ := exampleServers(t)
 	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", "--from", "+1999", httpURL+"/call",
 		"--scenario", filepath.Join("..", "..", "examples", "ivr.yaml"))
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	events, summary := jsonLines(t, stdout)
 	checkContract(t, events, summary)
 	if events[0]["kind"] != "call.start" || events[0]["from"] != "+1999" || events[0]["direction"] != "inbound" {
@@ -121,9 +119,7 @@ func TestSimulateWSScenarioWithDrop(t *testing.T) {
 	_, wsURL := exampleServers(t)
 	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", wsURL+"/ws#rc=3",
 		"--scenario", filepath.Join("..", "..", "examples", "ws-reconnect.yaml"))
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	events, summary := jsonLines(t, stdout)
 	checkContract(t, events, summary)
 	k := eventKinds(events)
@@ -146,9 +142,7 @@ func TestSimulateWSScenarioWithDrop(t *testing.T) {
 func TestSimulateManyCalls(t *testing.T) {
 	_, wsURL := exampleServers(t)
 	code, stdout, stderr := runCLI(t, nil, "simulate", "--calls", "6", "--concurrency", "3", wsURL+"/ws")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	if !strings.Contains(stdout, "6 call(s): 6 completed, 0 failed") || strings.Contains(stderr, "calls") {
 		t.Fatalf("stdout %q stderr %q (no progress bar off a terminal)", stdout, stderr)
 	}
@@ -266,9 +260,7 @@ func TestSimulateExit2(t *testing.T) {
 func TestDemo(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
 	code, stdout, stderr := runCLI(t, nil, "demo")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	for _, want := range []string{"HTTP webhook app", "WebSocket app", "gather", "/gather", "session:reconnect", "ws.reconnect", "hangup", "✓ call completed",
 		"Webhook outbox", "#1 500 http_5xx", "restart", "#2 500 http_5xx", "#3 204 success", "signature ✓", "✓ delivery SUCCEEDED after 3 attempts"} {
 		if !strings.Contains(stdout, want) {

@@ -58,9 +58,7 @@ func writeScenarios(t *testing.T, files map[string]string) string {
 func TestTestExamplesPass(t *testing.T) {
 	origin, _ := exampleOrigin(t)
 	code, stdout, stderr := runCLI(t, nil, "test", "--parallel", "3", "--app", origin, examplesDir)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	wantExit(t, code, exitOK, stdout, stderr)
 	entries, _ := os.ReadDir(examplesDir)
 	var names, lines []string
 	for _, e := range entries {

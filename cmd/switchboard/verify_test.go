@@ -139,9 +139,7 @@ func TestVerifyValid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := verifyCLI(t, tt.stdin, tt.args...)
-			if code != exitOK {
-				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
-			}
+			wantExit(t, code, exitOK, stdout, stderr)
 			if strings.Count(stdout, "\n") != 1 {
 				t.Errorf("want one line, got %q", stdout)
 			}
@@ -194,9 +192,7 @@ func TestVerifyInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := verifyCLI(t, tt.stdin, tt.args...)
-			if code != exitFailure {
-				t.Fatalf("exit %d, want %d (stdout %q, stderr %q)", code, exitFailure, stdout, stderr)
-			}
+			wantExit(t, code, exitFailure, stdout, stderr)
 			if !strings.HasPrefix(stdout, "invalid: ") || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, tt.mention) {
 				t.Errorf("want one line \"invalid: ...%s...\", got %q", tt.mention, stdout)
 			}
@@ -236,9 +232,7 @@ func TestVerifyJSON(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := verifyCLI(t, tt.stdin, append(tt.args, "--json")...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
-			}
+			wantExit(t, code, tt.code, stdout, stderr)
 			got := decodeJSONLine[verifyJSON](t, stdout, "valid", "scheme", "version", "webhook_id", "timestamp", "matched_secret", "error")
 			if got.Timestamp != sent.UTC().Format(time.RFC3339) {
 				t.Errorf("timestamp %q, want %q", got.Timestamp, sent.UTC().Format(time.RFC3339))
@@ -291,9 +285,7 @@ func TestVerifyUsage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := verifyCLI(t, verifyBody, tt.args...)
-			if code != exitUsage {
-				t.Fatalf("exit %d, want %d (stdout %q, stderr %q)", code, exitUsage, stdout, stderr)
-			}
+			wantExit(t, code, exitUsage, stdout, stderr)
 			if stdout != "" {
 				t.Errorf("nothing may be printed on stdout, got %q", stdout)
 			}
