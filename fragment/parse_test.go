@@ -138,16 +138,6 @@ func TestUndecodableFragmentIsAWarning(t *testing.T) {
 	}
 }
 
-// mustParse is Parse of a URL the test knows to be valid.
-func mustParse(t *testing.T, raw string) Target {
-	t.Helper()
-	target, err := Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return target
-}
-
 func TestParseRejects(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{
@@ -247,4 +237,14 @@ func TestResolve(t *testing.T) {
 	if _, err := Resolve(Target{}, "/gather"); !errors.Is(err, ErrInvalidURL) {
 		t.Errorf("relative hook without app: error = %v", err)
 	}
+}
+
+// mustParse is Parse of a URL the test knows to be valid.
+func mustParse(t *testing.T, raw string) Target {
+	t.Helper()
+	target, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target
 }
