@@ -60,11 +60,7 @@ func TestWorkersBoundAttempts(t *testing.T) {
 		Overrides: outbox.Overrides{AllowHTTP: ptr(true), MaxInFlight: ptr(50)}}); err != nil {
 		t.Fatal(err)
 	}
-	for range events {
-		if _, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "call.status"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publishMany(t, ob, events, "call.status")
 	waitFor(t, 20*time.Second, "every delivery", rc.changed, func() bool { return len(rc.requests()) >= events })
 	mu.Lock()
 	defer mu.Unlock()
@@ -159,13 +155,7 @@ func TestDefaultClientKeepsAConnectionPerWorker(t *testing.T) {
 	}
 	var ids []string
 	for burst := range 2 {
-		for range workers {
-			pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "x"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, pub.Deliveries[0].ID)
-		}
+		ids = append(ids, publishMany(t, ob, workers, "x")...)
 		waitFor(t, 20*time.Second, fmt.Sprintf("burst %d delivered", burst+1), changed, func() bool {
 			for _, id := range ids {
 				if d, _, err := ob.GetDelivery(ctx, "a", id); err != nil || d.Status != outbox.DeliverySucceeded {
@@ -264,14 +254,7 @@ func TestHoldReleasesQueuedJobs(t *testing.T) {
 	if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL, Profile: outbox.ProfileSajn}); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	for range events {
-		pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "call.status"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, pub.Deliveries[0].ID)
-	}
+	ids := publishMany(t, ob, events, "call.status")
 	leased := func() int {
 		n := 0
 		for _, id := range ids {
@@ -331,17 +314,7 @@ func TestRedirectsNeverFollowedWhateverTheClient(t *testing.T) {
 		Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
 		t.Fatal(err)
 	}
-	pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "call.status"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ob.RunDue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_, attempts, err := ob.GetDelivery(ctx, "a", pub.Deliveries[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, attempts := sendOne(t, ob, "a")
 	if len(attempts) != 1 || attempts[0].Status != http.StatusFound || attempts[0].Class != outbox.ClassRedirect || len(rc.requests()) != 1 {
 		t.Fatalf("attempts %+v, %d requests: want one 302 recorded as redirect, not followed", attempts, len(rc.requests()))
 	}

@@ -216,20 +216,12 @@ func setGiven[T any](dst, v *T) {
 // ErrEndpointDisabled.
 func (o *Outbox) Pause(ctx context.Context, account, id string, by Actor) (Endpoint, error) {
 	now := o.now()
-	paused := false
-	ep, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
-		switch ep.Status {
-		case EndpointDisabled:
-			return outboxdriver.Change{}, ErrEndpointDisabled
-		case EndpointPaused:
-			return outboxdriver.Change{}, nil
-		}
+	ep, paused, err := o.changeStatus(ctx, account, id, EndpointPaused, func(ep Endpoint) outboxdriver.Change {
 		ch := outboxdriver.Change{At: now}
 		decide.Pause(o.policyOf(ep), &ch, &ep, nil, ReasonManual, now)
 		by.stamp(ch.Audit)
 		ch.Endpoint = &ep
-		paused = true
-		return ch, nil
+		return ch
 	})
 	if err == nil && paused {
 		o.notify(operatorEntry(account, id, AuditPaused, ReasonManual, by, now), ep.URL)
@@ -243,19 +235,13 @@ func (o *Outbox) Pause(ctx context.Context, account, id string, by Actor) (Endpo
 // cannot be resumed (ErrEndpointDisabled): add it again.
 func (o *Outbox) Resume(ctx context.Context, account, id string, by Actor) (Endpoint, error) {
 	now := o.now()
-	ep, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
-		switch ep.Status {
-		case EndpointDisabled:
-			return outboxdriver.Change{}, ErrEndpointDisabled
-		case EndpointActive:
-			return outboxdriver.Change{}, nil
-		}
+	ep, _, err := o.changeStatus(ctx, account, id, EndpointActive, func(ep Endpoint) outboxdriver.Change {
 		ep.Status = EndpointActive
 		ep.PausedAt, ep.PauseReason, ep.HoldUntil = nil, "", nil
 		ep.Failures, ep.FailingSince = 0, nil
 		audit := []AuditEntry{decide.Audit(ep, AuditResumed, "", now)}
 		by.stamp(audit)
-		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: audit}, nil
+		return outboxdriver.Change{At: now, Endpoint: &ep, Audit: audit}
 	})
 	if err == nil {
 		o.nudge()
@@ -333,4 +319,21 @@ func operatorEntry(account, id, action, reason string, by Actor, now time.Time) 
 // updateEndpoint applies change to endpoint id of account in one transaction.
 func (o *Outbox) updateEndpoint(ctx context.Context, account, id string, change outboxdriver.ChangeFunc) (Endpoint, error) {
 	return o.store.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: account, ID: id, Change: change})
+}
+
+// changeStatus changes the endpoint with change on the way to status: a disabled
+// endpoint refuses (ErrEndpointDisabled), and one already at status changes nothing.
+// changed reports whether change ran.
+func (o *Outbox) changeStatus(ctx context.Context, account, id string, status EndpointStatus, change func(ep Endpoint) outboxdriver.Change) (ep Endpoint, changed bool, err error) {
+	ep, err = o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
+		switch ep.Status {
+		case EndpointDisabled:
+			return outboxdriver.Change{}, ErrEndpointDisabled
+		case status:
+			return outboxdriver.Change{}, nil
+		}
+		changed = true
+		return change(ep), nil
+	})
+	return ep, changed, err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 	"github.com/switchboard-voice/switchboard/transport"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // reply is what the receiver answers to one request.
@@ -255,6 +256,55 @@ func (h *harness) publish() outbox.Delivery {
 	}
 	h.t.Fatalf("no delivery for endpoint %s", h.ep.ID)
 	return outbox.Delivery{}
+}
+
+// publishMany publishes n events of type typ to account a and returns the id of each
+// one's first delivery, in order of publishing.
+func publishMany(t *testing.T, ob *outbox.Outbox, n int, typ string) []string {
+	t.Helper()
+	ids := make([]string, 0, n)
+	for range n {
+		pub, err := ob.Publish(context.Background(), outbox.Event{Account: "a", Type: typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pub.Deliveries) == 0 {
+			t.Fatalf("event %s made no delivery", pub.Event.ID)
+		}
+		ids = append(ids, pub.Deliveries[0].ID)
+	}
+	return ids
+}
+
+// sendOne publishes an event to account, runs what is due, and returns the event's
+// first delivery with its attempts.
+func sendOne(t *testing.T, ob *outbox.Outbox, account string) (outbox.Delivery, []outbox.Attempt) {
+	t.Helper()
+	ctx := context.Background()
+	pub, err := ob.Publish(ctx, outbox.Event{Account: account, Type: "call.status", Data: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, as, err := ob.GetDelivery(ctx, account, pub.Deliveries[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, as
+}
+
+// verify checks the signatures of r with key (a secret or a public key) at the
+// harness's time.
+func (h *harness) verify(key string, r received) error {
+	h.t.Helper()
+	v, err := webhooksig.NewVerifier(key)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	v.Clock = h.clock
+	return v.Verify(r.header, r.body)
 }
 
 // run attempts everything due now.

@@ -35,8 +35,8 @@ const (
 	hour = time.Hour
 )
 
-func ra(code int, header string, want throttleExpect) func(t *testing.T, profile string) {
-	return func(t *testing.T, profile string) { checkRetryAfter(t, profile, code, header, want) }
+func ra(profile string, code int, header string, want throttleExpect) func(t *testing.T) {
+	return func(t *testing.T) { checkRetryAfter(t, profile, code, header, want) }
 }
 
 // commonRows are behaviours whose expectation differs only by the profile's first
@@ -87,7 +87,6 @@ func policyRow(profile string, attempts int, timeout time.Duration, httpOK bool,
 
 func TestProfileSajn(t *testing.T) {
 	p := outbox.ProfileSajn
-	on := func(f func(*testing.T, string)) func(*testing.T) { return func(t *testing.T) { f(t, p) } }
 	rows := []row{
 		policyRow(p, 12, 30*sec, true, 0),
 		{"12 attempts, ×6 from 10 s, cap 12 h", func(t *testing.T) {
@@ -98,13 +97,13 @@ func TestProfileSajn(t *testing.T) {
 			checkGone(t, p, goneExpect{delivery: outbox.DeliveryFailed, waiting: outbox.DeliveryFailed,
 				endpoint: outbox.EndpointPaused, failures: 2})
 		}},
-		{"429 Retry-After seconds holds every delivery", on(ra(429, "120", throttleExpect{next: 120 * sec, hold: 120 * sec, failures: 1}))},
-		{"429 Retry-After HTTP date holds every delivery", on(ra(429, "date:300", throttleExpect{next: 300 * sec, hold: 300 * sec, failures: 1}))},
-		{"429 without Retry-After holds 60 s", on(ra(429, "", throttleExpect{next: 60 * sec, hold: 60 * sec, failures: 1}))},
-		{"429 with an invalid Retry-After holds 60 s", on(ra(429, "soon", throttleExpect{next: 60 * sec, hold: 60 * sec, failures: 1}))},
-		{"429 Retry-After 24 h holds 24 h: no 12 h cap", on(ra(429, "86400", throttleExpect{next: 24 * hour, hold: 24 * hour, failures: 1}))},
-		{"429 Retry-After past the retention window holds 7 days", on(ra(429, "864000", throttleExpect{next: 7 * 24 * hour, hold: 7 * 24 * hour, failures: 1}))},
-		{"503 with Retry-After is an ordinary failure", on(ra(503, "600", throttleExpect{next: 10 * sec, failures: 1}))},
+		{"429 Retry-After seconds holds every delivery", ra(p, 429, "120", throttleExpect{next: 120 * sec, hold: 120 * sec, failures: 1})},
+		{"429 Retry-After HTTP date holds every delivery", ra(p, 429, "date:300", throttleExpect{next: 300 * sec, hold: 300 * sec, failures: 1})},
+		{"429 without Retry-After holds 60 s", ra(p, 429, "", throttleExpect{next: 60 * sec, hold: 60 * sec, failures: 1})},
+		{"429 with an invalid Retry-After holds 60 s", ra(p, 429, "soon", throttleExpect{next: 60 * sec, hold: 60 * sec, failures: 1})},
+		{"429 Retry-After 24 h holds 24 h: no 12 h cap", ra(p, 429, "86400", throttleExpect{next: 24 * hour, hold: 24 * hour, failures: 1})},
+		{"429 Retry-After past the retention window holds 7 days", ra(p, 429, "864000", throttleExpect{next: 7 * 24 * hour, hold: 7 * 24 * hour, failures: 1})},
+		{"503 with Retry-After is an ordinary failure", ra(p, 503, "600", throttleExpect{next: 10 * sec, failures: 1})},
 		{"egress refusal is a network error, retried", func(t *testing.T) { checkEgress(t, p, outbox.DeliveryPending) }},
 		{"auto-pause: 72 h and 5 failures", func(t *testing.T) { checkSajnAutoPause(t) }},
 		{"while paused: new events FAILED with attempt 0; reactivate does not resend", func(t *testing.T) {
@@ -118,7 +117,6 @@ func TestProfileSajn(t *testing.T) {
 
 func TestProfileDigize(t *testing.T) {
 	p := outbox.ProfileDigize
-	on := func(f func(*testing.T, string)) func(*testing.T) { return func(t *testing.T) { f(t, p) } }
 	rows := []row{
 		policyRow(p, 12, 5*sec, true, 0),
 		{"12 tries, ×2 from 5 s, cap 1 h", func(t *testing.T) {
@@ -129,9 +127,9 @@ func TestProfileDigize(t *testing.T) {
 			checkGone(t, p, goneExpect{delivery: outbox.DeliveryFailed, waiting: outbox.DeliveryDropped})
 		}},
 		{"410 removes a managed endpoint too", checkManagedGoneRemoved},
-		{"429 is an ordinary failure", on(ra(429, "120", throttleExpect{next: 5 * sec, failures: 1}))},
-		{"429 without Retry-After is an ordinary failure", on(ra(429, "", throttleExpect{next: 5 * sec, failures: 1}))},
-		{"503 with Retry-After is an ordinary failure", on(ra(503, "600", throttleExpect{next: 5 * sec, failures: 1}))},
+		{"429 is an ordinary failure", ra(p, 429, "120", throttleExpect{next: 5 * sec, failures: 1})},
+		{"429 without Retry-After is an ordinary failure", ra(p, 429, "", throttleExpect{next: 5 * sec, failures: 1})},
+		{"503 with Retry-After is an ordinary failure", ra(p, 503, "600", throttleExpect{next: 5 * sec, failures: 1})},
 		{"egress refusal is a failure, retried", func(t *testing.T) { checkEgress(t, p, outbox.DeliveryPending) }},
 		{"disabled after 50 failed attempts, waiting DROPPED, owners notified", func(t *testing.T) {
 			checkThresholdPause(t, p, 50, 0, outbox.EndpointDisabled, outbox.DeliveryDropped, true)
@@ -146,7 +144,6 @@ func TestProfileDigize(t *testing.T) {
 
 func TestProfileLucibook(t *testing.T) {
 	p := outbox.ProfileLucibook
-	on := func(f func(*testing.T, string)) func(*testing.T) { return func(t *testing.T) { f(t, p) } }
 	rows := []row{
 		policyRow(p, 6, 5*sec, false, 0),
 		{"60, 300, 1800, 7200, 43200 s: len(schedule)+1 attempts", func(t *testing.T) {
@@ -156,14 +153,14 @@ func TestProfileLucibook(t *testing.T) {
 			checkGone(t, p, goneExpect{delivery: outbox.DeliveryDead, waiting: outbox.DeliveryPending,
 				endpoint: outbox.EndpointActive, failures: 2})
 		}},
-		{"429 Retry-After seconds, not a failure", on(ra(429, "120", throttleExpect{next: 120 * sec}))},
-		{"429 Retry-After HTTP date, not a failure", on(ra(429, "date:300", throttleExpect{next: 300 * sec}))},
-		{"429 Retry-After below the schedule is raised to it", on(ra(429, "10", throttleExpect{next: 60 * sec}))},
-		{"429 Retry-After above 12 h is capped", on(ra(429, "86400", throttleExpect{next: 12 * hour}))},
-		{"429 without Retry-After follows the schedule", on(ra(429, "", throttleExpect{next: 60 * sec}))},
-		{"503 with Retry-After: failure at the clamped time", on(ra(503, "600", throttleExpect{next: 600 * sec, failures: 1}))},
-		{"503 with a short Retry-After: clamped to the schedule", on(ra(503, "10", throttleExpect{next: 60 * sec, failures: 1}))},
-		{"503 without Retry-After follows the schedule", on(ra(503, "", throttleExpect{next: 60 * sec, failures: 1}))},
+		{"429 Retry-After seconds, not a failure", ra(p, 429, "120", throttleExpect{next: 120 * sec})},
+		{"429 Retry-After HTTP date, not a failure", ra(p, 429, "date:300", throttleExpect{next: 300 * sec})},
+		{"429 Retry-After below the schedule is raised to it", ra(p, 429, "10", throttleExpect{next: 60 * sec})},
+		{"429 Retry-After above 12 h is capped", ra(p, 429, "86400", throttleExpect{next: 12 * hour})},
+		{"429 without Retry-After follows the schedule", ra(p, 429, "", throttleExpect{next: 60 * sec})},
+		{"503 with Retry-After: failure at the clamped time", ra(p, 503, "600", throttleExpect{next: 600 * sec, failures: 1})},
+		{"503 with a short Retry-After: clamped to the schedule", ra(p, 503, "10", throttleExpect{next: 60 * sec, failures: 1})},
+		{"503 without Retry-After follows the schedule", ra(p, 503, "", throttleExpect{next: 60 * sec, failures: 1})},
 		{"egress refusal: DEAD at once", func(t *testing.T) { checkEgress(t, p, outbox.DeliveryDead) }},
 		{"auto-pause after 50 failures, 429 not counted", func(t *testing.T) {
 			checkThresholdPause(t, p, 50, 0, outbox.EndpointPaused, outbox.DeliveryFailed, false)
@@ -178,7 +175,6 @@ func TestProfileLucibook(t *testing.T) {
 
 func TestProfileStandard(t *testing.T) {
 	p := outbox.ProfileStandard
-	on := func(f func(*testing.T, string)) func(*testing.T) { return func(t *testing.T) { f(t, p) } }
 	rows := []row{
 		policyRow(p, 10, 15*sec, false, 0.1),
 		{"10 attempts, 5 s … 24 h, ±10 % jitter", func(t *testing.T) {
@@ -189,11 +185,11 @@ func TestProfileStandard(t *testing.T) {
 			checkGone(t, p, goneExpect{delivery: outbox.DeliveryPending, waiting: outbox.DeliveryPending,
 				endpoint: outbox.EndpointPaused, failures: 2})
 		}},
-		{"429 Retry-After seconds: endpoint hold, not counted", on(ra(429, "120", throttleExpect{next: 120 * sec, hold: 120 * sec}))},
-		{"429 Retry-After HTTP date: endpoint hold", on(ra(429, "date:300", throttleExpect{next: 300 * sec, hold: 300 * sec}))},
-		{"429 Retry-After above 12 h holds 12 h", on(ra(429, "86400", throttleExpect{next: 12 * hour, hold: 12 * hour}))},
-		{"429 without Retry-After: hold 60 s", on(ra(429, "", throttleExpect{next: 60 * sec, hold: 60 * sec}))},
-		{"503 with Retry-After: failure and endpoint hold", on(ra(503, "600", throttleExpect{next: 600 * sec, hold: 600 * sec, failures: 1}))},
+		{"429 Retry-After seconds: endpoint hold, not counted", ra(p, 429, "120", throttleExpect{next: 120 * sec, hold: 120 * sec})},
+		{"429 Retry-After HTTP date: endpoint hold", ra(p, 429, "date:300", throttleExpect{next: 300 * sec, hold: 300 * sec})},
+		{"429 Retry-After above 12 h holds 12 h", ra(p, 429, "86400", throttleExpect{next: 12 * hour, hold: 12 * hour})},
+		{"429 without Retry-After: hold 60 s", ra(p, 429, "", throttleExpect{next: 60 * sec, hold: 60 * sec})},
+		{"503 with Retry-After: failure and endpoint hold", ra(p, 503, "600", throttleExpect{next: 600 * sec, hold: 600 * sec, failures: 1})},
 		{"egress refusal: DEAD at once", func(t *testing.T) { checkEgress(t, p, outbox.DeliveryDead) }},
 		{"auto-pause after 50 failures and 24 h, held not dropped, 429 not counted", func(t *testing.T) {
 			checkThresholdPause(t, p, 50, 24*hour, outbox.EndpointPaused, outbox.DeliveryPending, false)

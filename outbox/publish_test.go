@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -23,7 +24,8 @@ func TestPublishTx(t *testing.T) {
 	if _, err := db.ExecContext(h.ctx, `CREATE TABLE orders (id TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	publishIn := func(order string, commit bool) string {
+	// publishIn inserts order and publishes its event in a transaction it leaves open.
+	publishIn := func(order string) (*sql.Tx, string) {
 		tx, err := db.BeginTx(h.ctx, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -36,25 +38,23 @@ func TestPublishTx(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if commit {
-			err = tx.Commit()
-		} else {
-			err = tx.Rollback()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pub.Event.ID
+		return tx, pub.Event.ID
 	}
 
-	rolledBack := publishIn("o-1", false)
+	tx, rolledBack := publishIn("o-1")
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
 	if n := h.run(); n != 0 {
 		t.Fatalf("%d deliveries attempted after a rollback", n)
 	}
 	if _, err := h.ob.GetEvent(h.ctx, "acct", rolledBack); !errors.Is(err, outbox.ErrNotFound) {
 		t.Fatalf("rolled-back event: %v", err)
 	}
-	committed := publishIn("o-2", true)
+	tx, committed := publishIn("o-2")
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 	if n := h.run(); n != 1 {
 		t.Fatalf("%d deliveries attempted after a commit, want 1", n)
 	}
@@ -72,24 +72,14 @@ func TestPublishTx(t *testing.T) {
 func TestPublishValidationAndIdempotency(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
-	bad := []struct {
-		field string
-		ev    outbox.Event
-	}{
+	checkRefused(t, func(ev outbox.Event) error { _, err := h.ob.Publish(h.ctx, ev); return err }, []refusedInput[outbox.Event]{
 		{"account", outbox.Event{Type: "x"}},
 		{"type", outbox.Event{Account: "acct"}},
 		{"type", outbox.Event{Account: "acct", Type: "has space"}},
 		{"id", outbox.Event{Account: "acct", Type: "x", ID: "a.b"}},
 		{"id", outbox.Event{Account: "acct", Type: "x", ID: strings.Repeat("a", 129)}},
 		{"data", outbox.Event{Account: "acct", Type: "x", Data: json.RawMessage(`{"a":`)}},
-	}
-	for _, b := range bad {
-		_, err := h.ob.Publish(h.ctx, b.ev)
-		var ve *outbox.ValidationError
-		if !errors.As(err, &ve) || ve.Field != b.field || !errors.Is(err, outbox.ErrInvalid) {
-			t.Fatalf("%+v: %v, want a validation error on %s", b.ev, err, b.field)
-		}
-	}
+	})
 	if evs, _ := h.ob.ListEvents(h.ctx, outbox.EventQuery{Account: "acct"}); len(evs) != 0 {
 		t.Fatalf("bad input stored %d events", len(evs))
 	}
@@ -224,10 +214,7 @@ func TestRetentionPurge(t *testing.T) {
 func TestEndpointValidation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, status(204))
-	bad := []struct {
-		field string
-		spec  outbox.EndpointSpec
-	}{
+	checkRefused(t, func(spec outbox.EndpointSpec) error { _, err := h.ob.CreateEndpoint(h.ctx, spec); return err }, []refusedInput[outbox.EndpointSpec]{
 		{"account", outbox.EndpointSpec{URL: "https://example.com"}},
 		{"url", outbox.EndpointSpec{Account: "a", URL: "ftp://example.com"}},
 		{"url", outbox.EndpointSpec{Account: "a", URL: "not a url"}},
@@ -243,14 +230,7 @@ func TestEndpointValidation(t *testing.T) {
 		{"overrides.deliveryHeader", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{DeliveryHeader: ptr("bad header\n")}}},
 		{"overrides.deliveryHeader", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{DeliveryHeader: ptr("Webhook-Signature")}}},
 		{"overrides.scheduleSeconds", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{ScheduleSeconds: make([]float64, 100)}}},
-	}
-	for _, b := range bad {
-		_, err := h.ob.CreateEndpoint(h.ctx, b.spec)
-		var ve *outbox.ValidationError
-		if !errors.As(err, &ve) || ve.Field != b.field {
-			t.Fatalf("%+v: %v, want a validation error on %s", b.spec, err, b.field)
-		}
-	}
+	})
 	if eps, _ := h.ob.ListEndpoints(h.ctx, "a"); len(eps) != 0 {
 		t.Fatalf("bad input stored %d endpoints", len(eps))
 	}
@@ -328,5 +308,24 @@ func TestLockedStoreHonoursContextAndSaysUnavailable(t *testing.T) {
 	}
 	if evs, err := ob.ListEvents(ctx, outbox.EventQuery{Account: "a"}); err != nil || len(evs) != 0 {
 		t.Fatalf("events after the failed publishes: %d, %v", len(evs), err)
+	}
+}
+
+// refusedInput is an input that a call must refuse as invalid, naming field.
+type refusedInput[In any] struct {
+	field string
+	in    In
+}
+
+// checkRefused fails unless call refuses every input of bad with a *ValidationError
+// that names its field and wraps ErrInvalid.
+func checkRefused[In any](t *testing.T, call func(In) error, bad []refusedInput[In]) {
+	t.Helper()
+	for _, b := range bad {
+		err := call(b.in)
+		var ve *outbox.ValidationError
+		if !errors.As(err, &ve) || ve.Field != b.field || !errors.Is(err, outbox.ErrInvalid) {
+			t.Fatalf("%+v: %v, want a validation error on %s", b.in, err, b.field)
+		}
 	}
 }

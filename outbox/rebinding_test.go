@@ -2,7 +2,6 @@ package outbox_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/netip"
 	"strings"
 	"sync"
@@ -51,40 +50,22 @@ func TestRebindingWithPooledConnection(t *testing.T) {
 			res := &movingResolver{addr: netip.MustParseAddr("127.0.0.1")}
 			rules := transport.PublicOnly()
 			rules.AllowPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} // stands for "public"
-			client := transport.NewHTTPClient(rules, transport.ClientOptions{Resolver: res})
-			t.Cleanup(client.CloseIdleConnections)
-			ob, err := outbox.Open(ctx, outbox.Config{Store: openStore(t), Clock: testkit.NewClock(), HTTPClient: client, Egress: &rules})
-			if err != nil {
-				t.Fatal(err)
-			}
-			allowHTTP := true // lucibook is https only: the rebinding is what this tests
-			ep, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "acct", URL: "http://rebind.example:" + port + "/hook",
-				Profile: c.profile, Overrides: outbox.Overrides{AllowHTTP: &allowHTTP}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			publish := func() outbox.Delivery {
-				pub, err := ob.Publish(ctx, outbox.Event{Account: "acct", Type: "t", Data: json.RawMessage(`{}`)})
-				if err != nil {
-					t.Fatal(err)
+			ob, ep := openEgressed(t, rules, res, c.profile, "http://rebind.example:"+port+"/hook")
+			// publish sends one event: its delivery with its one attempt.
+			publish := func() (outbox.Delivery, outbox.Attempt) {
+				d, as := sendOne(t, ob, "acct")
+				if len(as) != 1 {
+					t.Fatalf("delivery %+v %+v", d, as)
 				}
-				if _, err := ob.RunDue(ctx); err != nil {
-					t.Fatal(err)
-				}
-				d, as, err := ob.GetDelivery(ctx, "acct", pub.Deliveries[0].ID)
-				if err != nil || len(as) != 1 {
-					t.Fatalf("delivery %+v %+v %v", d, as, err)
-				}
-				return d
+				return d, as[0]
 			}
-			if d := publish(); d.Status != outbox.DeliverySucceeded {
+			if d, _ := publish(); d.Status != outbox.DeliverySucceeded {
 				t.Fatalf("first delivery %s", d.Status)
 			}
 			res.move("127.0.0.2")
-			d := publish()
-			_, as, _ := ob.GetDelivery(ctx, "acct", d.ID)
-			if d.Status != c.want || as[0].Class != outbox.ClassEgressRefused || as[0].Status != 0 {
-				t.Fatalf("after rebinding: %s, attempt %+v; want %s with an egress refusal", d.Status, as[0], c.want)
+			d, a := publish()
+			if d.Status != c.want || a.Class != outbox.ClassEgressRefused || a.Status != 0 {
+				t.Fatalf("after rebinding: %s, attempt %+v; want %s with an egress refusal", d.Status, a, c.want)
 			}
 			if n := len(srv.RequestsTo("/hook")); n != 1 {
 				t.Fatalf("the old address got %d requests, want 1: the pooled connection was reused", n)
@@ -106,7 +87,6 @@ func TestDeniedHostname(t *testing.T) {
 		want    outbox.DeliveryStatus
 	}{{outbox.ProfileLucibook, outbox.DeliveryDead}, {outbox.ProfileSajn, outbox.DeliveryPending}} {
 		t.Run(c.profile, func(t *testing.T) {
-			ctx := context.Background()
 			srv := transporttest.NewServer(t)
 			_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
 			var lookups atomic.Int32
@@ -117,25 +97,8 @@ func TestDeniedHostname(t *testing.T) {
 			rules := transport.PublicOnly()
 			rules.AllowLoopback = true
 			rules.DenyHosts = []string{".blocked.example"}
-			client := transport.NewHTTPClient(rules, transport.ClientOptions{Resolver: res})
-			t.Cleanup(client.CloseIdleConnections)
-			ob, err := outbox.Open(ctx, outbox.Config{Store: openStore(t), Clock: testkit.NewClock(), HTTPClient: client, Egress: &rules})
-			if err != nil {
-				t.Fatal(err)
-			}
-			allowHTTP := true
-			if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "acct", URL: "http://hooks.blocked.example:" + port + "/hook",
-				Profile: c.profile, Overrides: outbox.Overrides{AllowHTTP: &allowHTTP}}); err != nil {
-				t.Fatal(err)
-			}
-			pub, err := ob.Publish(ctx, outbox.Event{Account: "acct", Type: "t", Data: json.RawMessage(`{}`)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ob.RunDue(ctx); err != nil {
-				t.Fatal(err)
-			}
-			d, as, _ := ob.GetDelivery(ctx, "acct", pub.Deliveries[0].ID)
+			ob, _ := openEgressed(t, rules, res, c.profile, "http://hooks.blocked.example:"+port+"/hook")
+			d, as := sendOne(t, ob, "acct")
 			if d.Status != c.want || len(as) != 1 || as[0].Class != outbox.ClassEgressRefused || !strings.Contains(as[0].Error, "denied") {
 				t.Fatalf("delivery %s, attempts %+v; want %s with a deny-list refusal", d.Status, as, c.want)
 			}
@@ -144,4 +107,26 @@ func TestDeniedHostname(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openEgressed opens an outbox on a fresh store whose client resolves names with res
+// and checks them by rules, with one endpoint of account acct at url under profile.
+// The endpoint may use http whatever the profile says (lucibook is https only): the
+// egress rules are what these tests are about.
+func openEgressed(t *testing.T, rules transport.EgressRules, res transport.Resolver, profile, url string) (*outbox.Outbox, outbox.Endpoint) {
+	t.Helper()
+	client := transport.NewHTTPClient(rules, transport.ClientOptions{Resolver: res})
+	t.Cleanup(client.CloseIdleConnections)
+	ctx := context.Background()
+	ob, err := outbox.Open(ctx, outbox.Config{Store: openStore(t), Clock: testkit.NewClock(), HTTPClient: client, Egress: &rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowHTTP := true
+	ep, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "acct", URL: url, Profile: profile,
+		Overrides: outbox.Overrides{AllowHTTP: &allowHTTP}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ob, ep
 }

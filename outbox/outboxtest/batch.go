@@ -14,9 +14,7 @@ import (
 // decision sees the endpoint and delivery as the earlier ones left them, exactly as a
 // read would return them (times in microseconds, UTC), and a Waiting change reaches a
 // delivery of the batch that an earlier outcome released.
-func testCompleteInOrder(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testCompleteInOrder(t *testing.T, s outboxdriver.Store) {
 	for i := range 3 {
 		publish(t, s, "acct", fmt.Sprintf("evt_%d", i), t0)
 	}

@@ -169,9 +169,7 @@ func testClaimConcurrent(t *testing.T, b Bundle) {
 // testClaimReserve: a claim with Reserve claims no more than Reserve returns (and no
 // more than Limit), asked with Limit; a Reserve of 0 leases nothing, in Claim and in
 // CompleteClaim, whose outcomes are still recorded.
-func testClaimReserve(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testClaimReserve(t *testing.T, s outboxdriver.Store) {
 	now := t0.Add(time.Minute)
 	for i := range 6 {
 		publish(t, s, "acct", fmt.Sprintf("evt_%d", i), t0.Add(time.Duration(i)*time.Second))

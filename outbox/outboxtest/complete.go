@@ -9,9 +9,7 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-func testComplete(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testComplete(t *testing.T, s outboxdriver.Store) {
 	ds := publish(t, s, "acct", "evt_1", t0)
 	waiting := publish(t, s, "acct", "evt_2", t0.Add(time.Hour))
 	jobs := claim(t, s, t0, 10, "tok")
@@ -91,9 +89,7 @@ func testComplete(t *testing.T, b Bundle) {
 	}
 }
 
-func testReap(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testReap(t *testing.T, s outboxdriver.Store) {
 	publish(t, s, "acct", "evt_1", t0)
 	publish(t, s, "acct", "evt_2", t0)
 	jobs, err := s.Claim(ctx, outboxdriver.ClaimParams{Now: t0, LeaseUntil: t0.Add(time.Minute), Limit: 1, Token: "tok"})

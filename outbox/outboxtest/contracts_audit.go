@@ -93,18 +93,8 @@ func testAuditFields(t *testing.T, b Bundle) {
 			}
 		}
 		q.Limit = 2
-		var paged []outboxdriver.AuditEntry
-		for range 20 {
-			page, err := s.ListAudit(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(page) == 0 {
-				break
-			}
-			paged = append(paged, page...)
-			q.BeforeID = page[len(page)-1].ID
-		}
+		paged := walkPages(t, q.Limit, func() ([]outboxdriver.AuditEntry, error) { return s.ListAudit(ctx, q) },
+			func(last outboxdriver.AuditEntry) { q.BeforeID = last.ID })
 		if !reflect.DeepEqual(paged, whole) {
 			t.Fatalf("paged %+v\nwant %+v", paged, whole)
 		}

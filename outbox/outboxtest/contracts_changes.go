@@ -77,9 +77,7 @@ func testEndpointChange(t *testing.T, b Bundle) {
 // attempts, run start, next attempt, fault since, last error) and clears its lease;
 // the rest is kept. Change.Endpoint and Change.Audit apply with it. GetDelivery lists
 // the attempts oldest first.
-func testDeliveryChange(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testDeliveryChange(t *testing.T, s outboxdriver.Store) {
 	orig := publish(t, s, "acct", "evt_1", t0)[0]
 	jobs := claim(t, s, t0, 10, "tok")
 	if len(jobs) != 1 {
@@ -146,9 +144,7 @@ func testDeliveryChange(t *testing.T, b Bundle) {
 // testChangeAt: the delivery a Change rewrites takes Delivery.UpdatedAt, the time the
 // decision gives it, whatever Change.At (the updated time of the waiting deliveries
 // it moves, see testWaitingScope).
-func testChangeAt(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testChangeAt(t *testing.T, s outboxdriver.Store) {
 	ds := publish(t, s, "acct", "evt_1", t0)
 	decided, at := t0.Add(time.Minute), t0.Add(time.Hour)
 	d, err := s.UpdateDelivery(ctx, outboxdriver.UpdateDeliveryParams{Account: "acct", ID: ds[0].ID, Decide: func(d outboxdriver.Delivery, _ outboxdriver.Endpoint) (outboxdriver.Change, error) {
@@ -217,9 +213,8 @@ func testWaitingScope(t *testing.T, b Bundle) {
 
 // testAuditLog: every writer's audit entries are appended and ListAudit returns the
 // account's newest first, at most limit of them, as they were written.
-func testAuditLog(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct")) // endpoint.created at t0
+func testAuditLog(t *testing.T, s outboxdriver.Store) {
+	// The fixture's endpoint.created entry is at t0.
 	entry := func(action, reason string, at time.Time) []outboxdriver.AuditEntry {
 		return []outboxdriver.AuditEntry{{Account: "acct", EndpointID: "ep_a", Action: action, Reason: reason, At: at}}
 	}

@@ -12,9 +12,7 @@ import (
 // testClaimDue: a claim takes the earliest due deliveries first, only PENDING ones,
 // and counts the leases an endpoint already has against its current InFlightCap;
 // NextDue looks only at unleased PENDING deliveries.
-func testClaimDue(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testClaimDue(t *testing.T, s outboxdriver.Store) {
 	// Published out of due order.
 	var ids = map[time.Duration]string{}
 	for i, off := range []time.Duration{3, 1, 4, 2, 5} {
@@ -95,9 +93,7 @@ func sameSet(jobs []outboxdriver.Job, ids ...string) bool {
 // second completion of the same lease, and the completion of a lease that was reaped
 // and claimed again by another claim, are skipped; the new lease's completion
 // applies. Results follow the order of the outcomes.
-func testCompleteTokens(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testCompleteTokens(t *testing.T, s outboxdriver.Store) {
 	ds := publish(t, s, "acct", "evt_1", t0)
 	publish(t, s, "acct", "evt_2", t0)
 	if applied, err := s.Complete(ctx, nil); err != nil || len(applied) != 0 {
@@ -151,9 +147,7 @@ func testCompleteTokens(t *testing.T, b Bundle) {
 
 // testCompleteUnleased: a delivery that holds no lease carries no token, so an outcome
 // for it is skipped, even one whose token is empty.
-func testCompleteUnleased(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testCompleteUnleased(t *testing.T, s outboxdriver.Store) {
 	ds := publish(t, s, "acct", "evt_1", t0)
 	before := takeSnapshot(t, s, "acct")
 	applied, err := s.Complete(ctx, []outboxdriver.Completion{{DeliveryID: ds[0].ID, Token: "",

@@ -222,9 +222,7 @@ func testNothingChangedOnError(t *testing.T, b Bundle) {
 
 // testCanceledContext: a write called with a context already canceled may fail (a
 // store need not), and when it does it has changed nothing.
-func testCanceledContext(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testCanceledContext(t *testing.T, s outboxdriver.Store) {
 	ds := publish(t, s, "acct", "evt_1", t0)
 	publish(t, s, "acct", "evt_2", t0)
 	done, cancel := context.WithCancel(ctx)

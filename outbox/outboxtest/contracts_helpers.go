@@ -108,3 +108,27 @@ func eventIDs(evs []outboxdriver.Event) []string {
 func notFoundOrEmpty(n int, err error) bool {
 	return errors.Is(err, outboxdriver.ErrNotFound) || err == nil && n == 0
 }
+
+// walkPages reads a keyset-paged listing to its end, 100 pages at most: page reads
+// the next page, of at most limit rows, and after moves the listing's key past the
+// last row of a page.
+func walkPages[Row any](t *testing.T, limit int, page func() ([]Row, error), after func(last Row)) []Row {
+	t.Helper()
+	var all []Row
+	for range 100 {
+		rows, err := page()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) > limit {
+			t.Fatalf("page of %d over limit %d", len(rows), limit)
+		}
+		if len(rows) == 0 {
+			return all
+		}
+		all = append(all, rows...)
+		after(rows[len(rows)-1])
+	}
+	t.Fatal("paging does not end")
+	return nil
+}

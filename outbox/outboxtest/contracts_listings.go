@@ -13,9 +13,7 @@ import (
 // testListEventsCursor: ListEvents is oldest first by creation time whatever the order
 // of publishing, and paging with AfterID visits every event once, even among events
 // created at the same time; Since and Type hold on every page.
-func testListEventsCursor(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testListEventsCursor(t *testing.T, s outboxdriver.Store) {
 	// Creation offsets in seconds, in the order of publishing; ties on purpose.
 	offsets := []int{5, 1, 3, 1, 0, 3, 5, 2, 1}
 	for i, off := range offsets {
@@ -189,50 +187,20 @@ func testListDeliveriesWhileInserting(t *testing.T, b Bundle) {
 		t.Fatalf("listed %d, %v", len(before), err)
 	}
 	q.Limit = 5
-	var got []outboxdriver.Delivery
-	for page := 0; ; page++ {
-		ds, err := s.ListDeliveries(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ds) == 0 {
-			break
-		}
-		got = append(got, ds...)
-		q.BeforeID = ds[len(ds)-1].ID
-		if page > 10 {
-			t.Fatal("paging does not end")
-		}
-		// Between pages, two events arrive: deliveries newer than every one listed.
-		for k := range 2 {
-			publish(t, s, "acct", fmt.Sprintf("evt_new_%d_%d", page, k), t0.Add(time.Hour+time.Duration(page)*time.Second))
-		}
-	}
+	page := 0
+	got := walkPages(t, q.Limit, func() ([]outboxdriver.Delivery, error) { return s.ListDeliveries(ctx, q) },
+		func(last outboxdriver.Delivery) {
+			q.BeforeID = last.ID
+			if page > 10 {
+				t.Fatal("paging does not end")
+			}
+			// Between pages, two events arrive: deliveries newer than every one listed.
+			for k := range 2 {
+				publish(t, s, "acct", fmt.Sprintf("evt_new_%d_%d", page, k), t0.Add(time.Hour+time.Duration(page)*time.Second))
+			}
+			page++
+		})
 	if !slices.Equal(deliveryIDs(got), deliveryIDs(before)) {
 		t.Fatalf("paged while inserting: %v\nwant %v", deliveryIDs(got), deliveryIDs(before))
 	}
-}
-
-// walkPages reads a keyset-paged listing to its end, 100 pages at most: page reads
-// the next page, of at most limit rows, and after moves the listing's key past the
-// last row of a page.
-func walkPages[Row any](t *testing.T, limit int, page func() ([]Row, error), after func(last Row)) []Row {
-	t.Helper()
-	var all []Row
-	for range 100 {
-		rows, err := page()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rows) > limit {
-			t.Fatalf("page of %d over limit %d", len(rows), limit)
-		}
-		if len(rows) == 0 {
-			return all
-		}
-		all = append(all, rows...)
-		after(rows[len(rows)-1])
-	}
-	t.Fatal("paging does not end")
-	return nil
 }

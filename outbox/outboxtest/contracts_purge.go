@@ -13,9 +13,7 @@ import (
 // their status, with their attempts; it deletes at most limit events per call, counts
 // an event's age from its storing (Publish's now), not from its CreatedAt, and keeps an
 // event while a delivery refers to it.
-func testPurgeScope(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testPurgeScope(t *testing.T, s outboxdriver.Store) {
 	before := t0.Add(24 * time.Hour)
 
 	// A delivery of each finished status and one PENDING, all created before before,

@@ -9,9 +9,7 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-func testUpdateDeliveryAndRecover(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testUpdateDeliveryAndRecover(t *testing.T, s outboxdriver.Store) {
 	var ids []string
 	for i := range 3 {
 		ds := publish(t, s, "acct", fmt.Sprintf("evt_%d", i), t0.Add(time.Duration(i)*time.Hour))
@@ -106,9 +104,7 @@ func testListings(t *testing.T, b Bundle) {
 	}
 }
 
-func testPurge(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testPurge(t *testing.T, s outboxdriver.Store) {
 	for i := range 5 {
 		publish(t, s, "acct", fmt.Sprintf("old_%d", i), t0)
 	}

@@ -44,9 +44,7 @@ func testEndpoints(t *testing.T, b Bundle) {
 	}
 }
 
-func testUpdateEndpoint(t *testing.T, b Bundle) {
-	s := b.Store
-	mustCreate(t, s, endpoint("ep_a", "acct"))
+func testUpdateEndpoint(t *testing.T, s outboxdriver.Store) {
 	boom := errors.New("refused")
 	if _, err := s.UpdateEndpoint(ctx, outboxdriver.UpdateEndpointParams{Account: "acct", ID: "ep_a", Change: func(ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
 		ep.URL = "https://changed.example"

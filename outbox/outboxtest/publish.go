@@ -92,12 +92,11 @@ func testPublishTx(t *testing.T, b Bundle) {
 		if _, err := s.Publish(ctx, outboxdriver.PublishParams{Tx: tx.Tx, Event: ev, Now: t0, Plan: planAll(ev, t0)}); err != nil {
 			t.Fatal(err)
 		}
+		end := tx.Rollback
 		if commit {
-			err = tx.Commit()
-		} else {
-			err = tx.Rollback()
+			end = tx.Commit
 		}
-		if err != nil {
+		if err := end(); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: id})

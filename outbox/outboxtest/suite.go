@@ -40,7 +40,7 @@ func Run(t *testing.T, newStore Factory) {
 		fn   func(t *testing.T, b Bundle)
 	}{
 		{"Endpoints", testEndpoints},
-		{"UpdateEndpoint", testUpdateEndpoint},
+		{"UpdateEndpoint", onEndpoint(testUpdateEndpoint)},
 		{"Publish", testPublish},
 		{"PublishTx", testPublishTx},
 		{"PublishLease", testPublishLease},
@@ -48,37 +48,37 @@ func Run(t *testing.T, newStore Factory) {
 		{"Claim", testClaim},
 		{"ClaimInFlightCap", testClaimInFlightCap},
 		{"ClaimConcurrent", testClaimConcurrent},
-		{"ClaimReserve", testClaimReserve},
-		{"Complete", testComplete},
-		{"CompleteInOrder", testCompleteInOrder},
+		{"ClaimReserve", onEndpoint(testClaimReserve)},
+		{"Complete", onEndpoint(testComplete)},
+		{"CompleteInOrder", onEndpoint(testCompleteInOrder)},
 		{"CompleteClaim", testCompleteClaim},
-		{"Reap", testReap},
-		{"UpdateDeliveryAndRecover", testUpdateDeliveryAndRecover},
+		{"Reap", onEndpoint(testReap)},
+		{"UpdateDeliveryAndRecover", onEndpoint(testUpdateDeliveryAndRecover)},
 		{"Listings", testListings},
-		{"Purge", testPurge},
+		{"Purge", onEndpoint(testPurge)},
 		{"NotFound", testNotFound},
 		{"AccountIsolation", testAccountIsolation},
 		{"NothingChangedOnError", testNothingChangedOnError},
-		{"CanceledContext", testCanceledContext},
+		{"CanceledContext", onEndpoint(testCanceledContext)},
 		{"EndpointChange", testEndpointChange},
-		{"DeliveryChange", testDeliveryChange},
+		{"DeliveryChange", onEndpoint(testDeliveryChange)},
 		{"WaitingScope", testWaitingScope},
-		{"AuditLog", testAuditLog},
-		{"ClaimDue", testClaimDue},
-		{"CompleteTokens", testCompleteTokens},
+		{"AuditLog", onEndpoint(testAuditLog)},
+		{"ClaimDue", onEndpoint(testClaimDue)},
+		{"CompleteTokens", onEndpoint(testCompleteTokens)},
 		{"ReapScope", testReapScope},
 		{"RecoverScope", testRecoverScope},
-		{"ListEventsCursor", testListEventsCursor},
+		{"ListEventsCursor", onEndpoint(testListEventsCursor)},
 		{"ListDeliveriesCursor", testListDeliveriesCursor},
 		{"ListDeliveriesWhileInserting", testListDeliveriesWhileInserting},
-		{"PurgeScope", testPurgeScope},
+		{"PurgeScope", onEndpoint(testPurgeScope)},
 		{"PublishPlan", testPublishPlan},
 		{"PublishDuplicate", testPublishDuplicate},
 		{"EventIDsPerAccount", testEventIDsPerAccount},
 		{"AuditFields", testAuditFields},
 		{"PublishLeaseRules", testPublishLeaseRules},
-		{"ChangeAt", testChangeAt},
-		{"CompleteUnleased", testCompleteUnleased},
+		{"ChangeAt", onEndpoint(testChangeAt)},
+		{"CompleteUnleased", onEndpoint(testCompleteUnleased)},
 		{"RecoverNotFound", testRecoverNotFound},
 		{"QueueDepth", testQueueDepth},
 	}
@@ -110,6 +110,15 @@ func mustCreate(t *testing.T, s outboxdriver.Store, eps ...outboxdriver.Endpoint
 			Action: outboxdriver.AuditCreated, At: t0}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// onEndpoint adapts a case that starts from the fixture most cases share, the one
+// endpoint ep_a of account acct, and needs nothing of its Bundle but the store.
+func onEndpoint(fn func(t *testing.T, s outboxdriver.Store)) func(t *testing.T, b Bundle) {
+	return func(t *testing.T, b Bundle) {
+		mustCreate(t, b.Store, endpoint("ep_a", "acct"))
+		fn(t, b.Store)
 	}
 }
 
