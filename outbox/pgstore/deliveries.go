@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
@@ -74,7 +75,7 @@ func (s *Store) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliver
 		if err := b.lock(ctx, []string{p.ID}, ""); err != nil {
 			return err
 		}
-		if _, err := b.apply(ctx, p.ID, nil, p.Decide); err != nil {
+		if _, err := deliverybatch.Apply(ctx, &b.Batch, b, p.ID, nil, p.Decide); err != nil {
 			return err
 		}
 		if err := b.Flush(ctx); err != nil {
