@@ -101,9 +101,11 @@ func Up(ctx context.Context, db *sql.DB, d Dialect, line Line) ([]Applied, error
 		if errors.As(err, &partial) {
 			results = partial.Applied // those before the failure stay applied
 		}
+		mine := 0
 		for _, r := range results {
 			if r.Error == nil {
 				out = append(out, Applied{Version: r.Source.Version, Name: path.Base(r.Source.Path), Duration: r.Duration})
+				mine++
 			}
 		}
 		if err == nil {
@@ -113,30 +115,19 @@ func Up(ctx context.Context, db *sql.DB, d Dialect, line Line) ([]Applied, error
 		// transaction won the write lock, ours failed on what it created and rolled
 		// back whole. While the record moves on (someone migrates beside us), Up is
 		// tried again from where it now stands; a failure with no progress anywhere
-		// is the migration's own. The loop ends: every turn the version grows.
+		// is the migration's own: the record moved by no more than this turn's own
+		// migrations. The loop ends: every turn the version grows.
 		if d != SQLite || verr != nil {
 			return out, fmt.Errorf("migrate %s: %w", line.Table, err)
 		}
 		after, aerr := p.GetDBVersion(ctx)
-		if aerr != nil || !othersApplied(before, after, results) {
+		if aerr != nil || after-before <= int64(mine) {
 			return out, fmt.Errorf("migrate %s: %w", line.Table, err)
 		}
 		if pending, perr := p.HasPending(ctx); perr == nil && !pending {
 			return out, nil
 		}
 	}
-}
-
-// othersApplied reports whether the record moved from before to after by more than
-// the migrations this process applied in results.
-func othersApplied(before, after int64, results []*goose.MigrationResult) bool {
-	mine := int64(0)
-	for _, r := range results {
-		if r.Error == nil {
-			mine++
-		}
-	}
-	return after-before > mine
 }
 
 // Version is one migration of a line and whether a database has it.

@@ -78,29 +78,16 @@ func (b *batch) Load(ctx context.Context, id string) error {
 
 // Endpoint implements deliverybatch.Store.
 func (b *batch) Endpoint(ctx context.Context, id string) (*cachedEndpoint, outboxdriver.Endpoint, error) {
-	ce, err := b.endpoint(ctx, id)
-	if err != nil {
-		return nil, outboxdriver.Endpoint{}, err
-	}
-	return ce, ce.ep, nil
-}
-
-func (b *batch) endpoint(ctx context.Context, id string) (*cachedEndpoint, error) {
 	if c, ok := b.endpoints[id]; ok {
-		return c, nil
+		return c, c.ep, nil
 	}
 	ep, err := b.s.getEndpoint(ctx, b.q, id, "FOR NO KEY UPDATE")
 	if err != nil {
-		return nil, err
+		return nil, outboxdriver.Endpoint{}, err
 	}
 	c := &cachedEndpoint{ep: ep}
 	b.endpoints[id] = c
-	return c, nil
-}
-
-// apply decides one delivery and buffers its Change (deliverybatch.Apply).
-func (b *batch) apply(ctx context.Context, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
-	return deliverybatch.Apply(ctx, &b.Batch, b, id, token, decide)
+	return c, ep, nil
 }
 
 // Change implements deliverybatch.Store: it buffers ch, a decision about delivery c

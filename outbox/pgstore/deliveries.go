@@ -4,20 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
 func (s *Store) getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
-	var sc deliveryScan
-	err := q.queryRow(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = $1`), id).Scan(sc.Dest()...)
-	if isNoRows(err) {
-		return outboxdriver.Delivery{}, notFound("delivery", id)
-	}
-	if err != nil {
-		return outboxdriver.Delivery{}, err
-	}
-	return sc.delivery(), nil
+	return one(q.queryRow(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = $1`), id), scanDelivery, "delivery", id)
 }
 
 // GetDelivery implements outboxdriver.Store.
@@ -74,7 +67,7 @@ func (s *Store) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliver
 		if err := b.lock(ctx, []string{p.ID}, ""); err != nil {
 			return err
 		}
-		if _, err := b.apply(ctx, p.ID, nil, p.Decide); err != nil {
+		if _, err := deliverybatch.Apply(ctx, &b.Batch, b, p.ID, nil, p.Decide); err != nil {
 			return err
 		}
 		if err := b.Flush(ctx); err != nil {
@@ -91,12 +84,9 @@ func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int,
 	var n int64
 	err := s.write(ctx, func(q querier) error {
 		// Locked: an endpoint removed meanwhile gets nothing back.
-		ep, err := s.getEndpoint(ctx, q, p.EndpointID, "FOR UPDATE")
+		_, err := s.accountEndpoint(ctx, q, p.Account, p.EndpointID, "FOR UPDATE")
 		if err != nil {
 			return err
-		}
-		if ep.Account != p.Account || ep.RemovedAt != nil {
-			return notFound("endpoint", p.EndpointID)
 		}
 		n, err = q.exec(ctx, s.q(`UPDATE outbox_deliveries SET status = 'PENDING', run_start = attempts,
 			next_attempt_at = $1, fault_since = NULL, last_error = '', updated_at = $1

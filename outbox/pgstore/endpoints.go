@@ -50,12 +50,18 @@ func (s *Store) CreateEndpoint(ctx context.Context, p outboxdriver.CreateEndpoin
 
 // GetEndpoint implements outboxdriver.Store.
 func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParams) (outboxdriver.Endpoint, error) {
-	ep, err := s.getEndpoint(ctx, s.read(), p.ID, "")
+	return s.accountEndpoint(ctx, s.read(), p.Account, p.ID, "")
+}
+
+// accountEndpoint reads the endpoint id of account, with lock appended as getEndpoint
+// does: another account's, or a removed one, is ErrNotFound.
+func (s *Store) accountEndpoint(ctx context.Context, q querier, account, id, lock string) (outboxdriver.Endpoint, error) {
+	ep, err := s.getEndpoint(ctx, q, id, lock)
 	if err != nil {
 		return outboxdriver.Endpoint{}, err
 	}
-	if ep.Account != p.Account || ep.RemovedAt != nil {
-		return outboxdriver.Endpoint{}, notFound("endpoint", p.ID)
+	if ep.Account != account || ep.RemovedAt != nil {
+		return outboxdriver.Endpoint{}, notFound("endpoint", id)
 	}
 	return ep, nil
 }
@@ -63,15 +69,7 @@ func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParam
 // getEndpoint reads an endpoint by id whatever its account, removed ones included,
 // with lock ("", "FOR UPDATE", ...) appended.
 func (s *Store) getEndpoint(ctx context.Context, q querier, id, lock string) (outboxdriver.Endpoint, error) {
-	var sc endpointScan
-	err := q.queryRow(ctx, s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = $1 `+lock), id).Scan(sc.Dest()...)
-	if isNoRows(err) {
-		return outboxdriver.Endpoint{}, notFound("endpoint", id)
-	}
-	if err != nil {
-		return outboxdriver.Endpoint{}, err
-	}
-	return sc.endpoint()
+	return one(q.queryRow(ctx, s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = $1 `+lock), id), scanEndpoint, "endpoint", id)
 }
 
 // ListEndpoints implements outboxdriver.Store.
@@ -85,12 +83,9 @@ func (s *Store) ListEndpoints(ctx context.Context, account string) ([]outboxdriv
 func (s *Store) UpdateEndpoint(ctx context.Context, p outboxdriver.UpdateEndpointParams) (outboxdriver.Endpoint, error) {
 	var result outboxdriver.Endpoint
 	err := s.write(ctx, func(q querier) error {
-		ep, err := s.getEndpoint(ctx, q, p.ID, "FOR UPDATE")
+		ep, err := s.accountEndpoint(ctx, q, p.Account, p.ID, "FOR UPDATE")
 		if err != nil {
 			return err
-		}
-		if ep.Account != p.Account || ep.RemovedAt != nil {
-			return notFound("endpoint", p.ID)
 		}
 		ch, err := p.Change(ep)
 		if err != nil {

@@ -214,12 +214,8 @@ func (s *Store) insertAttempts(ctx context.Context, q querier, as []outboxdriver
 
 // GetEvent implements outboxdriver.Store.
 func (s *Store) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (outboxdriver.Event, error) {
-	ev, err := scanEvent(s.read().queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE id = $1 AND account = $2`),
-		p.ID, p.Account))
-	if isNoRows(err) {
-		return outboxdriver.Event{}, notFound("event", p.ID)
-	}
-	return ev, err
+	return one(s.read().queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE id = $1 AND account = $2`),
+		p.ID, p.Account), scanEvent, "event", p.ID)
 }
 
 // ListEvents implements outboxdriver.Store.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/internal/migrate"
 	"github.com/switchboard-voice/switchboard/internal/pgpool"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -273,3 +274,13 @@ func notFound(what, id string) error {
 }
 
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) || errors.Is(err, sql.ErrNoRows) }
+
+// one is the row of a single-row query, read by scan; no row is ErrNotFound, naming
+// what of that id.
+func one[T any](r sqlrows.Row, scan func(sqlrows.Row) (T, error), what, id string) (T, error) {
+	v, err := scan(r)
+	if isNoRows(err) {
+		return v, notFound(what, id)
+	}
+	return v, err
+}

@@ -106,16 +106,11 @@ func claimWindow(ctx context.Context, tx querier, now int64, scan int) ([]dueRow
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: claim: %w", err)
 	}
-	defer rows.Close()
-	window := make([]dueRow, 0, scan)
-	for rows.Next() {
-		var r dueRow
-		if err := rows.Scan(&r.id, &r.endpointID, &r.next, &r.room); err != nil {
-			return nil, err
-		}
-		window = append(window, r)
-	}
-	return window, rows.Err()
+	return sqlrows.Collect(make([]dueRow, 0, scan), rows, nil, func(r sqlrows.Row) (dueRow, error) {
+		var d dueRow
+		err := r.Scan(&d.id, &d.endpointID, &d.next, &d.room)
+		return d, err
+	})
 }
 
 // Claim implements outboxdriver.Store.
@@ -154,17 +149,8 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: claim: %w", err)
 	}
-	var claimed []outboxdriver.Delivery
-	for rows.Next() {
-		var ds deliveryScan
-		if err := rows.Scan(ds.Dest()...); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		claimed = append(claimed, ds.delivery())
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(claimed) == 0 {
+	claimed, err := sqlrows.Collect(nil, rows, nil, scanDelivery)
+	if err != nil || len(claimed) == 0 {
 		return nil, err
 	}
 	slices.SortFunc(claimed, func(a, b outboxdriver.Delivery) int {
@@ -210,19 +196,15 @@ func eventsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM outbox_events
 		WHERE (account, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`, string(list))
+	evs, err := sqlrows.Collect(nil, rows, err, scanEvent)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := make(map[string]outboxdriver.Event, len(ds))
-	for rows.Next() {
-		var vs eventScan
-		if err := rows.Scan(vs.Dest()...); err != nil {
-			return nil, err
-		}
-		out[eventKey(vs.ev.Account, vs.ev.ID)] = vs.event()
+	out := make(map[string]outboxdriver.Event, len(evs))
+	for _, ev := range evs {
+		out[eventKey(ev.Account, ev.ID)] = ev
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // endpointsOf reads the endpoints of deliveries in one query, by id. The deliveries

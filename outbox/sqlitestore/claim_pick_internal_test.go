@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -18,11 +17,7 @@ import (
 // both the short read and the full window serve some of the claims.
 func TestClaimPickMatchesFullWindow(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "pick.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTest(t, "pick.db", Options{})
 	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	for _, ep := range []struct {
 		id  string

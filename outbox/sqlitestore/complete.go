@@ -57,20 +57,15 @@ func (b *batchApplier) Load(ctx context.Context, id string) error { return b.loa
 
 // Endpoint implements deliverybatch.Store.
 func (b *batchApplier) Endpoint(ctx context.Context, id string) (outboxdriver.Endpoint, outboxdriver.Endpoint, error) {
-	ep, err := b.endpoint(ctx, id)
-	return ep, ep, err
-}
-
-func (b *batchApplier) endpoint(ctx context.Context, id string) (outboxdriver.Endpoint, error) {
 	if c, ok := b.endpoints[id]; ok {
-		return c.ep, nil
+		return c.ep, c.ep, nil
 	}
 	ep, err := getEndpoint(ctx, b.tx, id)
 	if err != nil {
-		return outboxdriver.Endpoint{}, err
+		return outboxdriver.Endpoint{}, outboxdriver.Endpoint{}, err
 	}
 	b.endpoints[id] = &cachedEndpoint{ep: ep}
-	return ep, nil
+	return ep, ep, nil
 }
 
 // Change implements deliverybatch.Store.
@@ -270,29 +265,13 @@ func normalizedTimes(ep outboxdriver.Endpoint) outboxdriver.Endpoint {
 func convertColumn(dst, v any) error {
 	switch d := dst.(type) {
 	case *string:
-		s, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("want string, have %T", v)
-		}
-		*d = s
+		return assign(d, v)
 	case *bool:
-		x, ok := v.(bool)
-		if !ok {
-			return fmt.Errorf("want bool, have %T", v)
-		}
-		*d = x
+		return assign(d, v)
 	case *int:
-		x, ok := v.(int)
-		if !ok {
-			return fmt.Errorf("want int, have %T", v)
-		}
-		*d = x
+		return assign(d, v)
 	case *int64:
-		x, ok := v.(int64)
-		if !ok {
-			return fmt.Errorf("want int64, have %T", v)
-		}
-		*d = x
+		return assign(d, v)
 	case *sql.NullInt64:
 		switch x := v.(type) {
 		case nil:
@@ -305,5 +284,15 @@ func convertColumn(dst, v any) error {
 	default:
 		return fmt.Errorf("unexpected destination %T", dst)
 	}
+	return nil
+}
+
+// assign stores v into d when v is a T.
+func assign[T any](d *T, v any) error {
+	x, ok := v.(T)
+	if !ok {
+		return fmt.Errorf("want %T, have %T", x, v)
+	}
+	*d = x
 	return nil
 }

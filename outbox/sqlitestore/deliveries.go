@@ -9,15 +9,7 @@ import (
 )
 
 func getDelivery(ctx context.Context, q querier, id string) (outboxdriver.Delivery, error) {
-	var sc deliveryScan
-	err := q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id).Scan(sc.Dest()...)
-	if isNoRows(err) {
-		return outboxdriver.Delivery{}, notFound("delivery", id)
-	}
-	if err != nil {
-		return outboxdriver.Delivery{}, err
-	}
-	return sc.delivery(), nil
+	return one(q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE id = ?`, id), scanDelivery, "delivery", id)
 }
 
 // queryDeliveries selects deliveries; tail is the query after its columns, "FROM ...".
@@ -141,12 +133,8 @@ func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int,
 	var n int64
 	err := s.write(ctx, func(tx querier) error {
 		// In the transaction: an endpoint removed meanwhile gets nothing back.
-		ep, err := getEndpoint(ctx, tx, endpointID)
-		if err != nil {
+		if _, err := accountEndpoint(ctx, tx, account, endpointID); err != nil {
 			return err
-		}
-		if ep.Account != account || ep.RemovedAt != nil {
-			return notFound("endpoint", endpointID)
 		}
 		res, err := tx.ExecContext(ctx, recoverSQL, micros(now), micros(now), account, endpointID, sinceMicros(since))
 		if err != nil {

@@ -33,27 +33,25 @@ func (s *Store) CreateEndpoint(ctx context.Context, p outboxdriver.CreateEndpoin
 
 // GetEndpoint implements outboxdriver.Store.
 func (s *Store) GetEndpoint(ctx context.Context, p outboxdriver.GetEndpointParams) (outboxdriver.Endpoint, error) {
-	ep, err := getEndpoint(ctx, s.read(), p.ID)
+	return accountEndpoint(ctx, s.read(), p.Account, p.ID)
+}
+
+// accountEndpoint reads the endpoint id of account: another account's, or a removed
+// one, is ErrNotFound.
+func accountEndpoint(ctx context.Context, q querier, account, id string) (outboxdriver.Endpoint, error) {
+	ep, err := getEndpoint(ctx, q, id)
 	if err != nil {
 		return outboxdriver.Endpoint{}, err
 	}
-	if ep.Account != p.Account || ep.RemovedAt != nil {
-		return outboxdriver.Endpoint{}, notFound("endpoint", p.ID)
+	if ep.Account != account || ep.RemovedAt != nil {
+		return outboxdriver.Endpoint{}, notFound("endpoint", id)
 	}
 	return ep, nil
 }
 
 // getEndpoint reads an endpoint by id whatever its account, removed ones included.
 func getEndpoint(ctx context.Context, q querier, id string) (outboxdriver.Endpoint, error) {
-	var sc endpointScan
-	err := q.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = ?`, id).Scan(sc.Dest()...)
-	if isNoRows(err) {
-		return outboxdriver.Endpoint{}, notFound("endpoint", id)
-	}
-	if err != nil {
-		return outboxdriver.Endpoint{}, err
-	}
-	return sc.endpoint()
+	return one(q.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints WHERE id = ?`, id), scanEndpoint, "endpoint", id)
 }
 
 // ListEndpoints implements outboxdriver.Store.
@@ -68,12 +66,9 @@ func (s *Store) UpdateEndpoint(ctx context.Context, p outboxdriver.UpdateEndpoin
 	account, id, change := p.Account, p.ID, p.Change
 	var result outboxdriver.Endpoint
 	err := s.write(ctx, func(tx querier) error {
-		ep, err := getEndpoint(ctx, tx, id)
+		ep, err := accountEndpoint(ctx, tx, account, id)
 		if err != nil {
 			return err
-		}
-		if ep.Account != account || ep.RemovedAt != nil {
-			return notFound("endpoint", id)
 		}
 		ch, err := change(ep)
 		if err != nil {

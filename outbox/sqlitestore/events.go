@@ -173,12 +173,8 @@ func (l *publishLeases) grant(ctx context.Context, ep outboxdriver.Endpoint, d *
 
 // GetEvent implements outboxdriver.Store.
 func (s *Store) GetEvent(ctx context.Context, p outboxdriver.GetEventParams) (outboxdriver.Event, error) {
-	ev, err := scanEvent(s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
-		p.ID, p.Account))
-	if isNoRows(err) {
-		return outboxdriver.Event{}, notFound("event", p.ID)
-	}
-	return ev, err
+	return one(s.read().QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE id = ? AND account = ?`,
+		p.ID, p.Account), scanEvent, "event", p.ID)
 }
 
 // ListEvents implements outboxdriver.Store.

@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,11 +13,7 @@ import (
 // compacted it (spaced JSON) is still the same content as a republish of it.
 func TestRepublishMatchesDataStoredUncompacted(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "legacy.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, "legacy.db", Options{})
 	if _, err := s.db.Exec(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
 		VALUES ('evt_old', 'acct', 't', 1, 1, '{ "a" : 1 }')`); err != nil {
 		t.Fatal(err)

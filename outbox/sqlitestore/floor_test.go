@@ -45,11 +45,11 @@ func BenchmarkWriteFloor(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("schema", func(b *testing.B) {
-		st := openB(b, filepath.Join(b.TempDir(), "floor.db"))
+		st := open(b, filepath.Join(b.TempDir(), "floor.db"))
 		writeFloor(b, st.DB(), plain, schemaFloor{})
 	})
 	b.Run("minimal", func(b *testing.B) {
-		st := openB(b, filepath.Join(b.TempDir(), "floor.db"))
+		st := open(b, filepath.Join(b.TempDir(), "floor.db"))
 		if _, err := st.DB().Exec(minimalSchema); err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func BenchmarkPipelineFloor(b *testing.B) {
 		b.Run(design.name, func(b *testing.B) {
 			var rate float64
 			for b.Loop() {
-				st := openB(b, filepath.Join(b.TempDir(), "floor.db"))
+				st := open(b, filepath.Join(b.TempDir(), "floor.db"))
 				if design.ddl != "" {
 					if _, err := st.DB().Exec(design.ddl); err != nil {
 						b.Fatal(err)

@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,29 +36,15 @@ var listingFilters = []struct {
 // scan of the account's index, no sort of the endpoint's rows. The plans are SQLite's
 // own, read with EXPLAIN QUERY PLAN; BenchmarkEndpointListing times them at 1M rows.
 func TestEndpointListingPlans(t *testing.T) {
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, "plan.db", Options{})
 	for _, f := range listingFilters {
 		q := f.q
 		q.Account, q.EndpointID, q.Limit = "acct", "ep_1", 50
 		query, args := listDeliveriesSQL(q)
-		rows, err := s.db.Query(`EXPLAIN QUERY PLAN SELECT `+deliveryColumns+` `+query, args...)
+		plan, err := queryPlan(s.db, `SELECT `+deliveryColumns+` `+query, args...)
 		if err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
 		text := strings.Join(plan, "; ")
 		// The first line is the walk of the listing itself; the cursor's lookup of
 		// its row comes after.
@@ -81,15 +66,11 @@ func TestEndpointListingPlans(t *testing.T) {
 // filter before them; the target is under 5 ms (docs/outbox.md §5).
 func BenchmarkEndpointListing(b *testing.B) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "listing.db"), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(b, "listing.db", Options{Synchronous: "NORMAL"})
 	const total, mine = 1_000_000, 1_000
 	// One statement: 1M deliveries over 1000 endpoints of one account, ep_0 holding
 	// every 1000th; statuses and types vary so that each filter finds some of ep_0's.
-	_, err = s.db.ExecContext(ctx, fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
+	_, err := s.db.ExecContext(ctx, fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
 		INSERT INTO outbox_deliveries (id, account, event_id, event_type, endpoint_id, status, next_attempt_at, created_at, updated_at)
 		SELECT printf('dlv_%%09d', i), 'acct', printf('evt_%%09d', i / 3), CASE i %% 7 WHEN 0 THEN 'call.status' ELSE 'other' END,
 			printf('ep_%%d', i %% 1000),

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
@@ -60,17 +61,13 @@ func migrateAsBefore(t *testing.T, path string, upTo int) {
 func appliedVersions(t *testing.T, st *sqlitestore.Store) []int {
 	t.Helper()
 	rows, err := st.DB().Query(`SELECT version FROM outbox_migrations ORDER BY version`)
+	vs, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (int, error) {
+		var v int
+		err := r.Scan(&v)
+		return v, err
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer rows.Close()
-	var vs []int
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
 	}
 	return vs
 }

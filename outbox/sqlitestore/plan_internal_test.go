@@ -1,9 +1,7 @@
 package sqlitestore
 
 import (
-	"context"
 	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,25 +12,11 @@ import (
 // purge, pausing and recovering walk indexes of their own; no statement scans the
 // deliveries table.
 func TestQueryPlansUseIndexes(t *testing.T) {
-	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTest(t, "plan.db", Options{})
 	plan := func(query string, args ...any) string {
-		rows, err := st.db.Query("EXPLAIN QUERY PLAN "+query, args...)
+		lines, err := queryPlan(st.db, query, args...)
 		if err != nil {
 			t.Fatal(err)
-		}
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			lines = append(lines, detail)
 		}
 		return strings.Join(lines, "\n")
 	}

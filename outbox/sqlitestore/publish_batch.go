@@ -75,15 +75,15 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 		if err != nil {
 			return fmt.Errorf("sqlitestore: insert events: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
+		keys, err := sqlrows.Collect(nil, rows, nil, func(r sqlrows.Row) (string, error) {
 			var account, id string
-			if err := rows.Scan(&account, &id); err != nil {
-				return err
-			}
-			inserted[eventKey(account, id)] = true
+			err := r.Scan(&account, &id)
+			return eventKey(account, id), err
+		})
+		for _, k := range keys {
+			inserted[k] = true
 		}
-		return rows.Err()
+		return err
 	})
 	if err != nil {
 		return nil, err

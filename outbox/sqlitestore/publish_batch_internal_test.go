@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -21,11 +20,7 @@ type groupHarness struct {
 }
 
 func newGroupHarness(t *testing.T) *groupHarness {
-	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "group.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openTest(t, "group.db", Options{})
 	h := &groupHarness{t: t, st: st, now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	for _, ep := range []struct{ id, account string }{{"ep_1", "a"}, {"ep_2", "a"}, {"ep_3", "b"}} {
 		e := outboxdriver.Endpoint{ID: ep.id, Account: ep.account, URL: "https://example.com", Events: []string{"*"},

@@ -11,13 +11,13 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
-func open(t *testing.T, path string) *sqlitestore.Store {
-	t.Helper()
+func open(tb testing.TB, path string) *sqlitestore.Store {
+	tb.Helper()
 	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = st.Close() })
+	tb.Cleanup(func() { _ = st.Close() })
 	return st
 }
 
@@ -65,15 +65,5 @@ func TestOpen(t *testing.T) {
 //
 //	go test -run '^$' -bench Cycle ./outbox/sqlitestore
 func BenchmarkCycle(b *testing.B) {
-	outboxtest.BenchmarkCycle(b, openB(b, filepath.Join(b.TempDir(), "outbox.db")))
-}
-
-func openB(b *testing.B, path string) *sqlitestore.Store {
-	b.Helper()
-	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	return st
+	outboxtest.BenchmarkCycle(b, open(b, filepath.Join(b.TempDir(), "outbox.db")))
 }

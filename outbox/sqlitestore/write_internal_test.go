@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // TestGroupCommit: writes that queue behind a running transaction share the next one;
@@ -116,11 +117,7 @@ func TestQueuedWriteWithdrawsOnCancel(t *testing.T) {
 // that joins it (waitQueued).
 func openQueueTest(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "queue.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openTest(t, "queue.db", Options{})
 	if _, err := s.db.Exec(`CREATE TABLE t (k TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
@@ -152,17 +149,9 @@ func waitQueued(t *testing.T, s *Store, n int) {
 func tableKeys(t *testing.T, s *Store) []string {
 	t.Helper()
 	rows, err := s.db.Query(`SELECT k FROM t ORDER BY k`)
+	keys, err := sqlrows.Collect(nil, rows, err, sqlrows.String)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer rows.Close()
-	var keys []string
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k)
 	}
 	return keys
 }

@@ -66,9 +66,7 @@ func testDeleteAccount(t *testing.T, s nodestore.Store) {
 		if err := s.SaveApplication(ctx, nodestore.Application{Sid: "app-" + sid, AccountSid: sid, Name: "n", CallHook: nodestore.HookSpec{URL: "http://h/"}, CreatedAt: t0}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SaveCall(ctx, call(sid, "call-"+sid, t0, false)); err != nil {
-			t.Fatal(err)
-		}
+		saveCalls(t, s, call(sid, "call-"+sid, t0, false))
 		if err := s.AddAlert(ctx, nodestore.Alert{AccountSid: sid, Type: "webhook-failure", CallSid: "call-" + sid, Time: t0}); err != nil {
 			t.Fatal(err)
 		}

@@ -21,9 +21,7 @@ func call(account, sid string, created time.Time, active bool) nodestore.Call {
 func testSaveCall(t *testing.T, s nodestore.Store) {
 	c := call("a", "call1", t0.Add(123456789), true)
 	c.Node = "node-1"
-	if err := s.SaveCall(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	saveCalls(t, s, c)
 	got, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "call1"})
 	if err != nil || !reflect.DeepEqual(got, c) {
 		t.Fatalf("GetCall: %+v, %v; want %+v", got, err, c)
@@ -33,9 +31,7 @@ func testSaveCall(t *testing.T, s nodestore.Store) {
 	done.Active, done.CallStatus, done.Reason, done.SipStatus, done.EndedAt = false, "completed", "hangup-verb", 200, &ended
 	done.ExpectationsFailed = []string{"verbs: want [say]"}
 	done.Timeline = []json.RawMessage{json.RawMessage(`{"t_ms":0,"kind":"call.start"}`), json.RawMessage(`{"t_ms":5000,"kind":"call.end"}`)}
-	if err := s.SaveCall(ctx, done); err != nil {
-		t.Fatal(err)
-	}
+	saveCalls(t, s, done)
 	got, err = s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: "call1"})
 	if err != nil || !reflect.DeepEqual(got, done) {
 		t.Fatalf("after saving again: %+v, %v; want %+v", got, err, done)
@@ -59,11 +55,7 @@ func testListCalls(t *testing.T, s nodestore.Store) {
 		call("b", "other", t0.Add(time.Hour), false),
 	}
 	saved[0].Timeline = []json.RawMessage{json.RawMessage(`{"kind":"call.start"}`)}
-	for _, c := range saved {
-		if err := s.SaveCall(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveCalls(t, s, saved...)
 	list := func(limit int) []string {
 		t.Helper()
 		calls, err := s.ListCalls(ctx, nodestore.ListCallsParams{AccountSid: "a", Limit: limit})
@@ -90,11 +82,7 @@ func testListCalls(t *testing.T, s nodestore.Store) {
 // testInterruptActiveCalls: every call saved as active, and only those, is replaced
 // by what end makes of it and saved as not active; a second run finds none.
 func testInterruptActiveCalls(t *testing.T, s nodestore.Store) {
-	for _, c := range []nodestore.Call{call("a", "live1", t0, true), call("b", "live2", t0, true), call("a", "ended", t0, false)} {
-		if err := s.SaveCall(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveCalls(t, s, call("a", "live1", t0, true), call("b", "live2", t0, true), call("a", "ended", t0, false))
 	var seen []string
 	end := func(c nodestore.Call) nodestore.Call {
 		seen = append(seen, c.CallSid)
@@ -127,11 +115,7 @@ func testActiveCalls(t *testing.T, s nodestore.Store) {
 	second.Recovery = &nodestore.CallRecovery{AppURL: "http://app.example/call",
 		StatusHook: nodestore.HookSpec{URL: "/status", Method: "POST", Username: "u", Password: "p"},
 		Fields:     map[string]any{"call_sid": "live2", "customerData": map[string]any{"k": "v"}}}
-	for _, c := range []nodestore.Call{second, first, ended} {
-		if err := s.SaveCall(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveCalls(t, s, second, first, ended)
 	got, err := s.ActiveCalls(ctx)
 	if err != nil || len(got) != 2 || !reflect.DeepEqual(got[0], first) || !reflect.DeepEqual(got[1], second) {
 		t.Fatalf("ActiveCalls: %+v, %v; want %+v and %+v", got, err, first, second)
@@ -157,9 +141,7 @@ func testListCallsPages(t *testing.T, s nodestore.Store) {
 		if i%3 == 0 {
 			c.Direction, c.CallStatus = "outbound", "completed"
 		}
-		if err := s.SaveCall(ctx, c); err != nil {
-			t.Fatal(err)
-		}
+		saveCalls(t, s, c)
 	}
 	want = []string{"c6", "c4", "c5", "c2", "c3", "c0", "c1"}
 	var got []string
@@ -178,9 +160,7 @@ func testListCallsPages(t *testing.T, s nodestore.Store) {
 		last := calls[len(calls)-1]
 		after = &nodestore.CallKey{CreatedAt: last.CreatedAt, Sid: last.CallSid}
 		// A newer call arrives between pages: it is not on a later page.
-		if err := s.SaveCall(ctx, call("a", "new"+string(rune('0'+page)), t0.Add(time.Hour), true)); err != nil {
-			t.Fatal(err)
-		}
+		saveCalls(t, s, call("a", "new"+string(rune('0'+page)), t0.Add(time.Hour), true))
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("paged %v, want %v", got, want)
@@ -216,9 +196,7 @@ func testListCallsPages(t *testing.T, s nodestore.Store) {
 // testDeleteCall: the record goes; another account's call of that sid is
 // ErrNotFound and stays.
 func testDeleteCall(t *testing.T, s nodestore.Store) {
-	if err := s.SaveCall(ctx, call("a", "c", t0, false)); err != nil {
-		t.Fatal(err)
-	}
+	saveCalls(t, s, call("a", "c", t0, false))
 	if err := s.DeleteCall(ctx, nodestore.GetCallParams{AccountSid: "b", CallSid: "c"}); !errors.Is(err, nodestore.ErrNotFound) {
 		t.Fatalf("another account deleting it: %v, want ErrNotFound", err)
 	}
@@ -236,14 +214,10 @@ func testDeleteCall(t *testing.T, s nodestore.Store) {
 // testPurgeCalls: the oldest records before the bound go, at most the limit at a
 // time, never an active call's nor a newer one.
 func testPurgeCalls(t *testing.T, s nodestore.Store) {
-	for _, c := range []nodestore.Call{
+	saveCalls(t, s,
 		call("a", "old1", t0, false), call("b", "old2", t0.Add(time.Millisecond), false), call("a", "old3", t0.Add(2*time.Millisecond), false),
 		call("a", "live", t0, true), call("a", "new", t0.Add(time.Hour), false),
-	} {
-		if err := s.SaveCall(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	p := nodestore.PurgeCallsParams{Before: t0.Add(time.Minute), Limit: 2}
 	if n, err := s.PurgeCalls(ctx, p); err != nil || n != 2 {
 		t.Fatalf("first batch: %d, %v; want 2", n, err)
@@ -262,6 +236,16 @@ func testPurgeCalls(t *testing.T, s nodestore.Store) {
 	for _, sid := range []string{"live", "new"} {
 		if _, err := s.GetCall(ctx, nodestore.GetCallParams{AccountSid: "a", CallSid: sid}); err != nil {
 			t.Fatalf("%s was purged: %v", sid, err)
+		}
+	}
+}
+
+// saveCalls saves the calls in order.
+func saveCalls(t *testing.T, s nodestore.Store, calls ...nodestore.Call) {
+	t.Helper()
+	for _, c := range calls {
+		if err := s.SaveCall(ctx, c); err != nil {
+			t.Fatalf("SaveCall(%s): %v", c.CallSid, err)
 		}
 	}
 }

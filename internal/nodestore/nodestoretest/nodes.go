@@ -71,14 +71,10 @@ func testInterruptLostCalls(t *testing.T, s nodestore.Store) {
 		Fields:     map[string]any{"call_sid": "lost"}}
 	newest := onNode("gone-node", "never-leased", true)
 	newest.CreatedAt = t0.Add(time.Second)
-	for _, c := range []nodestore.Call{
+	saveCalls(t, s,
 		onNode("running", "live", true), withRecovery, onNode("over", "dead", false),
 		onNode("previous-run", "restarting", true), onNode("no-node", "", true), newest,
-	} {
-		if err := s.SaveCall(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	p := nodestore.InterruptLostCallsParams{Restarted: "restarting"}
 	lost, err := s.LostCalls(ctx, p)
 	if err != nil || len(lost) != 4 || lost[0].CallSid != "lost" || lost[1].CallSid != "no-node" || lost[2].CallSid != "previous-run" ||

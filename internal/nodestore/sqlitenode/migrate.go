@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-voice/switchboard/internal/migrate"
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
 // migrations are goose SQL files applied in version order; a released one is never
@@ -62,33 +63,24 @@ func AdoptLegacyRecord(ctx context.Context, db *sql.DB) error {
 	if legacy == 0 || current > 0 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT name, applied_at FROM `+legacyTable)
-	if err != nil {
-		return err
-	}
 	type applied struct {
 		version int64
 		atMs    int64
 	}
-	var done []applied
-	for rows.Next() {
+	rows, err := tx.QueryContext(ctx, `SELECT name, applied_at FROM `+legacyTable)
+	done, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (applied, error) {
 		var (
 			name string
-			at   int64
+			a    applied
+			err  error
 		)
-		if err := rows.Scan(&name, &at); err != nil {
-			rows.Close()
-			return err
+		if err := r.Scan(&name, &a.atMs); err != nil {
+			return a, err
 		}
-		v, err := versionOf(name)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		done = append(done, applied{v, at})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		a.version, err = versionOf(name)
+		return a, err
+	})
+	if err != nil {
 		return err
 	}
 	// The record table as internal/migrate writes it on SQLite: applied_at in

@@ -88,24 +88,7 @@ func TestFileModeAndNoFreshFile(t *testing.T) {
 // would fail), the rest is applied, and opening twice applies nothing twice.
 func TestMigrationsUpgradeADatabaseOfTheRunnerBeforeGoose(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE fs_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"migrations/0001_init.sql", "migrations/0002_call_active.sql"} {
-		script, _ := migrations.ReadFile(f)
-		if _, err := db.Exec(string(script)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(`INSERT INTO fs_schema_migrations VALUES (?, 1700000000000)`, f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+	path := legacyDB(t, []string{"migrations/0001_init.sql", "migrations/0002_call_active.sql"})
 	all, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -141,28 +124,11 @@ func TestMigrationsUpgradeFromCallRecoveryToNodeLeases(t *testing.T) {
 }
 
 func testUpgradeFromLegacy(t *testing.T, last string) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE fs_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
 	old, err := fs.Glob(migrations, "migrations/000[1-"+last+"]_*.sql")
 	if n, _ := strconv.Atoi(last); err != nil || len(old) != n {
 		t.Fatalf("the runner's migrations: %v, %v", old, err)
 	}
-	for _, f := range old {
-		script, _ := migrations.ReadFile(f)
-		if _, err := db.Exec(string(script)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := db.Exec(`INSERT INTO fs_schema_migrations VALUES (?, 1700000000000)`, f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+	path := legacyDB(t, old)
 	s, err := Open(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatalf("open after upgrade: %v", err)
@@ -184,6 +150,31 @@ func testUpgradeFromLegacy(t *testing.T, last string) {
 	if err := s.CheckWritable(context.Background()); err != nil {
 		t.Fatalf("CheckWritable on the goose record: %v", err)
 	}
+}
+
+// legacyDB is the path of a new database that the runner before goose migrated with
+// files: each applied and recorded by its name in fs_schema_migrations.
+func legacyDB(t *testing.T, files []string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE fs_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		script, _ := migrations.ReadFile(f)
+		if _, err := db.Exec(string(script)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, err := db.Exec(`INSERT INTO fs_schema_migrations VALUES (?, 1700000000000)`, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
 }
 
 // Processes opening one new database at once migrate it once, and all open.
