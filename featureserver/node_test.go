@@ -117,22 +117,7 @@ func (n *testNode) doWith(method, path, token string, body any, header http.Head
 
 func (n *testNode) doWithOut(method, path, token string, body any, header http.Header, out any) (int, http.Header, []byte) {
 	n.t.Helper()
-	req, err := testkit.JSONRequest(method, n.base+path, token, body)
-	if err != nil {
-		n.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	resp, raw, err := testkit.Exchange(req)
-	if err != nil {
-		n.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			n.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
-		}
-	}
+	resp, raw := testkit.DoJSON(n.t, method, n.base+path, token, body, header, out)
 	return resp.StatusCode, resp.Header, raw
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // arrivals records when an application received each request, on the real clock.
@@ -63,28 +65,27 @@ func unavailableApp(t *testing.T, got *arrivals) *httptest.Server {
 // ramp's times, measured at the app: the retry delays pass for real.
 func TestNodeHookRetriesWaitForReal(t *testing.T) {
 	t.Parallel()
-	got := newArrivals()
-	app := unavailableApp(t, got)
-	n := startNode(t, nil)
-	acct := n.createAccount("acme")
-	sid := n.startCall(acct, app.URL+"/call#rc=3&rp=5xx", nil)
-	got.wantRampGaps(t)
-	if v := n.waitCall(acct, sid); v.Reason != "call-hook-failed" {
-		t.Errorf("call ended with %s, want call-hook-failed", v.Reason)
-	}
+	retriesWaitForReal(t, func(app string) string { return app + "/call#rc=3&rp=5xx" }, "call-hook-failed")
 }
 
 // Likewise the upgrades of a WebSocket app that answers 503.
 func TestNodeWebSocketConnectRetriesWaitForReal(t *testing.T) {
 	t.Parallel()
+	retriesWaitForReal(t, func(app string) string { return "ws" + strings.TrimPrefix(app, "http") + "/ws#rc=3&rp=5xx" }, "ws-connect-failed")
+}
+
+// retriesWaitForReal calls hook(the URL of an app failing 503) and checks the app's
+// requests came at the ramp's gaps and the call ended with reason.
+func retriesWaitForReal(t *testing.T, hook func(app string) string, reason string) {
+	t.Helper()
 	got := newArrivals()
 	app := unavailableApp(t, got)
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
-	sid := n.startCall(acct, "ws"+strings.TrimPrefix(app.URL, "http")+"/ws#rc=3&rp=5xx", nil)
+	sid := n.startCall(acct, hook(app.URL), nil)
 	got.wantRampGaps(t)
-	if v := n.waitCall(acct, sid); v.Reason != "ws-connect-failed" {
-		t.Errorf("call ended with %s, want ws-connect-failed", v.Reason)
+	if v := n.waitCall(acct, sid); v.Reason != reason {
+		t.Errorf("call ended with %s, want %s", v.Reason, reason)
 	}
 }
 
@@ -92,22 +93,11 @@ func TestNodeWebSocketConnectRetriesWaitForReal(t *testing.T) {
 // application redirecting to itself gets 10 requests and the call ends max-requests.
 func TestNodeCallLimits(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	hits := 0
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hits++
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`[{"verb":"redirect","actionHook":"/loop"}]`))
-	}))
-	t.Cleanup(app.Close)
+	app := testkit.NewRedirectLoop(t)
 	n := startNode(t, func(c *Config) { c.MaxCallRequests = 10 })
 	acct := n.createAccount("acme")
 	v := n.waitCall(acct, n.startCall(acct, app.URL+"/loop", nil))
-	mu.Lock()
-	defer mu.Unlock()
-	if v.Reason != "max-requests" || hits != 10 {
+	if hits := app.Hits(); v.Reason != "max-requests" || hits != 10 {
 		t.Errorf("call ended %s after %d requests, want max-requests after 10", v.Reason, hits)
 	}
 }

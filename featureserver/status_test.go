@@ -164,13 +164,14 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 		sigErr, standardErr                    error
 	}
 	got := make(chan seen, 16)
-	var secret atomic.Value
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, pw, _ := r.BasicAuth()
 		body, _ := io.ReadAll(r.Body)
-		err := webhooksig.VerifyJambonz(secret.Load().(string), r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), time.Minute)
+		err := webhooksig.VerifyJambonz(acct.WebhookSecret, r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), time.Minute)
 		standard := errors.New("no verifier")
-		if v, verr := webhooksig.NewVerifier(statushooks.SigningSecret(secret.Load().(string))); verr == nil {
+		if v, verr := webhooksig.NewVerifier(statushooks.SigningSecret(acct.WebhookSecret)); verr == nil {
 			standard = v.Verify(r.Header, body)
 		}
 		status := r.URL.Query().Get("call_status")
@@ -186,9 +187,6 @@ func TestStatusHookThroughOutboxKeepsTheHookContract(t *testing.T) {
 	}))
 	defer receiver.Close()
 	app := hangupApp(t)
-	n := startNode(t, nil)
-	acct := n.createAccount("acme")
-	secret.Store(acct.WebhookSecret)
 	n.waitCall(acct, n.startCall(acct, app.URL, map[string]any{"url": receiver.URL + "/status", "method": "POST", "username": "a", "password": "a"}))
 	n.waitCall(acct, n.startCall(acct, app.URL, map[string]any{"url": receiver.URL + "/status?tenant=b", "method": "GET", "username": "st", "password": "pw"}))
 	// Each call (hung up unanswered) sends its final status.
@@ -305,10 +303,11 @@ func (n *testNode) startCall(acct testAccount, appURL string, statusHook map[str
 func TestStatusNotificationBodyIsJSONStringifyOutput(t *testing.T) {
 	t.Parallel()
 	bodies := make(chan []byte, 4)
-	var secret atomic.Value
+	n := startNode(t, nil)
+	acct := n.createAccount("acme")
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if webhooksig.VerifyJambonz(secret.Load().(string), r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), time.Minute) != nil {
+		if webhooksig.VerifyJambonz(acct.WebhookSecret, r.Header.Get(webhooksig.JambonzSignatureHeader), body, time.Now(), time.Minute) != nil {
 			body = nil
 		}
 		bodies <- body
@@ -316,9 +315,6 @@ func TestStatusNotificationBodyIsJSONStringifyOutput(t *testing.T) {
 	}))
 	defer receiver.Close()
 	app := hangupApp(t)
-	n := startNode(t, nil)
-	acct := n.createAccount("acme")
-	secret.Store(acct.WebhookSecret)
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}

@@ -94,7 +94,7 @@ func TestClusterMigratesOnceAndSharesCalls(t *testing.T) {
 	a := nodes[1].account()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sid := nodes[0].startCall(a, map[string]any{"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"})
+	sid := nodes[0].startCallTo(a, wsURL)
 	if err := app.WaitLive(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestClusterMigratesOnceAndSharesCalls(t *testing.T) {
 	}
 
 	// node-0 dies with a call in session.
-	sid2 := nodes[0].startCall(a, map[string]any{"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"})
+	sid2 := nodes[0].startCallTo(a, wsURL)
 	if err := app.WaitLive(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 	app := &exampleapp.WSApp{Waiting: true}
 	wsApp := httptest.NewServer(app)
 	defer wsApp.Close()
-	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(wsApp.URL, "http")}, "from": "a", "to": "b"})
+	sid := p.startCallTo(a, "ws"+strings.TrimPrefix(wsApp.URL, "http"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := app.WaitLive(ctx, 1); err != nil {

@@ -25,13 +25,7 @@ func TestNodeWSFreshConnectionAfterSDK404(t *testing.T) {
 		"call_hook": map[string]any{"url": app.URL("ws", "/missing#rc=1&rp=4xx")}, "from": "+1555", "to": "+1666",
 	}))
 	var statuses, classes []string
-	for _, raw := range failed.Timeline {
-		var e struct {
-			Kind   string  `json:"kind"`
-			Status float64 `json:"status"`
-			Class  string  `json:"class"`
-		}
-		_ = json.Unmarshal(raw, &e)
+	for _, e := range failed.events() {
 		if e.Kind == "hook.attempt" {
 			statuses = append(statuses, itoa(int(e.Status)))
 			classes = append(classes, e.Class)

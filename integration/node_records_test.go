@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // statusReceiver is a status hook that records every notification by call and
@@ -283,7 +285,7 @@ func TestServeRefusesASecondNodeOnTheDatabase(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()
-	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"})
+	sid := p.startCallTo(a, app.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	second := exec.CommandContext(ctx, switchboardBin, "serve", "--listen", "127.0.0.1:0", "--database-url", "sqlite:"+db)
@@ -302,24 +304,13 @@ func TestServeRefusesASecondNodeOnTheDatabase(t *testing.T) {
 // at its request limit with reason max-requests, its record bounded.
 func TestServeEndsASelfRedirectingApp(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	hits := 0
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hits++
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `[{"verb":"redirect","actionHook":"/loop"}]`)
-	}))
-	defer app.Close()
+	app := testkit.NewRedirectLoop(t)
 	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
 	a := p.account()
-	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": app.URL + "/loop"}, "from": "a", "to": "b"})
+	sid := p.startCallTo(a, app.URL+"/loop")
 	c := p.waitCall(a, sid)
 	_, raw := p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, nil, nil)
-	mu.Lock()
-	defer mu.Unlock()
-	if c.Reason != "max-requests" || hits != 1000 || len(raw) > 1<<20 {
+	if hits := app.Hits(); c.Reason != "max-requests" || hits != 1000 || len(raw) > 1<<20 {
 		t.Errorf("self-redirecting call: %s after %d requests, a record of %d bytes; want max-requests after 1000, under 1 MiB", c.Reason, hits, len(raw))
 	}
 	// The node's memory stays that of a small process (a loop without bound grew

@@ -124,19 +124,7 @@ var loadTolerantEnv = []string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS=60000"}
 
 func (p *serveProcess) do(method, path, token string, body any, out any) (int, []byte) {
 	p.t.Helper()
-	req, err := testkit.JSONRequest(method, p.base+path, token, body)
-	if err != nil {
-		p.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	resp, raw, err := testkit.Exchange(req)
-	if err != nil {
-		p.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			p.t.Fatalf("decode %s: %v", raw, err)
-		}
-	}
+	resp, raw := testkit.DoJSON(p.t, method, p.base+path, token, body, nil, out)
 	return resp.StatusCode, raw
 }
 
@@ -153,15 +141,26 @@ type serveCall struct {
 	Timeline   []json.RawMessage `json:"timeline"`
 }
 
+// timelineEvent holds the fields of a call's timeline entries that tests read.
+type timelineEvent struct {
+	Kind   string  `json:"kind"`
+	Type   string  `json:"type"`
+	Verb   string  `json:"verb"`
+	Status float64 `json:"status"`
+	Class  string  `json:"class"`
+}
+
+func (c serveCall) events() []timelineEvent {
+	es := make([]timelineEvent, len(c.Timeline))
+	for i, raw := range c.Timeline {
+		_ = json.Unmarshal(raw, &es[i])
+	}
+	return es
+}
+
 func (c serveCall) kinds() string {
 	var ks []string
-	for _, raw := range c.Timeline {
-		var e struct {
-			Kind string `json:"kind"`
-			Type string `json:"type"`
-			Verb string `json:"verb"`
-		}
-		_ = json.Unmarshal(raw, &e)
+	for _, e := range c.events() {
 		ks = append(ks, strings.TrimSuffix(e.Kind+":"+e.Type+e.Verb, ":"))
 	}
 	return strings.Join(ks, " ")
@@ -198,6 +197,12 @@ func (p *serveProcess) startCall(a serveAccount, body map[string]any) string {
 		p.t.Fatalf("create call: %d %s", code, raw)
 	}
 	return c.CallSid
+}
+
+// startCallTo starts a call from a to b whose call hook is hookURL.
+func (p *serveProcess) startCallTo(a serveAccount, hookURL string) string {
+	p.t.Helper()
+	return p.startCall(a, map[string]any{"call_hook": map[string]any{"url": hookURL}, "from": "a", "to": "b"})
 }
 
 func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
@@ -282,14 +287,14 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("websocket", func(t *testing.T) {
-		c := p.waitCall(a, p.startCall(a, map[string]any{"call_hook": map[string]any{"url": jambonzWSApp(t)}, "from": "a", "to": "b"}))
+		c := p.waitCall(a, p.startCallTo(a, jambonzWSApp(t)))
 		k := c.kinds()
 		if c.CallStatus != "completed" || !strings.Contains(k, "msg.sent:session:new") || !strings.Contains(k, "msg.sent:verb:hook") || !strings.Contains(k, "verb.start:hangup") {
 			t.Errorf("WebSocket call: %s %s\n%s", c.CallStatus, c.Reason, k)
 		}
 	})
 	t.Run("alerts", func(t *testing.T) {
-		sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": httpApp.URL + "/bad"}, "from": "a", "to": "b"})
+		sid := p.startCallTo(a, httpApp.URL+"/bad")
 		p.waitCall(a, sid)
 		var alerts []struct {
 			Type    string `json:"type"`
@@ -349,7 +354,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()
-	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"})
+	sid := p.startCallTo(a, app.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	select {
@@ -396,7 +401,7 @@ func TestServeRecordsCallsInterruptedByACrash(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()
-	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(wsApp.URL, "http")}, "from": "a", "to": "b"})
+	sid := p.startCallTo(a, "ws"+strings.TrimPrefix(wsApp.URL, "http"))
 	// The call is in session (on record as active since it started) when the node dies.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -193,6 +193,17 @@ func (e *env) waitDelivery(acct consoletest.Account, ep, id, status string) {
 	}
 }
 
+// delivery publishes an event of account A to a new endpoint whose receiver answers
+// with answer, and waits until the delivery has status.
+func (e *env) delivery(answer func(n int) (int, string), status string) (rc *consoletest.Receiver, ep, id string) {
+	e.t.Helper()
+	rc = receiver(e.t, answer)
+	ep = e.endpoint(e.a, rc)
+	id = e.publish(e.a, ep)
+	e.waitDelivery(e.a, ep, id, status)
+	return rc, ep, id
+}
+
 func receiver(t *testing.T, answer func(n int) (int, string)) *consoletest.Receiver {
 	t.Helper()
 	rc, err := consoletest.NewReceiver(answer)
@@ -225,15 +236,12 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	t.Run("a delivery that failed twice then succeeded shows its three attempts", func(t *testing.T) {
 		e.t = t
-		rc := receiver(t, func(n int) (int, string) {
+		_, ep, id := e.delivery(func(n int) (int, string) {
 			if n < 2 {
 				return 500, `{"error":"try again"}`
 			}
 			return 200, `{"ok":true}`
-		})
-		ep := e.endpoint(e.a, rc)
-		id := e.publish(e.a, ep)
-		e.waitDelivery(e.a, ep, id, "SUCCEEDED")
+		}, "SUCCEEDED")
 		e.signIn(e.a)
 		e.open("/console/endpoints/" + ep)
 		e.do(chromedp.Click(chromedp.CSS("#d-"+id+" a")), chromedp.WaitVisible(chromedp.CSS("#attempts")))
@@ -266,10 +274,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	t.Run("retry on a failed delivery makes a new attempt that appears on the page", func(t *testing.T) {
 		e.t = t
-		rc := receiver(t, func(int) (int, string) { return 503, "down" })
-		ep := e.endpoint(e.a, rc)
-		id := e.publish(e.a, ep)
-		e.waitDelivery(e.a, ep, id, "FAILED")
+		rc, ep, id := e.delivery(func(int) (int, string) { return 503, "down" }, "FAILED")
 		rc.SetAnswer(func(int) (int, string) { return 204, "" })
 		e.signIn(e.a)
 		e.open("/console/endpoints/" + ep + "/deliveries/" + id)
@@ -289,10 +294,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	t.Run("a receiver's response body is shown as text and runs no script", func(t *testing.T) {
 		e.t = t
 		evil := `<script>alert("script ran")</script><img src="x" onerror="alert('img ran')"><b>bold</b>`
-		rc := receiver(t, func(int) (int, string) { return 500, evil })
-		ep := e.endpoint(e.a, rc)
-		id := e.publish(e.a, ep)
-		e.waitDelivery(e.a, ep, id, "FAILED")
+		_, ep, id := e.delivery(func(int) (int, string) { return 500, evil }, "FAILED")
 		e.signIn(e.a)
 		e.open("/console/endpoints/" + ep + "/deliveries/" + id)
 		if got := e.text("#response-1"); got != evil {
@@ -348,10 +350,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	t.Run("account B cannot open account A's pages, and a forged cross-site POST is refused", func(t *testing.T) {
 		e.t = t
-		rc := receiver(t, func(int) (int, string) { return 200, "{}" })
-		ep := e.endpoint(e.a, rc)
-		id := e.publish(e.a, ep)
-		e.waitDelivery(e.a, ep, id, "SUCCEEDED")
+		_, ep, id := e.delivery(func(int) (int, string) { return 200, "{}" }, "SUCCEEDED")
 		var calls []struct {
 			CallSid string `json:"call_sid"`
 		}

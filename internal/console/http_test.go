@@ -66,6 +66,29 @@ func signedIn(t *testing.T, node *consoletest.Node, name string) *client {
 	return c
 }
 
+// createEndpoint creates an endpoint of the signed-in account through the API, at a
+// port where nothing listens.
+func (c *client) createEndpoint() endpointJSON {
+	c.t.Helper()
+	var ep endpointJSON
+	if err := c.node.Do("POST", "/api/v1/webhooks", c.acct.APIToken, map[string]any{"url": "http://127.0.0.1:9/hook", "policy": map[string]any{"allowHttp": true}}, &ep); err != nil {
+		c.t.Fatal(err)
+	}
+	return ep
+}
+
+// startCall creates a call of the signed-in account through the API and returns its sid.
+func (c *client) startCall(body map[string]any) string {
+	c.t.Helper()
+	var created struct {
+		CallSid string `json:"call_sid"`
+	}
+	if err := c.node.Do("POST", "/v1/Accounts/"+c.acct.AccountSid+"/Calls", c.acct.APIToken, body, &created); err != nil {
+		c.t.Fatal(err)
+	}
+	return created.CallSid
+}
+
 func (c *client) get(path string) (int, http.Header, string) {
 	c.t.Helper()
 	resp, err := c.http.Get(c.node.Base + path)
@@ -212,10 +235,7 @@ func TestSignOutEndsTheSession(t *testing.T) {
 func TestFormsNeedTheirToken(t *testing.T) {
 	node := startNode(t)
 	c := signedIn(t, node, "A")
-	var ep endpointJSON
-	if err := node.Do("POST", "/api/v1/webhooks", c.acct.APIToken, map[string]any{"url": "http://127.0.0.1:9/hook", "policy": map[string]any{"allowHttp": true}}, &ep); err != nil {
-		t.Fatal(err)
-	}
+	ep := c.createEndpoint()
 	path := "/console/endpoints/" + ep.ID + "/pause"
 	for name, tc := range map[string]struct {
 		form   url.Values
@@ -356,11 +376,8 @@ func TestEndpointActions(t *testing.T) {
 func TestDeliveryLogFiltersAndPages(t *testing.T) {
 	node := startNode(t)
 	c := signedIn(t, node, "A")
-	var ep endpointJSON
+	ep := c.createEndpoint()
 	// Paused: the deliveries wait, so the test reads a log that does not move.
-	if err := node.Do("POST", "/api/v1/webhooks", c.acct.APIToken, map[string]any{"url": "http://127.0.0.1:9/hook", "policy": map[string]any{"allowHttp": true}}, &ep); err != nil {
-		t.Fatal(err)
-	}
 	if err := node.Do("POST", "/api/v1/webhooks/"+ep.ID+"/pause", c.acct.APIToken, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -418,19 +435,14 @@ func TestCallLiveControl(t *testing.T) {
 	c := signedIn(t, node, "A")
 	app := httptest.NewServer(&exampleapp.WSApp{Waiting: true})
 	t.Cleanup(app.Close)
-	var created struct {
-		CallSid string `json:"call_sid"`
-	}
-	if err := node.Do("POST", "/v1/Accounts/"+c.acct.AccountSid+"/Calls", c.acct.APIToken, map[string]any{
-		"from": "a", "to": "b", "call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http") + "/ws"}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	path := "/console/calls/" + created.CallSid
+	wsURL := "ws" + strings.TrimPrefix(app.URL, "http") + "/ws"
+	sid := c.startCall(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": wsURL}})
+	path := "/console/calls/" + sid
 	_, _, page := c.get(path)
 	if !strings.Contains(page, `id="live-control"`) || !strings.Contains(page, `hx-trigger="every 1s"`) {
 		t.Fatalf("a running call's page lacks live control:\n%s", page)
 	}
-	if _, _, list := c.get("/console/calls"); !strings.Contains(list, `id="call-`+created.CallSid+`"`) {
+	if _, _, list := c.get("/console/calls"); !strings.Contains(list, `id="call-`+sid+`"`) {
 		t.Fatal("the call list lacks the call")
 	}
 	if code, _, page := c.form(path+"/redirect", "url", "ftp://nowhere"); code != http.StatusUnprocessableEntity || !strings.Contains(page, `id="error"`) {
@@ -442,14 +454,8 @@ func TestCallLiveControl(t *testing.T) {
 		_, _ = io.WriteString(w, `[{"verb":"hangup"}]`)
 	}))
 	t.Cleanup(hangupApp.Close)
-	var second struct {
-		CallSid string `json:"call_sid"`
-	}
-	if err := node.Do("POST", "/v1/Accounts/"+c.acct.AccountSid+"/Calls", c.acct.APIToken, map[string]any{
-		"from": "a", "to": "b", "call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http") + "/ws"}}, &second); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, _ := c.form("/console/calls/"+second.CallSid+"/redirect", "url", hangupApp.URL+"/next"); code != http.StatusSeeOther {
+	second := c.startCall(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": wsURL}})
+	if code, _, _ := c.form("/console/calls/"+second+"/redirect", "url", hangupApp.URL+"/next"); code != http.StatusSeeOther {
 		t.Fatalf("redirect: %d", code)
 	}
 	if err := consoletest.Poll(wait, "the redirected call's end", func() (bool, error) {
@@ -457,7 +463,7 @@ func TestCallLiveControl(t *testing.T) {
 			Active bool
 			Reason string
 		}
-		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+second.CallSid, c.acct.APIToken, nil, &v)
+		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+second, c.acct.APIToken, nil, &v)
 		return !v.Active && v.Reason == "hangup-verb", err
 	}); err != nil {
 		t.Fatal(err)
@@ -472,7 +478,7 @@ func TestCallLiveControl(t *testing.T) {
 		CallStatus string `json:"call_status"`
 	}
 	err := consoletest.Poll(wait, "the call's end", func() (bool, error) {
-		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+created.CallSid, c.acct.APIToken, nil, &v)
+		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+sid, c.acct.APIToken, nil, &v)
 		return !v.Active && v.Reason == "api-hangup", err
 	})
 	if err != nil {
@@ -508,23 +514,17 @@ func TestCallStatusDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { status.Close() })
-	var created struct {
-		CallSid string `json:"call_sid"`
-	}
-	if err := node.Do("POST", "/v1/Accounts/"+c.acct.AccountSid+"/Calls", c.acct.APIToken, map[string]any{
-		"from": "a", "to": "b", "call_hook": map[string]any{"url": app.URL + "/app"},
-		"call_status_hook": map[string]any{"url": status.URL}}, &created); err != nil {
-		t.Fatal(err)
-	}
+	sid := c.startCall(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": app.URL + "/app"},
+		"call_status_hook": map[string]any{"url": status.URL}})
 	err = consoletest.Poll(wait, "the call's end", func() (bool, error) {
 		var v struct{ Active bool }
-		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+created.CallSid, c.acct.APIToken, nil, &v)
+		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+sid, c.acct.APIToken, nil, &v)
 		return !v.Active, err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, page := c.get("/console/calls/" + created.CallSid)
+	_, _, page := c.get("/console/calls/" + sid)
 	links := regexp.MustCompile(`<a href="(/console/endpoints/[^"]+/deliveries/[^"]+)">`).FindAllStringSubmatch(page, -1)
 	if len(links) == 0 {
 		t.Fatalf("the call's page lists no status delivery:\n%s", page)

@@ -1,7 +1,6 @@
 package nodeapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -52,20 +51,7 @@ func seededAPI(t *testing.T, clock *testkit.Clock, seed []nodestore.Call) *httpt
 
 func getJSON(t *testing.T, url, token string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK && out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatal(err)
-		}
-	}
+	resp, _ := testkit.DoJSON(t, http.MethodGet, url, token, nil, nil, out)
 	return resp.StatusCode
 }
 

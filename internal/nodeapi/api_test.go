@@ -67,16 +67,7 @@ func serveAPILogged(t *testing.T, o Options, log zerolog.Logger) *httptest.Serve
 // The OpenAPI document is a contract of the API: it changes only on purpose, with
 // testdata/openapi.json rewritten by `go test -update`.
 func TestOpenAPIDocument(t *testing.T) {
-	srv := serveAPI(t, Options{Version: "test"})
-	resp, err := http.Get(srv.URL + "/openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /openapi.json: %d, %v", resp.StatusCode, err)
-	}
+	got := openAPIDocument(t)
 	golden := filepath.Join("testdata", "openapi.json")
 	if *update {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -90,6 +81,22 @@ func TestOpenAPIDocument(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the OpenAPI document changed (go test -update rewrites %s when that is meant):\n%s", golden, firstDifference(got, want))
 	}
+}
+
+// openAPIDocument is the document a node serves at /openapi.json.
+func openAPIDocument(t *testing.T) []byte {
+	t.Helper()
+	srv := serveAPI(t, Options{Version: "test"})
+	resp, err := http.Get(srv.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	doc, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /openapi.json: %d, %v", resp.StatusCode, err)
+	}
+	return doc
 }
 
 // firstDifference shows where two documents part.
@@ -146,14 +153,8 @@ func TestSafeToEcho(t *testing.T) {
 // node serves): a bearer scheme required everywhere, a server, a license, a 4xx
 // answer per operation, typed timeline items, and no empty string in an enum.
 func TestOpenAPIDocumentLintable(t *testing.T) {
-	srv := serveAPI(t, Options{Version: "test"})
-	resp, err := http.Get(srv.URL + "/openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var doc map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+	if err := json.Unmarshal(openAPIDocument(t), &doc); err != nil {
 		t.Fatal(err)
 	}
 	get := func(v any, keys ...string) any {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"testing"
 )
 
 // JSONRequest is a request of method to url as the module's API clients send one:
@@ -49,4 +50,29 @@ func Exchange(req *http.Request) (*http.Response, []byte, error) {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	return resp, raw, err
+}
+
+// DoJSON sends JSONRequest(method, url, token, body), with header's fields added,
+// and returns the response with its whole body; a 2xx answer is decoded into out
+// when out is not nil. A request that cannot be built or sent, or an answer out
+// cannot hold, fails t.
+func DoJSON(t testing.TB, method, url, token string, body any, header http.Header, out any) (*http.Response, []byte) {
+	t.Helper()
+	req, err := JSONRequest(method, url, token, body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, raw, err := Exchange(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: decode %s: %v", method, url, raw, err)
+		}
+	}
+	return resp, raw
 }

@@ -28,15 +28,18 @@ func BenchmarkSign(b *testing.B) {
 	priv := ed25519.NewKeyFromSeed(seed)
 	sk, _ := webhooksig.ParseSigningKey(vectorSigningKey)
 
-	b.Run("v1/ours", func(b *testing.B) {
-		s := &webhooksig.Signer{Secrets: []webhooksig.Secret{secret}}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := s.Sign("evt_1", ts, benchBody); err != nil {
-				b.Fatal(err)
+	ours := func(s *webhooksig.Signer) func(*testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Sign("evt_1", ts, benchBody); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
-	})
+	}
+
+	b.Run("v1/ours", ours(&webhooksig.Signer{Secrets: []webhooksig.Secret{secret}}))
 	b.Run("v1/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -46,15 +49,7 @@ func BenchmarkSign(b *testing.B) {
 			_ = "v1," + base64.StdEncoding.EncodeToString(h.Sum(nil))
 		}
 	})
-	b.Run("v1a/ours", func(b *testing.B) {
-		s := &webhooksig.Signer{SigningKeys: []webhooksig.SigningKey{sk}}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := s.Sign("evt_1", ts, benchBody); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("v1a/ours", ours(&webhooksig.Signer{SigningKeys: []webhooksig.SigningKey{sk}}))
 	b.Run("v1a/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
