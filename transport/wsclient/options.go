@@ -73,7 +73,9 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-// WithDefaults returns o with every zero value replaced by its default.
+// WithDefaults returns o with every zero value replaced by its default. A nil
+// HTTPClient becomes a new egress client at each call (keep-alives are off, so
+// nothing is pooled that sharing would save); callers with their own rules pass one.
 func (o Options) WithDefaults() Options {
 	if o.HandshakeTimeout == 0 {
 		o.HandshakeTimeout = DefaultHandshakeTimeout
