@@ -365,10 +365,16 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	// Draining shows on /readyz (503 "draining") while the API keeps serving: once it
+	// does, the node has begun its shutdown and must still be waiting for the call.
+	pollUntil(t, 20*time.Second, "/readyz 503 while draining", func() bool {
+		code, raw := p.do("GET", "/readyz", "", nil, nil)
+		return code == http.StatusServiceUnavailable && strings.Contains(string(raw), "draining")
+	})
 	select {
 	case err := <-p.exited:
 		t.Fatalf("serve exited with a call in progress: %v\n%s", err, p.stderr)
-	case <-time.After(300 * time.Millisecond):
+	default:
 	}
 	gate.open()
 	select {
