@@ -142,7 +142,11 @@ func (n *Node) holdLease(ctx context.Context, url string) {
 
 // renewAndSweep renews the lease, then ends the calls of lost nodes.
 func (n *Node) renewAndSweep(ctx context.Context, url string) error {
-	opCtx, cancel := context.WithTimeout(ctx, n.cfg.Cluster.Lease/3)
+	// The end of ctx (the node stopping) does not cut a renewal short: a renewal
+	// abandoned mid-flight can still commit on the database after the stop's give-up
+	// and hold the lease for one more term. Stopping waits for it instead (a third of
+	// the lease at most).
+	opCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.Cluster.Lease/3)
 	defer cancel()
 	if err := n.calls.LeaseNode(opCtx, url, n.cfg.Cluster.Lease); err != nil {
 		return fmt.Errorf("lease: %w", err)
