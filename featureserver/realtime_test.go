@@ -74,15 +74,15 @@ func TestNodeWebSocketConnectRetriesWaitForReal(t *testing.T) {
 	retriesWaitForReal(t, func(app string) string { return "ws" + strings.TrimPrefix(app, "http") + "/ws#rc=3&rp=5xx" }, "ws-connect-failed")
 }
 
-// retriesWaitForReal calls hook(the URL of an app failing 503) and checks the app's
+// retriesWaitForReal calls appURL(the URL of an app failing 503) and checks the app's
 // requests came at the ramp's gaps and the call ended with reason.
-func retriesWaitForReal(t *testing.T, hook func(app string) string, reason string) {
+func retriesWaitForReal(t *testing.T, appURL func(app string) string, reason string) {
 	t.Helper()
 	got := newArrivals()
 	app := unavailableApp(t, got)
 	n := startNode(t, nil)
 	acct := n.createAccount("acme")
-	sid := n.startCall(acct, hook(app.URL), nil)
+	sid := n.startCall(acct, appURL(app.URL), nil)
 	got.wantRampGaps(t)
 	if v := n.waitCall(acct, sid); v.Reason != reason {
 		t.Errorf("call ended with %s, want %s", v.Reason, reason)

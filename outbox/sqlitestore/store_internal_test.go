@@ -9,8 +9,8 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
 
-// openTest opens a store with opts on a new file, name, of tb's; tb's cleanup closes
-// it.
+// openTest opens a store with opts on a new file called name in tb's temporary
+// directory; tb's cleanup closes it.
 func openTest(tb testing.TB, name string, opts Options) *Store {
 	tb.Helper()
 	s, err := Open(context.Background(), filepath.Join(tb.TempDir(), name), opts)

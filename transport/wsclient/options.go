@@ -38,7 +38,9 @@ type Options struct {
 	// closed whatever the client, so that it never carries another request (an SDK
 	// app that answered 404 to an upgrade reads nothing more on it). Redirects are
 	// never followed, whatever its CheckRedirect says. Default: an egress client
-	// with transport.CallControlRules(false) (loopback refused), keep-alives off.
+	// with transport.CallControlRules(false) (loopback refused), keep-alives off, a
+	// new one each time WithDefaults fills it in (nothing is pooled that sharing would
+	// save).
 	HTTPClient *http.Client
 	// HandshakeTimeout bounds each opening handshake, TCP connect included
 	// (JAMBONES_WS_HANDSHAKE_TIMEOUT_MS). Default 1500 ms.
@@ -73,9 +75,7 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-// WithDefaults returns o with every zero value replaced by its default. A nil
-// HTTPClient becomes a new egress client at each call (keep-alives are off, so
-// nothing is pooled that sharing would save); callers with their own rules pass one.
+// WithDefaults returns o with every zero value replaced by its default.
 func (o Options) WithDefaults() Options {
 	if o.HandshakeTimeout == 0 {
 		o.HandshakeTimeout = DefaultHandshakeTimeout

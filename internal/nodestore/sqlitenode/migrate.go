@@ -72,12 +72,12 @@ func AdoptLegacyRecord(ctx context.Context, db *sql.DB) error {
 		var (
 			name string
 			a    applied
-			err  error
 		)
 		if err := r.Scan(&name, &a.atMs); err != nil {
 			return a, err
 		}
-		a.version, err = versionOf(name)
+		v, err := versionOf(name)
+		a.version = v
 		return a, err
 	})
 	if err != nil {
