@@ -137,12 +137,12 @@ var validMessageTypes = []string{"session:new", "session:reconnect", "session:re
 // check returns the first problem of a decoded scenario, at its YAML path.
 func (s *Scenario) check() *pathError {
 	if s.App != "" {
-		if err := checkAppURL(s.App); err != nil {
+		if err := CheckAppURL(s.App); err != nil {
 			return at("$.app", "%v", err)
 		}
 	}
 	if h := s.StatusHook; h != "" && !strings.HasPrefix(h, "/") {
-		if err := checkAppURL(h); err != nil {
+		if err := CheckAppURL(h); err != nil {
 			return at("$.status_hook", "%v (or write a path relative to the app, e.g. /status)", err)
 		}
 	}
@@ -238,10 +238,11 @@ func (s *Scenario) check() *pathError {
 	return nil
 }
 
-// checkAppURL checks an application URL of a scenario: what fragment.Parse accepts,
-// without credentials (they go in --username and --password, which are never
-// printed).
-func checkAppURL(raw string) error {
+// CheckAppURL checks an application URL that a scenario names (or that
+// `switchboard test --app` puts in its place): what fragment.Parse accepts, without
+// credentials (they go in --username and --password, which are never printed). The
+// error says which.
+func CheckAppURL(raw string) error {
 	if _, err := fragment.Parse(raw); errors.Is(err, fragment.ErrUserInfo) {
 		return errors.New("a URL with user:password@ (give credentials with --username and --password)")
 	} else if err != nil {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
-	"github.com/switchboard-voice/switchboard/fragment"
 )
 
 func init() { extraCommands = append(extraCommands, newTestCmd) }
@@ -123,7 +122,7 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		}
 	}
 	if f.app != "" {
-		if err := checkFlagApp(f.app); err != nil {
+		if err := scenario.CheckAppURL(f.app); err != nil {
 			return usageError("--app: %v", err)
 		}
 	}
@@ -282,16 +281,6 @@ func testCallOptions(o callctl.Options, ts *testScenario, f testFlags) callctl.O
 	o.RealTime = f.realTime
 	o.EgressHint = egressHint
 	return o
-}
-
-// checkFlagApp checks --app: an application URL, or an origin to move apps to.
-func checkFlagApp(raw string) error {
-	if _, err := fragment.Parse(raw); errors.Is(err, fragment.ErrUserInfo) {
-		return errors.New("a URL with user:password@ (give credentials with --username and --password)")
-	} else if err != nil {
-		return err
-	}
-	return nil
 }
 
 // appUnder is a scenario's app (or absolute status hook) under --app: flagApp with

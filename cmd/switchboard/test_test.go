@@ -227,6 +227,7 @@ func TestTestSelectionAndUsage(t *testing.T) {
 		{[]string{"--run", "nothing", dir}, `no scenario matches --run "nothing"`},
 		{[]string{"--run", "(", dir}, "--run"},
 		{[]string{"--app", "ftp://x/", dir}, "--app"},
+		{[]string{"--app", "http://u:hunter2@127.0.0.1:1/", dir}, "--app: a URL with user:password@"},
 		{[]string{"--parallel", "0", dir}, "--parallel"},
 		{[]string{"--username", "u", dir}, "--password"},
 		{[]string{}, "no ./scenarios directory"},
