@@ -6,15 +6,18 @@ import (
 )
 
 // inParallel calls do with 0, 1, ... n-1, on up to workers goroutines at once, and
-// returns when every call has returned. Once ctx ends no further i is handed out;
-// a call already handed one still runs.
+// returns when every call has returned. Once ctx ends no further call starts; a
+// call already started runs on.
 func inParallel(ctx context.Context, n, workers int, do func(i int)) {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range min(max(workers, 1), n) { // no workers would hang the sender below
 		wg.Go(func() {
 			for i := range jobs {
-				do(i)
+				// The sender's select may hand out one more i after ctx ends.
+				if ctx.Err() == nil {
+					do(i)
+				}
 			}
 		})
 	}

@@ -17,9 +17,6 @@ func runScenarios(ctx context.Context, run []*testScenario, f testFlags, rep *te
 		suite.outcomes[i] = &testOutcome{ts: ts}
 	}
 	inParallel(ctx, len(run), f.parallel, func(i int) {
-		if ctx.Err() != nil {
-			return // interrupted: not run
-		}
 		out := suite.outcomes[i]
 		rep.started(out)
 		runOne(ctx, out, f.timeout)
