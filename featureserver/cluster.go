@@ -116,7 +116,7 @@ func (s ClusterSettings) advertisedURL(addr net.Addr) string {
 // third of the lease, and records as ended the calls of nodes whose lease expired
 // (docs/outbox.md §5). A renewal or a sweep that fails (the database is away) is
 // logged and tried at the next tick; the node's own calls are safe while the lease
-// lasts. It returns when ctx ends.
+// lasts. It returns when ctx ends, once a renewal in flight has finished.
 func (n *Node) holdLease(ctx context.Context, url string) {
 	lease := n.cfg.Cluster.Lease
 	tick := time.NewTicker(lease / 3)
@@ -127,6 +127,9 @@ func (n *Node) holdLease(ctx context.Context, url string) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if ctx.Err() != nil {
+			return // a tick and the end came together: select may pick either
 		}
 		err := n.renewAndSweep(ctx, url)
 		switch {
@@ -142,10 +145,11 @@ func (n *Node) holdLease(ctx context.Context, url string) {
 
 // renewAndSweep renews the lease, then ends the calls of lost nodes.
 func (n *Node) renewAndSweep(ctx context.Context, url string) error {
-	// The end of ctx (the node stopping) does not cut a renewal short: a renewal
-	// abandoned mid-flight can still commit on the database after the stop's give-up
-	// and hold the lease for one more term. Stopping waits for it instead (a third of
-	// the lease at most).
+	// The end of ctx (the node stopping) cuts neither short: a renewal abandoned
+	// mid-flight can still commit on the database after the stop's give-up and hold
+	// the lease for one more term. Stopping waits for both instead, a third of the
+	// lease at most; only a renewal that outlasts that bound is abandoned, and then
+	// the lease it may extend expires by itself.
 	opCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.Cluster.Lease/3)
 	defer cancel()
 	if err := n.calls.LeaseNode(opCtx, url, n.cfg.Cluster.Lease); err != nil {

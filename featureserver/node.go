@@ -307,6 +307,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	select {
 	case err := <-serveErr:
 		stopRetain()
+		stopLease() // before the stores close: its give-up writes to them
 		_ = n.outbox.Close(context.Background())
 		n.closeStores()
 		return err
