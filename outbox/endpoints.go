@@ -323,9 +323,10 @@ func (o *Outbox) updateEndpoint(ctx context.Context, account, id string, change 
 
 // changeStatus changes the endpoint with change on the way to status: a disabled
 // endpoint refuses (ErrEndpointDisabled), and one already at status changes nothing.
-// changed reports whether change ran.
+// changed reports whether change ran in the run the store applied.
 func (o *Outbox) changeStatus(ctx context.Context, account, id string, status EndpointStatus, change func(ep Endpoint) outboxdriver.Change) (ep Endpoint, changed bool, err error) {
 	ep, err = o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
+		changed = false // a retried transaction runs this again
 		switch ep.Status {
 		case EndpointDisabled:
 			return outboxdriver.Change{}, ErrEndpointDisabled

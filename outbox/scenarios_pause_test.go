@@ -1,11 +1,14 @@
 package outbox_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
@@ -304,5 +307,56 @@ func TestPauseAndResumeChangeOnlyOnTheWay(t *testing.T) {
 	}
 	if _, err := d.ob.Resume(d.ctx, "acct", d.ep.ID, outbox.Actor{}); !errors.Is(err, outbox.ErrEndpointDisabled) {
 		t.Fatalf("resume of a disabled endpoint: %v", err)
+	}
+}
+
+// retriedStore runs an endpoint change once more before the store's own run, on the
+// endpoint as an earlier read saw it (stale), as a store does that retries a
+// transaction after a serialization failure.
+type retriedStore struct {
+	outboxdriver.Store
+	stale *outbox.Endpoint
+}
+
+func (s retriedStore) UpdateEndpoint(ctx context.Context, p outboxdriver.UpdateEndpointParams) (outbox.Endpoint, error) {
+	if s.stale != nil {
+		if _, err := p.Change(*s.stale); err != nil {
+			return outbox.Endpoint{}, err
+		}
+	}
+	return s.Store.UpdateEndpoint(ctx, p)
+}
+
+// A pause whose transaction first ran on a stale ACTIVE endpoint and then, retried,
+// found it already paused changes nothing and tells nobody: what counts is the run
+// the store applied.
+func TestPauseRetriedOnAPausedEndpointNotifiesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	inner := openStore(t)
+	var stale outbox.Endpoint
+	var notices atomic.Int32
+	ob, err := outbox.Open(ctx, outbox.Config{Store: retriedStore{Store: inner, stale: &stale},
+		Clock: testkit.NewClock(), Notify: func(outbox.Notice) { notices.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ob.Close(context.Background()) })
+	ep, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "acct", URL: "https://example.com/hook", APIVersion: "2026-01-01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale = ep // ACTIVE, as read before the pause below
+	if _, err := ob.Pause(ctx, "acct", ep.ID, outbox.Actor{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := notices.Load(); n != 1 {
+		t.Fatalf("%d notices after the first pause, want 1", n)
+	}
+	if got, err := ob.Pause(ctx, "acct", ep.ID, outbox.Actor{}); err != nil || got.Status != outbox.EndpointPaused {
+		t.Fatalf("second pause: %s, %v", got.Status, err)
+	}
+	if n := notices.Load(); n != 1 {
+		t.Fatalf("%d notices after a pause that found the endpoint paused, want 1", n)
 	}
 }

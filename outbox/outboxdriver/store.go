@@ -256,7 +256,9 @@ type PlanFunc func(ep Endpoint) (d Delivery, attempt *Attempt, ok bool)
 func PublishLeaseToken(deliveryID string) string { return "pub_" + deliveryID }
 
 // ChangeFunc returns the Change to apply to an endpoint given its current state. An
-// error aborts the transaction.
+// error aborts the transaction. A store that retries a transaction (a serialization
+// failure, a deadlock) calls it again on the state it reads then, and applies only
+// that last Change.
 type ChangeFunc func(ep Endpoint) (Change, error)
 
 // DecideFunc returns the Change to apply to a delivery given its current state and its
