@@ -2,8 +2,8 @@ package featureserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/pgnode"
 	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/internal/pgpool"
 	"github.com/switchboard-voice/switchboard/internal/sqlitefile"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/pgstore"
@@ -51,17 +52,13 @@ func openDatabase(ctx context.Context, loc dburl.Location) (*database, error) {
 		}
 		return db, nil
 	}
-	cfg, err := pgxpool.ParseConfig(loc.URL)
-	if err != nil {
+	var err error
+	db.pool, err = pgpool.Connect(ctx, loc.URL, poolConns, "switchboard-node")
+	var badURL *pgpool.URLError
+	if errors.As(err, &badURL) {
 		return nil, &ConfigError{Name: EnvDatabaseURL, Value: dburl.Redact(loc.URL), Accept: "a PostgreSQL connection URL"}
 	}
-	if !strings.Contains(loc.URL, "pool_max_conns=") {
-		cfg.MaxConns = poolConns
-	}
-	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "switchboard-node" // pg_stat_activity says whose
-	}
-	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", dburl.Redact(loc.URL), err)
 	}
 	if err := db.pool.Ping(ctx); err != nil {

@@ -392,13 +392,16 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 }
 
 // liveCallError is the problem for a live call that is no longer there to
-// control: not found (or not active), or ended; a 500 for any other error.
+// control: not found (or not active), ended, or on a node that lost its lease and
+// is being recorded as ended (503); a 500 for any other error.
 func (a *API) liveCallError(err error) error {
 	switch {
 	case errors.Is(err, nodestore.ErrNotFound):
 		return huma.Error404NotFound("call not found or no longer active")
 	case errors.Is(err, calls.ErrCallEnded):
 		return huma.Error409Conflict("the call has ended")
+	case errors.Is(err, calls.ErrNotHere):
+		return huma.Error503ServiceUnavailable("the node running the call lost its lease: the call is being recorded as ended")
 	}
 	return a.internal(err)
 }

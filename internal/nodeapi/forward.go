@@ -34,8 +34,6 @@ const maxCallAnswer = 16 << 20
 func (a *API) forwardUpdate(ctx context.Context, acct nodestore.Account, in *updateCallInput) (*acceptedOutput, error) {
 	peer, err := a.calls.Locate(ctx, acct.Sid, in.CallSid)
 	switch {
-	case errors.Is(err, calls.ErrNotHere):
-		return nil, huma.Error503ServiceUnavailable("the node running the call lost its lease: the call is being recorded as ended")
 	case err != nil:
 		return nil, a.liveCallError(err)
 	case peer == "":
@@ -92,12 +90,10 @@ func (a *API) forwardGet(ctx context.Context, acct nodestore.Account, in *callIn
 func (a *API) forwardDelete(ctx context.Context, acct nodestore.Account, in *callInput) (handled bool, err error) {
 	peer, err := a.calls.Locate(ctx, acct.Sid, in.CallSid)
 	switch {
-	case errors.Is(err, calls.ErrNotHere):
-		return true, huma.Error503ServiceUnavailable("the node running the call lost its lease: the call is being recorded as ended")
 	case errors.Is(err, nodestore.ErrNotFound), errors.Is(err, calls.ErrCallEnded):
 		return false, nil
 	case err != nil:
-		return true, a.internal(err)
+		return true, a.liveCallError(err)
 	case peer == "":
 		return false, nil
 	}
@@ -114,8 +110,8 @@ func (a *API) forwardDelete(ctx context.Context, acct nodestore.Account, in *cal
 
 // exchangeWithPeer forwards a call's request to the peer that runs it (requestPeer)
 // and reads the answer, up to maxPeerAnswer bytes. Its error is the problem to
-// answer the caller with: the peer could not be asked (logged as failure), or did
-// not answer whole.
+// answer the caller with: 500 when this node could not build the request, 502 when
+// the peer could not be asked (logged as failure) or did not answer whole.
 func (a *API) exchangeWithPeer(ctx context.Context, method, peer, accountSid, callSid, authorization string, body []byte, failure string) (*http.Response, []byte, error) {
 	resp, err := a.requestPeer(ctx, method, peer, accountSid, callSid, authorization, body)
 	if errors.Is(err, errPeerRequest) {
@@ -134,7 +130,7 @@ func (a *API) exchangeWithPeer(ctx context.Context, method, peer, accountSid, ca
 }
 
 // errPeerRequest marks a request to a peer that could not be made at all (no
-// answer was asked for): the caller's fault to report, not the peer's.
+// answer was asked for): this node's failure (500), not the peer's.
 var errPeerRequest = errors.New("building the request to the peer failed")
 
 // requestPeer sends a call's request on to the peer node that runs it, with the

@@ -20,14 +20,19 @@ func (e *URLError) Error() string { return "database URL: " + e.Err.Error() }
 func (e *URLError) Unwrap() error { return e.Err }
 
 // Connect makes a pool for dbURL (postgres://...) of maxConns connections, unless the
-// URL's pool_max_conns sets its own bound. A URL that does not parse is a *URLError.
-func Connect(ctx context.Context, dbURL string, maxConns int32) (*pgxpool.Pool, error) {
+// URL's pool_max_conns sets its own bound; appName, when not empty, names its
+// connections in pg_stat_activity unless the URL's application_name does. A URL that
+// does not parse is a *URLError.
+func Connect(ctx context.Context, dbURL string, maxConns int32, appName string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, &URLError{Err: err}
 	}
 	if !strings.Contains(dbURL, "pool_max_conns=") {
 		cfg.MaxConns = maxConns
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set && appName != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = appName
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
