@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-voice/switchboard/internal/benchkit"
+	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 )
 
@@ -259,7 +260,7 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 		if err := checkDir("outbox", o.Bench.Dir); err != nil {
 			return benchRun{}, err
 		}
-		if dbURL != "" && !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
+		if loc, err := dburl.Parse(dbURL); dbURL != "" && (err != nil || loc.Driver != dburl.Postgres) {
 			return benchRun{}, usageError("bench outbox: --database-url must be a postgres:// URL")
 		}
 		o.Bench, o.DatabaseURL, o.Rounds = full, dbURL, rounds

@@ -78,6 +78,10 @@ type Store struct {
 
 var _ nodestore.Store = (*Store)(nil)
 
+// busyTimeout is how long a write waits for another connection's lock on the file,
+// and how long Open waits for another process switching a new file to WAL.
+const busyTimeout = 10 * time.Second
+
 // Open opens the database file at path, creating it (mode 0600: it holds secrets)
 // when it does not exist, and applies the migrations it has not had yet
 // (internal/migrate). Its connections open the file as it is and never create it
@@ -89,10 +93,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := opts.validate(path); err != nil {
 		return nil, err
 	}
-	if err := sqlitefile.Prepare(ctx, path, 10*time.Second); err != nil {
+	if err := sqlitefile.Prepare(ctx, path, busyTimeout); err != nil {
 		return nil, err
 	}
-	dsn := "file:" + path + "?mode=rw&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	dsn := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate", path, busyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
