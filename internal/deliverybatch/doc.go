@@ -1,5 +1,6 @@
 // Package deliverybatch holds what the outbox stores' batched completions (pgstore's
-// and sqlitestore's Complete, CompleteClaim and Reap) do alike: the deliveries a
+// and sqlitestore's Complete, CompleteClaim and Reap; pgstore's UpdateDelivery) do
+// alike: the deliveries a
 // batch has read, with their lease tokens, the delivery updates and attempts it has
 // buffered, and the order in which one delivery is decided. Each store keeps its SQL:
 // how the batch reads rows, locks them and writes what it buffered.

@@ -281,35 +281,6 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	return applied, jobs, nil
 }
 
-// decideAndApply reads a delivery and its endpoint, asks decide, and applies the
-// Change. With a token, a delivery whose lease token differs, or that holds no lease,
-// is left alone (false).
-func decideAndApply(ctx context.Context, tx querier, id string, token *string, decide outboxdriver.DecideFunc) (bool, error) {
-	var sc deliveryScan
-	var lease sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+`, lease_token FROM outbox_deliveries WHERE id = ?`, id).
-		Scan(append(sc.Dest(), &lease)...)
-	if isNoRows(err) {
-		return false, notFound("delivery", id)
-	}
-	if err != nil {
-		return false, err
-	}
-	if token != nil && (!lease.Valid || lease.String != *token) {
-		return false, nil
-	}
-	d := sc.delivery()
-	ep, err := getEndpoint(ctx, tx, d.EndpointID)
-	if err != nil {
-		return false, err
-	}
-	ch, err := decide(d, ep)
-	if err != nil {
-		return false, err
-	}
-	return true, applyChange(ctx, tx, ch, d.ID, ep.ID)
-}
-
 // Reap implements outboxdriver.Store.
 func (s *Store) Reap(ctx context.Context, p outboxdriver.ReapParams) (int, error) {
 	now, limit, decide := p.Now, p.Limit, p.Decide

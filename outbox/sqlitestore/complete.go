@@ -202,18 +202,23 @@ func (b *batchApplier) flushDeliveries(ctx context.Context) error {
 }
 
 func (b *batchApplier) flushAttempts(ctx context.Context) error {
-	err := chunks(len(b.Attempts), func(i, j int) error {
+	err := insertAttempts(ctx, b.tx, b.Attempts)
+	b.Attempts = b.Attempts[:0]
+	return err
+}
+
+// insertAttempts inserts attempts, as many rows a statement as SQLite takes.
+func insertAttempts(ctx context.Context, tx querier, attempts []outboxdriver.Attempt) error {
+	return chunks(len(attempts), func(i, j int) error {
 		args := make([]any, 0, (j-i)*9)
-		for _, a := range b.Attempts[i:j] {
+		for _, a := range attempts[i:j] {
 			args = append(args, attemptArgs(a)...)
 		}
-		if _, err := b.tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(j-i, 9), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(j-i, 9), args...); err != nil {
 			return fmt.Errorf("sqlitestore: insert attempt: %w", err)
 		}
 		return nil
 	})
-	b.Attempts = b.Attempts[:0]
-	return err
 }
 
 // normalizedDelivery is d as a read after writing it returns it.

@@ -107,7 +107,15 @@ func (s *Store) UpdateDelivery(ctx context.Context, p outboxdriver.UpdateDeliver
 		if d.Account != account {
 			return notFound("delivery", id)
 		}
-		if _, err := decideAndApply(ctx, tx, id, nil, change); err != nil {
+		ep, err := getEndpoint(ctx, tx, d.EndpointID)
+		if err != nil {
+			return err
+		}
+		ch, err := change(d, ep)
+		if err != nil {
+			return err
+		}
+		if err := applyChange(ctx, tx, ch, d.ID, ep.ID); err != nil {
 			return err
 		}
 		out, err = getDelivery(ctx, tx, id)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
@@ -145,8 +144,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 	if err != nil {
 		return nil, err
 	}
-	b := batchApplier{tx: q, Batch: deliverybatch.Batch{Attempts: attempts}}
-	if err := b.flushAttempts(ctx); err != nil {
+	if err := insertAttempts(ctx, q, attempts); err != nil {
 		return nil, err
 	}
 	return wrote, nil

@@ -297,8 +297,10 @@ func (d *Dispatcher) lateClaim(want func(held int) int) *lateClaim {
 }
 
 // settle updates Dispatcher.backlog once the claim took claimed deliveries: a claim
-// that filled its room may have left due deliveries behind; one that did not took
-// every delivery due when it read, so every one that set backlog before it.
+// that filled its room may have left due deliveries behind; one that did not is taken
+// to have emptied the backlog that was set when it reserved its room. A claim can also
+// come back short while more is due (its window, the in-flight caps): Run's dueNow
+// check sets backlog again then.
 func (c *lateClaim) settle(claimed int) {
 	n := c.taken()
 	switch {

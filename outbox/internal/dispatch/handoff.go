@@ -11,10 +11,11 @@ import (
 // node keeps up, new deliveries wait for a worker in its bounded queue rather than in
 // the store. It takes room up to maxHeld while the store holds no backlog
 // (Dispatcher.backlog), up to maxHeld-minClaim while it does, and, while a worker is
-// idle, room beyond those up to maxHeld+Workers (see Dispatcher.held). Claims reserve theirs in their own transaction (lateClaim), after the
-// publishes committed with them, so under a backlog every recorded batch still claims
-// at least the room it frees: deliveries already due in the store (retries, an earlier
-// backlog) are not starved by new ones.
+// idle, room beyond those up to maxHeld+Workers (see Dispatcher.held). Claims
+// reserve theirs in their own transaction (lateClaim), after the publishes committed
+// with them, so under a backlog every recorded batch still claims at least the room
+// it frees: deliveries already due in the store (retries, an earlier backlog) are not
+// starved by new ones.
 type Handoff struct {
 	d         *Dispatcher
 	taken     int
