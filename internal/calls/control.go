@@ -3,6 +3,7 @@ package calls
 import (
 	"context"
 	"errors"
+	"maps"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
@@ -39,18 +40,20 @@ func (m *Manager) Get(ctx context.Context, accountSid, callSid string) (nodestor
 // state of the calls still active here as it is now. Every call is on record from
 // its start, so paging by the store's cursor stays stable.
 func (m *Manager) List(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
+	// The live calls as they are before the read: one that ends during the read
+	// leaves m.calls only after its final record is saved (end), so a record read
+	// active whose call is gone by now would be a stale one; its liveCall still has
+	// the final view.
+	m.mu.Lock()
+	live := maps.Clone(m.calls)
+	m.mu.Unlock()
 	records, err := m.store.ListCalls(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	for i, v := range records {
-		if v.Active {
-			m.mu.Lock()
-			lc, ok := m.calls[v.CallSid]
-			m.mu.Unlock()
-			if ok {
-				v = lc.snapshot(false)
-			}
+		if lc, ok := live[v.CallSid]; ok && v.Active {
+			v = lc.snapshot(false)
 		}
 		v.Timeline = nil
 		records[i] = v

@@ -355,6 +355,14 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	view := lc.view
 	lc.mu.Unlock()
 	m.metrics.CallEnded(view.Reason)
+	m.end(log, lc, view)
+	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
+}
+
+// end saves lc's final view and then lets the call go. The order matters to
+// readers: a call that is no longer in m.calls has its final record in the store
+// (List relies on it).
+func (m *Manager) end(log zerolog.Logger, lc *liveCall, view nodestore.Call) {
 	m.saveFinal(log, view)
 	if m.opts.Status != nil {
 		m.opts.Status.Forget(view.CallSid)
@@ -363,7 +371,6 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	delete(m.calls, view.CallSid)
 	m.mu.Unlock()
 	close(lc.done)
-	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
 }
 
 // The backoff of saveFinal's retries.

@@ -1,6 +1,7 @@
 package calls
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,57 @@ func TestControlOfAnUnknownCall(t *testing.T) {
 	}
 	if _, err := m.Get(t.Context(), "a", "nope"); !errors.Is(err, nodestore.ErrNotFound) {
 		t.Errorf("get: %v, want ErrNotFound", err)
+	}
+}
+
+// endDuringList ends a call (end, as a call's run does) between List's read of the
+// store and the rest of List.
+type endDuringList struct {
+	nodestore.Store
+	end func()
+}
+
+func (s *endDuringList) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
+	out, err := s.Store.ListCalls(ctx, p)
+	if s.end != nil {
+		s.end()
+		s.end = nil
+	}
+	return out, err
+}
+
+// A call that ends while List reads the store is listed as it ended, not as the
+// active record the read found: the call's final record is saved before the call
+// leaves the manager, and List looks the calls up as they were before its read.
+func TestListShowsACallThatEndedDuringTheRead(t *testing.T) {
+	t.Parallel()
+	inner, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	store := &endDuringList{Store: inner}
+	m := newManager(t, Options{Store: store})
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	lc := &liveCall{done: make(chan struct{}), view: nodestore.Call{CallSid: "c", AccountSid: "a", CallStatus: "trying", Active: true, CreatedAt: now}}
+	if err := inner.SaveCall(t.Context(), lc.view); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	m.calls["c"] = lc
+	m.mu.Unlock()
+	store.end = func() {
+		lc.mu.Lock()
+		lc.view.Active, lc.view.CallStatus, lc.view.Reason, lc.view.EndedAt = false, "completed", "hangup-verb", &now
+		view := lc.view
+		lc.mu.Unlock()
+		m.end(zerolog.Nop(), lc, view)
+	}
+	got, err := m.List(t.Context(), nodestore.ListCallsParams{AccountSid: "a", Limit: 10})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("List: %v, %v", got, err)
+	}
+	if got[0].Active || got[0].CallStatus != "completed" || got[0].Reason != "hangup-verb" {
+		t.Fatalf("listed %+v; want the call as it ended (completed, hangup-verb)", got[0])
 	}
 }
