@@ -123,7 +123,7 @@ func TestBenchBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"outbox", "--deliveries", "0"}, {"outbox", "--concurrency", "-2"}, {"outbox", "--publishers", "-1"},
 		{"outbox", "--per-second", "-5"}, {"outbox", "--sync", "OFF"}, {"outbox", "--deliveries", "ten"}, {"outbox", "extra-arg"},
-		{"outbox", "--dir", "/nonexistent/switchboard-bench"}, {"outbox", "--database-url", "mysql://x"},
+		{"outbox", "--dir", "/nonexistent/switchboard-bench"}, {"outbox", "--database-url", "mysql://x"}, {"outbox", "--database-url", "postgres://u@h:99999999/db"},
 		{"outbox", "--rounds", "0"}, {"outbox", "--batch", "-1"}, {"outbox", "--endpoint-cap", "1001"}, {"hooks", "--json", "--markdown"}, {"hooks", "--requests", "0"}, {"hooks", "--rounds", "-1"}, {"ws", "--size", "0"},
 		{"ws", "--size", "100000"}, {"ws", "--messages", "0"}, {"calls", "--calls", "0"}, {"calls", "--per-process", "-1"},
 		{"calls", "--calls", "1000", "--per-process", "1"}, {"backlog", "--scheduled", "0"}, {"backlog", "--head", "101"},

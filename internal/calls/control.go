@@ -40,20 +40,30 @@ func (m *Manager) Get(ctx context.Context, accountSid, callSid string) (nodestor
 // state of the calls still active here as it is now. Every call is on record from
 // its start, so paging by the store's cursor stays stable.
 func (m *Manager) List(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
-	// The live calls as they are before the read: one that ends during the read
-	// leaves m.calls only after its final record is saved (end), so a record read
-	// active whose call is gone by now would be a stale one; its liveCall still has
-	// the final view.
+	// The live calls as they are before the read, too: one that ends during the
+	// read leaves m.calls only after its final record is saved (end), so a record
+	// read active whose call is gone by now would be a stale one; its liveCall still
+	// has the final view.
 	m.mu.Lock()
-	live := maps.Clone(m.calls)
+	before := maps.Clone(m.calls)
 	m.mu.Unlock()
 	records, err := m.store.ListCalls(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	live := make([]*liveCall, len(records))
+	m.mu.Lock()
 	for i, v := range records {
-		if lc, ok := live[v.CallSid]; ok && v.Active {
-			v = lc.snapshot(false)
+		if v.Active {
+			if live[i] = m.calls[v.CallSid]; live[i] == nil { // ended during the read
+				live[i] = before[v.CallSid]
+			}
+		}
+	}
+	m.mu.Unlock()
+	for i, v := range records {
+		if live[i] != nil {
+			v = live[i].snapshot(false)
 		}
 		v.Timeline = nil
 		records[i] = v

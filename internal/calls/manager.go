@@ -361,7 +361,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 
 // end saves lc's final view and then lets the call go. The order matters to
 // readers: a call that is no longer in m.calls has its final record in the store
-// (List relies on it).
+// (List relies on it), unless saveFinal gave up at the end of a drain.
 func (m *Manager) end(log zerolog.Logger, lc *liveCall, view nodestore.Call) {
 	m.saveFinal(log, view)
 	if m.opts.Status != nil {

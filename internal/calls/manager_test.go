@@ -121,54 +121,74 @@ func TestControlOfAnUnknownCall(t *testing.T) {
 	}
 }
 
-// endDuringList ends a call (end, as a call's run does) between List's read of the
-// store and the rest of List.
-type endDuringList struct {
+// duringList runs start just before List's read of the store and end just after it.
+type duringList struct {
 	nodestore.Store
-	end func()
+	start, end func()
 }
 
-func (s *endDuringList) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
+func (s *duringList) ListCalls(ctx context.Context, p nodestore.ListCallsParams) ([]nodestore.Call, error) {
+	if s.start != nil {
+		s.start()
+	}
 	out, err := s.Store.ListCalls(ctx, p)
 	if s.end != nil {
 		s.end()
-		s.end = nil
 	}
 	return out, err
 }
 
-// A call that ends while List reads the store is listed as it ended, not as the
-// active record the read found: the call's final record is saved before the call
-// leaves the manager, and List looks the calls up as they were before its read.
-func TestListShowsACallThatEndedDuringTheRead(t *testing.T) {
+// List shows the calls of the manager as they are, whatever happens during its read
+// of the store: a call that ends meanwhile is listed as it ended, not as the active
+// record the read found (its final record is saved before it leaves the manager,
+// and List looks calls up as they were before the read too); a call that started
+// just before the read is listed as it is now, not as its first record.
+func TestListShowsCallsAsTheyAreAroundTheRead(t *testing.T) {
 	t.Parallel()
 	inner, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inner.Close()
-	store := &endDuringList{Store: inner}
+	store := &duringList{Store: inner}
 	m := newManager(t, Options{Store: store})
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	lc := &liveCall{done: make(chan struct{}), view: nodestore.Call{CallSid: "c", AccountSid: "a", CallStatus: "trying", Active: true, CreatedAt: now}}
-	if err := inner.SaveCall(t.Context(), lc.view); err != nil {
-		t.Fatal(err)
+	live := func(sid string, created time.Time) *liveCall {
+		lc := &liveCall{done: make(chan struct{}), view: nodestore.Call{CallSid: sid, AccountSid: "a", CallStatus: "trying", Active: true, CreatedAt: created}}
+		m.mu.Lock()
+		m.calls[sid] = lc // as Start does: in the manager, then on record
+		m.mu.Unlock()
+		if err := inner.SaveCall(t.Context(), lc.view); err != nil {
+			t.Fatal(err)
+		}
+		return lc
 	}
-	m.mu.Lock()
-	m.calls["c"] = lc
-	m.mu.Unlock()
+	ending := live("ending", now)
+	store.start = func() {
+		starting := live("starting", now.Add(time.Millisecond))
+		starting.mu.Lock()
+		starting.view.CallStatus = "ringing"
+		starting.mu.Unlock()
+	}
 	store.end = func() {
-		lc.mu.Lock()
-		lc.view.Active, lc.view.CallStatus, lc.view.Reason, lc.view.EndedAt = false, "completed", "hangup-verb", &now
-		view := lc.view
-		lc.mu.Unlock()
-		m.end(zerolog.Nop(), lc, view)
+		ending.mu.Lock()
+		ending.view.Active, ending.view.CallStatus, ending.view.Reason, ending.view.EndedAt = false, "completed", "hangup-verb", &now
+		view := ending.view
+		ending.mu.Unlock()
+		m.end(zerolog.Nop(), ending, view)
 	}
 	got, err := m.List(t.Context(), nodestore.ListCallsParams{AccountSid: "a", Limit: 10})
-	if err != nil || len(got) != 1 {
+	if err != nil || len(got) != 2 {
 		t.Fatalf("List: %v, %v", got, err)
 	}
-	if got[0].Active || got[0].CallStatus != "completed" || got[0].Reason != "hangup-verb" {
-		t.Fatalf("listed %+v; want the call as it ended (completed, hangup-verb)", got[0])
+	byID := map[string]nodestore.Call{got[0].CallSid: got[0], got[1].CallSid: got[1]}
+	if c := byID["ending"]; c.Active || c.CallStatus != "completed" || c.Reason != "hangup-verb" {
+		t.Errorf("listed %+v; want the call as it ended (completed, hangup-verb)", c)
 	}
+	if c := byID["starting"]; !c.Active || c.CallStatus != "ringing" {
+		t.Errorf("listed %+v; want the call as it is now (active, ringing)", c)
+	}
+	m.mu.Lock()
+	delete(m.calls, "starting") // no run of its own to end it
+	m.mu.Unlock()
 }

@@ -13,8 +13,8 @@ type Rows interface {
 }
 
 // Collect is Append of a query's result as the query returned it, rows and err, and
-// closes rows (rows.Close of either driver). With err set there are no rows to close:
-// both drivers return none with an error.
+// closes rows (rows.Close of either driver). With err set there is nothing to close:
+// database/sql returns no rows with an error, pgx rows already closed.
 func Collect[T any](out []T, rows Rows, err error, scan func(Row) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err

@@ -299,8 +299,9 @@ func (d *Dispatcher) lateClaim(want func(held int) int) *lateClaim {
 // settle updates Dispatcher.backlog once the claim took claimed deliveries: a claim
 // that filled its room may have left due deliveries behind; one that did not is taken
 // to have emptied the backlog that was set when it reserved its room. A claim can also
-// come back short while more is due (its window, the in-flight caps): Run's dueNow
-// check sets backlog again then.
+// come back short while more is due (its window, the in-flight caps): the next poll
+// claims those, and Run's dueNow check sets backlog again when the node has too
+// little room to claim.
 func (c *lateClaim) settle(claimed int) {
 	n := c.taken()
 	switch {
