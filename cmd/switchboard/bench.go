@@ -260,10 +260,13 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 		if err := checkDir("outbox", o.Bench.Dir); err != nil {
 			return benchRun{}, err
 		}
-		if loc, err := dburl.Parse(dbURL); dbURL != "" && err != nil {
-			return benchRun{}, usageError("bench outbox: --database-url: %v", err)
-		} else if dbURL != "" && loc.Driver != dburl.Postgres {
-			return benchRun{}, usageError("bench outbox: --database-url must be a postgres:// URL")
+		if dbURL != "" {
+			switch loc, err := dburl.Parse(dbURL); {
+			case err != nil:
+				return benchRun{}, usageError("bench outbox: --database-url: %v", err)
+			case loc.Driver != dburl.Postgres:
+				return benchRun{}, usageError("bench outbox: --database-url must be a postgres:// URL")
+			}
 		}
 		o.Bench, o.DatabaseURL, o.Rounds = full, dbURL, rounds
 		res, outboxRounds, err := benchkit.Outbox(ctx, o)

@@ -27,17 +27,23 @@ type noNetwork struct{}
 func (noNetwork) CallOptions(appURL string) callctl.Options { return callctl.Options{AppURL: appURL} }
 func (noNetwork) CloseIdleConnections()                     {}
 
+// newStore opens a fresh SQLite node store, closed when t ends.
+func newStore(t *testing.T) *sqlitenode.Store {
+	t.Helper()
+	store, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
 // newManager makes a manager of o on a fresh SQLite store (o.Store when set), for
 // tests that start no call: one call at most, the network none.
 func newManager(t *testing.T, o Options) *Manager {
 	t.Helper()
 	if o.Store == nil {
-		store, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
-		o.Store = store
+		o.Store = newStore(t)
 	}
 	o.Network, o.MaxCalls, o.IdleLimit = noNetwork{}, 1, time.Second
 	m, err := New(o)
@@ -145,11 +151,7 @@ func (s *duringList) ListCalls(ctx context.Context, p nodestore.ListCallsParams)
 // just before the read is listed as it is now, not as its first record.
 func TestListShowsCallsAsTheyAreAroundTheRead(t *testing.T) {
 	t.Parallel()
-	inner, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
+	inner := newStore(t)
 	store := &duringList{Store: inner}
 	m := newManager(t, Options{Store: store})
 	now := time.Now().UTC().Truncate(time.Millisecond)

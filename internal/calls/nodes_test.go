@@ -3,7 +3,6 @@ package calls
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 )
 
 // flakySaves fails the first fails SaveCalls, as a database that is away.
@@ -33,11 +31,7 @@ func (f *flakySaves) SaveCall(ctx context.Context, c nodestore.Call) error {
 // the first failure.
 func TestFinalRecordSavedWhenTheDatabaseReturns(t *testing.T) {
 	t.Parallel()
-	inner, err := sqlitenode.Open(t.Context(), filepath.Join(t.TempDir(), "node.db"), sqlitenode.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
+	inner := newStore(t)
 	store := &flakySaves{Store: inner}
 	store.fails.Store(2)
 	m := newManager(t, Options{Store: store})
