@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/internal/nodeapi"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 )
 
 // httpApp is a loopback jambonz HTTP application answering the call hook with verbs.

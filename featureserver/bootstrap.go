@@ -9,8 +9,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/fragment"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 )
 
 // The settings of nodes sharing one PostgreSQL database (docs/outbox.md §5).

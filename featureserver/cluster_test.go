@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/calls"
-	"github.com/switchboard-voice/switchboard/internal/nodeapi"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/pgnode"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/pgnode"
 	"github.com/switchboard-voice/switchboard/internal/pgtest"
 	"github.com/switchboard-voice/switchboard/outbox"
 )

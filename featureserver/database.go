@@ -9,10 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/pgnode"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/pgnode"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/pgpool"
 	"github.com/switchboard-voice/switchboard/internal/sqlitefile"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"

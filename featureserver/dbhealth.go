@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"modernc.org/sqlite"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/sqlitenode"
 )
 
 // writeFailureWindow is how long a failed write keeps /readyz at 503 after it (unless

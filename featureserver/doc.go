@@ -9,9 +9,9 @@
 // (`switchboard simulate`).
 //
 // The node's machinery lives under internal/: the store seam and its SQLite store
-// (internal/nodestore, internal/nodestore/sqlitenode), the call manager
-// (internal/calls), the REST handlers (internal/nodeapi), the status hooks through
-// the outbox (internal/statushooks) and the metrics (internal/metrics);
+// (featureserver/internal/nodestore, featureserver/internal/nodestore/sqlitenode), the call manager
+// (featureserver/internal/calls), the REST handlers (featureserver/internal/nodeapi), the status hooks through
+// the outbox (featureserver/internal/statushooks) and the metrics (featureserver/internal/metrics);
 // docs/architecture.md draws the graph. This package wires them together. It does not
 // know how a verb runs (package callctl) or how a webhook is retried (packages retry
 // and outbox).

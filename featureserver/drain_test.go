@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/calls"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
-	"github.com/switchboard-voice/switchboard/internal/nodeapi"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/nodestore/sqlitenode"
 )
 
 // idleWSApp acks session:new with no verbs, so the call waits for a command. It

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-voice/switchboard/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 

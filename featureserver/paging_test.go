@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 )
 
 // Paging through the calls with X-Next-Cursor while new calls are created: every

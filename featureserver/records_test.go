@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 

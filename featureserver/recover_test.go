@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/fragment"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/outbox"
 )
 

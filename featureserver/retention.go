@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 )
 
 // purgeBatch bounds the call records one purge statement removes, so that a purge

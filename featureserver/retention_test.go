@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 )
 
 // Records of ended calls older than the retention window go, in batches of the

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/internal/jsjson"
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
-	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 

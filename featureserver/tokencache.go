@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 )
 
 // tokenCacheSize bounds the tokens remembered; past it the memory starts afresh.

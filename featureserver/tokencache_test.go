@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 )
 
 // failingTokens is a store whose AccountByToken answers err when set.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/switchboard-voice/switchboard/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/internal/smtpmail"
-	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/retry"

@@ -15,8 +15,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/internal/smtpmail/smtptest"
-	"github.com/switchboard-voice/switchboard/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-voice/switchboard/featureserver"
 	"github.com/switchboard-voice/switchboard/internal/pgtest"
 )
 
@@ -20,14 +21,14 @@ func TestMigrateSQLite(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
-	got := decodeJSONLine[migrateJSON](t, stdout, "database", "migrations", "applied")
+	got := decodeJSONLine[featureserver.MigrationReport](t, stdout, "database", "migrations", "applied")
 	// The outbox's six and the node store's eight.
 	if len(got.Applied) != 14 || len(got.Migrations) != 14 || !got.Migrations[13].Applied || got.Migrations[0].Name != "0001_init" ||
 		got.Migrations[6].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "up", "--database-url", url, "--json")
-	if got := decodeJSONLine[migrateJSON](t, stdout); code != exitOK || len(got.Applied) != 0 {
+	if got := decodeJSONLine[featureserver.MigrationReport](t, stdout); code != exitOK || len(got.Applied) != 0 {
 		t.Fatalf("up again: exit %d, %+v", code, got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "status", "--database-url", url)
@@ -51,7 +52,7 @@ func TestMigratePostgres(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
-	if got := decodeJSONLine[migrateJSON](t, stdout); got.Database != "postgres" || len(got.Applied) != 5 || !got.Migrations[4].Applied || got.Migrations[4].Line != "node_migrations" {
+	if got := decodeJSONLine[featureserver.MigrationReport](t, stdout); got.Database != "postgres" || len(got.Applied) != 5 || !got.Migrations[4].Applied || got.Migrations[4].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
 }

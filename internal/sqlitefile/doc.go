@@ -6,5 +6,5 @@
 // and SQLite refuses a switch to WAL with SQLITE_BUSY at once, busy_timeout
 // notwithstanding, while another connection is switching the same file; pools opened
 // on a new file by several processes at once failed so (TestOpenConcurrently in
-// internal/nodestore/sqlitenode, about one run in 150 under -count=300).
+// featureserver/internal/nodestore/sqlitenode, about one run in 150 under -count=300).
 package sqlitefile

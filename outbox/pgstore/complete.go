@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
+	"github.com/switchboard-voice/switchboard/outbox/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 

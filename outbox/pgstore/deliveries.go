@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
+	"github.com/switchboard-voice/switchboard/outbox/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 

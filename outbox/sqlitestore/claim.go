@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
+	"github.com/switchboard-voice/switchboard/outbox/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-voice/switchboard/internal/deliverybatch"
+	"github.com/switchboard-voice/switchboard/outbox/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
