@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/transport"
@@ -152,12 +153,17 @@ type CallNetwork struct {
 // NewCallNetwork builds the clients of cfg under rules; log receives their lines and
 // those of the calls.
 func NewCallNetwork(cfg CallControlConfig, rules transport.EgressRules, log zerolog.Logger) *CallNetwork {
+	return newCallNetwork(cfg, rules, log, nil)
+}
+
+// newCallNetwork is NewCallNetwork whose hook attempts are traced with tp, when set.
+func newCallNetwork(cfg CallControlConfig, rules transport.EgressRules, log zerolog.Logger, tp trace.TracerProvider) *CallNetwork {
 	return &CallNetwork{
 		cfg: cfg, rules: rules, log: log,
 		// Each call's retry delays pass on its own clock (transport.HookRequest.Sleep).
 		hooks: transport.NewHookClient(transport.HookClientOptions{
 			Rules: rules, Timeout: cfg.HTTPTimeout, UserAgent: cfg.UserAgent, Logger: log,
-			MaxIdleConnsPerHost: cfg.IdleConnsPerHost,
+			MaxIdleConnsPerHost: cfg.IdleConnsPerHost, TracerProvider: tp,
 		}),
 		// Upgrades are never pooled: every WebSocket attempt opens a connection of
 		// its own (docs/call-control.md §4).

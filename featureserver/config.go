@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +103,9 @@ type Config struct {
 	// Cluster holds the node's settings among nodes sharing a PostgreSQL database:
 	// its id, URL and lease. Defaults per field.
 	Cluster ClusterSettings
+	// Tracing says where the node sends OpenTelemetry traces (docs/outbox.md §8).
+	// Default none: nothing is traced.
+	Tracing TracingSettings
 }
 
 // WithDefaults returns c with every zero value replaced by its default.
@@ -120,6 +125,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.MaxCallEvents, 5000)
 	c.CallControl = c.CallControl.WithDefaults()
 	c.Cluster = c.Cluster.WithDefaults()
+	c.Tracing = c.Tracing.WithDefaults()
 	setDefault(&c.Outbox.LeaseDuration, 2*time.Minute) // outbox.Config's default
 	return c
 }
@@ -168,7 +174,8 @@ func (c Config) validate() error {
 			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
 		}
 	}
-	errs = append(errs, c.CallControl.validate(), c.Outbox.validate(), c.Cluster.validate("Config.Cluster.NodeID", "Config.Cluster.NodeURL"))
+	errs = append(errs, c.CallControl.validate(), c.Outbox.validate(), c.Cluster.validate("Config.Cluster.NodeID", "Config.Cluster.NodeURL"),
+		c.Tracing.validate())
 	return errors.Join(errs...)
 }
 
@@ -255,6 +262,8 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	c.Outbox, err = loadOutboxSettings(get)
 	errs = append(errs, err)
 	c.Cluster, err = loadClusterSettings(get)
+	errs = append(errs, err)
+	c.Tracing, err = loadTracingSettings(get)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err
@@ -375,5 +384,7 @@ func (c Config) Printable() [][2]string {
 		{envWSMaxPayload.name, strconv.FormatInt(cc.WSMaxPayload, 10)},
 		{envWSPingInterval.name, ms(cc.WSPingInterval)},
 		{envWebhookErrorReturn.name, strconv.Itoa(cc.WebhookErrorReturn)},
+		{EnvOTLPTracesEndpoint, cmp.Or(c.Tracing.Endpoint, "(none: tracing off)")},
+		{EnvOTLPTracesHeaders, mask(strings.Join(slices.Sorted(maps.Keys(c.Tracing.Headers)), ","))},
 	}
 }

@@ -2,6 +2,9 @@ package featureserver
 
 import (
 	"errors"
+	"maps"
+	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +37,12 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add(EnvNodeURL, "http://10.0.0.1:8080")
 	f.Add(EnvNodeLease, "1000")
 	f.Add(EnvOutboxLease, "4000")
+	f.Add(EnvOTLPEndpoint, "http://127.0.0.1:4318")
+	f.Add(EnvOTLPTracesEndpoint, "https://collector.example/v1/traces")
+	f.Add(EnvOTLPHeaders, "x-api-key=abc,x-b=%20c")
+	f.Add(EnvOTLPTimeout, "5000")
+	f.Add(EnvOTLPProtocol, "grpc")
+	f.Add(EnvOTelResource, "deployment.environment=prod")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		c, err := LoadConfig(func(k string) string {
 			if k == name {
@@ -55,6 +64,31 @@ func FuzzLoadConfig(f *testing.F) {
 		if cc.HTTPTimeout <= 0 || cc.WSHandshakeTimeout <= 0 || cc.WSAckTimeout <= 0 || cc.WSMaxPayload < 1024 ||
 			cc.WSPingInterval < 0 || cc.WebhookErrorReturn < 400 || cc.WebhookErrorReturn > 699 || c.MaxCalls < 1 {
 			t.Fatalf("accepted an out-of-range configuration %+v", c)
+		}
+	})
+}
+
+// FuzzParseOTelList: a list parses to what it says, so printing what was parsed and
+// parsing it again gives the same map; every key is a token.
+func FuzzParseOTelList(f *testing.F) {
+	for _, seed := range []string{"a=b", "x-api-key=k%20123, b = c ,", "k=v=w", "=v", "k", "a=1,a=2", "k=%zz", "k\x00=v", ""} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		m, err := ParseOTelList(v)
+		if err != nil {
+			return
+		}
+		var parts []string
+		for k, val := range m {
+			if !validToken(k) {
+				t.Fatalf("key %q accepted", k)
+			}
+			parts = append(parts, k+"="+url.PathEscape(val))
+		}
+		again, err := ParseOTelList(strings.Join(parts, ","))
+		if err != nil || !maps.Equal(m, again) {
+			t.Fatalf("%q parsed to %v; printed and parsed again: %v, %v", v, m, again, err)
 		}
 	})
 }

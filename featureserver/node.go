@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/console"
@@ -43,6 +45,8 @@ type Node struct {
 	server           *http.Server
 	ready            atomic.Bool
 	version          string
+	// tracing exports the node's spans; nil when it traces nothing (Config.Tracing).
+	tracing *sdktrace.TracerProvider
 }
 
 // NodeOptions are what a node needs besides its Config. Zero values take the
@@ -120,6 +124,12 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	store := n.store
 	clock := retry.SystemClock{}
+	if cfg.Tracing.Enabled() {
+		if n.tracing, err = newTracerProvider(ctx, cfg.Tracing, opts.Version, cfg.Cluster.NodeID); err != nil {
+			n.closeStores()
+			return nil, err
+		}
+	}
 	if opts.Bootstrap != nil {
 		if err := opts.Bootstrap.apply(ctx, store, clock); err != nil {
 			n.closeStores()
@@ -136,8 +146,9 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	n.notices.Start(n.outbox)
 	n.calls, err = calls.New(calls.Options{
-		Store: store, Network: NewCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger),
-		MaxCalls: cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
+		Store: store, Network: newCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger, n.tracerProvider()),
+		TracerProvider: n.tracerProvider(),
+		MaxCalls:       cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
 		Limits:  calls.Limits{Duration: cfg.MaxCallDuration, Requests: cfg.MaxCallRequests, Events: cfg.MaxCallEvents},
 		Metrics: n.metrics, Clock: clock, Logger: opts.Logger, Node: cfg.Cluster.NodeID,
 		Writable: n.db.admit,
@@ -186,8 +197,12 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		}
 		writeHealth(w, true, "ready", "")
 	})
+	handler := nodeapi.Handler(mux, opts.Logger)
+	if n.tracing != nil {
+		handler = traceAPI(handler, mux, n.tracing.Tracer("github.com/switchboard-voice/switchboard/featureserver"))
+	}
 	n.server = &http.Server{
-		Handler:           nodeapi.Handler(mux, opts.Logger),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -213,8 +228,9 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
 	status, err := statushooks.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
-		Notify:    n.notices.Notify,
-		UserAgent: n.cfg.CallControl.UserAgent,
+		Notify:         n.notices.Notify,
+		TracerProvider: n.tracerProvider(),
+		UserAgent:      n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
 		// start) after a short wait, so that a node without calls stops promptly.
 		ShutdownTimeout: 2 * time.Second,
@@ -374,6 +390,23 @@ func (n *Node) closeStores() error {
 	if n.closeOutboxStore != nil && !n.db.shared() {
 		errs = append(errs, n.closeOutboxStore())
 	}
+	if n.tracing != nil {
+		// The spans of the node's last moments are exported, for a while.
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Tracing.Timeout)
+		defer cancel()
+		if err := n.tracing.Shutdown(ctx); err != nil {
+			n.log.Warn().Err(err).Msg("exporting the last spans failed")
+		}
+	}
 	// Last: the pool, or the SQLite file's lock.
 	return errors.Join(append(errs, n.db.close())...)
+}
+
+// tracerProvider is the node's, or nil when it traces nothing: a nil interface,
+// which the packages it goes to read as "no tracing".
+func (n *Node) tracerProvider() trace.TracerProvider {
+	if n.tracing == nil {
+		return nil
+	}
+	return n.tracing
 }

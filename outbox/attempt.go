@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
 	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
 	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
@@ -44,7 +46,7 @@ func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Pol
 }
 
 // send makes the attempt; its classes are the retry core's.
-func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy) decide.Result {
+func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy) (r decide.Result) {
 	now := o.cfg.Clock.Now()
 	a := Attempt{At: now, ScheduledAt: job.Delivery.NextAttemptAt}
 	body, err := o.cfg.Renderer(ctx, job.Event, job.Endpoint)
@@ -68,6 +70,8 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 
 	reqCtx, cancel := context.WithTimeout(ctx, p.AttemptTimeout(o.cfg.LeaseDuration))
 	defer cancel()
+	reqCtx, span := o.startAttempt(reqCtx, job, u)
+	defer func() { endAttempt(span, r) }()
 	out, err := o.shape(reqCtx, job, now, body, signer, u, p)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -75,6 +79,12 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 		}
 		return decide.Result{Fault: err}
 	}
+	if span != nil {
+		span.SetName("webhook " + out.method)
+		span.SetAttributes(semconv.HTTPRequestMethodKey.String(out.method))
+		injectTraceParent(reqCtx, out.header)
+	}
+	a.RequestHeaders = maskHeaders(out.header)
 	req, err := http.NewRequestWithContext(reqCtx, out.method, out.url, bytes.NewReader(out.body))
 	if err != nil {
 		a.Class, a.Error = retry.Permanent, err.Error()
@@ -107,7 +117,7 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 		return decide.Result{Attempt: a}
 	}
 	a.Class = retry.ClassifyStatus(resp.StatusCode)
-	r := decide.Result{Attempt: a}
+	r = decide.Result{Attempt: a}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		r.AnsweredAt = o.cfg.Clock.Now()
 		r.RetryAfter, r.HasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), r.AnsweredAt)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -60,6 +61,11 @@ type Config struct {
 	Logger zerolog.Logger
 	// UserAgent is sent with every attempt. Default "Switchboard-Outbox/1".
 	UserAgent string
+	// TracerProvider, when set, traces publishes and attempts (docs/outbox.md §8): a
+	// span per publish, whose traceparent the event keeps, and a span per attempt in
+	// that trace, whose traceparent the attempt sends. Default none: nothing is
+	// traced and attempts carry no traceparent.
+	TracerProvider trace.TracerProvider
 
 	// Workers bounds concurrent attempts across all endpoints. Default 64.
 	Workers int

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboard-voice/switchboard/outbox/internal/dispatch"
 	"github.com/switchboard-voice/switchboard/outbox/internal/policy"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
@@ -20,6 +22,8 @@ type Outbox struct {
 	cfg   Config
 	store outboxdriver.Store
 	log   zerolog.Logger
+	// tracer is Config.TracerProvider's, nil when it is not set: nothing is traced.
+	tracer trace.Tracer
 
 	// wake nudges the dispatcher after a publish, a completion or a resume.
 	wake chan struct{}
@@ -53,7 +57,11 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	client := *cfg.HTTPClient
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg.HTTPClient = &client
-	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: cfg.Logger, wake: make(chan struct{}, 1)}, nil
+	o := &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: cfg.Logger, wake: make(chan struct{}, 1)}
+	if cfg.TracerProvider != nil {
+		o.tracer = cfg.TracerProvider.Tracer(instrumentation)
+	}
+	return o, nil
 }
 
 // Start runs the dispatcher, the reaper and the retention purge until Close. The

@@ -66,12 +66,14 @@ func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery
 	return pub.Deliveries[0], nil
 }
 
-func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoint) bool) (Published, error) {
+func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoint) bool) (pub Published, err error) {
 	now := o.now()
 	createdAtGiven := !ev.CreatedAt.IsZero()
 	if err := validateEvent(&ev, now); err != nil {
 		return Published{}, err
 	}
+	ctx, span := o.startPublish(ctx, &ev)
+	defer func() { endPublish(span, pub, err) }()
 	// Deliveries stored in the caller's transaction become visible when it commits,
 	// which may never happen: only the outbox's own publishes are handed over.
 	var hand *dispatch.Handoff
@@ -93,7 +95,7 @@ func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoi
 		}
 		return d, a, ok
 	}
-	pub, err := o.store.Publish(ctx, outboxdriver.PublishParams{Tx: tx, Event: ev, Now: now, Plan: plan})
+	pub, err = o.store.Publish(ctx, outboxdriver.PublishParams{Tx: tx, Event: ev, Now: now, Plan: plan})
 	handedAll := false
 	if hand != nil {
 		handedAll = hand.Finish(pub, err)

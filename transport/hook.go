@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -41,6 +42,10 @@ type HookClientOptions struct {
 	MaxIdleConnsPerHost int
 	// Connect is passed to NewHTTPClient (ClientOptions.Connect). Default: none.
 	Connect ConnectFunc
+	// TracerProvider, when set, gives every attempt a client span, a child of the
+	// span of the request's context, and sends its traceparent (docs/call-control.md
+	// §3). Default none: nothing is traced and no traceparent is sent.
+	TracerProvider trace.TracerProvider
 
 	network *network // tests only: see ClientOptions.network
 }
@@ -96,16 +101,21 @@ func Sleep(ctx context.Context, d time.Duration) error {
 // HookClient sends call-control webhooks (docs/call-control.md §3) with the retries of
 // the target URL's policy (docs/call-control.md §1–2). It is safe for concurrent use.
 type HookClient struct {
-	opts HookClientOptions
-	pool *http.Client // owns the connections
-	http *http.Client // what retryablehttp uses (see keepIdle)
+	opts   HookClientOptions
+	pool   *http.Client // owns the connections
+	http   *http.Client // what retryablehttp uses (see keepIdle)
+	tracer trace.Tracer // nil: nothing traced
 }
 
 // NewHookClient returns a HookClient over NewHTTPClient(opts.Rules, ...).
 func NewHookClient(opts HookClientOptions) *HookClient {
 	opts = opts.WithDefaults()
 	pool, view := opts.clients(opts.Connect, false)
-	return &HookClient{opts: opts, pool: pool, http: view}
+	c := &HookClient{opts: opts, pool: pool, http: view}
+	if opts.TracerProvider != nil {
+		c.tracer = opts.TracerProvider.Tracer(instrumentation)
+	}
+	return c
 }
 
 // clients returns the client that owns the connections, and the view of it that

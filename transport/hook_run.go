@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
@@ -33,6 +34,7 @@ type hookRun struct {
 	decision retry.Decision
 	waited   time.Duration // the backoff before the next attempt
 	sleepErr error
+	span     trace.Span // the current attempt's, when traced
 }
 
 func (r *hookRun) sign(req *http.Request) {
@@ -44,9 +46,14 @@ func (r *hookRun) sign(req *http.Request) {
 
 // beforeAttempt is retryablehttp's RequestLogHook, called before every attempt;
 // retryNumber is 0 for the first.
-func (r *hookRun) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, retryNumber int) {
+func (r *hookRun) beforeAttempt(_ retryablehttp.Logger, req *http.Request, retryNumber int) {
 	r.current = Attempt{Number: retryNumber + 1, Start: r.client.opts.Clock.Now(), DelayBefore: r.waited}
 	r.waited, r.bodyRead = 0, false
+	if r.client.tracer != nil {
+		// The first attempt's header map is this request's own and a retry's a clone
+		// (prepareRetry): writing the traceparent into it races with no other attempt.
+		r.span = startHookSpan(r.ctx, r.client.tracer, r.shape.method, req.URL, retryNumber, req.Header)
+	}
 }
 
 // readBody is the response handler: retryablehttp calls it for the answer it is
@@ -134,6 +141,10 @@ func (r *hookRun) record(status int, class retry.Class, err error) {
 	a.Duration = r.client.opts.Clock.Now().Sub(a.Start)
 	a.Status, a.Class, a.Err = status, class, err
 	r.attempts = append(r.attempts, a)
+	if r.span != nil {
+		endHookSpan(r.span, a)
+		r.span = nil
+	}
 	logger := r.client.opts.Logger
 	if !reflect.ValueOf(&r.req.Logger).Elem().IsZero() { // the zero Logger: the request has none of its own (by pointer: no copy to box)
 		logger = r.req.Logger

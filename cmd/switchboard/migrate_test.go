@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,9 +23,16 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
 	got := decodeJSONLine[featureserver.MigrationReport](t, stdout, "database", "migrations", "applied")
-	// The outbox's six and the node store's eight.
-	if len(got.Applied) != 14 || len(got.Migrations) != 14 || !got.Migrations[13].Applied || got.Migrations[0].Name != "0001_init" ||
-		got.Migrations[6].Line != "node_migrations" {
+	// The outbox's line, then the node store's, every migration applied.
+	lines := map[string]int{}
+	for _, m := range got.Migrations {
+		lines[m.Line]++
+		if !m.Applied {
+			t.Fatalf("up left %+v pending", m)
+		}
+	}
+	if len(got.Applied) != len(got.Migrations) || lines["outbox_migrations"] == 0 || lines["node_migrations"] == 0 ||
+		got.Migrations[0].Name != "0001_init" || got.Migrations[len(got.Migrations)-1].Line != "node_migrations" {
 		t.Fatalf("up: %+v", got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "up", "--database-url", url, "--json")
@@ -32,7 +40,7 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("up again: exit %d, %+v", code, got)
 	}
 	code, stdout, _ = runCLI(t, nil, "migrate", "status", "--database-url", url)
-	if code != exitOK || !strings.Contains(stdout, "outbox_migrations  6") || !strings.Contains(stdout, "node_migrations    8") || strings.Contains(stdout, "pending") {
+	if code != exitOK || !strings.Contains(stdout, "outbox_migrations") || !strings.Contains(stdout, "node_migrations") || strings.Contains(stdout, "pending") {
 		t.Fatalf("status: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := runCLI(t, nil, "migrate", "status", "--database-url", "mysql://x/y"); code != exitUsage || !strings.Contains(stderr, "postgres://") {
@@ -45,14 +53,21 @@ func TestMigrateSQLite(t *testing.T) {
 func TestMigratePostgres(t *testing.T) {
 	u, _ := pgtest.Schema(t)
 	code, stdout, stderr := runCLI(t, nil, "migrate", "status", "--database-url", u)
-	if code != exitOK || !strings.Contains(stdout, "5 pending") {
+	var pending int
+	if i := strings.Index(stdout, " pending: run"); i > 0 {
+		fields := strings.Fields(stdout[:i])
+		pending, _ = strconv.Atoi(fields[len(fields)-1])
+	}
+	if code != exitOK || pending == 0 {
 		t.Fatalf("status: exit %d %q\n%s", code, stderr, stdout)
 	}
 	code, stdout, stderr = runCLI(t, nil, "migrate", "up", "--database-url", u, "--json")
 	if code != exitOK {
 		t.Fatalf("up: exit %d, %q", code, stderr)
 	}
-	if got := decodeJSONLine[featureserver.MigrationReport](t, stdout); got.Database != "postgres" || len(got.Applied) != 5 || !got.Migrations[4].Applied || got.Migrations[4].Line != "node_migrations" {
-		t.Fatalf("up: %+v", got)
+	got := decodeJSONLine[featureserver.MigrationReport](t, stdout)
+	last := got.Migrations[len(got.Migrations)-1]
+	if got.Database != "postgres" || len(got.Applied) != pending || len(got.Migrations) != pending || !last.Applied || last.Line != "node_migrations" {
+		t.Fatalf("up: %+v, want the %d pending applied", got, pending)
 	}
 }

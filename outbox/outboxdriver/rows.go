@@ -2,6 +2,7 @@ package outboxdriver
 
 import (
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/retry"
@@ -21,6 +22,11 @@ type Event struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// Data is the event's JSON payload.
 	Data json.RawMessage `json:"data"`
+	// TraceParent is the W3C traceparent of the span that published the event, empty
+	// when the publisher traced nothing: each delivery attempt continues its trace
+	// (docs/outbox.md §8). It is not part of the event's content: a publish of the
+	// same id from another trace is still a duplicate.
+	TraceParent string `json:"traceParent,omitempty"`
 }
 
 // EndpointStatus is the state of an endpoint.
@@ -153,6 +159,9 @@ type Attempt struct {
 	// Response is the stored response body: at most 64 KiB, and a body that is not
 	// JSON is cut to its first 1,000 characters.
 	Response string `json:"response,omitempty"`
+	// RequestHeaders are the headers the attempt sent, their credentials masked by
+	// the outbox before it records them; nil when the attempt sent nothing.
+	RequestHeaders http.Header `json:"requestHeaders,omitempty"`
 }
 
 // Outcome classes of an attempt (docs/outbox.md §2 step 4), as stored and reported.

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func testPublish(t *testing.T, b Bundle) {
 	mustCreate(t, s, endpoint("ep_a", "acct"), paused, endpoint("ep_x", "other"))
 
 	ev := outboxdriver.Event{ID: "evt_1", Account: "acct", Type: "call.status", CreatedAt: t0.Add(-time.Hour),
-		Data: json.RawMessage(`{"callSid":"CA1"}`)}
+		Data: json.RawMessage(`{"callSid":"CA1"}`), TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 	var seen []string
 	pub, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		seen = append(seen, ep.ID)
@@ -35,7 +36,8 @@ func testPublish(t *testing.T, b Bundle) {
 		t.Fatalf("plan saw %v, deliveries %d (the other account's endpoint must not be planned)", seen, len(pub.Deliveries))
 	}
 	got, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "acct", ID: "evt_1"})
-	if err != nil || got.ID != ev.ID || !got.CreatedAt.Equal(ev.CreatedAt) || string(got.Data) != string(ev.Data) || got.Type != ev.Type {
+	if err != nil || got.ID != ev.ID || !got.CreatedAt.Equal(ev.CreatedAt) || string(got.Data) != string(ev.Data) || got.Type != ev.Type ||
+		got.TraceParent != ev.TraceParent {
 		t.Fatalf("event round trip: %+v %v", got, err)
 	}
 	if _, err := s.GetEvent(ctx, outboxdriver.GetEventParams{Account: "other", ID: "evt_1"}); !errors.Is(err, outboxdriver.ErrNotFound) {
@@ -51,13 +53,20 @@ func testPublish(t *testing.T, b Bundle) {
 			t.Fatalf("delivery: %+v", stored)
 		}
 	}
-	// The same id again: the stored event and deliveries, nothing planned.
-	again, err := s.Publish(ctx, outboxdriver.PublishParams{Event: ev, Now: t0, Plan: func(outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+	// The same id again: the stored event and deliveries, nothing planned. Another
+	// trace's publish of it is still a duplicate, and the event keeps its first trace.
+	other := ev
+	other.TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	again, err := s.Publish(ctx, outboxdriver.PublishParams{Event: other, Now: t0, Plan: func(outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		t.Fatal("plan called for a duplicate")
 		return outboxdriver.Delivery{}, nil, false
 	}})
-	if err != nil || !again.Duplicate || len(again.Deliveries) != 2 {
+	if err != nil || !again.Duplicate || len(again.Deliveries) != 2 || again.Event.TraceParent != ev.TraceParent {
 		t.Fatalf("duplicate: %+v %v", again, err)
+	}
+	jobs := claim(t, s, t0, 10, "tok")
+	if len(jobs) != 1 || jobs[0].Event.TraceParent != ev.TraceParent {
+		t.Fatalf("a claimed job's event lost its trace: %+v", jobs)
 	}
 	for _, evOther := range []outboxdriver.Event{
 		{ID: "evt_1", Account: "acct", Type: ev.Type, Data: json.RawMessage(`{"callSid":"CA2"}`)},
@@ -129,5 +138,6 @@ func attemptChange(d outboxdriver.Delivery, at time.Time, next time.Time) outbox
 	nd.UpdatedAt = at
 	return outboxdriver.Change{At: at, Delivery: &nd, Attempt: &outboxdriver.Attempt{DeliveryID: d.ID, Number: nd.Attempts,
 		At: at, ScheduledAt: d.NextAttemptAt, Duration: 1500 * time.Microsecond, Status: 503,
-		Class: outboxdriver.ClassHTTP5xx, Error: "", Response: `{"busy":true}`}}
+		Class: outboxdriver.ClassHTTP5xx, Error: "", Response: `{"busy":true}`,
+		RequestHeaders: http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer ****"}, "X-Two": {"a", "b"}}}}
 }

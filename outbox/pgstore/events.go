@@ -59,9 +59,9 @@ func callerTx(tx any) (querier, error) {
 func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishParams) (outboxdriver.Published, error) {
 	ev := p.Event
 	// Insert first: the common case (a new id) costs one statement.
-	n, err := q.exec(ctx, s.q(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account, id) DO NOTHING`),
-		ev.ID, ev.Account, ev.Type, ev.CreatedAt, p.Now, []byte(ev.Data))
+	n, err := q.exec(ctx, s.q(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data, trace_parent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account, id) DO NOTHING`),
+		ev.ID, ev.Account, ev.Type, ev.CreatedAt, p.Now, []byte(ev.Data), ev.TraceParent)
 	if err != nil {
 		return outboxdriver.Published{}, fmt.Errorf("pgstore: insert event: %w", err)
 	}
@@ -194,18 +194,19 @@ func (s *Store) insertAttempts(ctx context.Context, q querier, as []outboxdriver
 		return nil
 	}
 	n := len(as)
-	ids, classes, errs, responses := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	ids, classes, errs, responses, headers := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	numbers, statuses := make([]int32, n), make([]int32, n)
 	at, scheduled := make([]time.Time, n), make([]time.Time, n)
 	durations := make([]int64, n)
 	for i, a := range as {
 		ids[i], classes[i], errs[i], responses[i] = a.DeliveryID, string(a.Class), a.Error, a.Response
+		headers[i] = outboxdriver.EncodeHeaders(a.RequestHeaders)
 		numbers[i], statuses[i], at[i], scheduled[i], durations[i] = int32(a.Number), int32(a.Status), a.At, a.ScheduledAt, a.Duration.Microseconds()
 	}
 	_, err := q.exec(ctx, s.q(`INSERT INTO outbox_attempts (`+attemptColumns+`)
 		SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::int[],
-			$7::text[], $8::text[], $9::text[])`),
-		ids, numbers, at, scheduled, durations, statuses, classes, errs, responses)
+			$7::text[], $8::text[], $9::text[], $10::text[])`),
+		ids, numbers, at, scheduled, durations, statuses, classes, errs, responses, headers)
 	if err != nil {
 		return fmt.Errorf("pgstore: insert attempts: %w", err)
 	}

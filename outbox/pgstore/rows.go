@@ -148,7 +148,7 @@ func scanDeliveries(rs rows, err error) ([]outboxdriver.Delivery, error) {
 	return sqlrows.Collect(nil, rs, err, scanDelivery)
 }
 
-const eventColumns = `id, account, type, created_at, data`
+const eventColumns = `id, account, type, created_at, data, trace_parent`
 
 type eventScan struct {
 	ev   outboxdriver.Event
@@ -156,7 +156,7 @@ type eventScan struct {
 }
 
 func (s *eventScan) Dest() []any {
-	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data}
+	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data, &s.ev.TraceParent}
 }
 
 // Value implements sqlrows.Buffer.
@@ -171,21 +171,23 @@ func (s *eventScan) event() outboxdriver.Event {
 	return ev
 }
 
-const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
+const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response, request_headers`
 
 func scanAttempt(r sqlrows.Row) (outboxdriver.Attempt, error) {
 	var (
-		a     outboxdriver.Attempt
-		durUS int64
-		class string
+		a              outboxdriver.Attempt
+		durUS          int64
+		class, headers string
 	)
-	if err := r.Scan(&a.DeliveryID, &a.Number, &a.At, &a.ScheduledAt, &durUS, &a.Status, &class, &a.Error, &a.Response); err != nil {
+	if err := r.Scan(&a.DeliveryID, &a.Number, &a.At, &a.ScheduledAt, &durUS, &a.Status, &class, &a.Error, &a.Response, &headers); err != nil {
 		return a, err
 	}
 	a.At, a.ScheduledAt = utc(a.At), utc(a.ScheduledAt)
 	a.Duration = time.Duration(durUS) * time.Microsecond
 	a.Class = retry.Class(class)
-	return a, nil
+	var err error
+	a.RequestHeaders, err = outboxdriver.DecodeHeaders(headers)
+	return a, err
 }
 
 // Value implements sqlrows.Buffer.

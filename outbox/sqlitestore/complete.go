@@ -210,11 +210,11 @@ func (b *batchApplier) flushAttempts(ctx context.Context) error {
 // insertAttempts inserts attempts, as many rows a statement as SQLite takes.
 func insertAttempts(ctx context.Context, tx querier, attempts []outboxdriver.Attempt) error {
 	return chunks(len(attempts), func(i, j int) error {
-		args := make([]any, 0, (j-i)*9)
+		args := make([]any, 0, (j-i)*attemptArgCount)
 		for _, a := range attempts[i:j] {
 			args = append(args, attemptArgs(a)...)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(j-i, 9), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(j-i, attemptArgCount), args...); err != nil {
 			return fmt.Errorf("sqlitestore: insert attempt: %w", err)
 		}
 		return nil

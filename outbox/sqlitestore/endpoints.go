@@ -111,7 +111,7 @@ func applyChange(ctx context.Context, tx querier, ch outboxdriver.Change, delive
 		deliveryID = d.ID
 	}
 	if a := ch.Attempt; a != nil {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(1, attemptArgCount),
 			attemptArgs(*a)...); err != nil {
 			return fmt.Errorf("sqlitestore: insert attempt: %w", err)
 		}

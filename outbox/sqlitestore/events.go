@@ -55,9 +55,9 @@ func callerTx(tx any) (*sql.Tx, error) {
 
 func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Time, plan outboxdriver.PlanFunc) (outboxdriver.Published, error) {
 	// Insert first: the common case (a new id) costs one statement.
-	res, err := tx.ExecContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account, id) DO NOTHING`,
-		ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(now), []byte(ev.Data))
+	res, err := tx.ExecContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data, trace_parent)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account, id) DO NOTHING`,
+		ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(now), []byte(ev.Data), ev.TraceParent)
 	if err != nil {
 		return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert event: %w", err)
 	}
@@ -96,7 +96,7 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 			return outboxdriver.Published{}, err
 		}
 		if a != nil {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES `+rowsSQL(1, attemptArgCount),
 				attemptArgs(*a)...); err != nil {
 				return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert attempt: %w", err)
 			}

@@ -64,13 +64,13 @@ func (s *Store) publishTogether(q querier, batch []*writeReq, done []bool) {
 func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error) {
 	inserted := map[string]bool{}
 	err := chunks(len(reqs), func(i, j int) error {
-		args := make([]any, 0, (j-i)*6)
+		args := make([]any, 0, (j-i)*7)
 		for _, r := range reqs[i:j] {
 			ev := r.ev
-			args = append(args, ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(r.now), []byte(ev.Data))
+			args = append(args, ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(r.now), []byte(ev.Data), ev.TraceParent)
 		}
-		rows, err := q.QueryContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-			VALUES `+rowsSQL(j-i, 6)+` ON CONFLICT (account, id) DO NOTHING RETURNING account, id`, args...)
+		rows, err := q.QueryContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data, trace_parent)
+			VALUES `+rowsSQL(j-i, 7)+` ON CONFLICT (account, id) DO NOTHING RETURNING account, id`, args...)
 		if err != nil {
 			return fmt.Errorf("sqlitestore: insert events: %w", err)
 		}

@@ -113,7 +113,7 @@ func (s *deliveryScan) delivery() outboxdriver.Delivery {
 	return d
 }
 
-const eventColumns = `id, account, type, created_at, data`
+const eventColumns = `id, account, type, created_at, data, trace_parent`
 
 type eventScan struct {
 	ev      outboxdriver.Event
@@ -122,7 +122,7 @@ type eventScan struct {
 }
 
 func (s *eventScan) Dest() []any {
-	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data}
+	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data, &s.ev.TraceParent}
 }
 
 func (s *eventScan) event() outboxdriver.Event {
@@ -132,26 +132,31 @@ func (s *eventScan) event() outboxdriver.Event {
 	return ev
 }
 
-const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
+const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response, request_headers`
+
+// attemptArgCount is len(attemptArgs(a)).
+const attemptArgCount = 10
 
 func scanAttempt(rows sqlrows.Row) (outboxdriver.Attempt, error) {
 	var (
 		a                    outboxdriver.Attempt
 		at, scheduled, durUS int64
-		class                string
+		class, headers       string
 	)
-	if err := rows.Scan(&a.DeliveryID, &a.Number, &at, &scheduled, &durUS, &a.Status, &class, &a.Error, &a.Response); err != nil {
+	if err := rows.Scan(&a.DeliveryID, &a.Number, &at, &scheduled, &durUS, &a.Status, &class, &a.Error, &a.Response, &headers); err != nil {
 		return a, err
 	}
 	a.At, a.ScheduledAt = fromMicros(at), fromMicros(scheduled)
 	a.Duration = time.Duration(durUS) * time.Microsecond
 	a.Class = retry.Class(class)
-	return a, nil
+	var err error
+	a.RequestHeaders, err = outboxdriver.DecodeHeaders(headers)
+	return a, err
 }
 
 func attemptArgs(a outboxdriver.Attempt) []any {
 	return []any{a.DeliveryID, a.Number, micros(a.At), micros(a.ScheduledAt), a.Duration.Microseconds(),
-		a.Status, string(a.Class), a.Error, a.Response}
+		a.Status, string(a.Class), a.Error, a.Response, outboxdriver.EncodeHeaders(a.RequestHeaders)}
 }
 
 // queryIDs runs a query selecting one text column and returns its values.

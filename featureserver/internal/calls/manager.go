@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
@@ -99,6 +100,10 @@ type Options struct {
 	// Logger receives a line per call's end and every failure to record one; lines
 	// about a call carry its call_sid. Default: the zero Logger, which discards them.
 	Logger zerolog.Logger
+	// TracerProvider, when set, gives every call a span, from its start to its end,
+	// a child of Request.Trace; its hooks' attempts and status notifications are
+	// children of it. Default none: nothing is traced.
+	TracerProvider trace.TracerProvider
 }
 
 // WithDefaults returns o with every zero value replaced by its default.
@@ -150,6 +155,9 @@ type Request struct {
 	Tag            map[string]any
 	Script         callctl.Script
 	Expect         scenario.Expectations
+	// Trace is the span that asked for the call (the API request's): the call's
+	// span is its child, when Options.TracerProvider is set.
+	Trace trace.SpanContext
 }
 
 // liveCall is a call in progress.
@@ -160,6 +168,7 @@ type liveCall struct {
 	view    nodestore.Call
 	cancel  context.CancelCauseFunc
 	done    chan struct{} // closed once the call's final record is saved
+	span    trace.Span    // the call's, when traced
 }
 
 func (lc *liveCall) snapshot(withTimeline bool) nodestore.Call {
@@ -180,6 +189,7 @@ type Manager struct {
 	store   nodestore.Store
 	log     zerolog.Logger
 	metrics *metrics.Metrics
+	tracer  trace.Tracer // nil: nothing traced
 
 	warned sync.Map // URLs whose fragment warnings were logged (once per URL)
 
@@ -197,8 +207,12 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Manager{opts: opts, store: opts.Store, log: opts.Logger, metrics: opts.Metrics,
-		calls: map[string]*liveCall{}, drained: make(chan struct{}), giveUp: make(chan struct{})}, nil
+	m := &Manager{opts: opts, store: opts.Store, log: opts.Logger, metrics: opts.Metrics,
+		calls: map[string]*liveCall{}, drained: make(chan struct{}), giveUp: make(chan struct{})}
+	if opts.TracerProvider != nil {
+		m.tracer = opts.TracerProvider.Tracer(instrumentation)
+	}
+	return m, nil
 }
 
 // warnFragment logs, once per URL, why a URL's retry fragment was not taken as
@@ -251,7 +265,8 @@ func (m *Manager) Start(req Request) (string, error) {
 		return "", ErrTooManyCalls
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
+	ctx, span := m.startSpan(ctx, req, sid)
+	lc := &liveCall{span: span, cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid, Node: m.opts.Node,
 		From: opts.Call.From, To: opts.Call.To, Direction: opts.Call.Direction,
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC().Truncate(time.Millisecond), // the API's one precision
@@ -269,6 +284,7 @@ func (m *Manager) Start(req Request) (string, error) {
 		m.mu.Unlock()
 		m.wg.Done()
 		cancel(err)
+		endSpan(span, lc.view, err)
 		if werr := m.writable(); werr != nil {
 			return "", werr
 		}
@@ -355,6 +371,7 @@ func (m *Manager) run(ctx context.Context, lc *liveCall, req Request, opts callc
 	view := lc.view
 	lc.mu.Unlock()
 	m.metrics.CallEnded(view.Reason)
+	endSpan(lc.span, view, err)
 	m.end(log, lc, view)
 	log.Info().Str("status", view.CallStatus).Str("reason", view.Reason).Msg("call ended")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
@@ -292,7 +293,8 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 		return calls.Request{}, huma.Error422UnprocessableEntity("invalid to", &huma.ErrorDetail{
 			Location: "body.to." + field, Message: "required for a target of type " + b.To.Type})
 	}
-	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: to, Tag: b.Tag}
+	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: to, Tag: b.Tag,
+		Trace: trace.SpanContextFromContext(ctx)}
 	switch {
 	case b.ApplicationSid != "" && b.CallHook != nil:
 		return req, huma.Error422UnprocessableEntity("give application_sid or call_hook, not both")
