@@ -16,8 +16,6 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 )
 
-func init() { extraCommands = append(extraCommands, newBenchCmd) }
-
 func newBenchCmd(c *cli) *cobra.Command {
 	cmd := groupCommand("bench", "Measure this machine: each figure beside a baseline from the same run, interleaved")
 	cmd.Long = `Each bench starts what it needs on loopback and runs ours and a baseline in

@@ -10,5 +10,6 @@ import (
 func TestMain(m *testing.M) {
 	// `bench calls` re-executes this binary as its helper processes.
 	benchkit.RunWorkerIfAsked()
+	setLogTimeFormat()
 	os.Exit(m.Run())
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newWebhooksCmd) }
-
 // webhooksFlags are the flags every `webhooks` subcommand shares.
 type webhooksFlags struct {
 	url, token string
