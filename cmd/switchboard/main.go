@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-voice/switchboard/internal/benchkit"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/benchkit"
 )
 
 // Exit statuses shared by every command.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/internal/benchkit"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/benchkit"
 )
 
 func TestMain(m *testing.M) {
