@@ -127,6 +127,7 @@ func (c Config) WithDefaults() Config {
 	c.Cluster = c.Cluster.WithDefaults()
 	c.Tracing = c.Tracing.WithDefaults()
 	setDefault(&c.Outbox.LeaseDuration, 2*time.Minute) // outbox.Config's default
+	setDefault(&c.Outbox.Retention, 7*24*time.Hour)    // outbox.Config's default
 	return c
 }
 
@@ -367,6 +368,7 @@ func (c Config) Printable() [][2]string {
 		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
+		{EnvOutboxRetention, c.Outbox.Retention.String()},
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},

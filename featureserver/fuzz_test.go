@@ -43,6 +43,8 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add(EnvOTLPTimeout, "5000")
 	f.Add(EnvOTLPProtocol, "grpc")
 	f.Add(EnvOTelResource, "deployment.environment=prod")
+	f.Add(EnvOutboxRetention, "14d")
+	f.Add(EnvOutboxRetention, "90m")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		c, err := LoadConfig(func(k string) string {
 			if k == name {

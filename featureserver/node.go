@@ -131,6 +131,10 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	store := n.store
 	clock := retry.SystemClock{}
+	if cfg.Outbox.Retention < longestProfileRun {
+		n.log.Warn().Dur("retention", cfg.Outbox.Retention).Dur("longest_profile_run", longestProfileRun).
+			Msg(EnvOutboxRetention + " is shorter than the longest run of the built-in profiles: deliveries still retrying past it are purged unsent")
+	}
 	if cfg.Tracing.Enabled() {
 		if n.tracing, err = newTracerProvider(ctx, cfg.Tracing, opts.Version, cfg.Cluster.NodeID); err != nil {
 			n.closeStores()
@@ -243,6 +247,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 		// start) after a short wait, so that a node without calls stops promptly.
 		ShutdownTimeout: 2 * time.Second,
 		LeaseDuration:   n.cfg.Outbox.LeaseDuration,
+		Retention:       n.cfg.Outbox.Retention,
 		ReapInterval:    reapInterval(n.cfg.Outbox.LeaseDuration),
 		Observe: func(d outbox.Delivery, a outbox.Attempt) {
 			n.metrics.ObserveDelivery(d, a)

@@ -1,11 +1,14 @@
 package featureserver
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/outbox"
 )
 
 // Records of ended calls older than the retention window go, in batches of the
@@ -63,5 +66,65 @@ func TestRetentionSetting(t *testing.T) {
 		if tc.ok && (err != nil || c.CallRetention != tc.want) || !tc.ok && !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s=%q: %v, %v", EnvRetention, tc.value, c.CallRetention, err)
 		}
+	}
+}
+
+// SWITCHBOARD_OUTBOX_RETENTION: a duration, days or bare hours, from 1 h to a year;
+// anything else names the variable.
+func TestOutboxRetentionSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{{"", 7 * 24 * time.Hour, true}, {"72h", 72 * time.Hour, true}, {"14d", 14 * 24 * time.Hour, true}, {"36", 36 * time.Hour, true},
+		{"90m", 90 * time.Minute, true}, {"30m", 0, false}, {"366d", 0, false}, {"-1", 0, false}, {"1w", 0, false}, {"d", 0, false}} {
+		c, err := LoadConfig(func(k string) string {
+			if k == EnvOutboxRetention {
+				return tc.value
+			}
+			return ""
+		}, nil)
+		switch {
+		case tc.ok && (err != nil || c.Outbox.Retention != tc.want):
+			t.Errorf("%q: %v %v, want %v", tc.value, c.Outbox.Retention, err, tc.want)
+		case !tc.ok && (err == nil || !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), EnvOutboxRetention)):
+			t.Errorf("%q: %v, want an error naming %s", tc.value, err, EnvOutboxRetention)
+		}
+	}
+	if err := (Config{Outbox: OutboxSettings{Retention: time.Minute}}).WithDefaults().validate(); err == nil || !strings.Contains(err.Error(), "Config.Outbox.Retention") {
+		t.Fatalf("validate: %v", err)
+	}
+}
+
+// The node's outbox purges what is older than the node's retention, not the
+// outbox's default: an event three hours old goes under a two-hour retention.
+func TestOutboxRetentionReachesThePurge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		retention time.Duration
+		purged    bool
+	}{{2 * time.Hour, true}, {0, false}} {
+		cfg := testConfig(t)
+		cfg.Outbox.Retention = tc.retention
+		node, err := NewNode(t.Context(), cfg, NodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := node.outbox.Publish(t.Context(), outbox.Event{Account: "a", Type: "x.y", Data: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := node.db.sqlite.DB().ExecContext(t.Context(), `UPDATE outbox_events SET stored_at = stored_at - ?`, (3 * time.Hour).Microseconds()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := node.outbox.Purge(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, err = node.outbox.GetEvent(t.Context(), "a", pub.Event.ID)
+		if gone := errors.Is(err, outbox.ErrNotFound); gone != tc.purged {
+			t.Errorf("retention %v: the 3 h old event purged %v (%v), want %v", cfg.Outbox.Retention, gone, err, tc.purged)
+		}
+		_ = node.closeStores()
 	}
 }

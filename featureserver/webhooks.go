@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,22 @@ const (
 	// EnvOutboxLease is how long a node's claim holds a delivery before another
 	// node's reaper may take it back (outbox.Config.LeaseDuration).
 	EnvOutboxLease = "SWITCHBOARD_OUTBOX_LEASE_MS"
+	// EnvOutboxRetention is how long events, deliveries and attempts are kept
+	// (outbox.Config.Retention): a duration such as 72h or 14d; a bare number is
+	// hours.
+	EnvOutboxRetention = "SWITCHBOARD_OUTBOX_RETENTION"
 )
+
+// The range of the outbox's retention: the outbox's least, and a year.
+const (
+	minOutboxRetention = time.Hour
+	maxOutboxRetention = 365 * 24 * time.Hour
+)
+
+// longestProfileRun is how long the longest run of the built-in profiles lasts
+// (sajn's: 76 h 19 min, docs/outbox.md §3): a retention shorter than it purges
+// deliveries that are still retrying.
+const longestProfileRun = 76*time.Hour + 19*time.Minute
 
 var envOutboxLease = intSetting{EnvOutboxLease, 2000, 600_000, "milliseconds"}
 
@@ -44,6 +60,10 @@ type OutboxSettings struct {
 	// reaper looks for them every quarter of it (15 s at most). Attempts are cut at
 	// half of it. Default 2 min (outbox.Config's).
 	LeaseDuration time.Duration
+	// Retention is how long events, deliveries, attempts and the delivery log are
+	// kept: older ones are purged, a delivery still retrying included. Default 7
+	// days (outbox.Config's); 1 h to a year.
+	Retention time.Duration
 }
 
 // loadOutboxSettings reads the outbox settings; bad values are *ConfigError.
@@ -75,7 +95,36 @@ func loadOutboxSettings(get func(string) string) (OutboxSettings, error) {
 	lease, err := envOutboxLease.duration(get(EnvOutboxLease))
 	s.LeaseDuration = lease
 	errs = append(errs, err)
+	if v := get(EnvOutboxRetention); v != "" {
+		d, err := parseRetention(v)
+		if err != nil || d < minOutboxRetention || d > maxOutboxRetention {
+			errs = append(errs, &ConfigError{Name: EnvOutboxRetention, Value: v,
+				Accept: "a duration from 1h to 365d, such as 72h or 14d (a bare number is hours)"})
+		} else {
+			s.Retention = d
+		}
+	}
 	return s, errors.Join(errs...)
+}
+
+// parseRetention reads a retention: a Go duration (72h, 90m), a number of days
+// (14d), or a bare number of hours.
+func parseRetention(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 || n > int64(maxOutboxRetention/time.Hour) {
+			return 0, errors.New("out of range")
+		}
+		return time.Duration(n) * time.Hour, nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n < 0 || n > int64(maxOutboxRetention/(24*time.Hour)) {
+			return 0, errors.New("not a number of days")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(v)
 }
 
 // validDenyHost accepts a host name or a .suffix (or *.suffix) of one.
@@ -98,6 +147,10 @@ func (s OutboxSettings) validate() error {
 	}
 	if s.LeaseDuration != 0 {
 		errs = append(errs, envOutboxLease.checkDuration("Config.Outbox.LeaseDuration", s.LeaseDuration))
+	}
+	if s.Retention < minOutboxRetention || s.Retention > maxOutboxRetention {
+		errs = append(errs, &ConfigError{Name: "Config.Outbox.Retention", Value: s.Retention.String(),
+			Accept: "a duration in [1h, 8760h] (as " + EnvOutboxRetention + ")"})
 	}
 	return errors.Join(errs...)
 }

@@ -18,8 +18,8 @@ type webhooksFlags struct {
 	asJSON     bool
 }
 
-// webhooksCmd is one subcommand: its use, help, argument count and what it does
-// with the API client.
+// webhooksCmd is one subcommand: its use, help, argument count (-1: any) and what
+// it does with the API client.
 type webhooksCmd struct {
 	use, short string
 	args       int
@@ -38,9 +38,10 @@ type webhooksRun struct {
 func newWebhooksCmd(c *cli) *cobra.Command {
 	group := groupCommand("webhooks", "Manage webhook endpoints and read their delivery log through a node's API")
 	group.Long = `Webhooks manages the account's webhook endpoints on a node (switchboard serve) through
-its outbox API (/api/v1/...): list, create and show endpoints, ping them, read their
-delivery log with every attempt, retry or recover deliveries, pause, resume, rotate
-secrets. It authenticates with the account's API token.
+its outbox API (/api/v1/...): list, create, show, update and delete endpoints, ping
+them, publish events, read their delivery log with every attempt, follow it live
+(tail), retry or recover deliveries, pause, resume, rotate secrets, read the audit
+log. It authenticates with the account's API token.
 
 The node is --url (default $` + envAPIURL + `), the token --token (default $` + envAPIToken + `).
 --json prints the API's answer as one JSON object (a failed call prints its RFC 9457
@@ -48,7 +49,7 @@ problem document).
 
 Exit status: 0 done, 1 the API refused or failed (not found, conflict, unavailable, no
 answer), 2 bad usage or bad input (a flag, a rejected field, a bad token): nothing done.`
-	for _, sc := range webhooksCommands() {
+	for _, sc := range append(append(webhooksCommands(), webhooksChangeCommands()...), webhooksTailCommand()) {
 		group.AddCommand(sc.command(c))
 	}
 	return group
@@ -57,6 +58,9 @@ answer), 2 bad usage or bad input (a flag, a rejected field, a bad token): nothi
 func (sc webhooksCmd) command(c *cli) *cobra.Command {
 	f := &webhooksFlags{}
 	cmd := &cobra.Command{Use: sc.use, Short: sc.short, Args: cobra.ExactArgs(sc.args)}
+	if sc.args < 0 {
+		cmd.Args = cobra.ArbitraryArgs
+	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		api, err := newAPIClient(c, f.url, f.token)
 		if err != nil {
@@ -109,6 +113,9 @@ func webhooksCommands() []webhooksCmd {
 	return []webhooksCmd{
 		{use: "list", short: "List the account's endpoints with their health", flags: paged,
 			run: func(w *webhooksRun, _ []string) error {
+				if err := checkLimit(page.Limit); err != nil {
+					return err
+				}
 				return send(w, outboxapi.ListWebhooks(page), func(p outboxapi.WebhookList) error {
 					t := newTable(w.c.stdout, "ID", "STATUS", "FAILURES", "PROFILE", "URL", "EVENTS")
 					for _, ep := range p.Data {
@@ -165,6 +172,9 @@ func webhooksCommands() []webhooksCmd {
 			},
 			run: func(w *webhooksRun, args []string) error {
 				filter := outboxapi.DeliveryFilter{Page: page, Status: status, Type: typ, EventID: eventID}
+				if err := checkLimit(page.Limit); err != nil {
+					return err
+				}
 				return send(w, outboxapi.ListDeliveries(args[0], filter), func(p outboxapi.DeliveryList) error {
 					t := newTable(w.c.stdout, "ID", "STATUS", "ATTEMPTS", "TYPE", "EVENT", "CREATED", "NEXT ATTEMPT")
 					for _, d := range p.Data {
@@ -231,6 +241,15 @@ func webhooksCommands() []webhooksCmd {
 				})
 			}},
 	}
+}
+
+// checkLimit refuses a --limit the API would not take (0 would be its default, not
+// what was asked).
+func checkLimit(n int) error {
+	if n < 1 || n > 500 {
+		return usageError("--limit %d: want 1 to 500", n)
+	}
+	return nil
 }
 
 // parseSince reads an RFC 3339 time, or a duration before now.

@@ -1,6 +1,7 @@
 package outboxapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -238,8 +239,14 @@ func TestDeliveryLogRetryAndRecover(t *testing.T) {
 			t.Fatalf("attempt %d: %v", i+1, m)
 		}
 	}
-	if keys := sortedKeys(attempts[0].(map[string]any)); !slices.Equal(keys, []string{"at", "durationMs", "error", "number", "outcome", "responseBody", "status"}) {
+	if keys := sortedKeys(attempts[0].(map[string]any)); !slices.Equal(keys, []string{"at", "durationMs", "error", "number", "outcome", "requestHeaders", "responseBody", "status"}) {
 		t.Fatalf("attempt keys %v", keys)
+	}
+	if h := attempts[0].(map[string]any)["requestHeaders"].(map[string]any); h["Webhook-Id"] != "inv-1" || h["Content-Type"] != "application/json" {
+		t.Fatalf("the first attempt's request headers %v", h)
+	}
+	if p, _ := json.Marshal(d["payload"]); string(p) != `{"n":1}` {
+		t.Fatalf("payload %s, want the event's data", p)
 	}
 	if dup := e.must(http.StatusOK, "POST", "/api/v1/events", "token-a", map[string]any{"id": "inv-1", "type": "invoice.paid", "data": map[string]any{"n": 1}}); dup["duplicate"] != true {
 		t.Fatalf("republish %v", dup)

@@ -79,7 +79,16 @@ func (s *server) registerDeliveries() {
 			if err != nil {
 				return nil, err
 			}
-			return &deliveryDetailOutput{Body: deliveryDetailJSON(d, as)}, nil
+			out := &deliveryDetailOutput{Body: deliveryDetailJSON(d, as)}
+			// The payload is the event's: purged with it, after the retention window.
+			ev, err := s.ob.GetEvent(ctx, principal(ctx).Account, d.EventID)
+			switch {
+			case err == nil:
+				out.Body.Payload = ev.Data
+			case !errors.Is(err, outbox.ErrNotFound):
+				return nil, s.problem(err, "delivery")
+			}
+			return out, nil
 		})
 
 	huma.Register(s.api, s.operation("retry-webhook-delivery", http.MethodPost, "/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry",

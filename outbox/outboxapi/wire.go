@@ -3,6 +3,8 @@ package outboxapi
 import (
 	"encoding/json"
 	"math"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
@@ -57,6 +59,7 @@ type WebhookDeliveryDetail struct {
 	Attempts      []WebhookAttempt `json:"attempts"`
 	NextAttemptAt *time.Time       `json:"nextAttemptAt"`
 	CreatedAt     time.Time        `json:"createdAt"`
+	Payload       json.RawMessage  `json:"payload" doc:"The event's data, as published; null once the event is past the retention window"`
 }
 
 // WebhookAttempt is the record of one attempt.
@@ -68,6 +71,8 @@ type WebhookAttempt struct {
 	Outcome      string    `json:"outcome" doc:"success, gone, throttled, http_4xx, http_5xx, redirect, timeout, network, egress_refused, endpoint_paused, lease_expired"`
 	Error        *string   `json:"error"`
 	ResponseBody *string   `json:"responseBody" doc:"The stored response: at most 64 KiB; a body that is not JSON cut to 1,000 characters"`
+	// RequestHeaders are the headers the attempt sent, one value per name.
+	RequestHeaders map[string]string `json:"requestHeaders" doc:"The headers the attempt sent (several values of one name joined with \", \"), credentials masked (Authorization: Basic ****); empty when nothing was sent"`
 }
 
 // WebhookEvent is a published event.
@@ -188,7 +193,7 @@ func deliveryDetailJSON(d outbox.Delivery, as []outbox.Attempt) WebhookDeliveryD
 	for _, a := range as {
 		out.Attempts = append(out.Attempts, WebhookAttempt{Number: a.Number, At: a.At.UTC(),
 			DurationMs: math.Round(float64(a.Duration.Microseconds())) / 1000, Status: a.Status, Outcome: string(a.Class),
-			Error: text(a.Error), ResponseBody: text(a.Response)})
+			Error: text(a.Error), ResponseBody: text(a.Response), RequestHeaders: headersJSON(a.RequestHeaders)})
 	}
 	return out
 }
@@ -228,4 +233,13 @@ func text(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// headersJSON is a recorded attempt's headers, one line per name: never null.
+func headersJSON(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for name, vs := range h {
+		out[http.CanonicalHeaderKey(name)] = strings.Join(vs, ", ")
+	}
+	return out
 }

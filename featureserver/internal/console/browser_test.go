@@ -391,5 +391,135 @@ func TestConsoleInABrowser(t *testing.T) {
 		if err := e.node.Do("GET", "/api/v1/webhooks/"+ep, e.a.APIToken, nil, &got); err != nil || got.Status != "ACTIVE" {
 			t.Errorf("after the forged POST the endpoint is %q (%v), want ACTIVE", got.Status, err)
 		}
+		e.mu.Lock()
+		e.problems = nil // the 403 document is logged as a failed resource
+		e.mu.Unlock()
+	})
+	t.Run("a delivery's page shows its payload and each attempt's request headers", func(t *testing.T) {
+		e.t = t
+		_, ep, id := e.delivery(func(n int) (int, string) {
+			if n == 0 {
+				return 500, "{}"
+			}
+			return 204, ""
+		}, "SUCCEEDED")
+		e.signIn(e.a)
+		e.open("/console/endpoints/" + ep + "/deliveries/" + id)
+		if got := e.text("#payload"); got != "{\n  \"n\": 1\n}" {
+			t.Fatalf("payload shown as %q, want the event's data indented", got)
+		}
+		var d struct {
+			EventID string `json:"eventId"`
+		}
+		if err := e.node.Do("GET", "/api/v1/webhooks/"+ep+"/deliveries/"+id, e.a.APIToken, nil, &d); err != nil {
+			t.Fatal(err)
+		}
+		e.do(chromedp.Click(chromedp.CSS("#headers-2 summary")), chromedp.WaitVisible(chromedp.CSS("#headers-2 table")))
+		headers := e.text("#headers-2 table")
+		for _, want := range []string{"Webhook-Id" + d.EventID, "Content-Typeapplication/json", "Webhook-Signaturev1,"} {
+			if !strings.Contains(headers, want) {
+				t.Errorf("attempt 2's headers %q lack %q", headers, want)
+			}
+		}
+		if e.count("#headers-1") != 1 {
+			t.Errorf("attempt 1 shows no headers")
+		}
+		e.noProblems()
+	})
+
+	t.Run("applications are listed, created, edited and deleted from their pages", func(t *testing.T) {
+		e.t = t
+		e.signIn(e.a)
+		e.open("/console/applications")
+		e.do(chromedp.SendKeys(chromedp.CSS("#create-application [name=name]"), "IVR"),
+			chromedp.SendKeys(chromedp.CSS("#create-application [name=callHook]"), "https://app.example.com/call#rc=2"),
+			chromedp.SendKeys(chromedp.CSS("#create-application [name=callUser]"), "ivr"),
+			chromedp.SendKeys(chromedp.CSS("#create-application [name=callPassword]"), "s3cret"),
+			chromedp.Click(chromedp.CSS("#create-application button")), chromedp.WaitVisible(chromedp.CSS("#edit-application")))
+		if got := e.text("#call-hook"); !strings.Contains(got, "https://app.example.com/call#rc=2") || !strings.Contains(got, "Basic auth ivr") || strings.Contains(got, "s3cret") {
+			t.Fatalf("call hook shown as %q", got)
+		}
+		sid := e.text("#app-sid")
+		// Changing a hook with Basic auth needs its password again: refused, nothing changed.
+		e.do(chromedp.SetValue(chromedp.CSS("#edit-application [name=callHook]"), "https://app.example.com/v2"),
+			chromedp.Click(chromedp.CSS("#edit-application button")), chromedp.WaitVisible(chromedp.CSS("#error")))
+		if got := e.text("#error"); !strings.Contains(got, "password") {
+			t.Fatalf("error %q", got)
+		}
+		var app struct {
+			Name     string `json:"name"`
+			CallHook struct {
+				URL, Username, Password string
+			} `json:"call_hook"`
+		}
+		if err := e.node.Do("GET", "/v1/Accounts/"+e.a.AccountSid+"/Applications/"+sid, e.a.APIToken, nil, &app); err != nil ||
+			app.CallHook.URL != "https://app.example.com/call#rc=2" {
+			t.Fatalf("after a refused edit: %+v %v", app, err)
+		}
+		// Renaming keeps the hook and its password.
+		e.open("/console/applications/" + sid)
+		e.do(chromedp.SetValue(chromedp.CSS("#edit-application [name=name]"), "IVR 2"),
+			chromedp.Click(chromedp.CSS("#edit-application button")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+		if err := e.node.Do("GET", "/v1/Accounts/"+e.a.AccountSid+"/Applications/"+sid, e.a.APIToken, nil, &app); err != nil ||
+			app.Name != "IVR 2" || app.CallHook.Username != "ivr" || app.CallHook.Password == "" {
+			t.Fatalf("after renaming: %+v %v", app, err)
+		}
+		e.open("/console/applications")
+		if got := e.text("#app-" + sid); !strings.Contains(got, "IVR 2") {
+			t.Fatalf("the list shows %q", got)
+		}
+		e.open("/console/applications/" + sid)
+		e.do(chromedp.Click(chromedp.CSS("#delete-application button")), chromedp.WaitVisible(chromedp.CSS("#applications")))
+		if e.count("#app-"+sid) != 0 {
+			t.Fatal("the deleted application is still listed")
+		}
+		e.signIn(e.b)
+		if code := e.open("/console/applications/" + sid); code != http.StatusNotFound {
+			t.Errorf("account B opened a deleted application of A: %d", code)
+		}
+		e.mu.Lock()
+		e.problems = nil // the 404 document is logged as a failed resource
+		e.mu.Unlock()
+	})
+
+	t.Run("the alerts page lists the account's alerts, newest first, by type", func(t *testing.T) {
+		e.t = t
+		bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"not":"verbs"}`)
+		}))
+		t.Cleanup(bad.Close)
+		var created struct {
+			CallSid string `json:"call_sid"`
+		}
+		if err := e.node.Do("POST", "/v1/Accounts/"+e.a.AccountSid+"/Calls", e.a.APIToken, map[string]any{
+			"from": "+15550001", "to": "+15550002", "call_hook": map[string]any{"url": bad.URL + "/call"}}, &created); err != nil {
+			t.Fatal(err)
+		}
+		err := consoletest.Poll(wait, "the alert", func() (bool, error) {
+			var alerts []struct {
+				CallSid string `json:"call_sid"`
+			}
+			err := e.node.Do("GET", "/v1/Accounts/"+e.a.AccountSid+"/Alerts", e.a.APIToken, nil, &alerts)
+			return len(alerts) > 0 && alerts[len(alerts)-1].CallSid == created.CallSid, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.signIn(e.a)
+		e.open("/console/alerts")
+		if got := e.text("#alerts tr.alert"); !strings.Contains(got, "invalid-app-payload") || !strings.Contains(got, created.CallSid) {
+			t.Fatalf("the newest alert row %q", got)
+		}
+		e.open("/console/alerts?type=webhook-failure")
+		if e.count("#alerts tr.alert") != 0 {
+			t.Fatal("the type filter let another type through")
+		}
+		e.signIn(e.b)
+		e.open("/console/alerts")
+		if e.count("#alerts tr.alert") != 0 {
+			t.Fatal("account B sees account A's alerts")
+		}
+		e.noProblems()
 	})
 }

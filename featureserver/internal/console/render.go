@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -50,10 +51,11 @@ func (c *Console) parseTemplates() error {
 			}
 			return *s
 		},
-		"join":  strings.Join,
-		"ms":    func(f float64) string { return fmt.Sprintf("%.1f ms", f) },
-		"esc":   esc,
-		"lower": strings.ToLower,
+		"join":   strings.Join,
+		"pretty": prettyJSON,
+		"ms":     func(f float64) string { return fmt.Sprintf("%.1f ms", f) },
+		"esc":    esc,
+		"lower":  strings.ToLower,
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
@@ -151,18 +153,30 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 // notices are the fixed messages a redirect after a successful action may name
 // (?done=...): the page never echoes text from its URL.
 var notices = map[string]string{
-	"created":   "Endpoint created.",
-	"updated":   "Endpoint updated.",
-	"paused":    "Endpoint paused.",
-	"resumed":   "Endpoint resumed.",
-	"pinged":    "Ping sent.",
-	"removed":   "Endpoint removed.",
-	"retried":   "Delivery queued again.",
-	"recovered": "Failed deliveries queued again.",
-	"hangup":    "Hanging up the call.",
-	"redirect":  "Redirecting the call.",
-	"signedout": "Signed out.",
-	"expired":   "Your session ended: sign in again.",
+	"created":     "Endpoint created.",
+	"updated":     "Endpoint updated.",
+	"paused":      "Endpoint paused.",
+	"resumed":     "Endpoint resumed.",
+	"pinged":      "Ping sent.",
+	"removed":     "Endpoint removed.",
+	"retried":     "Delivery queued again.",
+	"recovered":   "Failed deliveries queued again.",
+	"hangup":      "Hanging up the call.",
+	"redirect":    "Redirecting the call.",
+	"signedout":   "Signed out.",
+	"app-created": "Application created.",
+	"app-updated": "Application updated.",
+	"app-deleted": "Application deleted.",
+	"expired":     "Your session ended: sign in again.",
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
+
+// prettyJSON indents a JSON document for reading; what is not JSON is shown as it is.
+func prettyJSON(raw []byte) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return out.String()
+}
