@@ -3,7 +3,6 @@ package outboxdriver
 import (
 	"encoding/json"
 	"time"
-
 )
 
 // Event is something that happened, published once and delivered to every matching
