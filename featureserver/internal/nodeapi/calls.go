@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -153,7 +154,7 @@ func (a *API) registerCalls(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		sid, err := a.calls.Start(req)
+		sid, err := a.calls.Start(ctx, req)
 		switch {
 		case errors.Is(err, calls.ErrDraining):
 			return nil, huma.Error503ServiceUnavailable("the node is shutting down")
@@ -305,9 +306,13 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 			}
 			return req, a.internal(err)
 		}
-		req.CallHook, req.CallStatusHook = app.CallHook, app.CallStatusHook
+		hook, err := calls.ParseHook(app.CallHook)
+		if err != nil { // checked when the application was stored
+			return req, a.internal(fmt.Errorf("application %s: %w", app.Sid, err))
+		}
+		req.CallHook, req.CallStatusHook = hook, app.CallStatusHook
 	case b.CallHook != nil:
-		hook, err := b.CallHook.spec("call_hook", true)
+		hook, err := b.CallHook.hook("call_hook", true)
 		if err != nil {
 			return req, err
 		}
