@@ -177,6 +177,8 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		return nil, err
 	}
 	mux.Handle(console.Prefix, con)
+	// A browser pointed at the node lands on the console, not on a 404.
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok", "") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
@@ -302,7 +304,8 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	}
 	defer stopLease()
 	n.ready.Store(true)
-	n.log.Info().Str("listen", ln.Addr().String()).Str("node", n.cfg.Cluster.NodeID).Str("database", dburl.Redact(n.cfg.DatabaseURL)).Msg("switchboard node listening")
+	n.log.Info().Str("listen", ln.Addr().String()).Str("console", "http://"+ln.Addr().String()+console.Prefix).
+		Str("node", n.cfg.Cluster.NodeID).Str("database", dburl.Redact(n.cfg.DatabaseURL)).Msg("switchboard node listening")
 	if onListening != nil {
 		onListening(ln.Addr())
 	}
