@@ -69,8 +69,9 @@ type Config struct {
 	// calls finish before it ends them. Default 30 s. A negative value ends them at
 	// once: what SWITCHBOARD_DRAIN_TIMEOUT_MS=0 sets.
 	DrainTimeout time.Duration
-	// EgressAllow lists CIDRs and host names that hooks may reach even when the
-	// call-control egress rules would refuse them (loopback, link-local). Default none.
+	// EgressAllow lists CIDRs and host names that hooks (call-control URLs) may reach
+	// even when the call-control egress rules would refuse them (loopback,
+	// link-local). Webhook endpoints have their own, Outbox.EgressAllow. Default none.
 	EgressAllow EgressAllowList
 	// AdminToken, when set, may create accounts through the API. Secret. Default
 	// none: account creation through the API is disabled.
@@ -158,16 +159,7 @@ func (c Config) validate() error {
 	if c.AdminToken != "" && len(c.AdminToken) < minTokenLength {
 		errs = append(errs, &ConfigError{Name: "Config.AdminToken", Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters", minTokenLength)})
 	}
-	for _, h := range c.EgressAllow.Hosts {
-		if !validHostName(h) {
-			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Hosts", Value: h, Accept: "host names"})
-		}
-	}
-	for _, p := range c.EgressAllow.Prefixes {
-		if !p.IsValid() {
-			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
-		}
-	}
+	errs = append(errs, c.EgressAllow.validate("Config.EgressAllow"))
 	errs = append(errs, c.CallControl.validate(), c.Outbox.validate(), c.Cluster.validate("Config.Cluster.NodeID", "Config.Cluster.NodeURL"))
 	return errors.Join(errs...)
 }
@@ -176,6 +168,22 @@ func (c Config) validate() error {
 type EgressAllowList struct {
 	Prefixes []netip.Prefix
 	Hosts    []string
+}
+
+// validate reports the bad entries of a list built in Go, field naming it.
+func (l EgressAllowList) validate(field string) error {
+	var errs []error
+	for _, h := range l.Hosts {
+		if !validHostName(h) {
+			errs = append(errs, &ConfigError{Name: field + ".Hosts", Value: h, Accept: "host names"})
+		}
+	}
+	for _, p := range l.Prefixes {
+		if !p.IsValid() {
+			errs = append(errs, &ConfigError{Name: field + ".Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // String renders the list as it is written in the variable.
@@ -250,7 +258,7 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	n, err = envRetention.parse(get(EnvRetention))
 	c.CallRetention = time.Duration(n) * time.Hour
 	errs = append(errs, err)
-	c.EgressAllow, err = parseEgressAllow(get(EnvEgressAllow))
+	c.EgressAllow, err = parseEgressAllow(EnvEgressAllow, get(EnvEgressAllow))
 	errs = append(errs, err)
 	c.Outbox, err = loadOutboxSettings(get)
 	errs = append(errs, err)
@@ -270,7 +278,8 @@ func checkListen(v string) *ConfigError {
 	return nil
 }
 
-func parseEgressAllow(v string) (EgressAllowList, error) {
+// parseEgressAllow parses an allow-list variable, name, of value v.
+func parseEgressAllow(name, v string) (EgressAllowList, error) {
 	var l EgressAllowList
 	for _, item := range strings.Split(v, ",") {
 		item = strings.TrimSpace(item)
@@ -286,7 +295,7 @@ func parseEgressAllow(v string) (EgressAllowList, error) {
 			continue
 		}
 		if !validHostName(item) {
-			return EgressAllowList{}, &ConfigError{Name: EnvEgressAllow, Value: v,
+			return EgressAllowList{}, &ConfigError{Name: name, Value: v,
 				Accept: fmt.Sprintf("a comma-separated list of CIDRs, IP addresses and host names (%q is none of these)", item)}
 		}
 		l.Hosts = append(l.Hosts, strings.ToLower(item))
@@ -355,6 +364,7 @@ func (c Config) Printable() [][2]string {
 		{EnvLogLevel, c.LogLevel.String()},
 		{EnvDrainTimeout, ms(c.DrainTimeout)},
 		{EnvEgressAllow, c.EgressAllow.String()},
+		{EnvOutboxEgressAllow, c.Outbox.EgressAllow.String()},
 		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},

@@ -43,6 +43,7 @@ type Node struct {
 	server           *http.Server
 	ready            atomic.Bool
 	version          string
+	resolver         transport.Resolver // nil: the system's (nodeHooks.resolver)
 }
 
 // NodeOptions are what a node needs besides its Config. Zero values take the
@@ -80,6 +81,9 @@ type nodeHooks struct {
 	// probeTimeout, when set, replaces the SQLite write probe's timeout (2 s), which
 	// a test on a loaded machine must not race.
 	probeTimeout time.Duration
+	// resolver, when set, resolves the host names of the outbox's deliveries (a
+	// test's names that resolve where it says).
+	resolver transport.Resolver
 }
 
 // The console's sessions end after consoleSessionIdle unused or consoleSessionLifetime
@@ -103,7 +107,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace}
+	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace, resolver: hooks.resolver}
 	if hooks.shutdownGrace > 0 {
 		n.shutdownGrace = hooks.shutdownGrace
 	}
@@ -158,9 +162,9 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	rules := callControlRules(cfg)
+	noticeRules := webhookRules(cfg)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
-		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
+		CheckNoticeURL: noticeRules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
 		Node: cfg.Cluster.NodeID,
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
 			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
@@ -205,9 +209,11 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 }
 
 // openOutbox opens the outbox on the node's database, with the status hooks
-// wired in (package statushooks). Status hooks are application hooks, so the outbox
-// dials with the call-control egress rules (private addresses allowed, the node's
-// allow-list applied), not the public-only default.
+// wired in (package statushooks). Who set a URL decides its rules: the status hook
+// endpoints the node manages carry application URLs, dialed with the call-control
+// egress rules (private addresses allowed, EnvEgressAllow applied); every other
+// endpoint (an account's own, its notice URL) is dialed public-only
+// (EnvOutboxEgressAllow applied), every address checked at every dial.
 func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, outbox.Attempt)) error {
 	st, closeStore, watch, err := n.db.outboxStore(ctx, n.log)
 	if err != nil {
@@ -215,10 +221,12 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	}
 	// Closed by closeStores, in its order (after the node's store on SQLite).
 	n.closeOutboxStore = closeStore
-	rules := callControlRules(n.cfg)
+	hookRules, rules := callControlRules(n.cfg), webhookRules(n.cfg)
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
-	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
+	opts := transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16, Resolver: n.resolver}
+	hookClient := transport.NewHTTPClient(hookRules, opts)
+	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
 		Notify:    n.notices.Notify,
@@ -235,7 +243,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 			}
 		},
 	}, statushooks.Options{
-		Store: n.store, Logger: n.log,
+		Store: n.store, Logger: n.log, HookClient: hookClient,
 		OnAlert: func(a nodestore.Alert) { n.metrics.AlertRaised(a.Type) },
 	})
 	if err != nil {
@@ -251,11 +259,26 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	return nil
 }
 
-// callControlRules are the call-control egress rules plus the node's allow-list.
+// callControlRules are the call-control egress rules plus the node's allow-list
+// (docs/call-control.md §5): application URLs, which self-hosted apps put on
+// private networks.
 func callControlRules(cfg Config) transport.EgressRules {
 	rules := transport.CallControlRules(false)
+	rules.Name, rules.AllowSetting = "call-control rules", EnvEgressAllow
 	rules.AllowPrefixes = cfg.EgressAllow.Prefixes
 	rules.AllowHosts = cfg.EgressAllow.Hosts
+	rules.DenyHosts = cfg.Outbox.EgressDeny
+	return rules
+}
+
+// webhookRules are the rules of the URLs an account sets for the outbox to reach
+// (webhook endpoints, notice URLs): public addresses only, plus the outbox's own
+// allow-list (docs/outbox.md §6), checked at create, at update and at every dial.
+func webhookRules(cfg Config) transport.EgressRules {
+	rules := transport.PublicOnly()
+	rules.Name, rules.AllowSetting = "public-only rules of webhook endpoints", EnvOutboxEgressAllow
+	rules.AllowPrefixes = cfg.Outbox.EgressAllow.Prefixes
+	rules.AllowHosts = cfg.Outbox.EgressAllow.Hosts
 	rules.DenyHosts = cfg.Outbox.EgressDeny
 	return rules
 }

@@ -83,7 +83,7 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 	req.Header = out.header
 
 	start := time.Now()
-	resp, err := o.cfg.HTTPClient.Do(req)
+	resp, err := o.client(job.Endpoint).Do(req)
 	if err != nil {
 		a.Duration = time.Since(start)
 		if ctx.Err() != nil {
