@@ -78,9 +78,13 @@ type nodeHooks struct {
 	observe func(outbox.Delivery, outbox.Attempt)
 	// shutdownGrace, when set, replaces shutdownGrace.
 	shutdownGrace time.Duration
-	// probeTimeout, when set, replaces the SQLite write probe's timeout (2 s), which
-	// a test on a loaded machine must not race.
+	// probeTimeout, when set, replaces the write probe's timeout (2 s), which a test
+	// on a loaded machine must not race.
 	probeTimeout time.Duration
+	// probeInterval, when set, replaces the write probe's interval (probeInterval).
+	probeInterval time.Duration
+	// probed, when set, is told each write probe's outcome once it is recorded.
+	probed func(error)
 	// resolver, when set, resolves the host names of the outbox's deliveries (a
 	// test's names that resolve where it says).
 	resolver transport.Resolver
@@ -114,16 +118,18 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
-	if n.db.health != nil {
-		n.db.health.log = opts.Logger
-		if hooks.probeTimeout > 0 {
-			n.db.health.probeTimeout = hooks.probeTimeout
-		}
-	}
 	opened, err := n.db.nodeStore(ctx)
 	if err != nil {
 		n.closeStores()
 		return nil, err
+	}
+	h := n.db.health
+	h.log, h.probed = opts.Logger, hooks.probed
+	if hooks.probeTimeout > 0 {
+		h.probeTimeout = hooks.probeTimeout
+	}
+	if hooks.probeInterval > 0 {
+		h.interval = hooks.probeInterval
 	}
 	n.store = withStaleTokens(opened)
 	if hooks.wrapStore != nil {
@@ -182,21 +188,20 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	mux.Handle(console.Prefix, con)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok", "") })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok") })
+	// /readyz answers from what the periodic probe and the node's writes found: an
+	// anonymous caller makes the node write nothing, and learns no path nor driver
+	// error (the log has them).
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !n.ready.Load() {
-			writeHealth(w, false, "draining", "")
+			writeHealth(w, false, "draining")
 			return
 		}
-		if err := store.Ping(r.Context()); err != nil {
-			writeHealth(w, false, "database unavailable", err.Error())
+		if err := n.db.ready(); err != nil {
+			writeHealth(w, false, PublicNotWritable)
 			return
 		}
-		if err := n.db.problem(r.Context()); err != nil {
-			writeHealth(w, false, "database unavailable", err.Error())
-			return
-		}
-		writeHealth(w, true, "ready", "")
+		writeHealth(w, true, "ready")
 	})
 	n.server = &http.Server{
 		Handler:           nodeapi.Handler(mux, opts.Logger),
@@ -283,17 +288,14 @@ func webhookRules(cfg Config) transport.EgressRules {
 	return rules
 }
 
-// writeHealth answers a health check: {"status": ...} with, when set, the reason.
-func writeHealth(w http.ResponseWriter, ok bool, status, reason string) {
+// writeHealth answers a health check: {"status": ...}.
+func writeHealth(w http.ResponseWriter, ok bool, status string) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	body := map[string]string{"status": status}
-	if reason != "" {
-		body["reason"] = reason
-	}
-	_ = json.NewEncoder(w).Encode(body)
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": status})
 }
 
 // Run serves the node on cfg.Listen and starts delivering status notifications; it
@@ -324,6 +326,10 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 		return err
 	}
 	defer stopLease()
+	probeCtx, stopProbing := context.WithCancel(context.Background())
+	probing := make(chan struct{})
+	go func() { defer close(probing); n.db.health.run(probeCtx) }()
+	stopProbe := func() { stopProbing(); <-probing } // before the stores close
 	n.ready.Store(true)
 	n.log.Info().Str("listen", ln.Addr().String()).Str("node", n.cfg.Cluster.NodeID).Str("database", dburl.Redact(n.cfg.DatabaseURL)).Msg("switchboard node listening")
 	if onListening != nil {
@@ -338,6 +344,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	select {
 	case err := <-serveErr:
 		stopRetain()
+		stopProbe()
 		stopLease() // before the stores close: its give-up writes to them
 		_ = n.outbox.Close(context.Background())
 		n.closeStores()
@@ -373,6 +380,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 		err = e
 	}
 	stopRetain()
+	stopProbe()
 	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}
