@@ -67,5 +67,5 @@ func freeBytes(path string) (uint64, error) {
 	if err := syscall.Statfs(path, &st); err != nil {
 		return 0, err
 	}
-	return uint64(st.Bavail) * uint64(st.Bsize), nil //nolint:unconvert // field types vary by platform
+	return uint64(st.Bavail) * uint64(st.Bsize), nil // the fields' types vary by platform
 }
