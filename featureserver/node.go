@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/authlimit"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/console"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/metrics"
@@ -44,6 +45,7 @@ type Node struct {
 	ready            atomic.Bool
 	version          string
 	resolver         transport.Resolver // nil: the system's (nodeHooks.resolver)
+	limiter          *authlimit.Limiter // failed authentication, per client and account
 }
 
 // NodeOptions are what a node needs besides its Config. Zero values take the
@@ -111,7 +113,8 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace, resolver: hooks.resolver}
+	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace, resolver: hooks.resolver,
+		limiter: authlimit.New(authlimit.Options{})}
 	if hooks.shutdownGrace > 0 {
 		n.shutdownGrace = hooks.shutdownGrace
 	}
@@ -169,7 +172,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	mux := http.NewServeMux()
 	noticeRules := webhookRules(cfg)
-	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
+	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken, Limiter: n.limiter,
 		CheckNoticeURL: noticeRules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
 		Node: cfg.Cluster.NodeID,
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
@@ -204,7 +207,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		writeHealth(w, true, "ready")
 	})
 	n.server = &http.Server{
-		Handler:           nodeapi.Handler(mux, opts.Logger),
+		Handler:           n.withClient(nodeapi.Handler(mux, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -262,6 +265,17 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 		n.metrics.WatchQueue(watch.depth)
 	}
 	return nil
+}
+
+// withClient passes each request on with its client's address in its context
+// (authlimit.WithClient), which the limits on failed authentication count by: the
+// connection's peer, or behind SWITCHBOARD_TRUSTED_PROXIES the client they name.
+// The console's in-process requests to the API inherit it.
+func (n *Node) withClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr := authlimit.ClientAddr(r, n.cfg.TrustedProxies)
+		next.ServeHTTP(w, r.WithContext(authlimit.WithClient(r.Context(), addr)))
+	})
 }
 
 // callControlRules are the call-control egress rules plus the node's allow-list

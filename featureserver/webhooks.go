@@ -125,13 +125,18 @@ func (n *Node) registerWebhookAPI(api huma.API) error {
 	err := outboxapi.Register(api, outboxapi.Config{
 		Outbox: n.outbox, Egress: &rules, Logger: n.log, Clock: retry.SystemClock{},
 		Authenticate: func(ctx context.Context, token string) (outboxapi.Principal, error) {
+			if wait, ok := n.limiter.Check(ctx, ""); !ok {
+				return outboxapi.Principal{}, nodeapi.TooManyFailures(wait)
+			}
 			acct, err := n.store.AccountByToken(ctx, nodestore.HashToken(token))
 			if errors.Is(err, nodestore.ErrNotFound) {
+				n.limiter.Failed(ctx, "")
 				return outboxapi.Principal{}, outboxapi.ErrUnauthenticated
 			}
 			if err != nil {
 				return outboxapi.Principal{}, err
 			}
+			n.limiter.Succeeded(ctx, acct.Sid)
 			return outboxapi.Principal{Account: acct.Sid, Actor: tokenID(token)}, nil
 		},
 		// The console's sessions act for their account in-process (nodeapi.Caller).
