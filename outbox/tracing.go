@@ -105,7 +105,7 @@ func endAttempt(span trace.Span, r decide.Result) {
 		span.SetStatus(codes.Error, r.Fault.Error())
 	default:
 		a := r.Attempt
-		class := outcomeClass(a.Class)
+		class := a.Class
 		if a.Status != 0 {
 			span.SetAttributes(semconv.HTTPResponseStatusCode(a.Status))
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // Times are stored as Unix microseconds, the precision PostgreSQL keeps too.
@@ -148,7 +147,7 @@ func scanAttempt(rows sqlrows.Row) (outboxdriver.Attempt, error) {
 	}
 	a.At, a.ScheduledAt = fromMicros(at), fromMicros(scheduled)
 	a.Duration = time.Duration(durUS) * time.Microsecond
-	a.Class = retry.Class(class)
+	a.Class = outboxdriver.Class(class)
 	var err error
 	a.RequestHeaders, err = outboxdriver.DecodeHeaders(headers)
 	return a, err

@@ -24,15 +24,15 @@ const (
 	attrReason      = attribute.Key("call.reason")
 )
 
-// startSpan starts the span of call sid, a child of req.Trace, on ctx (the call's
-// context, which its hooks and status notifications inherit). Without a tracer it
-// returns ctx and a nil span.
-func (m *Manager) startSpan(ctx context.Context, req Request, sid string) (context.Context, trace.Span) {
+// startSpan starts the span of call sid, a child of parent (the span that asked for
+// the call: the API request's), on ctx (the call's context, which its hooks and
+// status notifications inherit). Without a tracer it returns ctx and a nil span.
+func (m *Manager) startSpan(ctx context.Context, parent trace.SpanContext, req Request, sid string) (context.Context, trace.Span) {
 	if m.tracer == nil {
 		return ctx, nil
 	}
-	if req.Trace.IsValid() {
-		ctx = trace.ContextWithSpanContext(ctx, req.Trace)
+	if parent.IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, parent)
 	}
 	return m.tracer.Start(ctx, "call", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attrCallSid.String(sid), attrAccount.String(req.Account.Sid), attrApplication.String(req.ApplicationSid),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
@@ -154,15 +154,16 @@ func (a *API) registerCalls(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		sid, err := a.calls.Start(req)
+		sid, err := a.calls.Start(ctx, req)
 		switch {
 		case errors.Is(err, calls.ErrDraining):
 			return nil, huma.Error503ServiceUnavailable("the node is shutting down")
 		case errors.Is(err, calls.ErrTooManyCalls):
 			return nil, huma.Error503ServiceUnavailable("too many active calls")
 		case errors.Is(err, calls.ErrUnwritable):
-			// The reason (the file deleted, read-only, full) is the operator's to fix.
-			return nil, huma.Error503ServiceUnavailable(err.Error())
+			// The reason (the file deleted, read-only, full) is the operator's to fix,
+			// in the node's log: the answer shows no path nor driver error.
+			return nil, huma.Error503ServiceUnavailable(calls.ErrUnwritable.Error())
 		case err != nil:
 			return nil, a.internal(err)
 		}
@@ -293,8 +294,7 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 		return calls.Request{}, huma.Error422UnprocessableEntity("invalid to", &huma.ErrorDetail{
 			Location: "body.to." + field, Message: "required for a target of type " + b.To.Type})
 	}
-	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: to, Tag: b.Tag,
-		Trace: trace.SpanContextFromContext(ctx)}
+	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: to, Tag: b.Tag}
 	switch {
 	case b.ApplicationSid != "" && b.CallHook != nil:
 		return req, huma.Error422UnprocessableEntity("give application_sid or call_hook, not both")
@@ -307,9 +307,13 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 			}
 			return req, a.internal(err)
 		}
-		req.CallHook, req.CallStatusHook = app.CallHook, app.CallStatusHook
+		hook, err := calls.ParseHook(app.CallHook)
+		if err != nil { // checked when the application was stored
+			return req, a.internal(fmt.Errorf("application %s: %w", app.Sid, err))
+		}
+		req.CallHook, req.CallStatusHook = hook, app.CallStatusHook
 	case b.CallHook != nil:
-		hook, err := b.CallHook.spec("call_hook", true)
+		hook, err := b.CallHook.hook("call_hook", true)
 		if err != nil {
 			return req, err
 		}
