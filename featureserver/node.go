@@ -189,7 +189,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	noticeRules := webhookRules(cfg)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken, Limiter: n.limiter,
 		CheckNoticeURL: noticeRules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
-		Node: cfg.Cluster.NodeID,
+		Node: cfg.Cluster.NodeID, CheckEndpoints: n.checkEndpoints,
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
 			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
 		}}); err != nil {
@@ -198,7 +198,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	// The web console calls the same API in-process (docs/architecture.md).
 	// Its in-process requests are not logged again: the console request itself is.
-	con, err := console.New(console.Options{API: nodeapi.Handler(mux, zerolog.Nop()), Sessions: store,
+	con, err := console.New(console.Options{API: nodeapi.Handler(mux, zerolog.Nop()), Sessions: store, Portal: store,
 		SessionIdle: consoleSessionIdle, SessionLifetime: consoleSessionLifetime, Clock: clock, Logger: opts.Logger})
 	if err != nil {
 		n.closeStores()
@@ -470,4 +470,20 @@ func (n *Node) tracerProvider() trace.TracerProvider {
 		return nil
 	}
 	return n.tracing
+}
+
+// checkEndpoints reports the first of ids that is not an endpoint of account (a
+// magic link is confined to endpoints that exist), with ErrNotFound; -1 with any
+// other error.
+func (n *Node) checkEndpoints(ctx context.Context, account string, ids []string) (int, error) {
+	for i, id := range ids {
+		ep, err := n.outbox.GetEndpoint(ctx, account, id)
+		if errors.Is(err, outbox.ErrNotFound) || err == nil && ep.RemovedAt != nil {
+			return i, outbox.ErrNotFound
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
+	return -1, nil
 }

@@ -205,6 +205,11 @@ func (n *Node) registerWebhookAPI(api huma.API) error {
 			if err != nil {
 				return outboxapi.Principal{}, true, err
 			}
+			if c.Portal != nil {
+				// A consumer portal's session: the audit log names the link that opened it.
+				return outboxapi.Principal{Account: acct.Sid, Actor: "portal:" + c.Portal.LinkID, Consumer: true,
+					Endpoints: c.Portal.Endpoints}, true, nil
+			}
 			actor := "session"
 			if c.TokenHash != "" {
 				actor = "tok_" + c.TokenHash[:16] // as tokenID names the token

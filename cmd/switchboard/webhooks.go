@@ -49,7 +49,7 @@ problem document).
 
 Exit status: 0 done, 1 the API refused or failed (not found, conflict, unavailable, no
 answer), 2 bad usage or bad input (a flag, a rejected field, a bad token): nothing done.`
-	for _, sc := range append(append(webhooksCommands(), webhooksChangeCommands()...), webhooksTailCommand()) {
+	for _, sc := range append(append(webhooksCommands(), webhooksChangeCommands()...), webhooksTailCommand(), webhooksPortalCommand()) {
 		group.AddCommand(sc.command(c))
 	}
 	return group

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -21,6 +22,14 @@ type Principal struct {
 	Account string
 	// Actor names the token in the audit log (its id, never the token itself).
 	Actor string
+	// Consumer marks a consumer portal's caller (docs/outbox.md §9): it manages
+	// endpoints and their deliveries and reads nothing else of the account: events
+	// and the audit log answer 403.
+	Consumer bool
+	// Endpoints, when set, confines the caller to these endpoints of the account:
+	// another endpoint's routes answer 404, as another account's would, the listing
+	// shows these alone, and creating an endpoint answers 403.
+	Endpoints []string
 }
 
 // ErrUnauthenticated is what Config.Authenticate returns (or wraps) for a token it
@@ -200,7 +209,33 @@ func (s *server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		_ = huma.WriteErr(s.api, ctx, http.StatusInternalServerError, "internal error")
 		return
 	}
+	if status, msg := confine(ctx.Operation().OperationID, ctx.Param("id"), p); status != 0 {
+		_ = huma.WriteErr(s.api, ctx, status, msg)
+		return
+	}
 	next(huma.WithValue(ctx, principalKey{}, p))
+}
+
+// accountWide are the operations on what is the account's as a whole, beyond its
+// endpoints: a consumer portal reaches none of them.
+var accountWide = map[string]bool{"publish-event": true, "get-event": true, "list-events": true, "list-audit": true}
+
+// confine refuses an operation outside a confined caller's reach: the status and
+// message to answer, or 0.
+func confine(op, id string, p Principal) (int, string) {
+	if p.Consumer && accountWide[op] {
+		return http.StatusForbidden, "a consumer portal reaches its endpoints and their deliveries only"
+	}
+	if len(p.Endpoints) == 0 || accountWide[op] {
+		return 0, ""
+	}
+	if op == "create-webhook" {
+		return http.StatusForbidden, "this caller is confined to chosen endpoints and cannot create one"
+	}
+	if id != "" && !slices.Contains(p.Endpoints, id) {
+		return http.StatusNotFound, "endpoint not found"
+	}
+	return 0, ""
 }
 
 // principal is the request's Principal (authenticate ran before every handler).

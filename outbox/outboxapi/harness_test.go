@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,8 +26,23 @@ var tokens = map[string]outboxapi.Principal{
 	"token-b": {Account: "acct_b", Actor: "tok_b"},
 }
 
+// moreTokens are tokens a test registers (addToken), for principals it builds.
+var moreTokens sync.Map
+
+// addToken registers p under a new token, for the rest of the test process.
+func addToken(t *testing.T, p outboxapi.Principal) string {
+	token := "token-" + t.Name() + "-" + strconv.Itoa(int(tokenSeq.Add(1)))
+	moreTokens.Store(token, p)
+	return token
+}
+
+var tokenSeq atomic.Int32
+
 func authenticate(_ context.Context, token string) (outboxapi.Principal, error) {
 	p, ok := tokens[token]
+	if v, more := moreTokens.Load(token); more {
+		p, ok = v.(outboxapi.Principal), true
+	}
 	if !ok {
 		return outboxapi.Principal{}, outboxapi.ErrUnauthenticated
 	}

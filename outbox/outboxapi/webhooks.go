@@ -80,6 +80,9 @@ func (s *server) registerWebhooks() {
 			if err != nil {
 				return nil, s.problem(err, "endpoints")
 			}
+			if only := principal(ctx).Endpoints; len(only) > 0 {
+				eps = slices.DeleteFunc(eps, func(ep outbox.Endpoint) bool { return !slices.Contains(only, ep.ID) })
+			}
 			// Oldest first by (createdAt, id): the cursor is that key of the last one
 			// listed, so a removal meanwhile shifts nothing.
 			if after != "" {

@@ -57,6 +57,16 @@ type Options struct {
 	// MaxSessionsPerAccount bounds an account's sessions: a sign-in past it ends the
 	// account's least recently used session, never another account's. Default 20.
 	MaxSessionsPerAccount int
+	// Portal, when set, serves the consumer portal (docs/outbox.md §9): magic links
+	// open sessions confined to an account's endpoints. Default none: the links'
+	// path answers 404.
+	Portal PortalStore
+	// PortalLifetime ends a portal session this long after its link opened it.
+	// Default 1 h.
+	PortalLifetime time.Duration
+	// MaxPortalSessionsPerAccount bounds an account's portal sessions, apart from
+	// its own. Default 1000.
+	MaxPortalSessionsPerAccount int
 	// Clock tells the time of "ago", of sessions and of the default recover window.
 	// Default the wall clock.
 	Clock retry.Clock
@@ -72,8 +82,21 @@ type SessionStore interface {
 	DeleteSession(ctx context.Context, idHash string) error
 }
 
+// PortalStore keeps the consumer portal's links and settings (nodestore.Store's
+// methods of them).
+type PortalStore interface {
+	RedeemPortalLink(ctx context.Context, p nodestore.RedeemPortalLinkParams) (nodestore.PortalLink, error)
+	GetPortalSettings(ctx context.Context, accountSid string) (nodestore.PortalSettings, error)
+}
+
 // WithDefaults returns o with every zero value replaced by its default.
 func (o Options) WithDefaults() Options {
+	if o.PortalLifetime == 0 {
+		o.PortalLifetime = time.Hour
+	}
+	if o.MaxPortalSessionsPerAccount == 0 {
+		o.MaxPortalSessionsPerAccount = 1000
+	}
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
 	}
@@ -165,6 +188,8 @@ type session struct {
 	AccountSid string
 	Name       string
 	CSRF       string
+	// Portal is the scope of a consumer portal's session; nil for the account's own.
+	Portal *nodestore.PortalScope
 }
 
 // csrfToken is the form token of a session: an HMAC of a fixed label under the
@@ -228,9 +253,25 @@ func (c *Console) signedIn(w http.ResponseWriter, r *http.Request) (session, boo
 		c.toSignIn(w, r, "expired")
 		return session{}, false
 	}
-	api := apiClient{h: c.opts.API, caller: &nodeapi.Caller{Account: stored.AccountSid, TokenHash: stored.TokenHash}}
-	s := session{api: api, CSRF: csrfToken(ck.Value)}
-	if s.AccountSid, s.Name, _, err = c.whoami(r.Context(), api); err != nil {
+	api := apiClient{h: c.opts.API, caller: &nodeapi.Caller{Account: stored.AccountSid, TokenHash: stored.TokenHash, Portal: stored.Portal}}
+	s := session{api: api, CSRF: csrfToken(ck.Value), Portal: stored.Portal}
+	if stored.Portal != nil {
+		// A consumer's session: framed as its account allows, and kept to the
+		// portal's pages (the API confines what those read).
+		if c.opts.Portal == nil {
+			c.toSignIn(w, r, "")
+			return session{}, false
+		}
+		if err := c.framePortal(w, r, stored.AccountSid); err != nil {
+			c.fail(w, r, nil, err)
+			return session{}, false
+		}
+		if !portalPage(r) {
+			c.renderStatus(w, r, http.StatusForbidden, &s, "this is a webhooks portal: it shows its endpoints and their deliveries only")
+			return session{}, false
+		}
+		s.AccountSid, s.Name = stored.AccountSid, "Webhooks"
+	} else if s.AccountSid, s.Name, _, err = c.whoami(r.Context(), api); err != nil {
 		if statusOf(err) == http.StatusUnauthorized {
 			c.endSession(r, idHash)
 			clearCookie(w, r)
@@ -258,16 +299,27 @@ func (c *Console) signedIn(w http.ResponseWriter, r *http.Request) (session, boo
 // browser proved: revoking that token ends the session. A sign-in past the
 // account's MaxSessionsPerAccount ends its least recently used session.
 func (c *Console) StartSession(w http.ResponseWriter, r *http.Request, account, tokenHash string) error {
+	return c.startSession(w, r, nodestore.Session{AccountSid: account, TokenHash: tokenHash})
+}
+
+// startSession stores ss (its id, times and bound set here) and sets its cookie.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, ss nodestore.Session) error {
 	secret := rand.Text()
 	now := c.opts.Clock.Now()
-	err := c.opts.Sessions.CreateSession(r.Context(), nodestore.CreateSessionParams{
-		Session: nodestore.Session{IDHash: nodestore.HashToken(secret), AccountSid: account, TokenHash: tokenHash,
-			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(c.opts.SessionLifetime)},
-		MaxPerAccount: c.opts.MaxSessionsPerAccount})
+	lifetime, bound := c.opts.SessionLifetime, c.opts.MaxSessionsPerAccount
+	if ss.Portal != nil {
+		lifetime, bound = c.opts.PortalLifetime, c.opts.MaxPortalSessionsPerAccount
+	}
+	ss.IDHash, ss.CreatedAt, ss.LastSeenAt, ss.ExpiresAt = nodestore.HashToken(secret), now, now, now.Add(lifetime)
+	err := c.opts.Sessions.CreateSession(r.Context(), nodestore.CreateSessionParams{Session: ss, MaxPerAccount: bound})
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, sessionCookie(r, secret, int(c.opts.SessionLifetime.Seconds())))
+	ck := sessionCookie(r, secret, int(lifetime.Seconds()))
+	if ss.Portal != nil {
+		portalCookie(ck)
+	}
+	http.SetCookie(w, ck)
 	return nil
 }
 

@@ -14,6 +14,7 @@ func (c *Console) routes() {
 	m := c.mux
 	m.HandleFunc("GET /console/{$}", c.forSession(c.overview))
 	m.HandleFunc("GET /console/signin", c.signinPage)
+	m.HandleFunc("GET /console/portal/{secret}", c.redeemPortal)
 	m.HandleFunc("POST /console/signin", c.signin)
 	m.HandleFunc("POST /console/signout", c.forSession(c.signout))
 	m.HandleFunc("GET /console/endpoints", c.forSession(c.endpoints))
@@ -92,6 +93,10 @@ type overviewData struct {
 }
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, s session) {
+	if s.Portal != nil {
+		http.Redirect(w, r, "/console/endpoints", http.StatusSeeOther)
+		return
+	}
 	eps, err := c.listEndpoints(r, s)
 	if err != nil {
 		c.fail(w, r, &s, err)

@@ -59,6 +59,10 @@ type Options struct {
 	// tokens): a client or account past its budget gets 429 with Retry-After before
 	// its token is checked. Default none.
 	Limiter Limiter
+	// CheckEndpoints, when set, checks that ids are endpoints of the account (a
+	// magic link confined to them): it returns the index of the first that is not
+	// with an error, or -1 with the store's error. Default none: not checked.
+	CheckEndpoints func(ctx context.Context, account string, ids []string) (int, error)
 	// Clock stamps new accounts, applications and notice settings. Default the wall
 	// clock.
 	Clock retry.Clock
@@ -115,6 +119,7 @@ func (noLimit) Succeeded(context.Context, string)                   {}
 
 // API serves the node's REST API.
 type API struct {
+	checkEndpoints func(ctx context.Context, account string, ids []string) (int, error)
 	limiter        Limiter
 	store          nodestore.Store
 	calls          *calls.Manager
@@ -172,7 +177,7 @@ func Register(mux *http.ServeMux, o Options) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	a := &API{limiter: o.Limiter, store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger,
+	a := &API{checkEndpoints: o.CheckEndpoints, limiter: o.Limiter, store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger,
 		node: o.Node, peers: o.Peers, secretRotated: o.SecretRotated}
 	config := huma.DefaultConfig("Switchboard feature server", o.Version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
@@ -186,6 +191,7 @@ func Register(mux *http.ServeMux, o Options) error {
 	a.registerCalls(api)
 	a.registerAlerts(api)
 	a.registerNotifications(api)
+	a.registerPortal(api)
 	a.registerAggregates(api)
 	if o.Mount != nil {
 		if err := o.Mount(api); err != nil {
@@ -216,6 +222,8 @@ func (a *API) authenticateFirst(api huma.API) func(huma.Context, func(huma.Conte
 		switch {
 		case adminOperations[op.OperationID]:
 			err = a.authorizeAdmin(ctx.Context(), ctx.Header("Authorization"))
+		case accountOrAdminOperations[op.OperationID] && a.isAdmin(ctx.Header("Authorization")):
+			// The operator acting on an account: the handler reads the account.
 		case strings.HasPrefix(op.Path, "/v1/Accounts/{account}"):
 			var acct nodestore.Account
 			acct, err = a.authorize(ctx.Context(), AccountParams{Account: ctx.Param("account"), Authorization: ctx.Header("Authorization")})
@@ -275,6 +283,9 @@ func (a *API) authorize(ctx context.Context, p AccountParams) (nodestore.Account
 func (a *API) accountOfToken(ctx context.Context, header, account string) (nodestore.Account, error) {
 	token := bearer(header)
 	if c, ok := CallerOf(ctx); ok && header == "" {
+		if c.Portal != nil {
+			return nodestore.Account{}, huma.Error403Forbidden("a consumer portal reaches its endpoints and their deliveries only")
+		}
 		acct, err := ResolveCaller(ctx, a.store, c)
 		if errors.Is(err, ErrCallerRevoked) {
 			return nodestore.Account{}, huma.Error401Unauthorized("the session's API token was revoked")

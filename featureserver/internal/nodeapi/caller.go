@@ -18,6 +18,10 @@ type Caller struct {
 	// caller is refused (401) once that token no longer belongs to Account (rotated,
 	// revoked), as the token itself would be.
 	TokenHash string
+	// Portal, when set, is a consumer portal's scope (docs/outbox.md §9): the outbox
+	// API confines the caller to it, and the node's own routes (calls, applications,
+	// alerts, the account) refuse it with 403.
+	Portal *nodestore.PortalScope
 }
 
 type callerKey struct{}

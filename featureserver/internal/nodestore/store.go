@@ -124,8 +124,22 @@ type Store interface {
 	TouchSession(ctx context.Context, p TouchSessionParams) error
 	// DeleteSession ends the session of that IDHash (sign-out).
 	DeleteSession(ctx context.Context, idHash string) error
-	// PurgeSessions removes the sessions expired or idle by p and returns how many.
+	// PurgeSessions removes the sessions expired or idle by p and returns how many,
+	// and the portal links expired by p.Now.
 	PurgeSessions(ctx context.Context, p PurgeSessionsParams) (int, error)
+
+	// CreatePortalLink stores a new magic link of a stored account (ErrNotFound
+	// otherwise).
+	CreatePortalLink(ctx context.Context, l PortalLink) error
+	// RedeemPortalLink marks the link of p.IDHash used at p.Now and returns it, once:
+	// a link that is unknown, used already or expired by p.Now is ErrNotFound, and
+	// of two redeeming it at once one gets it.
+	RedeemPortalLink(ctx context.Context, p RedeemPortalLinkParams) (PortalLink, error)
+	// SavePortalSettings records the account's portal settings, replacing them.
+	SavePortalSettings(ctx context.Context, p PortalSettings) error
+	// GetPortalSettings returns the account's portal settings: none saved is empty
+	// settings (FrameAncestors empty, not nil), not an error.
+	GetPortalSettings(ctx context.Context, accountSid string) (PortalSettings, error)
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -45,6 +45,9 @@ func Run(t *testing.T, newStore Factory) {
 	run("SessionLimit", testSessionLimit)
 	run("SessionsEndWithTheirToken", testSessionsEndWithTheirToken)
 	run("PurgeSessions", testPurgeSessions)
+	run("PortalSessions", testPortalSessions)
+	run("PortalLinks", testPortalLinks)
+	run("PortalSettings", testPortalSettings)
 	run("Ping", testPing)
 	run("CanceledContext", testCanceledContext)
 }

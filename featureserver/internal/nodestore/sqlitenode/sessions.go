@@ -3,6 +3,7 @@ package sqlitenode
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -21,13 +22,19 @@ func (s *Store) CreateSession(ctx context.Context, p nodestore.CreateSessionPara
 		if !exists {
 			return nodestore.ErrNotFound
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_console_sessions(id_hash, account_sid, token_hash, created_at, last_seen_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, ss.IDHash, ss.AccountSid, ss.TokenHash, ss.CreatedAt.UnixMilli(), ss.LastSeenAt.UnixMilli(), ss.ExpiresAt.UnixMilli()); err != nil {
+		portal, err := nodestore.EncodePortalScope(ss.Portal)
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM fs_console_sessions WHERE id_hash IN (
-			SELECT id_hash FROM fs_console_sessions WHERE account_sid = ?
-			ORDER BY last_seen_at DESC, created_at DESC, id_hash DESC LIMIT -1 OFFSET ?)`, ss.AccountSid, max(p.MaxPerAccount, 1))
+		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_console_sessions(id_hash, account_sid, token_hash, created_at, last_seen_at, expires_at, portal)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, ss.IDHash, ss.AccountSid, ss.TokenHash, ss.CreatedAt.UnixMilli(), ss.LastSeenAt.UnixMilli(), ss.ExpiresAt.UnixMilli(), portal); err != nil {
+			return err
+		}
+		// The bound counts the sessions of the new one's kind: portal sessions never
+		// end the account's own, nor the other way round.
+		_, err = tx.ExecContext(ctx, `DELETE FROM fs_console_sessions WHERE id_hash IN (
+			SELECT id_hash FROM fs_console_sessions WHERE account_sid = ? AND (portal = '') = ?
+			ORDER BY last_seen_at DESC, created_at DESC, id_hash DESC LIMIT -1 OFFSET ?)`, ss.AccountSid, portal == "", max(p.MaxPerAccount, 1))
 		return err
 	})
 }
@@ -37,9 +44,10 @@ func (s *Store) GetSession(ctx context.Context, idHash string) (nodestore.Sessio
 	var (
 		ss                     = nodestore.Session{IDHash: idHash}
 		created, seen, expires int64
+		portal                 string
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT account_sid, token_hash, created_at, last_seen_at, expires_at
-		FROM fs_console_sessions WHERE id_hash = ?`, idHash).Scan(&ss.AccountSid, &ss.TokenHash, &created, &seen, &expires)
+	err := s.db.QueryRowContext(ctx, `SELECT account_sid, token_hash, created_at, last_seen_at, expires_at, portal
+		FROM fs_console_sessions WHERE id_hash = ?`, idHash).Scan(&ss.AccountSid, &ss.TokenHash, &created, &seen, &expires, &portal)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nodestore.Session{}, nodestore.ErrNotFound
 	}
@@ -47,7 +55,8 @@ func (s *Store) GetSession(ctx context.Context, idHash string) (nodestore.Sessio
 		return nodestore.Session{}, err
 	}
 	ss.CreatedAt, ss.LastSeenAt, ss.ExpiresAt = time.UnixMilli(created).UTC(), time.UnixMilli(seen).UTC(), time.UnixMilli(expires).UTC()
-	return ss, nil
+	ss.Portal, err = nodestore.DecodePortalScope(portal)
+	return ss, err
 }
 
 // TouchSession updates the row's last use.
@@ -73,6 +82,9 @@ func (s *Store) PurgeSessions(ctx context.Context, p nodestore.PurgeSessionsPara
 		if err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM fs_portal_links WHERE expires_at <= ?`, p.Now.UnixMilli()); err != nil {
+			return err
+		}
 		n, err = res.RowsAffected()
 		return err
 	})
@@ -85,4 +97,82 @@ func endRevokedSessions(ctx context.Context, tx *sql.Tx, account string) error {
 	_, err := tx.ExecContext(ctx, `DELETE FROM fs_console_sessions WHERE account_sid = ? AND token_hash <> ''
 		AND token_hash NOT IN (SELECT token_hash FROM fs_api_tokens WHERE account_sid = ?)`, account, account)
 	return err
+}
+
+// CreatePortalLink inserts the link of a stored account.
+func (s *Store) CreatePortalLink(ctx context.Context, l nodestore.PortalLink) error {
+	endpoints, err := json.Marshal(nonNil(l.Endpoints))
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var exists bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM fs_accounts WHERE sid = ?)`, l.AccountSid).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return nodestore.ErrNotFound
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO fs_portal_links(id_hash, id, account_sid, endpoints, created_by, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, l.IDHash, l.ID, l.AccountSid, string(endpoints), l.CreatedBy, l.CreatedAt.UnixMilli(), l.ExpiresAt.UnixMilli())
+		return err
+	})
+}
+
+// RedeemPortalLink marks an unused, live link used, in one statement.
+func (s *Store) RedeemPortalLink(ctx context.Context, p nodestore.RedeemPortalLinkParams) (nodestore.PortalLink, error) {
+	var l nodestore.PortalLink
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var endpoints string
+		var created, expires, used int64
+		err := tx.QueryRowContext(ctx, `UPDATE fs_portal_links SET used_at = ? WHERE id_hash = ? AND used_at IS NULL AND expires_at > ?
+			RETURNING id, account_sid, endpoints, created_by, created_at, expires_at, used_at`, p.Now.UnixMilli(), p.IDHash, p.Now.UnixMilli()).
+			Scan(&l.ID, &l.AccountSid, &endpoints, &l.CreatedBy, &created, &expires, &used)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nodestore.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		l.IDHash = p.IDHash
+		l.CreatedAt, l.ExpiresAt = time.UnixMilli(created).UTC(), time.UnixMilli(expires).UTC()
+		u := time.UnixMilli(used).UTC()
+		l.UsedAt = &u
+		return json.Unmarshal([]byte(endpoints), &l.Endpoints)
+	})
+	return l, err
+}
+
+// SavePortalSettings upserts the account's row.
+func (s *Store) SavePortalSettings(ctx context.Context, p nodestore.PortalSettings) error {
+	origins, err := json.Marshal(nonNil(p.FrameAncestors))
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO fs_portal_settings(account_sid, frame_ancestors) VALUES (?, ?)
+			ON CONFLICT (account_sid) DO UPDATE SET frame_ancestors = excluded.frame_ancestors`, p.AccountSid, string(origins))
+		return err
+	})
+}
+
+// GetPortalSettings reads the account's row; none is empty settings.
+func (s *Store) GetPortalSettings(ctx context.Context, accountSid string) (nodestore.PortalSettings, error) {
+	out := nodestore.PortalSettings{AccountSid: accountSid, FrameAncestors: []string{}}
+	var origins string
+	err := s.db.QueryRowContext(ctx, `SELECT frame_ancestors FROM fs_portal_settings WHERE account_sid = ?`, accountSid).Scan(&origins)
+	if errors.Is(err, sql.ErrNoRows) {
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	return out, json.Unmarshal([]byte(origins), &out.FrameAncestors)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
