@@ -89,7 +89,9 @@ func FuzzParseFile(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	env := func(name string) (string, bool) { return map[string]string{"HOST": "localhost", "N": "2", "D": "9"}[name], name != "UNSET" }
+	env := func(name string) (string, bool) {
+		return map[string]string{"HOST": "localhost", "N": "2", "D": "9"}[name], name != "UNSET"
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, err := scenario.ParseFile(src, scenario.FileOptions{LookupEnv: env})
 		if err != nil {
