@@ -28,7 +28,7 @@ type textReporter struct {
 	verbose  bool
 	count    int
 	passRate float64
-	width    int          // of the name column
+	width    int // of the name column
 	position map[*testCase]int
 	done     []*outcome // by position, until printed
 	next     int        // the next position to print
