@@ -9,10 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-voice/switchboard/callctl"
-	"github.com/switchboard-voice/switchboard/internal/apptest"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest"
 )
 
-func init() { extraCommands = append(extraCommands, newTestCmd) }
 
 type testFlags struct {
 	run        apptest.Config
