@@ -12,7 +12,6 @@ import (
 	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest"
 )
 
-
 type testFlags struct {
 	run        apptest.Config
 	network    map[string]string // the JAMBONES_* flags given, by variable
