@@ -50,6 +50,17 @@ replaces every scenario's app.
 --pass-rate R when at least that share of its runs pass (for apps that answer
 differently run to run).
 
+--start "CMD" (or start: in a folder's switchboard-test.yaml) starts the app under
+test in a process group of its own, waits until the addresses of its scenarios' apps
+accept connections (--start-timeout; its output is shown when it does not), runs the
+scenarios and stops the group: "switchboard test --start 'npm start' tests/" is a
+whole CI step. "switchboard" in the command is this binary.
+
+Snapshots: --update records what each scenario's call did (verbs, hooks, the requests
+the app received with the payload fields its snapshot: key chooses, alerts) in
+FILE.snap.yaml beside it; later runs compare each call with it and print a diff when
+it changed. Ids, addresses and timestamps are masked.
+
 Logs never mix with the report: -v prints each scenario's timeline and logs,
 --log-file FILE keeps every log line.
 
@@ -72,6 +83,10 @@ app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide
 	fl.BoolVarP(&r.Verbose, "verbose", "v", false, "print every scenario's timeline and logs")
 	fl.BoolVar(&r.JSON, "json", false, "print one JSON event per line instead of text")
 	fl.StringVar(&r.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	fl.StringVar(&r.Start, "start", "", `shell command that starts the app under test ("npm start"): run before the scenarios, waited for until the apps' addresses accept connections, stopped after`)
+	fl.BoolVar(&r.NoStart, "no-start", false, "do not run the folders' start: (the apps already run)")
+	fl.DurationVar(&r.StartTimeout, "start-timeout", time.Minute, "how long a started app may take to accept connections")
+	fl.BoolVar(&r.Update, "update", false, "record each scenario's call as its snapshot (FILE.snap.yaml beside its file) instead of comparing with it")
 	fl.StringVar(&r.LogFile, "log-file", "", "append every log line (JSON) to this file")
 	fl.DurationVar(&r.Timeout, "timeout", time.Minute, "real-time limit for each scenario's call")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does")

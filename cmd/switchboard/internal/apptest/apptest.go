@@ -50,7 +50,24 @@ func Run(ctx context.Context, c Config) error {
 		logs.w = f
 	}
 	rn := &runner{cfg: c, logs: logs}
-	rep := rn.runReported(ctx, cases, "")
+	as := &apps{c: c, logs: logs}
+	defer as.stopAll()
+	hint := startHint
+	if specs := startSpecs(c, cases); len(specs) > 0 {
+		hint = ""
+		if err := as.startAll(ctx, specs); err != nil {
+			rn.notStarted = err.Error()
+		}
+	}
+	rn.appDown = as.down
+	rep := rn.runReported(ctx, cases, hint)
+	if c.Update {
+		written, err := writeSnapshots(s.cases, rep)
+		rn.reportSnapshots(written)
+		if err != nil {
+			return err
+		}
+	}
 	if junit != nil {
 		if err := writeJUnit(junit, rep); err != nil {
 			return fmt.Errorf("--junit: %w", err)
@@ -58,6 +75,9 @@ func Run(ctx context.Context, c Config) error {
 	}
 	return verdictOf(ctx, rep)
 }
+
+// startHint follows the reason a scenario could not reach an app nobody started.
+const startHint = `(is it running? give --start "CMD", or start: in the folder's ` + FolderConfigName + `)`
 
 // runReported runs cases with the reporter c asks for, and prints the summary.
 func (rn *runner) runReported(ctx context.Context, cases []*testCase, startHint string) *report {
@@ -69,6 +89,17 @@ func (rn *runner) runReported(ctx context.Context, cases []*testCase, startHint 
 	rep := rn.run(ctx, cases)
 	rn.rep.summary(rep)
 	return rep
+}
+
+// reportSnapshots says which snapshot files --update wrote.
+func (rn *runner) reportSnapshots(written []string) {
+	for _, path := range written {
+		if rn.cfg.JSON {
+			(&jsonReporter{w: rn.cfg.Stdout}).emit(jsonSnapshotEvent{Action: "snapshot", File: path})
+			continue
+		}
+		fmt.Fprintf(rn.cfg.Stdout, "wrote %s\n", path)
+	}
 }
 
 // verdictOf is the error a run ends with: nil when every scenario passed or was

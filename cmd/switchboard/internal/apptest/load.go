@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest/snapshot"
 )
 
 // FolderConfigName is the file of a folder's settings (FolderConfig); it is not a
@@ -61,6 +62,8 @@ type testCase struct {
 	app      string // after --app
 	opts     callctl.Options
 	folder   *folder
+	// snapshots is the file's snapshot file (FILE.snap.yaml), shared by its cases.
+	snapshots *snapshot.File
 }
 
 // suite is what the paths hold: every scenario in file order, and the folders.
@@ -216,9 +219,13 @@ func loadFile(file string, fo *folder, c Config) ([]*testCase, error) {
 		return nil, fileError{file: file, msg: err.Error()}
 	}
 	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	snaps, err := snapshot.Read(snapshotPath(file))
+	if err != nil {
+		return nil, err
+	}
 	var cases []*testCase
 	for _, fc := range f.Cases {
-		tc := &testCase{name: base, file: file, line: fc.Line, skip: fc.Skip, sc: fc.Scenario, snapshot: fc.Snapshot, folder: fo}
+		tc := &testCase{name: base, file: file, line: fc.Line, skip: fc.Skip, sc: fc.Scenario, snapshot: fc.Snapshot, folder: fo, snapshots: snaps}
 		if fc.Name != "" {
 			tc.name = base + "/" + fc.Name
 		}
@@ -250,6 +257,11 @@ func loadFile(file string, fo *folder, c Config) ([]*testCase, error) {
 		cases = append(cases, tc)
 	}
 	return cases, nil
+}
+
+// snapshotPath is the snapshot file of a scenario file: beside it, FILE.snap.yaml.
+func snapshotPath(file string) string {
+	return strings.TrimSuffix(file, filepath.Ext(file)) + SnapshotSuffix
 }
 
 // callOptions are the Options of a scenario's calls: base, for its app, with what

@@ -143,13 +143,12 @@ func rateText(o *outcome, count int, rate float64) string {
 
 // failureText is why a run did not pass: the reason it could not be judged, or its
 // first failure, the others named, and the timeline around the first (its line
-// marked with >).
+// marked with >); then how its call differs from its snapshot.
 func failureText(run *runResult) string {
-	var b strings.Builder
 	if run.errMsg != "" {
-		fmt.Fprintf(&b, "%s\n", run.errMsg)
-		return b.String()
+		return run.errMsg + "\n"
 	}
+	var b strings.Builder
 	first := run.failures[0]
 	fmt.Fprintf(&b, "%s\n", first.Message)
 	if n := len(run.failures) - 1; n > 0 {
@@ -159,22 +158,21 @@ func failureText(run *runResult) string {
 		}
 		fmt.Fprintf(&b, "(and %d more: %s)\n", n, strings.Join(names, ", "))
 	}
-	tl := run.result.Timeline
-	if len(tl) == 0 {
-		return b.String()
-	}
-	at := first.Event
-	if at < 0 || at >= len(tl) {
-		at = len(tl) - 1
-	}
-	const around = 3
-	for i := max(at-around, 0); i <= min(at+around, len(tl)-1); i++ {
-		mark := "  "
-		if i == at {
-			mark = "> "
+	if tl := run.result.Timeline; len(tl) > 0 && first.Expectation != "snapshot" {
+		at := first.Event
+		if at < 0 || at >= len(tl) {
+			at = len(tl) - 1
 		}
-		fmt.Fprintf(&b, "%s%s\n", mark, tl[i].String())
+		const around = 3
+		for i := max(at-around, 0); i <= min(at+around, len(tl)-1); i++ {
+			mark := "  "
+			if i == at {
+				mark = "> "
+			}
+			fmt.Fprintf(&b, "%s%s\n", mark, tl[i].String())
+		}
 	}
+	b.WriteString(run.diff)
 	return b.String()
 }
 

@@ -70,6 +70,10 @@ type (
 		Skipped   int    `json:"skipped"` // skip: and not run
 		ElapsedMS int64  `json:"elapsed_ms"`
 	}
+	jsonSnapshotEvent struct {
+		Action string `json:"action"` // "snapshot"
+		File   string `json:"file"`   // a snapshot file --update wrote
+	}
 	jsonListEvent struct {
 		Action     string `json:"action"` // "list"
 		Scenario   string `json:"scenario"`
@@ -146,6 +150,9 @@ func jsonFailures(run *runResult) []jsonFailure {
 	tl := run.result.Timeline
 	for _, f := range run.failures {
 		j := jsonFailure{Expectation: f.Expectation, Message: f.Message, Event: f.Event}
+		if f.Expectation == "snapshot" {
+			j.Diff = run.diff
+		}
 		if f.Event >= 0 && f.Event < len(tl) {
 			j.TMS = tl[f.Event].At.Milliseconds()
 		}

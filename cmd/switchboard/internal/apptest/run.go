@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest/snapshot"
 )
 
 // verdict is what became of a scenario.
@@ -40,6 +41,10 @@ type runResult struct {
 	passed  bool
 	elapsed time.Duration
 	logs    *lockedBuffer
+	// observed is what a snapshot records of the call; diff, when set, how it
+	// differs from the scenario's snapshot.
+	observed snapshot.Call
+	diff     string
 }
 
 // outcome is what became of one scenario: its runs and its verdict.
@@ -154,6 +159,9 @@ type runner struct {
 	// appDown, when set, says why a call that reached no app could not: the app
 	// started for it exited. Empty when it runs (or was not started).
 	appDown func(tc *testCase) string
+	// notStarted, when set, is why the apps could not be started: no call is made,
+	// every scenario is an error that says so.
+	notStarted string
 }
 
 // run runs each scenario cfg.Count times, cfg.Parallel calls at a time, and reports
@@ -188,7 +196,10 @@ func (rn *runner) run(ctx context.Context, cases []*testCase) *report {
 	inParallel(ctx, len(jobs), c.Parallel, func(i int) {
 		j := jobs[i]
 		var r *runResult
-		if !stopped.Load() {
+		switch {
+		case rn.notStarted != "":
+			r = &runResult{run: j.run, result: &callctl.Result{}, errMsg: rn.notStarted, logs: &lockedBuffer{}}
+		case !stopped.Load():
 			rn.rep.started(j.out.tc, j.run)
 			r = rn.runOne(ctx, j.out.tc, j.run)
 		}
@@ -236,6 +247,12 @@ func (rn *runner) runOne(ctx context.Context, tc *testCase, run int) *runResult 
 	}
 	r.result, r.elapsed = res, time.Since(start)
 	r.failures, r.passed = judge(tc, res)
+	r.observed = snapshot.Record(res, tc.snapshot)
+	if !rn.cfg.Update {
+		if f, diff := compareSnapshot(tc, r.observed); f != nil {
+			r.failures, r.diff, r.passed = append(r.failures, *f), diff, false
+		}
+	}
 	if !r.passed && !reachedApp(res) {
 		r.errMsg = rn.unreachable(ctx, tc)
 	}
@@ -260,6 +277,26 @@ func judge(tc *testCase, r *callctl.Result) ([]scenario.Failure, bool) {
 			"call: ended %s (%s), SIP %d; a scenario that expects this names its reason or status", r.Status, r.Reason, r.SIPStatus)}}, false
 	}
 	return nil, true
+}
+
+// compareSnapshot compares a call with the scenario's snapshot, when it has one: an
+// entry in its file's snapshot file, or, for a scenario that asks for a snapshot
+// (snapshot:) or whose file has snapshots, a failure that there is none yet.
+func compareSnapshot(tc *testCase, observed snapshot.Call) (*scenario.Failure, string) {
+	want, ok := tc.snapshots.Entries[tc.name]
+	if !ok {
+		if !tc.snapshots.Exists() && tc.snapshot.Payload == nil && tc.snapshot.Mask == nil {
+			return nil, ""
+		}
+		return &scenario.Failure{Expectation: "snapshot", Event: -1, Message: fmt.Sprintf(
+			"snapshot: %s has no snapshot of %s yet: record one with --update", tc.snapshots.Path, tc.name)}, ""
+	}
+	diff := snapshot.Diff(want, observed)
+	if diff == "" {
+		return nil, ""
+	}
+	return &scenario.Failure{Expectation: "snapshot", Event: -1, Message: fmt.Sprintf(
+		"snapshot: the call differs from its snapshot in %s (- snapshot, + this call; --update records this one)", tc.snapshots.Path)}, diff
 }
 
 // reachedApp reports whether the application answered anything during the call.
@@ -364,6 +401,11 @@ func (s *logSink) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return s.w.Write(p)
+}
+
+// appLogger logs a started app's output lines.
+func (s *logSink) appLogger(command string) zerolog.Logger {
+	return zerolog.New(s).With().Timestamp().Str("app", command).Logger()
 }
 
 // logger is the logger of one run: JSON lines into its buffer and the sink, each
