@@ -56,6 +56,10 @@ accept connections (--start-timeout; its output is shown when it does not), runs
 scenarios and stops the group: "switchboard test --start 'npm start' tests/" is a
 whole CI step. "switchboard" in the command is this binary.
 
+--watch runs the scenarios again whenever a scenario file changes (that file's
+scenarios), or the app's files (--start: the current directory; start: its dir or the
+folder's watch:), restarting the app first; Ctrl-C ends it.
+
 Snapshots: --update records what each scenario's call did (verbs, hooks, the requests
 the app received with the payload fields its snapshot: key chooses, alerts) in
 FILE.snap.yaml beside it; later runs compare each call with it and print a diff when
@@ -86,6 +90,7 @@ app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide
 	fl.StringVar(&r.Start, "start", "", `shell command that starts the app under test ("npm start"): run before the scenarios, waited for until the apps' addresses accept connections, stopped after`)
 	fl.BoolVar(&r.NoStart, "no-start", false, "do not run the folders' start: (the apps already run)")
 	fl.DurationVar(&r.StartTimeout, "start-timeout", time.Minute, "how long a started app may take to accept connections")
+	fl.BoolVar(&r.Watch, "watch", false, "run the scenarios again whenever their files or their app's files change, until Ctrl-C")
 	fl.BoolVar(&r.Update, "update", false, "record each scenario's call as its snapshot (FILE.snap.yaml beside its file) instead of comparing with it")
 	fl.StringVar(&r.LogFile, "log-file", "", "append every log line (JSON) to this file")
 	fl.DurationVar(&r.Timeout, "timeout", time.Minute, "real-time limit for each scenario's call")

@@ -52,21 +52,12 @@ func Run(ctx context.Context, c Config) error {
 	rn := &runner{cfg: c, logs: logs}
 	as := &apps{c: c, logs: logs}
 	defer as.stopAll()
-	hint := startHint
-	if specs := startSpecs(c, cases); len(specs) > 0 {
-		hint = ""
-		if err := as.startAll(ctx, specs); err != nil {
-			rn.notStarted = err.Error()
-		}
+	if c.Watch {
+		return rn.watch(ctx, as, run, s)
 	}
-	rn.appDown = as.down
-	rep := rn.runReported(ctx, cases, hint)
-	if c.Update {
-		written, err := writeSnapshots(s.cases, rep)
-		rn.reportSnapshots(written)
-		if err != nil {
-			return err
-		}
+	rep, err := rn.runOnce(ctx, as, s, cases)
+	if err != nil {
+		return err
 	}
 	if junit != nil {
 		if err := writeJUnit(junit, rep); err != nil {
@@ -74,6 +65,29 @@ func Run(ctx context.Context, c Config) error {
 		}
 	}
 	return verdictOf(ctx, rep)
+}
+
+// runOnce starts the apps cases need that are not running yet, runs cases and
+// reports them, and under --update writes their snapshots.
+func (rn *runner) runOnce(ctx context.Context, as *apps, s *suite, cases []*testCase) (*report, error) {
+	rn.notStarted = ""
+	hint := startHint
+	if specs := startSpecs(rn.cfg, cases); len(specs) > 0 {
+		hint = ""
+		if err := as.startAll(ctx, as.notRunning(specs)); err != nil {
+			rn.notStarted = err.Error()
+		}
+	}
+	rn.appDown = as.down
+	rep := rn.runReported(ctx, cases, hint)
+	if rn.cfg.Update {
+		written, err := writeSnapshots(s.cases, rep)
+		rn.reportSnapshots(written)
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
 }
 
 // startHint follows the reason a scenario could not reach an app nobody started.

@@ -74,6 +74,11 @@ type (
 		Action string `json:"action"` // "snapshot"
 		File   string `json:"file"`   // a snapshot file --update wrote
 	}
+	jsonChangeEvent struct {
+		Action    string   `json:"action"` // "change"
+		Files     []string `json:"files"`
+		Scenarios int      `json:"scenarios"` // run again
+	}
 	jsonListEvent struct {
 		Action     string `json:"action"` // "list"
 		Scenario   string `json:"scenario"`

@@ -74,6 +74,9 @@ func (s *appSpec) addrs() []string {
 	return out
 }
 
+// key identifies an app across reloads of the suite.
+func (s *appSpec) key() string { return s.source + "\x00" + s.dir + "\x00" + s.command }
+
 // startedApp is an app started for a run.
 type startedApp struct {
 	spec *appSpec
@@ -95,7 +98,9 @@ type apps struct {
 func (as *apps) startAll(ctx context.Context, specs []*appSpec) error {
 	for _, spec := range specs {
 		if err := as.start(ctx, spec); err != nil {
-			as.stopAll()
+			if !as.c.Watch { // watching, the others keep running for the next try
+				as.stopAll()
+			}
 			return err
 		}
 	}
@@ -115,6 +120,35 @@ func (as *apps) start(ctx context.Context, spec *appSpec) error {
 	}
 	as.started = append(as.started, &startedApp{spec: spec, app: a})
 	return nil
+}
+
+// notRunning are the specs whose app is not running: never started, or exited.
+func (as *apps) notRunning(specs []*appSpec) []*appSpec {
+	var out []*appSpec
+	for _, spec := range specs {
+		i := slices.IndexFunc(as.started, func(s *startedApp) bool { return s.spec.key() == spec.key() })
+		if i >= 0 {
+			if exited, _ := as.started[i].app.Exited(); !exited {
+				as.started[i].spec = spec // the suite was read again: its cases are these
+				continue
+			}
+			as.stop(i)
+		}
+		out = append(out, spec)
+	}
+	return out
+}
+
+// restart stops the app of spec, if it runs, so that the next run starts it again.
+func (as *apps) restart(spec *appSpec) {
+	if i := slices.IndexFunc(as.started, func(s *startedApp) bool { return s.spec.key() == spec.key() }); i >= 0 {
+		as.stop(i)
+	}
+}
+
+func (as *apps) stop(i int) {
+	as.started[i].app.Stop(stopGrace)
+	as.started = slices.Delete(as.started, i, i+1)
 }
 
 // stopAll stops the apps started, the last first.
