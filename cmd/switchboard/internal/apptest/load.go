@@ -40,6 +40,10 @@ type FolderConfig struct {
 	Watch []string `yaml:"watch"`
 	// App is the application of the folder's scenarios that name none.
 	App string `yaml:"app"`
+	// Reuse leaves Start unused when every address of the folder's scenarios
+	// already accepts connections: the app is already running (started by hand, in
+	// another terminal). Off, a running app makes Start fail, as its port is taken.
+	Reuse bool `yaml:"reuse"`
 }
 
 // folder is a directory of scenario files and its settings.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,7 @@ type appSpec struct {
 	watch   []string      // what --watch watches for it
 	cases   []*testCase
 	source  string // "--start", or the folder's switchboard-test.yaml
+	reuse   bool   // not started when its addresses already accept connections
 }
 
 // startSpecs are the apps to start for cases: --start, else the start: of each
@@ -47,7 +49,7 @@ func startSpecs(c Config, cases []*testCase) []*appSpec {
 		spec, ok := byFolder[fo]
 		if !ok {
 			dir := filepath.Join(fo.dir, fo.cfg.Dir)
-			spec = &appSpec{command: fo.cfg.Start, dir: dir, timeout: fo.startTimeout(c.StartTimeout), source: fo.configFile}
+			spec = &appSpec{command: fo.cfg.Start, dir: dir, timeout: fo.startTimeout(c.StartTimeout), source: fo.configFile, reuse: fo.cfg.Reuse}
 			spec.watch = []string{dir}
 			if fo.cfg.Watch != nil {
 				spec.watch = nil
@@ -108,6 +110,11 @@ func (as *apps) startAll(ctx context.Context, specs []*appSpec) error {
 }
 
 func (as *apps) start(ctx context.Context, spec *appSpec) error {
+	if spec.reuse && allAccept(ctx, spec.addrs()) {
+		fmt.Fprintf(as.c.Stderr, "switchboard: %s already accept connections: using the app running there, not starting %q (reuse: in %s)\n",
+			strings.Join(spec.addrs(), ", "), spec.command, spec.source)
+		return nil
+	}
 	a, err := appstart.Start(appstart.Options{Command: spec.command, Dir: spec.dir, Env: startEnv(), Output: as.output(spec)})
 	if err != nil {
 		fmt.Fprintf(as.c.Stderr, "switchboard: the app (%s, from %s) did not start: %v\n", spec.command, spec.source, err)
@@ -149,6 +156,19 @@ func (as *apps) restart(spec *appSpec) {
 func (as *apps) stop(i int) {
 	as.started[i].app.Stop(stopGrace)
 	as.started = slices.Delete(as.started, i, i+1)
+}
+
+// allAccept reports whether every address accepts a TCP connection now.
+func allAccept(ctx context.Context, addrs []string) bool {
+	for _, addr := range addrs {
+		d := net.Dialer{Timeout: time.Second}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return false
+		}
+		conn.Close()
+	}
+	return len(addrs) > 0
 }
 
 // stopAll stops the apps started, the last first.
