@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/simulation"
 )
 
 type testFlags struct {
@@ -128,7 +129,7 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 	cfg.CallOptions = func(app string) callctl.Options {
 		o := calls.CallOptions(app)
 		o.Username, o.Password, o.Secret = f.user, f.pass, f.secret
-		o.IdleLimit, o.RealTime, o.EgressHint = f.idleLimit, f.realTime, egressHint
+		o.IdleLimit, o.RealTime, o.EgressHint = f.idleLimit, f.realTime, simulation.EgressHint
 		return o
 	}
 	// A variable set to the empty string counts as unset: ${HOST} must name a host.

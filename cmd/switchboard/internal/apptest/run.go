@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
 	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest/snapshot"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/simulation"
 )
 
 // verdict is what became of a scenario.
@@ -193,7 +194,7 @@ func (rn *runner) run(ctx context.Context, cases []*testCase) *report {
 	}
 	var mu sync.Mutex
 	var stopped atomic.Bool
-	inParallel(ctx, len(jobs), c.Parallel, func(i int) {
+	simulation.InParallel(ctx, len(jobs), c.Parallel, func(i int) {
 		j := jobs[i]
 		var r *runResult
 		switch {
@@ -340,34 +341,6 @@ func hostPort(app string) (string, error) {
 		port = "443"
 	}
 	return net.JoinHostPort(u.Hostname(), port), nil
-}
-
-// inParallel calls do with 0, 1, ... n-1, on up to workers goroutines at once, and
-// returns when every call has returned. Once ctx ends no further call starts; a
-// call already started runs on.
-func inParallel(ctx context.Context, n, workers int, do func(i int)) {
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(max(workers, 1), n) { // no workers would hang the sender below
-		wg.Go(func() {
-			for i := range jobs {
-				// The sender's select may hand out one more i after ctx ends.
-				if ctx.Err() == nil {
-					do(i)
-				}
-			}
-		})
-	}
-feed:
-	for i := range n {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
 }
 
 // lockedBuffer is a bytes.Buffer written by a call's goroutines.
