@@ -108,10 +108,11 @@ app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide
 
 func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 	switch {
-	case f.run.Parallel < 1 || f.run.Count < 1: // 0 would mean the default to apptest
+	// 0 would mean the default to apptest: given, it is a mistake.
+	case f.run.Parallel < 1 || f.run.Count < 1:
 		return usageError("--parallel and --count must be at least 1")
-	case f.idleLimit <= 0:
-		return usageError("--idle-limit must be positive")
+	case f.idleLimit <= 0 || f.run.Timeout <= 0 || f.run.StartTimeout <= 0:
+		return usageError("--timeout, --idle-limit and --start-timeout must be positive")
 	case (f.user == "") != (f.pass == ""):
 		return usageError("--username and --password go together")
 	}

@@ -264,3 +264,35 @@ func TestTestInterrupted(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nreport:\n%s", code, out.String(), errOut.String(), raw)
 	}
 }
+
+// A folder's settings and a scenario's snapshots are read with the files, before
+// anything runs: a bad one exits 2 naming the file and the line; flags that do not
+// go together exit 2.
+func TestTestBadSettingsRunNothing(t *testing.T) {
+	origin, requests := exampleOrigin(t)
+	for _, tc := range []struct {
+		files map[string]string
+		want  string
+	}{
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "switchboard-test.yaml": "start: x\ncolour: red\n"}, `switchboard-test.yaml:2: [2:1] unknown field "colour"`},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "switchboard-test.yaml": "start: ${NO_SUCH_VAR}\n"}, "switchboard-test.yaml:1: ${NO_SUCH_VAR}: NO_SUCH_VAR is not set"},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "switchboard-test.yaml": "dir: src\n"}, "dir and start_timeout go with start:"},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "a.snap.yaml": "a:\n  status: completed\n  colour: red\n"}, `a.snap.yaml:3: `},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\ncases:\n  - name: x\n  - name: x\n"}, `a.yaml:4: cases[1].name: "x" is also the name of cases[0]`},
+	} {
+		dir := writeScenarios(t, tc.files)
+		code, stdout, stderr := runCLI(t, nil, "test", dir)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q, %q; want 2 naming %q", tc.files, code, stdout, stderr, tc.want)
+		}
+	}
+	dir := writeScenarios(t, map[string]string{"a.yaml": "app: " + origin + "/call\n"})
+	for _, args := range [][]string{{"--watch", "--list"}, {"--watch", "--junit", "r.xml"}, {"--start", "x", "--no-start"}, {"--start-timeout", "0s"}} {
+		if code, _, stderr := runCLI(t, nil, append(append([]string{"test"}, args...), dir)...); code != exitUsage {
+			t.Errorf("%v: exit %d, %q; want 2", args, code, stderr)
+		}
+	}
+	if requests.Load() != 0 {
+		t.Errorf("%d requests reached the app", requests.Load())
+	}
+}
