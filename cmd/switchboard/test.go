@@ -71,8 +71,9 @@ Logs never mix with the report: -v prints each scenario's timeline and logs,
 
 Exit status: 0 when every scenario passed, 1 when one failed or could not reach its
 app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide.`,
-		Example: "  switchboard demo --serve 127.0.0.1:3000 &\n" +
-			"  switchboard test examples/scenarios\n" +
+		Example: "  switchboard test examples/scenarios           # its switchboard-test.yaml starts the example apps\n" +
+			"  switchboard test --start 'npm start' --junit report.xml tests/\n" +
+			"  switchboard test --update scenarios/ && git diff scenarios/\n" +
 			"  switchboard test --run 'ws-' --junit report.xml examples/scenarios\n" +
 			"  switchboard test --count 10 --pass-rate 0.9 -v scenarios/agent.yaml",
 	}
