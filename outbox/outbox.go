@@ -27,6 +27,11 @@ type Outbox struct {
 	// deliveries directly while it has idle workers.
 	disp atomic.Pointer[dispatch.Dispatcher]
 
+	// filters and catalog cache what publishes read of endpoint filters and of the
+	// event-type catalog.
+	filters filters
+	catalog schemas
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
