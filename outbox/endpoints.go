@@ -194,6 +194,17 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 			return Endpoint{}, err
 		}
 	}
+	// The headers given are checked as given, so that an error names them so; the
+	// endpoint's headers as they become are checked again with the rest.
+	given := map[string]string{}
+	for k, v := range u.Headers {
+		if v != nil {
+			given[k] = *v
+		}
+	}
+	if _, err := checkHeaders(given, ""); err != nil {
+		return Endpoint{}, err
+	}
 	return o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		setGiven(&ep.URL, u.URL)
 		if u.Events != nil {

@@ -154,6 +154,9 @@ func checkFilter(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, invalid("filter", "not valid JSON")
 	}
+	if string(compact) == "{}" {
+		return nil, nil // no condition: no filter
+	}
 	return compact, nil
 }
 

@@ -2,6 +2,7 @@ package outboxapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -31,17 +32,26 @@ type createWebhookInput struct {
 		APIVersion string            `json:"apiVersion,omitempty" maxLength:"64" doc:"Rendered into every attempt's body"`
 		Profile    string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard" doc:"Default standard"`
 		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Overrides of the profile's values"`
+		Secret     string            `json:"secret,omitempty" maxLength:"256" doc:"The signing key: a whsec_ secret (Standard Webhooks v1, HMAC-SHA256) or a whsk_ ed25519 signing key (v1a; the answer's secret is then its whpk_ public key); default a new whsec_ secret"`
+		Headers    map[string]string `json:"headers,omitempty" maxProperties:"32" doc:"Headers sent on every attempt, e.g. {\"Authorization\": \"Bearer ...\"}; not Host, Content-Type, Content-Length, Transfer-Encoding, Connection or a webhook-* header"`
+		Channels   []string          `json:"channels,omitempty" maxItems:"100" doc:"The only channels it takes events of (an event with channels reaches the endpoints sharing one; one without, the endpoints without channels)"`
+		Filter     json.RawMessage   `json:"filter,omitempty" doc:"A JSON condition on an event's data (docs/outbox.md §1), e.g. {\"amount\": {\"$gte\": 100}, \"currency\": {\"$in\": [\"EUR\", \"USD\"]}}"`
+		RateLimit  int               `json:"rateLimit,omitempty" minimum:"0" maximum:"10000" doc:"Deliveries started per second at most, across every node; 0: none"`
 	}
 }
 
 type updateWebhookInput struct {
 	ID   string `path:"id" maxLength:"128" doc:"Endpoint id"`
 	Body struct {
-		URL        *string           `json:"url,omitempty" minLength:"1" maxLength:"2048"`
-		Events     *[]string         `json:"events,omitempty" maxItems:"100"`
-		APIVersion *string           `json:"apiVersion,omitempty" maxLength:"64"`
-		Profile    *string           `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard"`
-		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Replaces the overrides as a whole"`
+		URL        *string            `json:"url,omitempty" minLength:"1" maxLength:"2048"`
+		Events     *[]string          `json:"events,omitempty" maxItems:"100"`
+		APIVersion *string            `json:"apiVersion,omitempty" maxLength:"64"`
+		Profile    *string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard"`
+		Policy     *outbox.Overrides  `json:"policy,omitempty" doc:"Replaces the overrides as a whole"`
+		Headers    map[string]*string `json:"headers,omitempty" maxProperties:"64" doc:"Sets each header given; one given null is removed; the others keep their value"`
+		Channels   *[]string          `json:"channels,omitempty" maxItems:"100" doc:"Replaces the channels; [] for none"`
+		Filter     json.RawMessage    `json:"filter,omitempty" doc:"Replaces the filter; null or {} removes it"`
+		RateLimit  *int               `json:"rateLimit,omitempty" minimum:"0" maximum:"10000" doc:"Replaces the rate limit; 0 removes it"`
 	}
 }
 
@@ -65,6 +75,9 @@ type rotateInput struct {
 	ID           string `path:"id" maxLength:"128" doc:"Endpoint id"`
 	Reason       string `query:"reason" maxLength:"500" doc:"Why, for the audit log"`
 	GraceSeconds int    `query:"graceSeconds" minimum:"0" maximum:"604800" doc:"How long the old secret keeps signing beside the new one; default 86400"`
+	Body         *struct {
+		Secret string `json:"secret,omitempty" maxLength:"256" doc:"The new key: a whsec_ secret or a whsk_ ed25519 signing key; default a new key of the scheme the endpoint signs with"`
+	}
 }
 
 func (s *server) registerWebhooks() {
@@ -74,16 +87,28 @@ func (s *server) registerWebhooks() {
 			if err := s.checkURL(in.Body.URL); err != nil {
 				return nil, err
 			}
-			spec := outbox.EndpointSpec{Account: principal(ctx).Account, URL: in.Body.URL, Events: in.Body.Events,
-				APIVersion: in.Body.APIVersion, Profile: in.Body.Profile, By: actor(ctx, "")}
-			if in.Body.Policy != nil {
-				spec.Overrides = *in.Body.Policy
+			b := in.Body
+			spec := outbox.EndpointSpec{Account: principal(ctx).Account, URL: b.URL, Events: b.Events,
+				APIVersion: b.APIVersion, Profile: b.Profile, By: actor(ctx, ""),
+				Headers: b.Headers, Channels: b.Channels, Filter: b.Filter, RateLimit: b.RateLimit}
+			if b.Policy != nil {
+				spec.Overrides = *b.Policy
+			}
+			if b.Secret != "" {
+				if _, err := outbox.VerifyingKey(b.Secret); err != nil {
+					return nil, s.problem(err, "endpoint")
+				}
+				spec.Secrets = []string{b.Secret}
 			}
 			ep, err := s.ob.CreateEndpoint(ctx, spec)
 			if err != nil {
 				return nil, s.problem(err, "endpoint")
 			}
-			return &webhookSecretOutput{Body: WebhookEndpointWithSecret{WebhookEndpoint: endpointJSON(ep), Secret: ep.Secrets[0].Key}}, nil
+			shown, err := outbox.VerifyingKey(ep.Secrets[0].Key)
+			if err != nil {
+				return nil, s.problem(err, "endpoint")
+			}
+			return &webhookSecretOutput{Body: WebhookEndpointWithSecret{WebhookEndpoint: endpointJSON(ep), Secret: shown}}, nil
 		})
 
 	huma.Register(s.api, s.operation("list-webhooks", http.MethodGet, "/api/v1/webhooks",
@@ -124,7 +149,7 @@ func (s *server) registerWebhooks() {
 		})
 
 	huma.Register(s.api, s.operation("update-webhook", http.MethodPatch, "/api/v1/webhooks/{id}",
-		"Change an endpoint's URL, events, apiVersion, profile or policy; the next attempt uses them", http.StatusOK),
+		"Change an endpoint's URL, events, apiVersion, profile, policy, headers, channels, filter or rate limit; the next attempt uses them", http.StatusOK),
 		func(ctx context.Context, in *updateWebhookInput) (*webhookOutput, error) {
 			b := in.Body
 			if b.URL != nil {
@@ -132,8 +157,12 @@ func (s *server) registerWebhooks() {
 					return nil, err
 				}
 			}
-			ep, err := s.ob.UpdateEndpoint(ctx, principal(ctx).Account, in.ID, outbox.EndpointUpdate{
-				URL: b.URL, Events: b.Events, APIVersion: b.APIVersion, Profile: b.Profile, Overrides: b.Policy, By: actor(ctx, "")})
+			u := outbox.EndpointUpdate{URL: b.URL, Events: b.Events, APIVersion: b.APIVersion, Profile: b.Profile,
+				Overrides: b.Policy, By: actor(ctx, ""), Headers: b.Headers, Channels: b.Channels, RateLimit: b.RateLimit}
+			if len(b.Filter) > 0 {
+				u.Filter = &b.Filter
+			}
+			ep, err := s.ob.UpdateEndpoint(ctx, principal(ctx).Account, in.ID, u)
 			if err != nil {
 				return nil, s.problem(err, "endpoint")
 			}
@@ -158,7 +187,17 @@ func (s *server) registerWebhooks() {
 	huma.Register(s.api, s.operation("rotate-webhook-secret", http.MethodPost, "/api/v1/webhooks/{id}/rotate-secret",
 		"A new secret first; the old ones keep signing for the grace period (attempts carry both signatures)", http.StatusOK),
 		func(ctx context.Context, in *rotateInput) (*webhookSecretOutput, error) {
-			ep, shown, err := s.ob.RotateSecret(ctx, principal(ctx).Account, in.ID, time.Duration(in.GraceSeconds)*time.Second, actor(ctx, in.Reason))
+			grace, by := time.Duration(in.GraceSeconds)*time.Second, actor(ctx, in.Reason)
+			var (
+				ep    outbox.Endpoint
+				shown string
+				err   error
+			)
+			if in.Body != nil && in.Body.Secret != "" {
+				ep, shown, err = s.ob.RotateSecretTo(ctx, principal(ctx).Account, in.ID, in.Body.Secret, grace, by)
+			} else {
+				ep, shown, err = s.ob.RotateSecret(ctx, principal(ctx).Account, in.ID, grace, by)
+			}
 			if err != nil {
 				return nil, s.problem(err, "endpoint")
 			}

@@ -19,14 +19,18 @@ type WebhookEndpoint struct {
 	APIVersion string   `json:"apiVersion"`
 	Profile    string   `json:"profile" enum:"sajn,digize,lucibook,standard"`
 	// Policy is the endpoint's overrides of its profile's values.
-	Policy         outbox.Overrides `json:"policy" doc:"Overrides of the profile's values (docs/outbox.md §3), e.g. {\"scheduleSeconds\": [1, 1], \"allowHttp\": true}"`
-	Status         string           `json:"status" enum:"ACTIVE,PAUSED,DISABLED"`
-	Failures       int              `json:"failures" doc:"Failed attempts in a row across its deliveries; a success resets it"`
-	LastDeliveryAt *time.Time       `json:"lastDeliveryAt" doc:"When a delivery last got through"`
-	PausedAt       *time.Time       `json:"pausedAt"`
-	PauseReason    *string          `json:"pauseReason" doc:"The last answer before the pause: HTTP_410, HTTP_429, HTTP_4xx, HTTP_5xx, HTTP_3xx, NETWORK_ERROR, TIMEOUT, or MANUAL"`
-	DisabledAt     *time.Time       `json:"disabledAt"`
-	HoldUntil      *time.Time       `json:"holdUntil" doc:"Deliveries wait until then (a 429's Retry-After)"`
+	Policy         outbox.Overrides  `json:"policy" doc:"Overrides of the profile's values (docs/outbox.md §3), e.g. {\"scheduleSeconds\": [1, 1], \"allowHttp\": true}"`
+	Status         string            `json:"status" enum:"ACTIVE,PAUSED,DISABLED"`
+	Failures       int               `json:"failures" doc:"Failed attempts in a row across its deliveries; a success resets it"`
+	LastDeliveryAt *time.Time        `json:"lastDeliveryAt" doc:"When a delivery last got through"`
+	PausedAt       *time.Time        `json:"pausedAt"`
+	PauseReason    *string           `json:"pauseReason" doc:"The last answer before the pause: HTTP_410, HTTP_429, HTTP_4xx, HTTP_5xx, HTTP_3xx, NETWORK_ERROR, TIMEOUT, or MANUAL"`
+	DisabledAt     *time.Time        `json:"disabledAt"`
+	HoldUntil      *time.Time        `json:"holdUntil" doc:"Deliveries wait until then (a 429's Retry-After)"`
+	Headers        map[string]string `json:"headers" doc:"Sent on every attempt; values that look like credentials are shown masked"`
+	Channels       []string          `json:"channels" doc:"The channels it takes events of; [] takes the events without channels"`
+	Filter         json.RawMessage   `json:"filter" doc:"The JSON condition on an event's data that decides whether it gets it (docs/outbox.md §1); null: every event"`
+	RateLimit      *int              `json:"rateLimit" doc:"Deliveries started per second at most, across every node; null: none"`
 }
 
 // WebhookEndpointWithSecret is an endpoint as its creation or a rotation answers it.
@@ -76,6 +80,37 @@ type WebhookEvent struct {
 	Type      string          `json:"type"`
 	CreatedAt time.Time       `json:"createdAt"`
 	Data      json.RawMessage `json:"data"`
+	Channels  []string        `json:"channels" doc:"The channels it was published to; [] for none"`
+}
+
+// WebhookEventDetail is one event read alone: where it went, and the endpoints whose
+// filter kept it from them.
+type WebhookEventDetail struct {
+	WebhookEvent
+	Deliveries []WebhookDelivery  `json:"deliveries" doc:"Its deliveries, oldest first"`
+	Excluded   []WebhookExclusion `json:"excluded" doc:"Endpoints that take its type and channels but whose filter did not match: no delivery was created for them"`
+}
+
+// WebhookExclusion is an endpoint an event was not delivered to, and why.
+type WebhookExclusion struct {
+	EndpointID string `json:"endpointId"`
+	Reason     string `json:"reason" enum:"filter"`
+}
+
+// WebhookEventType is an entry of the account's event-type catalog.
+type WebhookEventType struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	JSONSchema  json.RawMessage `json:"schema" doc:"The JSON Schema every published event's data of this type passes; null: none"`
+	Archived    bool            `json:"archived" doc:"Archived types are kept for the events of them; a strict catalog no longer lets endpoints subscribe to them"`
+	ArchivedAt  *time.Time      `json:"archivedAt"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	UpdatedAt   time.Time       `json:"updatedAt"`
+}
+
+// WebhookCatalog is the account's settings of its event-type catalog.
+type WebhookCatalog struct {
+	Strict bool `json:"strict" doc:"Endpoints may subscribe only to the catalog's types that are not archived (or to every type, *)"`
 }
 
 // WebhookAuditEntry is one entry of the audit log.
@@ -96,7 +131,35 @@ func endpointJSON(ep outbox.Endpoint) WebhookEndpoint {
 		Policy: ep.Overrides, Status: string(ep.Status), Failures: ep.Failures,
 		LastDeliveryAt: utc(ep.LastDeliveryAt), PausedAt: utc(ep.PausedAt), PauseReason: text(ep.PauseReason),
 		DisabledAt: utc(ep.DisabledAt), HoldUntil: utc(ep.HoldUntil),
+		Headers: maskedHeaders(ep.Headers), Channels: orEmpty(ep.Channels), Filter: orNull(ep.Filter),
+		RateLimit: positive(ep.RateLimit),
 	}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+func positive(n int) *int {
+	if n <= 0 {
+		return nil
+	}
+	return &n
+}
+
+func eventTypeJSON(t outbox.EventType) WebhookEventType {
+	return WebhookEventType{Name: t.Name, Description: t.Description, JSONSchema: orNull(t.Schema), Archived: t.ArchivedAt != nil,
+		ArchivedAt: utc(t.ArchivedAt), CreatedAt: t.CreatedAt.UTC(), UpdatedAt: t.UpdatedAt.UTC()}
 }
 
 func profileOf(ep outbox.Endpoint) string {
@@ -123,7 +186,7 @@ func deliveryDetailJSON(d outbox.Delivery, as []outbox.Attempt) WebhookDeliveryD
 }
 
 func eventJSON(ev outbox.Event) WebhookEvent {
-	return WebhookEvent{ID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UTC(), Data: ev.Data}
+	return WebhookEvent{ID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UTC(), Data: ev.Data, Channels: orEmpty(ev.Channels)}
 }
 
 func auditJSON(e outbox.AuditEntry) WebhookAuditEntry {
