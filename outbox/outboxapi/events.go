@@ -2,7 +2,6 @@ package outboxapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -13,23 +12,12 @@ import (
 
 type publishInput struct {
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"The same key with the same body within 24 h answers the event the first publish stored (200, duplicate); with another body, 409. Per account"`
-	Body           struct {
-		ID         string          `json:"id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9_:-]+$" doc:"Idempotency key: publishing it again with the same content answers the stored event; default generated"`
-		Type       string          `json:"type" minLength:"1" maxLength:"128" doc:"e.g. invoice.paid; endpoints filter on it"`
-		Data       json.RawMessage `json:"data" doc:"The event's JSON payload, at most 256 KiB"`
-		CreatedAt  *time.Time      `json:"createdAt,omitempty" doc:"Default now"`
-		EndpointID string          `json:"endpointId,omitempty" maxLength:"128" doc:"Deliver to this endpoint only, whatever events, channels and filter it has"`
-		Channels   []string        `json:"channels,omitempty" maxItems:"10" doc:"Deliver to the endpoints that take one of these channels only"`
-	}
+	Body           PublishRequest
 }
 
 type publishOutput struct {
 	Status int
-	Body   struct {
-		Event      WebhookEvent      `json:"event"`
-		Deliveries []WebhookDelivery `json:"deliveries"`
-		Duplicate  bool              `json:"duplicate" doc:"The id was published before: nothing more is sent"`
-	}
+	Body   Published
 }
 
 // maxEventDeliveries bounds the deliveries an event's view lists: an event has one
@@ -49,12 +37,7 @@ type listEventsInput struct {
 
 type eventOutput struct{ Body WebhookEventDetail }
 
-type eventListOutput struct {
-	Body struct {
-		Data       []WebhookEvent `json:"data"`
-		NextCursor *string        `json:"nextCursor"`
-	}
-}
+type eventListOutput struct{ Body EventList }
 
 type listAuditInput struct {
 	EndpointID string `query:"endpointId" maxLength:"128" doc:"Only this endpoint's entries"`
@@ -62,12 +45,7 @@ type listAuditInput struct {
 	Limit      int    `query:"limit" minimum:"1" maximum:"500" default:"50"`
 }
 
-type auditListOutput struct {
-	Body struct {
-		Data       []WebhookAuditEntry `json:"data"`
-		NextCursor *string             `json:"nextCursor"`
-	}
-}
+type auditListOutput struct{ Body AuditList }
 
 func (s *server) registerEvents() {
 	huma.Register(s.api, s.operation("publish-event", http.MethodPost, "/api/v1/events",

@@ -2,7 +2,6 @@ package outboxapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -15,20 +14,12 @@ type eventTypePath struct {
 }
 
 type createEventTypeInput struct {
-	Body struct {
-		Name        string          `json:"name" minLength:"1" maxLength:"128" doc:"The event type, as events carry it"`
-		Description string          `json:"description,omitempty" maxLength:"2000"`
-		JSONSchema  json.RawMessage `json:"schema,omitempty" doc:"A JSON Schema (draft 2020-12 unless its $schema names another) every published event's data of this type must pass; no reference outside it is loaded"`
-	}
+	Body CreateEventTypeRequest
 }
 
 type updateEventTypeInput struct {
 	Name string `path:"name" maxLength:"128" doc:"Event type"`
-	Body struct {
-		Description *string         `json:"description,omitempty" maxLength:"2000"`
-		JSONSchema  json.RawMessage `json:"schema,omitempty" doc:"Replaces the schema; null removes it"`
-		Archived    *bool           `json:"archived,omitempty" doc:"false restores an archived type"`
-	}
+	Body UpdateEventTypeRequest
 }
 
 type listEventTypesInput struct {
@@ -39,12 +30,7 @@ type listEventTypesInput struct {
 
 type eventTypeOutput struct{ Body WebhookEventType }
 
-type eventTypeListOutput struct {
-	Body struct {
-		Data       []WebhookEventType `json:"data"`
-		NextCursor *string            `json:"nextCursor"`
-	}
-}
+type eventTypeListOutput struct{ Body EventTypeList }
 
 type catalogInput struct {
 	Body WebhookCatalog

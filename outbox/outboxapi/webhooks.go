@@ -2,7 +2,6 @@ package outboxapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,33 +25,12 @@ type reasonInput struct {
 }
 
 type createWebhookInput struct {
-	Body struct {
-		URL        string            `json:"url" minLength:"1" maxLength:"2048" doc:"Absolute https URL (http when the policy allows it), without user-info"`
-		Events     []string          `json:"events,omitempty" maxItems:"100" doc:"Event types it takes; empty or [\"*\"] takes every type"`
-		APIVersion string            `json:"apiVersion,omitempty" maxLength:"64" doc:"Rendered into every attempt's body"`
-		Profile    string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard" doc:"Default standard"`
-		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Overrides of the profile's values"`
-		Secret     string            `json:"secret,omitempty" maxLength:"256" doc:"The signing key: a whsec_ secret (Standard Webhooks v1, HMAC-SHA256) or a whsk_ ed25519 signing key (v1a; the answer's secret is then its whpk_ public key); default a new whsec_ secret"`
-		Headers    map[string]string `json:"headers,omitempty" maxProperties:"32" doc:"Headers sent on every attempt, e.g. {\"Authorization\": \"Bearer ...\"}; not Host, Content-Type, Content-Length, Transfer-Encoding, Connection or a webhook-* header"`
-		Channels   []string          `json:"channels,omitempty" maxItems:"100" doc:"The only channels it takes events of (an event with channels reaches the endpoints sharing one; one without, the endpoints without channels)"`
-		Filter     json.RawMessage   `json:"filter,omitempty" doc:"A JSON condition on an event's data (docs/outbox.md §1), e.g. {\"amount\": {\"$gte\": 100}, \"currency\": {\"$in\": [\"EUR\", \"USD\"]}}"`
-		RateLimit  int               `json:"rateLimit,omitempty" minimum:"0" maximum:"10000" doc:"Deliveries started per second at most, across every node; 0: none"`
-	}
+	Body CreateWebhookRequest
 }
 
 type updateWebhookInput struct {
 	ID   string `path:"id" maxLength:"128" doc:"Endpoint id"`
-	Body struct {
-		URL        *string            `json:"url,omitempty" minLength:"1" maxLength:"2048"`
-		Events     *[]string          `json:"events,omitempty" maxItems:"100"`
-		APIVersion *string            `json:"apiVersion,omitempty" maxLength:"64"`
-		Profile    *string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard"`
-		Policy     *outbox.Overrides  `json:"policy,omitempty" doc:"Replaces the overrides as a whole"`
-		Headers    map[string]*string `json:"headers,omitempty" maxProperties:"64" doc:"Sets each header given; one given null is removed; the others keep their value"`
-		Channels   *[]string          `json:"channels,omitempty" maxItems:"100" doc:"Replaces the channels; [] for none"`
-		Filter     json.RawMessage    `json:"filter,omitempty" doc:"Replaces the filter; null or {} removes it"`
-		RateLimit  *int               `json:"rateLimit,omitempty" minimum:"0" maximum:"10000" doc:"Replaces the rate limit; 0 removes it"`
-	}
+	Body UpdateWebhookRequest
 }
 
 type listWebhooksInput struct {
@@ -64,20 +42,13 @@ type webhookOutput struct{ Body WebhookEndpoint }
 
 type webhookSecretOutput struct{ Body WebhookEndpointWithSecret }
 
-type webhookListOutput struct {
-	Body struct {
-		Data       []WebhookEndpoint `json:"data"`
-		NextCursor *string           `json:"nextCursor"`
-	}
-}
+type webhookListOutput struct{ Body WebhookList }
 
 type rotateInput struct {
 	ID           string `path:"id" maxLength:"128" doc:"Endpoint id"`
 	Reason       string `query:"reason" maxLength:"500" doc:"Why, for the audit log"`
 	GraceSeconds int    `query:"graceSeconds" minimum:"0" maximum:"604800" doc:"How long the old secret keeps signing beside the new one; default 86400"`
-	Body         *struct {
-		Secret string `json:"secret,omitempty" maxLength:"256" doc:"The new key: a whsec_ secret or a whsk_ ed25519 signing key; default a new key of the scheme the endpoint signs with"`
-	}
+	Body         *RotateSecretRequest
 }
 
 func (s *server) registerWebhooks() {

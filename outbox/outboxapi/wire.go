@@ -113,6 +113,113 @@ type WebhookCatalog struct {
 	Strict bool `json:"strict" doc:"Endpoints may subscribe only to the catalog's types that are not archived (or to every type, *)"`
 }
 
+// The bodies of requests, of lists and of the answers without a type of their own.
+// Each is an alias of an unnamed struct, not a defined type: huma names the schema of
+// an unnamed body after its operation (CreateWebhookInputBody, WebhookListOutputBody,
+// ...), so the OpenAPI document keeps the names it had before the client shared
+// these types with the server.
+type (
+	// CreateWebhookRequest is the body of POST /api/v1/webhooks.
+	CreateWebhookRequest = struct {
+		URL        string            `json:"url" minLength:"1" maxLength:"2048" doc:"Absolute https URL (http when the policy allows it), without user-info"`
+		Events     []string          `json:"events,omitempty" maxItems:"100" doc:"Event types it takes; empty or [\"*\"] takes every type"`
+		APIVersion string            `json:"apiVersion,omitempty" maxLength:"64" doc:"Rendered into every attempt's body"`
+		Profile    string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard" doc:"Default standard"`
+		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Overrides of the profile's values"`
+		Secret     string            `json:"secret,omitempty" maxLength:"256" doc:"The signing key: a whsec_ secret (Standard Webhooks v1, HMAC-SHA256) or a whsk_ ed25519 signing key (v1a; the answer's secret is then its whpk_ public key); default a new whsec_ secret"`
+		Headers    map[string]string `json:"headers,omitempty" maxProperties:"32" doc:"Headers sent on every attempt, e.g. {\"Authorization\": \"Bearer ...\"}; not Host, Content-Type, Content-Length, Transfer-Encoding, Connection or a webhook-* header"`
+		Channels   []string          `json:"channels,omitempty" maxItems:"100" doc:"The only channels it takes events of (an event with channels reaches the endpoints sharing one; one without, the endpoints without channels)"`
+		Filter     json.RawMessage   `json:"filter,omitempty" doc:"A JSON condition on an event's data (docs/outbox.md §1), e.g. {\"amount\": {\"$gte\": 100}, \"currency\": {\"$in\": [\"EUR\", \"USD\"]}}"`
+		RateLimit  int               `json:"rateLimit,omitempty" minimum:"0" maximum:"10000" doc:"Deliveries started per second at most, across every node; 0: none"`
+	}
+
+	// UpdateWebhookRequest is the body of PATCH /api/v1/webhooks/{id}: the fields
+	// given change, the others stay.
+	UpdateWebhookRequest = struct {
+		URL        *string            `json:"url,omitempty" minLength:"1" maxLength:"2048"`
+		Events     *[]string          `json:"events,omitempty" maxItems:"100"`
+		APIVersion *string            `json:"apiVersion,omitempty" maxLength:"64"`
+		Profile    *string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard"`
+		Policy     *outbox.Overrides  `json:"policy,omitempty" doc:"Replaces the overrides as a whole"`
+		Headers    map[string]*string `json:"headers,omitempty" maxProperties:"64" doc:"Sets each header given; one given null is removed; the others keep their value"`
+		Channels   *[]string          `json:"channels,omitempty" maxItems:"100" doc:"Replaces the channels; [] for none"`
+		Filter     json.RawMessage    `json:"filter,omitempty" doc:"Replaces the filter; null or {} removes it"`
+		RateLimit  *int               `json:"rateLimit,omitempty" minimum:"0" maximum:"10000" doc:"Replaces the rate limit; 0 removes it"`
+	}
+
+	// RotateSecretRequest is the body, optional, of POST
+	// /api/v1/webhooks/{id}/rotate-secret.
+	RotateSecretRequest = struct {
+		Secret string `json:"secret,omitempty" maxLength:"256" doc:"The new key: a whsec_ secret or a whsk_ ed25519 signing key; default a new key of the scheme the endpoint signs with"`
+	}
+
+	// CreateEventTypeRequest is the body of POST /api/v1/event-types.
+	CreateEventTypeRequest = struct {
+		Name        string          `json:"name" minLength:"1" maxLength:"128" doc:"The event type, as events carry it"`
+		Description string          `json:"description,omitempty" maxLength:"2000"`
+		JSONSchema  json.RawMessage `json:"schema,omitempty" doc:"A JSON Schema (draft 2020-12 unless its $schema names another) every published event's data of this type must pass; no reference outside it is loaded"`
+	}
+
+	// UpdateEventTypeRequest is the body of PATCH /api/v1/event-types/{name}.
+	UpdateEventTypeRequest = struct {
+		Description *string         `json:"description,omitempty" maxLength:"2000"`
+		JSONSchema  json.RawMessage `json:"schema,omitempty" doc:"Replaces the schema; null removes it"`
+		Archived    *bool           `json:"archived,omitempty" doc:"false restores an archived type"`
+	}
+
+	// EventTypeList is a page of the event-type catalog.
+	EventTypeList = struct {
+		Data       []WebhookEventType `json:"data"`
+		NextCursor *string            `json:"nextCursor"`
+	}
+
+	// PublishRequest is the body of POST /api/v1/events.
+	PublishRequest = struct {
+		ID         string          `json:"id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9_:-]+$" doc:"Idempotency key: publishing it again with the same content answers the stored event; default generated"`
+		Type       string          `json:"type" minLength:"1" maxLength:"128" doc:"e.g. invoice.paid; endpoints filter on it"`
+		Data       json.RawMessage `json:"data" doc:"The event's JSON payload, at most 256 KiB"`
+		CreatedAt  *time.Time      `json:"createdAt,omitempty" doc:"Default now"`
+		EndpointID string          `json:"endpointId,omitempty" maxLength:"128" doc:"Deliver to this endpoint only, whatever events, channels and filter it has"`
+		Channels   []string        `json:"channels,omitempty" maxItems:"10" doc:"Deliver to the endpoints that take one of these channels only"`
+	}
+
+	// Published answers a publish: the event and the deliveries it made.
+	Published = struct {
+		Event      WebhookEvent      `json:"event"`
+		Deliveries []WebhookDelivery `json:"deliveries"`
+		Duplicate  bool              `json:"duplicate" doc:"The id was published before: nothing more is sent"`
+	}
+
+	// WebhookList is a page of endpoints; NextCursor is nil on the last page.
+	WebhookList = struct {
+		Data       []WebhookEndpoint `json:"data"`
+		NextCursor *string           `json:"nextCursor"`
+	}
+
+	// DeliveryList is a page of an endpoint's delivery log.
+	DeliveryList = struct {
+		Data       []WebhookDelivery `json:"data"`
+		NextCursor *string           `json:"nextCursor"`
+	}
+
+	// EventList is a page of events.
+	EventList = struct {
+		Data       []WebhookEvent `json:"data"`
+		NextCursor *string        `json:"nextCursor"`
+	}
+
+	// AuditList is a page of the audit log.
+	AuditList = struct {
+		Data       []WebhookAuditEntry `json:"data"`
+		NextCursor *string             `json:"nextCursor"`
+	}
+
+	// Recovered answers a recover: the FAILED deliveries queued again.
+	Recovered = struct {
+		Recovered int `json:"recovered" doc:"FAILED deliveries queued again"`
+	}
+)
+
 // WebhookAuditEntry is one entry of the audit log.
 type WebhookAuditEntry struct {
 	ID         string    `json:"id"`
