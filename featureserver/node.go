@@ -218,7 +218,15 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	rules := callControlRules(n.cfg)
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
-	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
+	opts := transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16}
+	if n.cfg.Outbox.EgressProxy != "" {
+		proxy, err := transport.ParseProxyURL(n.cfg.Outbox.EgressProxy) // validated with the config
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvEgressProxy, err)
+		}
+		opts.Connect = transport.ProxyConnect(proxy)
+	}
+	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
 		Notify:    n.notices.Notify,
