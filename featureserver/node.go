@@ -235,6 +235,15 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
 	opts := transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16, Resolver: n.resolver}
+	if n.cfg.Outbox.EgressProxy != "" {
+		proxy, err := transport.ParseProxyURL(n.cfg.Outbox.EgressProxy) // validated with the config
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvEgressProxy, err)
+		}
+		// Both clients' connections go through the proxy: the account's endpoints
+		// and the status hooks alike (docs/outbox.md §6).
+		opts.Connect = transport.ProxyConnect(proxy)
+	}
 	hookClient := transport.NewHTTPClient(hookRules, opts)
 	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{

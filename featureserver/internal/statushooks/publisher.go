@@ -342,7 +342,7 @@ func (p *Publisher) RotateAccount(ctx context.Context, old, rotated nodestore.Ac
 			continue
 		}
 		if grace > 0 {
-			_, err = p.ob.RotateSecretTo(ctx, rotated.Sid, ep.ID, to, grace, by)
+			_, _, err = p.ob.RotateSecretTo(ctx, rotated.Sid, ep.ID, to, grace, by)
 		} else {
 			_, err = p.ob.UpdateEndpoint(ctx, rotated.Sid, ep.ID, outbox.EndpointUpdate{Secrets: &[]string{to}, By: by})
 		}
