@@ -33,7 +33,7 @@ var (
 
 // slug is the anchor GitHub gives a heading: lower case, letters, digits, spaces
 // (as hyphens), hyphens and underscores kept, everything else (punctuation,
-// backticks, §) dropped.
+// backticks, section signs) dropped.
 func slug(heading string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
@@ -127,11 +127,11 @@ func TestLinksResolve(t *testing.T) {
 // TestSlug: anchors as GitHub makes them.
 func TestSlug(t *testing.T) {
 	for heading, want := range map[string]string{
-		"## §4b. Time on a node and in the simulator"[3:]: "4b-time-on-a-node-and-in-the-simulator",
-		"`test --json` events":                            "test---json-events",
-		"Webhooks: the outbox API":                        "webhooks-the-outbox-api",
-		"`switchboard webhooks`":                          "switchboard-webhooks",
-		"Logs, metrics and version":                       "logs-metrics-and-version",
+		"\u00a74b. Time on a node and in the simulator": "4b-time-on-a-node-and-in-the-simulator",
+		"`test --json` events":                          "test---json-events",
+		"Webhooks: the outbox API":                      "webhooks-the-outbox-api",
+		"`switchboard webhooks`":                        "switchboard-webhooks",
+		"Logs, metrics and version":                     "logs-metrics-and-version",
 	} {
 		if got := slug(heading); got != want {
 			t.Errorf("slug(%q) = %q, want %q", heading, got, want)
