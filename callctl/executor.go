@@ -282,7 +282,7 @@ func dialConfirmHook(d *verbs.Dial) *verbs.Hook {
 func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 	c.answer(ctx)
 	c.sideHook(ctx, v.EnterHook, nil)
-	if !v.StartConferenceOnEnter {
+	if v.StartConferenceOnEnter != nil && !*v.StartConferenceOnEnter {
 		c.sideHook(ctx, v.WaitHook, nil)
 	}
 	event := func(name string) {

@@ -115,7 +115,7 @@ func TestEveryVerbRuns(t *testing.T) {
 		map[string]any{"verb": "dequeue", "name": "q", "actionHook": hook, "timeout": 3},
 		map[string]any{"verb": "leave"},
 		map[string]any{"verb": "stream", "url": "wss://example.com/audio", "actionHook": hook, "maxLength": 5},
-		map[string]any{"verb": "llm", "vendor": "openai", "llmOptions": map[string]any{}, "actionHook": hook},
+		map[string]any{"verb": "llm", "vendor": "ultravox", "auth": map[string]any{"apiKey": "k"}, "llmOptions": map[string]any{}, "actionHook": hook},
 		map[string]any{"verb": "message", "to": "+1555", "from": "+1666", "text": "hi", "actionHook": hook},
 		map[string]any{"verb": "sip:request", "method": "INFO", "actionHook": hook},
 		map[string]any{"verb": "sip:refer", "referTo": "sip:x@example.com", "actionHook": hook},
