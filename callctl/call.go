@@ -45,6 +45,15 @@ type application interface {
 	// application sends meanwhile (a WebSocket app's commands). It returns after d,
 	// after each message handled, or when ctx ends.
 	listen(ctx context.Context, d time.Duration) error
+	// message sends a fire-and-forget message (llm:event, tts:*, session:adulting,
+	// a dialed leg's call:status) with its hook, nil for none: a WebSocket app gets
+	// it on its socket; an HTTP app gets the hook requested, its answer ignored (a
+	// message without a hook goes nowhere).
+	message(ctx context.Context, typ string, h *verbs.Hook, data map[string]any)
+	// toolCall requests an llm verb's toolHook. An HTTP app's answer is the tool
+	// output (answered true); a WebSocket app answers later, with an llm:tool-output
+	// command.
+	toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (output json.RawMessage, answered bool)
 }
 
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent
@@ -64,6 +73,18 @@ type callRun struct {
 	gatherNext   int
 	dialNext     int
 	notifyEvents bool // config notifyEvents: verb:status messages to a WebSocket app
+
+	// ai is what listens to the caller in the background and the TTS stream.
+	ai voiceAI
+	// llmNext counts the llm verbs run, llmTurns their turns; llmCurrent is the
+	// llm verb running.
+	llmNext, llmTurns int
+	llmCurrent        *llmRun
+	// generation counts the times the remaining verbs were replaced (a hook's or a
+	// command's verbs): a verb that holds the call ends when it moves.
+	generation int
+	// farEnd counts the scripted queues, dequeues, conferences and bots used.
+	queueNext, dequeueNext, confNext, botNext int
 
 	// ctx is the call's own context: what is read while polling with a shorter one
 	// (see wsApp.receive) is handled on it.

@@ -15,8 +15,14 @@ import (
 func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	switch v := v.(type) {
 	case *verbs.Say:
+		if v.Stream {
+			c.streamingSay(ctx, v)
+			return
+		}
 		c.answer(ctx)
-		c.spend(ctx, sayDuration(v))
+		if c.spend(ctx, sayDuration(v)) {
+			c.recordSpoken("say", strings.Join(v.Text, " "))
+		}
 	case *verbs.Play:
 		c.answer(ctx)
 		d := playDuration(v)
@@ -57,6 +63,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		// jambonz replaces customerData with the tag's data; later hooks carry it.
 		c.info.CustomerData = v.Data
 	case *verbs.Config:
+		c.configure(ctx, v)
 		c.notifyEvents = c.notifyEvents || v.NotifyEvents
 		for _, r := range v.Reset {
 			if r == "notifyEvents" {
@@ -96,10 +103,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 			c.actionHook(ctx, v.ActionHook, nil)
 		}
 	case *verbs.Llm:
-		c.answer(ctx)
-		if c.spend(ctx, defaultDialDuration) {
-			c.actionHook(ctx, v.ActionHook, map[string]any{"completion_reason": "normal conversation end"})
-		}
+		c.llm(ctx, v)
 	case *verbs.Message:
 		c.actionHook(ctx, v.ActionHook, map[string]any{"message_sid": newUUID(), "message_status": "success"})
 	case *verbs.SipRefer:
@@ -107,9 +111,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.SipRequest:
 		c.actionHook(ctx, v.ActionHook, map[string]any{"result": "success", "sip_status": 200, "sip_reason": "OK"})
 	case *verbs.Transcribe:
-		// Transcription runs in the background of later verbs: with no audio there
-		// is nothing to report, so nothing happens.
-		c.answer(ctx)
+		c.transcribe(ctx, v)
 	case *verbs.Dub, *verbs.Leave:
 		// No audio, no queue or conference to leave: nothing to simulate.
 	default:
@@ -130,7 +132,7 @@ func (c *callRun) actionHookAs(ctx context.Context, typ string, h *verbs.Hook, e
 	}
 	vs, replace, ok := c.app.hook(ctx, typ, h, c.payload(extra))
 	if ok && replace {
-		c.queue = vs
+		c.replaceQueue(vs)
 	}
 	c.checkDeadline()
 	return ok

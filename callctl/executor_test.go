@@ -119,12 +119,11 @@ func TestEveryVerbRuns(t *testing.T) {
 		map[string]any{"verb": "message", "to": "+1555", "from": "+1666", "text": "hi", "actionHook": hook},
 		map[string]any{"verb": "sip:request", "method": "INFO", "actionHook": hook},
 		map[string]any{"verb": "sip:refer", "referTo": "sip:x@example.com", "actionHook": hook},
-		map[string]any{"verb": "transcribe", "transcriptionHook": hook},
 		map[string]any{"verb": "tag", "data": map[string]any{"a": 1}},
 		hangupVerb)})
 	r := run(t, baseOptions(t, url+"/call"))
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if len(r.Verbs) != 18 || len(r.Alerts) != 0 {
+	if len(r.Verbs) != 17 || len(r.Alerts) != 0 {
 		t.Fatalf("verbs %v alerts %v", r.Verbs, r.Alerts)
 	}
 	hooks := 0
