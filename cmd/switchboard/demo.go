@@ -18,8 +18,6 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-func init() { extraCommands = append(extraCommands, newDemoCmd) }
-
 func newDemoCmd(c *cli) *cobra.Command {
 	var serveAddr string
 	cmd := &cobra.Command{

@@ -16,8 +16,6 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-func init() { extraCommands = append(extraCommands, newSimulateCmd) }
-
 type simulateFlags struct {
 	network     map[string]string // the JAMBONES_* flags given, by variable
 	scenario    string

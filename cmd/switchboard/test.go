@@ -18,8 +18,6 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
 )
 
-func init() { extraCommands = append(extraCommands, newTestCmd) }
-
 // defaultScenarioDir is where `switchboard test` looks without arguments.
 const defaultScenarioDir = "scenarios"
 

@@ -17,8 +17,6 @@ import (
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
-func init() { extraCommands = append(extraCommands, newVerifyCmd) }
-
 // Values of --scheme and of the "scheme" JSON key.
 const (
 	schemeAuto     = "auto"
