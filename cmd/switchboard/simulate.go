@@ -169,7 +169,7 @@ func newCLICallNetwork(c *cli, overrides map[string]string, concurrency int) (*f
 func newSimulation(c *cli, f simulateFlags, calls *featureserver.CallNetwork, appURL string, sc *scenario.Scenario) *simulation {
 	base := calls.CallOptions(appURL)
 	base.StatusHookURL, base.Username, base.Password, base.Secret = firstNonEmpty(f.statusHook, sc.StatusHook), f.user, f.pass, f.secret
-	base.Call = callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
+	base.Call = callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To), EnvVars: sc.EnvVars}
 	base.Script = sc.Script()
 	base.IdleLimit = f.idleLimit
 	base.RealTime = f.realTime

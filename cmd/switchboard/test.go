@@ -273,7 +273,7 @@ func lineOfKey(src []byte, key string) int {
 func testCallOptions(o callctl.Options, ts *testScenario, f testFlags) callctl.Options {
 	o.StatusHookURL = ts.sc.StatusHook
 	o.Username, o.Password, o.Secret = f.user, f.pass, f.secret
-	o.Call = callctl.CallInfo{From: ts.sc.From, To: ts.sc.To}
+	o.Call = callctl.CallInfo{From: ts.sc.From, To: ts.sc.To, EnvVars: ts.sc.EnvVars}
 	o.Script = ts.sc.Script()
 	o.IdleLimit = f.idleLimit
 	o.RealTime = f.realTime
