@@ -83,6 +83,8 @@ type callRun struct {
 	// generation counts the times the remaining verbs were replaced (a hook's or a
 	// command's verbs): a verb that holds the call ends when it moves.
 	generation int
+	// dialing is the dial whose legs are bridged, nil when none.
+	dialing *dialState
 	// farEnd counts the scripted queues, dequeues, conferences and bots used.
 	queueNext, dequeueNext, confNext, botNext int
 

@@ -121,7 +121,9 @@ func TestEveryVerbRuns(t *testing.T) {
 		map[string]any{"verb": "sip:refer", "referTo": "sip:x@example.com", "actionHook": hook},
 		map[string]any{"verb": "tag", "data": map[string]any{"a": 1}},
 		hangupVerb)})
-	r := run(t, baseOptions(t, url+"/call"))
+	o := baseOptions(t, url+"/call")
+	o.Script.Queues = []callctl.QueueOutcome{{DequeueAfter: 10 * time.Second}}
+	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	if len(r.Verbs) != 17 || len(r.Alerts) != 0 {
 		t.Fatalf("verbs %v alerts %v", r.Verbs, r.Alerts)
