@@ -216,7 +216,8 @@ func (c *callRun) bridgeEvents(ctx context.Context, d *verbs.Dial, out DialOutco
 					*buf += string(key)
 					if match := matchDTMF(*buf, patterns); match != "" {
 						info["dtmf"] = match
-						c.app.message(ctx, wssession.MsgVerbHook, d.DtmfHook, info)
+						// dial.js _onInfo: a verb:hook, its answer ignored.
+						c.app.hook(ctx, wssession.MsgVerbHook, d.DtmfHook, info)
 						*buf = ""
 					}
 				}
@@ -372,7 +373,8 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 		for k, x := range extra {
 			p[k] = x
 		}
-		c.app.message(ctx, wssession.MsgVerbHook, v.StatusHook, c.payload(p))
+		// Task._notifyConferenceEvent: a verb:hook (acked), its verbs ignored.
+		c.sideHook(ctx, v.StatusHook, p)
 	}
 	waits := !sc.Running && v.StartConferenceOnEnter != nil && !*v.StartConferenceOnEnter
 	if waits {

@@ -197,7 +197,7 @@ func (c *callRun) run(ctx context.Context) {
 	c.result.Duration = c.elapsed()
 	// call.end is the call's last event, after the final notification and close.
 	c.recordEnd()
-	c.result.Timeline = c.timeline.all(c.info.CallSid)
+	c.result.Timeline = c.timeline.all(c.result.CallSid)
 	c.timeline = timeline{}
 	c.decodePayloads()
 }
@@ -326,11 +326,11 @@ func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
 // record appends an event stamped with the call's clock.
 func (c *callRun) record(e Event) {
 	e.At = c.elapsed()
-	e.CallSid = c.info.CallSid
+	e.CallSid = c.result.CallSid // the call's, also while a dialed leg's confirm verbs run
 	if e.Kind == KindHookAttempt || e.Kind == KindMsgSent {
 		c.requests++
 	}
-	c.timeline.add(e, c.info.CallSid)
+	c.timeline.add(e, c.result.CallSid)
 	if c.opts.OnEvent != nil {
 		c.opts.OnEvent(e)
 	}
