@@ -98,7 +98,7 @@ func (c *callRun) pass(ctx context.Context, d time.Duration, listen bool) error 
 func (c *callRun) urgentControls() {
 	var later []Control
 	for _, ctl := range c.controls.take() {
-		if ctl.Redirect != "" {
+		if ctl.Redirect != "" && ctl.ChildCallHook == "" {
 			later = append(later, ctl)
 			continue
 		}
