@@ -255,7 +255,7 @@ func newEventFilter(events, vendorEvents []string) eventFilter {
 }
 
 func (f eventFilter) allows(typ string) bool {
-	if f.include != nil && len(f.include) > 0 {
+	if len(f.include) > 0 {
 		return f.include[typ]
 	}
 	return !f.exclude[typ]
