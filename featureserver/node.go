@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
@@ -175,6 +176,13 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken, Limiter: n.limiter,
 		CheckNoticeURL: noticeRules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
 		Node: cfg.Cluster.NodeID,
+		MessageStatus: func(ctx context.Context, acct nodestore.Account, hook string, payload map[string]any) error {
+			t, err := fragment.Parse(hook)
+			if err != nil {
+				return err
+			}
+			return n.status.NotifyMessage(ctx, acct, nodestore.HookSpec{URL: hook, Method: "POST"}, t, payload)
+		},
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
 			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
 		}}); err != nil {
