@@ -213,3 +213,40 @@ func TestAppTestWatch(t *testing.T) {
 		t.Fatalf("Ctrl-C after a passing run: %v\n%s", err, stderr.String())
 	}
 }
+
+// An app already listening where the scenarios connect is not what --start would
+// test: nothing is started (the app would fail to listen while its wait succeeded
+// at once against the other process), nothing is called, and every scenario is an
+// error that says so; with reuse: in the folder's settings, that app is tested.
+func TestAppTestStartRefusesATakenPort(t *testing.T) {
+	t.Parallel()
+	app := newScenarioApp(t)
+	dir := files(t, map[string]string{
+		"menu.yaml":             "app: " + app.origin + "/call\nexpect:\n  verbs: [say, gather, say, hangup]\n",
+		"switchboard-test.yaml": "start: touch started-from-folder\n",
+	})
+	addr := strings.TrimPrefix(app.origin, "http://")
+	code, stdout, stderr := sbTest(t, dir, nil, "--start", "touch started", ".")
+	if code != 1 || !strings.Contains(stdout, "ERROR menu  ") ||
+		!strings.Contains(stdout, "the app was not started: another process already listens at "+addr+", before the app is started (stop it, or leave out --start to test the app running there)") ||
+		!strings.Contains(stderr, "switchboard: did not start the app (touch started, from --start): another process already listens at "+addr) ||
+		app.calls.Load() != 0 {
+		t.Fatalf("--start: exit %d, %d calls\nstdout:\n%s\nstderr:\n%s", code, app.calls.Load(), stdout, stderr)
+	}
+	code, stdout, _ = sbTest(t, dir, nil, ".")
+	if code != 1 || !strings.Contains(stdout, "(stop it, or give --no-start, or reuse: true in switchboard-test.yaml, to test the app running there)") {
+		t.Fatalf("start: exit %d\n%s", code, stdout)
+	}
+	for _, marker := range []string{"started", "started-from-folder"} {
+		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+			t.Errorf("%s ran", marker)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "switchboard-test.yaml"), []byte("start: touch started-from-folder\nreuse: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = sbTest(t, dir, nil, ".")
+	if code != 0 || !strings.Contains(stderr, "using the app running there") || app.calls.Load() != 1 {
+		t.Fatalf("reuse: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

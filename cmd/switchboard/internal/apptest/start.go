@@ -115,6 +115,18 @@ func (as *apps) start(ctx context.Context, spec *appSpec) error {
 			strings.Join(spec.addrs(), ", "), spec.command, spec.source)
 		return nil
 	}
+	// Another process listening there would be what the scenarios test: the app
+	// started would fail to listen (its port is taken) while its wait for the
+	// address succeeded at once.
+	if busy := accepting(ctx, spec.addrs()); len(busy) > 0 {
+		how := "leave out --start to test the app running there"
+		if spec.source != "--start" {
+			how = "give --no-start, or reuse: true in " + spec.source + ", to test the app running there"
+		}
+		err := fmt.Errorf("another process already listens at %s, before the app is started (stop it, or %s)", strings.Join(busy, ", "), how)
+		fmt.Fprintf(as.c.Stderr, "switchboard: did not start the app (%s, from %s): %v\n", spec.command, spec.source, err)
+		return fmt.Errorf("the app was not started: %w", err)
+	}
 	a, err := appstart.Start(appstart.Options{Command: spec.command, Dir: spec.dir, Env: startEnv(), Output: as.output(spec)})
 	if err != nil {
 		fmt.Fprintf(as.c.Stderr, "switchboard: the app (%s, from %s) did not start: %v\n", spec.command, spec.source, err)
@@ -160,15 +172,22 @@ func (as *apps) stop(i int) {
 
 // allAccept reports whether every address accepts a TCP connection now.
 func allAccept(ctx context.Context, addrs []string) bool {
+	return len(addrs) > 0 && len(accepting(ctx, addrs)) == len(addrs)
+}
+
+// accepting are the addresses that accept a TCP connection now.
+func accepting(ctx context.Context, addrs []string) []string {
+	var out []string
 	for _, addr := range addrs {
 		d := net.Dialer{Timeout: time.Second}
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
-			return false
+			continue
 		}
 		conn.Close()
+		out = append(out, addr)
 	}
-	return len(addrs) > 0
+	return out
 }
 
 // stopAll stops the apps started, the last first.
