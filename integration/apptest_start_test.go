@@ -250,3 +250,48 @@ func TestAppTestStartRefusesATakenPort(t *testing.T) {
 		t.Fatalf("reuse: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+// `switchboard` in a start command is the binary running the tests whatever it is
+// named (here sb, beside a tool of the same name as one earlier on PATH), and every
+// other command of the start command resolves as in the developer's shell: the
+// binary's own directory is not put first on PATH.
+func TestAppTestStartRunsThisBinaryAsSwitchboard(t *testing.T) {
+	t.Parallel()
+	bin, mine := t.TempDir(), t.TempDir()
+	raw, err := os.ReadFile(switchboardBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, text := range map[string]string{
+		filepath.Join(bin, "sb"):          string(raw),
+		filepath.Join(bin, "which-am-i"):  "#!/bin/sh\necho the binary's directory\n",
+		filepath.Join(mine, "which-am-i"): "#!/bin/sh\necho mine\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := files(t, map[string]string{"tests/menu.yaml": "app: http://127.0.0.1:3000/call\nexpect:\n  verbs: [say, gather, say, hangup]\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), simulateTimeout)
+	defer cancel()
+	argv := append(ownNetwork(t), filepath.Join(bin, "sb"), "test", "--start", "which-am-i > tool.txt; exec switchboard demo --serve 127.0.0.1:3000", "tests")
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "PATH="+mine+":"+bin+":/usr/bin:/bin")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok    menu  ") {
+		t.Fatalf("sb test --start 'switchboard demo --serve ...': %v\n%s", err, out)
+	}
+	if tool, _ := os.ReadFile(filepath.Join(dir, "tool.txt")); string(tool) != "mine\n" {
+		t.Fatalf("which-am-i in the start command ran %q, want the one first on the developer's PATH", tool)
+	}
+	if links, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-test-bin-*")); len(links) > 0 {
+		// Other tests' runs may hold theirs for now; ours must be gone: it is the
+		// only one whose link points at bin/sb.
+		for _, l := range links {
+			if target, _ := os.Readlink(filepath.Join(l, "switchboard")); target == filepath.Join(bin, "sb") {
+				t.Errorf("%s is left after the run", l)
+			}
+		}
+	}
+}

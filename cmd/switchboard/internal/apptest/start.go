@@ -92,6 +92,7 @@ type apps struct {
 	started []*startedApp
 	mu      sync.Mutex
 	told    map[*startedApp]bool // whose exit has been told on stderr
+	binDir  string               // the directory of startEnv's switchboard link, once made
 }
 
 // startAll starts every spec's app and waits for each to accept connections. On a
@@ -127,7 +128,7 @@ func (as *apps) start(ctx context.Context, spec *appSpec) error {
 		fmt.Fprintf(as.c.Stderr, "switchboard: did not start the app (%s, from %s): %v\n", spec.command, spec.source, err)
 		return fmt.Errorf("the app was not started: %w", err)
 	}
-	a, err := appstart.Start(appstart.Options{Command: spec.command, Dir: spec.dir, Env: startEnv(), Output: as.output(spec)})
+	a, err := appstart.Start(appstart.Options{Command: spec.command, Dir: spec.dir, Env: as.startEnv(), Output: as.output(spec)})
 	if err != nil {
 		fmt.Fprintf(as.c.Stderr, "switchboard: the app (%s, from %s) did not start: %v\n", spec.command, spec.source, err)
 		return fmt.Errorf("the app did not start: %w", err)
@@ -254,24 +255,47 @@ func (as *apps) output(spec *appSpec) io.Writer {
 	return io.MultiWriter(ws...)
 }
 
-// startEnv is the environment of a started app: the process's, with the directory
-// of this switchboard binary first on PATH, so that a start command naming
-// `switchboard` (switchboard demo --serve ...) runs this very binary, built with go
-// run or installed.
-func startEnv() []string {
+// startEnv is the environment of a started app: the process's, with a directory
+// first on PATH that holds only `switchboard`, a link to this very binary, so that
+// a start command naming it (switchboard demo --serve ...) runs the binary testing
+// it, however that is named (go run's build, a release download) and wherever it
+// lies. Every other command resolves as in the developer's shell: prepending the
+// binary's own directory (/usr/local/bin, ~/go/bin) would put whatever else lies
+// there (another node) before the developer's choice. Without a link (no
+// executable path, no temporary directory) PATH is left as it is.
+func (as *apps) startEnv() []string {
 	env := os.Environ()
-	exe, err := os.Executable()
-	if err != nil {
-		return env
+	if as.binDir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return env
+		}
+		dir, err := os.MkdirTemp("", "switchboard-test-bin-")
+		if err != nil {
+			return env
+		}
+		if err := os.Symlink(exe, filepath.Join(dir, "switchboard")); err != nil {
+			os.RemoveAll(dir)
+			return env
+		}
+		as.binDir = dir
 	}
-	dir := filepath.Dir(exe)
 	for i, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			env[i] = "PATH=" + dir + string(os.PathListSeparator) + v
+			env[i] = "PATH=" + as.binDir + string(os.PathListSeparator) + v
 			return env
 		}
 	}
-	return append(env, "PATH="+dir)
+	return append(env, "PATH="+as.binDir)
+}
+
+// close stops the apps started and removes what starting them made.
+func (as *apps) close() {
+	as.stopAll()
+	if as.binDir != "" {
+		os.RemoveAll(as.binDir)
+		as.binDir = ""
+	}
 }
 
 // lineWriter calls line with each complete line written to it.
