@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/dburl"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 )
 
 // The node's own variables. Each has a flag of the same meaning in `switchboard serve`
@@ -27,9 +28,11 @@ const (
 	// EnvTrustedProxies lists the proxies (CIDRs) whose X-Forwarded-For names the
 	// client, for the limits on failed authentication.
 	EnvTrustedProxies = "SWITCHBOARD_TRUSTED_PROXIES"
-	EnvCallIdle       = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
-	EnvMaxCalls       = "SWITCHBOARD_MAX_CALLS"
-	EnvRetention      = "SWITCHBOARD_CALL_RETENTION_HOURS"
+	// EnvSecretsKey holds the keys that encrypt the secrets the node stores.
+	EnvSecretsKey = "SWITCHBOARD_SECRETS_KEY"
+	EnvCallIdle   = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
+	EnvMaxCalls   = "SWITCHBOARD_MAX_CALLS"
+	EnvRetention  = "SWITCHBOARD_CALL_RETENTION_HOURS"
 	// The limits of one call (docs/call-control.md §4b).
 	EnvMaxCallDuration = "SWITCHBOARD_MAX_CALL_DURATION_MS"
 	EnvMaxCallRequests = "SWITCHBOARD_MAX_CALL_REQUESTS"
@@ -80,6 +83,13 @@ type Config struct {
 	// characters, and none of the examples the documentation shows. Secret. Default
 	// none: account creation through the API is disabled.
 	AdminToken string
+	// SecretsKey, when set, encrypts every secret the node stores (webhook secrets,
+	// endpoint signing keys, hook passwords) with AES-256-GCM: a comma-separated list
+	// of keys, each the base64 of 32 bytes (openssl rand -base64 32), the first
+	// encrypting and every one decrypting, so that a key is rotated by putting a new
+	// one first and running `switchboard secrets rotate` (docs/security.md §5).
+	// Secret. Default none: secrets are stored in clear.
+	SecretsKey string
 	// TrustedProxies are the proxies (load balancers) in front of the node: for a
 	// request from one of them, the client whose failed authentications are
 	// counted is the last address of X-Forwarded-For outside them. Default none:
@@ -168,6 +178,9 @@ func (c Config) validate() error {
 	if err := checkAdminToken("Config.AdminToken", c.AdminToken); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := parseSecretsKey("Config.SecretsKey", c.SecretsKey); err != nil {
+		errs = append(errs, err)
+	}
 	for _, p := range c.TrustedProxies {
 		if !p.IsValid() {
 			errs = append(errs, &ConfigError{Name: "Config.TrustedProxies", Value: p.String(), Accept: "valid CIDR prefixes"})
@@ -250,6 +263,10 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	if err := checkAdminToken(EnvAdminToken, c.AdminToken); err != nil {
 		errs = append(errs, err)
 	}
+	c.SecretsKey = get(EnvSecretsKey)
+	if _, err := parseSecretsKey(EnvSecretsKey, c.SecretsKey); err != nil {
+		errs = append(errs, err)
+	}
 	if c.TrustedProxies, err = parsePrefixes(EnvTrustedProxies, get(EnvTrustedProxies)); err != nil {
 		errs = append(errs, err)
 	}
@@ -310,6 +327,16 @@ func checkAdminToken(name, token string) error {
 		return &ConfigError{Name: name, Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters (make one with: openssl rand -base64 32)", minAdminTokenLength)}
 	}
 	return nil
+}
+
+// parseSecretsKey parses the keys of a SecretsKey, the value v of variable (or
+// field) name; none is a nil Keyring. Its error never shows a key.
+func parseSecretsKey(name, v string) (*secretbox.Keyring, error) {
+	k, err := secretbox.Parse(v)
+	if err != nil {
+		return nil, &ConfigError{Name: name, Value: "(hidden)", Accept: "a comma-separated list of keys, each the base64 of 32 bytes, the first encrypting: " + err.Error()}
+	}
+	return k, nil
 }
 
 // parsePrefixes parses a comma-separated list of CIDRs and addresses, the value v
@@ -410,6 +437,21 @@ func parseDatabaseURL(v string) (dburl.Location, error) {
 	return loc, nil
 }
 
+// secretsAtRest says, for --print-config, how secrets are stored: never the keys.
+func secretsAtRest(v string) string {
+	k, err := secretbox.Parse(v)
+	switch {
+	case err != nil:
+		return "(invalid)"
+	case !k.Enabled():
+		return "(not set: secrets are stored in clear)"
+	case k.Keys() == 1:
+		return "******** (1 key: secrets are stored encrypted)"
+	default:
+		return fmt.Sprintf("******** (%d keys, the first encrypting: secrets are stored encrypted)", k.Keys())
+	}
+}
+
 // prefixList writes prefixes as their variable takes them.
 func prefixList(ps []netip.Prefix) string {
 	parts := make([]string, len(ps))
@@ -442,6 +484,7 @@ func (c Config) Printable() [][2]string {
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
 		{EnvAdminToken, mask(c.AdminToken)},
+		{EnvSecretsKey, secretsAtRest(c.SecretsKey)},
 		{EnvTrustedProxies, prefixList(c.TrustedProxies)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},

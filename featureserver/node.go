@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -118,9 +119,14 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if hooks.shutdownGrace > 0 {
 		n.shutdownGrace = hooks.shutdownGrace
 	}
+	secrets, err := parseSecretsKey("Config.SecretsKey", cfg.SecretsKey)
+	if err != nil {
+		return nil, err
+	}
 	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
+	n.db.secrets = secrets
 	opened, err := n.db.nodeStore(ctx)
 	if err != nil {
 		n.closeStores()
@@ -133,6 +139,15 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	if hooks.probeInterval > 0 {
 		h.interval = hooks.probeInterval
+	}
+	// A database whose secrets this node cannot open (encrypted, and no key or
+	// another key given) would fail every request: refuse to start, naming the
+	// variable.
+	if _, err := opened.ListAccounts(ctx); errors.Is(err, secretbox.ErrNoKey) || errors.Is(err, secretbox.ErrUnknownKey) || errors.Is(err, secretbox.ErrCorrupt) {
+		_ = opened.Close()
+		n.closeStores()
+		return nil, &ConfigError{Name: EnvSecretsKey, Value: "(hidden)",
+			Accept: "the key the database's secrets are encrypted with (first, or after a new one): " + err.Error()}
 	}
 	n.store = withStaleTokens(opened)
 	if hooks.wrapStore != nil {
@@ -236,7 +251,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	hookClient := transport.NewHTTPClient(hookRules, opts)
 	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
+		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log, Secrets: n.db.secrets,
 		Notify:    n.notices.Notify,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next

@@ -94,3 +94,28 @@ func TestParseRefuses(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// Parse and Open take outside input (the variable, the stored values): whatever
+// they get, they either refuse it or give back what Seal sealed.
+func FuzzParseAndOpen(f *testing.F) {
+	k := NewKey()
+	ring, _ := Parse(k)
+	sealed, _ := ring.Seal("s", "w")
+	f.Add(k, sealed)
+	f.Add(k+","+NewKey(), "sbx1:00000000:AAAA")
+	f.Add("", "clear")
+	f.Fuzz(func(t *testing.T, keys, stored string) {
+		r, err := Parse(keys)
+		if err != nil {
+			return
+		}
+		if got, err := r.Open(stored, "w"); err == nil && !Sealed(stored) && got != stored {
+			t.Fatalf("a value in clear opened to %q", got)
+		}
+		if out, err := r.Seal("secret", "w"); err == nil {
+			if got, err := r.Open(out, "w"); err != nil || got != "secret" {
+				t.Fatalf("sealed %q opens to %q, %v", out, got, err)
+			}
+		}
+	})
+}

@@ -38,7 +38,7 @@ func RunSecrets(t *testing.T, open SecretFactory, dump func(t *testing.T) []byte
 	secrets := []string{"acct-secret-9f3e1", "prev-secret-9f3e1", "call-hook-pass-9f3e1", "status-app-pass-9f3e1",
 		"status-hook-pass-9f3e1", "recovery-pass-9f3e1"}
 	a := account("a")
-	a.WebhookSecret, a.PreviousWebhookSecret, a.PreviousSecretUntil = secrets[0], secrets[1], t0.Add(24 * time.Hour)
+	a.WebhookSecret, a.PreviousWebhookSecret, a.PreviousSecretUntil = secrets[0], secrets[1], t0.Add(24*time.Hour)
 	app := application("a", "app", t0)
 	app.CallHook.Username, app.CallHook.Password = "u", secrets[2]
 	app.CallStatusHook = &nodestore.HookSpec{URL: "https://app.example/status", Username: "u", Password: secrets[3]}

@@ -31,9 +31,13 @@ func (s *Store) ResealSecrets(ctx context.Context) (int, error) {
 				return s.box.Reseal(stored, nodestore.WhereStatusHookPassword(account, url))
 			}},
 		{`SELECT sid, '', call_hook::text FROM fs_applications`, `UPDATE fs_applications SET call_hook = $1::json WHERE sid = $2 AND '' = $3 AND call_hook::text = $4`,
-			func(sid, _, stored string) (string, bool, error) { return nodestore.ResealHook(s.box, sid, false, stored) }},
+			func(sid, _, stored string) (string, bool, error) {
+				return nodestore.ResealHook(s.box, sid, false, stored)
+			}},
 		{`SELECT sid, '', call_status_hook::text FROM fs_applications`, `UPDATE fs_applications SET call_status_hook = $1::json WHERE sid = $2 AND '' = $3 AND call_status_hook::text = $4`,
-			func(sid, _, stored string) (string, bool, error) { return nodestore.ResealHook(s.box, sid, true, stored) }},
+			func(sid, _, stored string) (string, bool, error) {
+				return nodestore.ResealHook(s.box, sid, true, stored)
+			}},
 		{`SELECT sid, '', recovery::text FROM fs_calls WHERE recovery IS NOT NULL`, `UPDATE fs_calls SET recovery = $1::json WHERE sid = $2 AND '' = $3 AND recovery::text = $4`,
 			func(sid, _, stored string) (string, bool, error) { return nodestore.ResealRecovery(s.box, sid, stored) }},
 	}

@@ -29,9 +29,13 @@ func (s *Store) ResealSecrets(ctx context.Context) (int, error) {
 				return s.box.Reseal(stored, nodestore.WhereStatusHookPassword(account, url))
 			}},
 		{`SELECT sid, '', call_hook FROM fs_applications`, `UPDATE fs_applications SET call_hook = ? WHERE sid = ? AND '' = ? AND call_hook = ?`,
-			func(sid, _, stored string) (string, bool, error) { return nodestore.ResealHook(s.box, sid, false, stored) }},
+			func(sid, _, stored string) (string, bool, error) {
+				return nodestore.ResealHook(s.box, sid, false, stored)
+			}},
 		{`SELECT sid, '', call_status_hook FROM fs_applications`, `UPDATE fs_applications SET call_status_hook = ? WHERE sid = ? AND '' = ? AND call_status_hook = ?`,
-			func(sid, _, stored string) (string, bool, error) { return nodestore.ResealHook(s.box, sid, true, stored) }},
+			func(sid, _, stored string) (string, bool, error) {
+				return nodestore.ResealHook(s.box, sid, true, stored)
+			}},
 		{`SELECT sid, '', recovery FROM fs_calls WHERE recovery IS NOT NULL`, `UPDATE fs_calls SET recovery = ? WHERE sid = ? AND '' = ? AND recovery = ?`,
 			func(sid, _, stored string) (string, bool, error) { return nodestore.ResealRecovery(s.box, sid, stored) }},
 	}
