@@ -100,6 +100,10 @@ const (
 	consoleSessionLifetime = 12 * time.Hour
 )
 
+// writeTimeout bounds writing an answer, from the end of reading the request's
+// headers (net/http's WriteTimeout).
+const writeTimeout = 60 * time.Second
+
 // shutdownGrace is how long a stopping node waits for the API's connections to
 // close themselves (requests in flight to finish) before it closes them.
 const shutdownGrace = 5 * time.Second
@@ -225,8 +229,11 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		Handler:           n.withClient(nodeapi.Handler(mux, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		// A client that reads its answer too slowly (or never) is cut: no request
+		// the API serves takes long (live control forwarded to a peer: 10 s).
+		WriteTimeout:   writeTimeout,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
 	}
 	return n, nil
 }
