@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/internal/secretbox"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -54,7 +57,8 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 	k1, k2 := secretbox.NewKey(), secretbox.NewKey()
 	cfg := testConfig(t)
 	cfg.SecretsKey = k1
-	n := runNode(t, cfg)
+	var logs testkit.SyncBuffer
+	n := runNodeWith(t, cfg, zerolog.New(&logs).Level(zerolog.DebugLevel), nodeHooks{})
 	acct := n.createAccount("acme")
 
 	var (
@@ -153,10 +157,20 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 	}
 	rotated := cfg
 	rotated.SecretsKey = k2 // the old key dropped
-	again := runNode(t, rotated)
+	again := runNodeWith(t, rotated, zerolog.New(&logs).Level(zerolog.DebugLevel), nodeHooks{})
 	exchange(again, "after rotation, the old key dropped")
+	// A wrong token and a refused URL with a password in it: still nothing in the log.
+	again.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls", "wrong-"+acct.APIToken, nil, nil)
+	again.do("POST", "/api/v1/webhooks", acct.APIToken, map[string]any{"url": "https://user:url-password-77@hooks.example.com/"}, nil)
 	again.stop()
 	inClear("after rotation")
+	secrets["API token"], secrets["admin token"], secrets["URL password"] = acct.APIToken, testAdminToken, "url-password-77"
+	secrets["secrets key"], secrets["old secrets key"] = k2, k1
+	for what, secret := range secrets {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the node's log shows the %s", what)
+		}
+	}
 }
 
 // --print-config says whether secrets are stored in clear, and never shows a key.
