@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -483,6 +484,7 @@ func (c Config) Printable() [][2]string {
 		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
+		{EnvEgressProxy, redactProxy(c.Outbox.EgressProxy)},
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvSecretsKey, secretsAtRest(c.SecretsKey)},
 		{EnvTrustedProxies, prefixList(c.TrustedProxies)},
@@ -503,4 +505,16 @@ func (c Config) Printable() [][2]string {
 		{envWSPingInterval.name, ms(cc.WSPingInterval)},
 		{envWebhookErrorReturn.name, strconv.Itoa(cc.WebhookErrorReturn)},
 	}
+}
+
+// redactProxy is a proxy URL with its password hidden.
+func redactProxy(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "********"
+	}
+	return u.Redacted()
 }

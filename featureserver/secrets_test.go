@@ -66,7 +66,7 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 		endpointSecret string
 	)
 	log := &deliveryLog{each: make(chan struct{}, 16)}
-	const hookPassword = "status-hook-password-5c1d"
+	const hookPassword, headerCredential = "status-hook-password-5c1d", "endpoint-header-credential-8e2a"
 	receiver := listenHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		w.WriteHeader(http.StatusNoContent)
@@ -80,6 +80,10 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 				return
 			}
 			log.add("status: verified")
+			return
+		}
+		if got := r.Header.Get("X-Api-Key"); got != headerCredential {
+			log.add("endpoint: header " + got)
 			return
 		}
 		mu.Lock()
@@ -99,7 +103,7 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 		Secret string `json:"secret"`
 	}
 	if code, _, raw := n.do("POST", "/api/v1/webhooks", acct.APIToken, map[string]any{"url": receiver + "/in", "events": []string{"invoice.paid"},
-		"policy": map[string]any{"allowHttp": true}}, &ep); code != http.StatusCreated {
+		"policy": map[string]any{"allowHttp": true}, "headers": map[string]string{"X-Api-Key": headerCredential}}, &ep); code != http.StatusCreated {
 		t.Fatalf("endpoint: %d %s", code, raw)
 	}
 	mu.Lock()
@@ -123,7 +127,7 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 
 	dbFile := dbPath(n)
 	secrets := map[string]string{"webhook secret": acct.WebhookSecret, "status signing secret": statushooks.SigningSecret(acct.WebhookSecret),
-		"endpoint secret": ep.Secret, "status hook password": hookPassword}
+		"endpoint secret": ep.Secret, "status hook password": hookPassword, "endpoint header": headerCredential}
 	inClear := func(when string) {
 		t.Helper()
 		var raw []byte

@@ -38,7 +38,9 @@ func TestEndpointKeysAreSealedAtRest(t *testing.T) {
 		return ob
 	}
 	ob := open(k1)
-	ep, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL + "/hook", Overrides: outbox.Overrides{AllowHTTP: ptr(true)}})
+	const credential = "Bearer header-credential-42"
+	ep, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL + "/hook", Overrides: outbox.Overrides{AllowHTTP: ptr(true)},
+		Headers: map[string]string{"Authorization": credential}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +50,9 @@ func TestEndpointKeysAreSealedAtRest(t *testing.T) {
 		raw, err := st.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: "a", ID: ep.ID})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if h := raw.Headers["Authorization"]; !secretbox.Sealed(h) || strings.Contains(h, "credential") {
+			t.Fatalf("stored header %q: want it sealed", h)
 		}
 		return raw.Secrets
 	}
@@ -64,6 +69,9 @@ func TestEndpointKeysAreSealedAtRest(t *testing.T) {
 		reqs := rc.requests()
 		if len(reqs) != before+1 {
 			t.Fatalf("%s: %d requests (delivery %+v)", when, len(reqs)-before, d)
+		}
+		if got := reqs[len(reqs)-1].header.Get("Authorization"); got != credential {
+			t.Fatalf("%s: the endpoint's header arrived as %q", when, got)
 		}
 		vf, _ := webhooksig.NewVerifier(secret)
 		vf.Clock = clock
@@ -84,8 +92,9 @@ func TestEndpointKeysAreSealedAtRest(t *testing.T) {
 	if err := rotated.RemoveEndpoint(ctx, "a", ep.ID, outbox.Actor{ID: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	var keys string
-	if err := st.DB().QueryRow(`SELECT secrets FROM outbox_endpoints WHERE id = ?`, ep.ID).Scan(&keys); err != nil || keys != "null" {
-		t.Fatalf("a removed endpoint's stored keys: %q, %v; want none", keys, err)
+	var keys, headers string
+	if err := st.DB().QueryRow(`SELECT secrets, headers FROM outbox_endpoints WHERE id = ?`, ep.ID).Scan(&keys, &headers); err != nil ||
+		keys != "null" || strings.Contains(headers, "sbx1") {
+		t.Fatalf("a removed endpoint's stored keys %q and headers %q, %v; want none", keys, headers, err)
 	}
 }
