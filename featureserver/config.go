@@ -311,7 +311,7 @@ const minAdminTokenLength = 32
 
 // exampleAdminTokens are admin tokens the documentation shows: a node started with
 // one copied as it is would be open to anyone who read the same page.
-var exampleAdminTokens = []string{"change-me-admin-token", "change-me", "changeme", "admin", "secret"}
+var exampleAdminTokens = []string{"change-me-admin-token", "change-me-to-a-long-random-token", "change-me", "changeme", "admin", "secret"}
 
 // checkAdminToken refuses a set admin token shorter than minAdminTokenLength or
 // equal to a documented example, naming the variable (or field) name.
