@@ -277,7 +277,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	hookClient := transport.NewHTTPClient(hookRules, opts)
 	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log, Secrets: n.db.secrets,
+		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log, Secrets: n.sealer(),
 		Notify:    n.notices.Notify,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
@@ -317,6 +317,15 @@ func (n *Node) withClient(next http.Handler) http.Handler {
 		addr := authlimit.ClientAddr(r, n.cfg.TrustedProxies)
 		next.ServeHTTP(w, r.WithContext(authlimit.WithClient(r.Context(), addr)))
 	})
+}
+
+// sealer is what seals the outbox's endpoint secrets: the node's keys, or none
+// (in clear) without SWITCHBOARD_SECRETS_KEY.
+func (n *Node) sealer() outbox.SecretSealer {
+	if !n.db.secrets.Enabled() {
+		return nil
+	}
+	return n.db.secrets
 }
 
 // callControlRules are the call-control egress rules plus the node's allow-list
