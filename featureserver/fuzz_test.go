@@ -45,6 +45,9 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add(EnvOTelResource, "deployment.environment=prod")
 	f.Add(EnvOutboxRetention, "14d")
 	f.Add(EnvOutboxRetention, "90m")
+	f.Add(EnvSecretsKey, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=,bad")
+	f.Add(EnvTrustedProxies, "10.0.0.0/8,::1")
+	f.Add(EnvOutboxEgressAllow, "203.0.113.0/24,hooks.internal")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		c, err := LoadConfig(func(k string) string {
 			if k == name {

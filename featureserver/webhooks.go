@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // The node's outbox settings (docs/outbox.md §4, §6).
@@ -36,6 +37,9 @@ const (
 	// (outbox.Config.Retention): a duration such as 72h or 14d; a bare number is
 	// hours.
 	EnvOutboxRetention = "SWITCHBOARD_OUTBOX_RETENTION"
+	// EnvEgressProxy is the HTTP CONNECT proxy every webhook delivery goes through
+	// (docs/outbox.md §6), for a static source address.
+	EnvEgressProxy = "SWITCHBOARD_EGRESS_PROXY"
 )
 
 // The range of the outbox's retention: the outbox's least, and a year.
@@ -72,6 +76,11 @@ type OutboxSettings struct {
 	// kept: older ones are purged, a delivery still retrying included. Default 7
 	// days (outbox.Config's); 1 h to a year.
 	Retention time.Duration
+	// EgressProxy, when set, is the HTTP CONNECT proxy (http://[user:password@]host:port)
+	// the outbox reaches every endpoint through: the destination is resolved and
+	// checked by the egress rules first, and the proxy asked for that address.
+	// Call-control hooks and WebSockets connect directly. Its user-info is secret.
+	EgressProxy string
 }
 
 // loadOutboxSettings reads the outbox settings; bad values are *ConfigError.
@@ -113,6 +122,14 @@ func loadOutboxSettings(get func(string) string) (OutboxSettings, error) {
 				Accept: "a duration from 1h to 365d, such as 72h or 14d (a bare number is hours)"})
 		} else {
 			s.Retention = d
+		}
+	}
+	if v := get(EnvEgressProxy); v != "" {
+		if _, err := transport.ParseProxyURL(v); err != nil {
+			errs = append(errs, &ConfigError{Name: EnvEgressProxy, Value: "(hidden)",
+				Accept: "http://[user:password@]host:port, an HTTP CONNECT proxy: " + strings.TrimPrefix(err.Error(), transport.ErrBadProxyURL.Error()+": ")})
+		} else {
+			s.EgressProxy = v
 		}
 	}
 	return s, errors.Join(errs...)
@@ -163,6 +180,11 @@ func (s OutboxSettings) validate() error {
 	if s.Retention < minOutboxRetention || s.Retention > maxOutboxRetention {
 		errs = append(errs, &ConfigError{Name: "Config.Outbox.Retention", Value: s.Retention.String(),
 			Accept: "a duration in [1h, 8760h] (as " + EnvOutboxRetention + ")"})
+	}
+	if s.EgressProxy != "" {
+		if _, err := transport.ParseProxyURL(s.EgressProxy); err != nil {
+			errs = append(errs, &ConfigError{Name: "Config.Outbox.EgressProxy", Value: "(hidden)", Accept: "http://[user:password@]host:port"})
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -75,7 +75,7 @@ func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Pol
 		span.SetAttributes(semconv.HTTPRequestMethodKey.String(out.method))
 		injectTraceParent(reqCtx, out.header)
 	}
-	a.RequestHeaders = maskHeaders(out.header)
+	a.RequestHeaders = maskHeaders(out.header, p.DeliveryHeader)
 	req, err := http.NewRequestWithContext(reqCtx, out.method, out.url, bytes.NewReader(out.body))
 	if err != nil {
 		a.Class, a.Error = ClassNetwork, err.Error()

@@ -34,6 +34,11 @@ type Outbox struct {
 	// Config.HTTPClientFor gave (*http.Client → *http.Client).
 	clients sync.Map
 
+	// filters and catalog cache what publishes read of endpoint filters and of the
+	// event-type catalog.
+	filters filters
+	catalog schemas
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
@@ -58,7 +63,7 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	// Redirects are never followed (docs/outbox.md §2 step 3), whatever client the caller
 	// gave: a copy of it returns the 3xx as the answer.
 	cfg.HTTPClient = noRedirects(cfg.HTTPClient)
-	o := &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: cfg.Logger, wake: make(chan struct{}, 1)}
+	o := &Outbox{cfg: cfg, store: checkedStore{s: cfg.Store, box: cfg.Secrets}, log: cfg.Logger, wake: make(chan struct{}, 1)}
 	if cfg.TracerProvider != nil {
 		o.tracer = cfg.TracerProvider.Tracer(instrumentation)
 	}

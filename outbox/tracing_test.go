@@ -112,6 +112,8 @@ func TestAttemptRecordsMaskedHeaders(t *testing.T) {
 		r.SetBasicAuth("user", "pw")
 		r.Header.Set("X-Api-Key", "k-123")
 		r.Header.Set("X-Tenant", "blue")
+		r.Header.Set("X-Upstream", "sk_live_4eC39HqLyjWDarjtT1zdp7dc")
+		r.Header.Set("X-Forward", "Bearer abc")
 		return nil
 	})
 	d, as := sendOne(t, ob, "acct")
@@ -122,6 +124,7 @@ func TestAttemptRecordsMaskedHeaders(t *testing.T) {
 	sent := h.recv.requests()[0].header
 	for name, want := range map[string]string{
 		"Authorization": "Basic ****", "X-Api-Key": "****", "X-Tenant": "blue", "Content-Type": "application/json",
+		"X-Upstream": "****", "X-Forward": "Bearer ****",
 		"Webhook-Id": sent.Get("webhook-id"), "Webhook-Signature": sent.Get("webhook-signature"), "Traceparent": sent.Get("traceparent"),
 	} {
 		if v := got.Get(name); v != want || want == "" {

@@ -20,6 +20,7 @@ import (
 func webhooksChangeCommands() []webhooksCmd {
 	var (
 		data, id, createdAt, endpoint string
+		channels, idemKey             string
 		set                           updateFlags
 		reason                        string
 		auditEndpoint                 string
@@ -32,6 +33,8 @@ func webhooksChangeCommands() []webhooksCmd {
 				cmd.Flags().StringVar(&id, "id", "", "the event's id: publishing it again with the same content sends nothing more (default generated)")
 				cmd.Flags().StringVar(&createdAt, "created-at", "", "the event's time, RFC 3339 (default now)")
 				cmd.Flags().StringVar(&endpoint, "endpoint", "", "deliver to this endpoint only, whatever events it takes")
+				cmd.Flags().StringVar(&channels, "channels", "", "comma-separated channels: only endpoints that take one of them get it")
+				cmd.Flags().StringVar(&idemKey, "idempotency-key", "", "sent as Idempotency-Key: the same key with the same body within 24 h answers the first event")
 			},
 			run: func(w *webhooksRun, args []string) error {
 				raw, err := readData(w.c.stdin, data)
@@ -39,6 +42,9 @@ func webhooksChangeCommands() []webhooksCmd {
 					return usageError("--data: %v", err)
 				}
 				req := outboxapi.PublishRequest{ID: id, Type: args[0], Data: raw, EndpointID: endpoint}
+				if channels != "" {
+					req.Channels = strings.Split(channels, ",")
+				}
 				if createdAt != "" {
 					t, err := time.Parse(time.RFC3339Nano, createdAt)
 					if err != nil {
@@ -46,7 +52,11 @@ func webhooksChangeCommands() []webhooksCmd {
 					}
 					req.CreatedAt = &t
 				}
-				return send(w, outboxapi.PublishEvent(req), func(p outboxapi.Published) error {
+				call := outboxapi.PublishEvent(req)
+				if idemKey != "" {
+					call = call.WithIdempotencyKey(idemKey)
+				}
+				return send(w, call, func(p outboxapi.Published) error {
 					what := "published"
 					if p.Duplicate {
 						what = "already published (nothing more sent)"
@@ -152,7 +162,9 @@ const maxData = 256 << 10
 // this binary was built included), each sent only when given.
 type updateFlags struct {
 	url, events, apiVersion, profile, policy string
-	fields                                   []string
+	headers, fields                          []string
+	channels, filter                         string
+	rateLimit                                int
 }
 
 func (u *updateFlags) register(cmd *cobra.Command) {
@@ -162,6 +174,10 @@ func (u *updateFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&u.apiVersion, "api-version", "", "rendered into every attempt's body")
 	fl.StringVar(&u.profile, "profile", "", "sajn, digize, lucibook or standard")
 	fl.StringVar(&u.policy, "policy", "", `overrides of the profile as JSON, replacing the current ones ('{}' clears them)`)
+	fl.StringArrayVar(&u.headers, "header", nil, `set a header sent on every attempt, "Name: value"; "Name:" with no value removes it (repeatable); the others stay`)
+	fl.StringVar(&u.channels, "channels", "", `comma-separated channels, replacing them ("" for none)`)
+	fl.StringVar(&u.filter, "filter", "", `a JSON condition on an event's data, replacing the filter ('{}' removes it)`)
+	fl.IntVar(&u.rateLimit, "rate-limit", 0, "deliveries started per second at most, across every node (0 removes the limit)")
 	fl.StringArrayVar(&u.fields, "field", nil, `NAME=JSON: set the endpoint's field NAME (as the API names it) to a JSON value, e.g. --field 'rateLimit=5'; repeatable`)
 }
 
@@ -200,6 +216,45 @@ func (u *updateFlags) body(cmd *cobra.Command) (map[string]json.RawMessage, erro
 		}
 		body["policy"] = json.RawMessage(u.policy)
 	}
+	if len(u.headers) > 0 {
+		headers := map[string]*string{}
+		for _, h := range u.headers {
+			name, value, ok := strings.Cut(h, ":")
+			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+			if !ok || name == "" {
+				return nil, usageError(`--header %q: want "Name: value", or "Name:" to remove it`, h)
+			}
+			if value == "" {
+				headers[name] = nil
+			} else {
+				headers[name] = &value
+			}
+		}
+		b, _ := json.Marshal(headers)
+		body["headers"] = b
+	}
+	if fl.Changed("channels") {
+		list := []string{}
+		for c := range strings.SplitSeq(u.channels, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				list = append(list, c)
+			}
+		}
+		b, _ := json.Marshal(list)
+		body["channels"] = b
+	}
+	if fl.Changed("filter") {
+		if !json.Valid([]byte(u.filter)) {
+			return nil, usageError("--filter: not JSON: %s", u.filter)
+		}
+		body["filter"] = json.RawMessage(u.filter)
+	}
+	if fl.Changed("rate-limit") {
+		if u.rateLimit < 0 {
+			return nil, usageError("--rate-limit %d: want 0 or more deliveries per second", u.rateLimit)
+		}
+		body["rateLimit"] = json.RawMessage(strconv.Itoa(u.rateLimit))
+	}
 	for _, f := range u.fields {
 		name, value, ok := strings.Cut(f, "=")
 		name = strings.TrimSpace(name)
@@ -215,7 +270,7 @@ func (u *updateFlags) body(cmd *cobra.Command) (map[string]json.RawMessage, erro
 		body[name] = json.RawMessage(value)
 	}
 	if len(body) == 0 {
-		return nil, usageError("nothing to change: give --endpoint-url, --events, --api-version, --profile, --policy or --field")
+		return nil, usageError("nothing to change: give --endpoint-url, --events, --api-version, --profile, --policy, --header, --channels, --filter, --rate-limit or --field")
 	}
 	return body, nil
 }

@@ -32,6 +32,14 @@ func TestWebhooksChangeCLI(t *testing.T) {
 	if code, out, _ := e.cli("publish", "invoice.paid", "--data", `{"amount":42}`, "--id", "inv-1"); code != 0 || !strings.Contains(out, "already published") {
 		t.Fatalf("publish again: %d %q", code, out)
 	}
+	first := e.jsonOf(0, "publish", "invoice.paid", "--data", `{"k":1}`, "--idempotency-key", "order-9")
+	again := e.jsonOf(0, "publish", "invoice.paid", "--data", `{"k":1}`, "--idempotency-key", "order-9")
+	if first["event"].(map[string]any)["id"] != again["event"].(map[string]any)["id"] {
+		t.Fatalf("the same Idempotency-Key published twice: %v, %v", first, again)
+	}
+	if code, _, errOut := e.cli("publish", "invoice.paid", "--data", `{"k":2}`, "--idempotency-key", "order-9"); code != 1 || !strings.Contains(errOut, "409") {
+		t.Fatalf("the key with another body: %d %q", code, errOut)
+	}
 	file := filepath.Join(t.TempDir(), "ev.json")
 	if err := os.WriteFile(file, []byte(`{"from":"file"}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -66,6 +74,20 @@ func TestWebhooksChangeCLI(t *testing.T) {
 	up := e.jsonOf(0, "update", id, "--events", "a.b,c.d", "--field", `apiVersion="2026-06-01"`)
 	if up["apiVersion"] != "2026-06-01" || !strings.Contains(strings.Join(anyStrings(up["events"]), ","), "a.b,c.d") || up["url"] != recv+"/hook" {
 		t.Fatalf("update: %v", up)
+	}
+	// The endpoint's routing: headers set one by one (an empty value removes one),
+	// channels and the rate limit replaced.
+	up = e.jsonOf(0, "update", id, "--header", "X-Tenant: blue", "--header", "Authorization: Bearer t0k", "--channels", "eu,us", "--rate-limit", "5")
+	if h := up["headers"].(map[string]any); h["X-Tenant"] != "blue" || h["Authorization"] == "Bearer t0k" || up["rateLimit"] != 5.0 ||
+		strings.Join(anyStrings(up["channels"]), ",") != "eu,us" {
+		t.Fatalf("update of the routing: %v", up)
+	}
+	up = e.jsonOf(0, "update", id, "--header", "X-Tenant:", "--channels", "", "--rate-limit", "0")
+	if h, _ := up["headers"].(map[string]any); h["X-Tenant"] != nil || len(anyStrings(up["channels"])) != 0 || (up["rateLimit"] != nil && up["rateLimit"] != 0.0) {
+		t.Fatalf("update removing the routing: %v", up)
+	}
+	if code, _, errOut := e.cli("update", id, "--header", "no colon"); code != 2 || !strings.Contains(errOut, "--header") {
+		t.Fatalf("update --header without a colon: %d %q", code, errOut)
 	}
 	// A policy replaces the overrides as a whole; without allowHttp the http URL would be refused.
 	if code, out, errOut := e.cli("update", id, "--policy", `{"allowHttp":true}`); code != 0 || !strings.Contains(out, `policy:          {"allowHttp":true}`) {

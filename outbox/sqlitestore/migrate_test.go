@@ -58,6 +58,23 @@ func migrateAsBefore(t *testing.T, path string, upTo int) {
 	}
 }
 
+// embeddedVersions are the versions of the embedded migrations, in order.
+func embeddedVersions(t *testing.T) []int {
+	t.Helper()
+	names, err := fs.Glob(sqlitestore.Migrations(), "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	vs := make([]int, len(names))
+	for i, name := range names {
+		if vs[i], err = strconv.Atoi(strings.SplitN(name, "_", 2)[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return vs
+}
+
 func appliedVersions(t *testing.T, st *sqlitestore.Store) []int {
 	t.Helper()
 	rows, err := st.DB().Query(`SELECT version FROM outbox_migrations ORDER BY version`)
@@ -68,25 +85,6 @@ func appliedVersions(t *testing.T, st *sqlitestore.Store) []int {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	return vs
-}
-
-// embeddedVersions are the versions of the embedded migrations, in order.
-func embeddedVersions(t *testing.T) []int {
-	t.Helper()
-	files, err := fs.ReadDir(sqlitestore.Migrations(), ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vs []int
-	for _, f := range files {
-		prefix, _, _ := strings.Cut(f.Name(), "_")
-		v, err := strconv.Atoi(prefix)
-		if err != nil {
-			t.Fatalf("migration %s: %v", f.Name(), err)
-		}
-		vs = append(vs, v)
 	}
 	return vs
 }
