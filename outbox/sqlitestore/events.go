@@ -73,7 +73,7 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 		if old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
 			return outboxdriver.Published{}, fmt.Errorf("%w: event %s exists with other content", outboxdriver.ErrConflict, ev.ID)
 		}
-		ds, err := queryDeliveries(ctx, tx, `FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
+		ds, err := queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
 		return outboxdriver.Published{Event: old, Deliveries: ds, Duplicate: true}, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
@@ -92,41 +92,36 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 		if err := leases.grant(ctx, ep, &d); err != nil {
 			return outboxdriver.Published{}, err
 		}
-		if err := insertDelivery(ctx, tx, d); err != nil {
+		if err := insertDelivery(ctx, tx, d, a); err != nil {
 			return outboxdriver.Published{}, err
-		}
-		if a != nil {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
-				attemptArgs(*a)...); err != nil {
-				return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert attempt: %w", err)
-			}
 		}
 		pub.Deliveries = append(pub.Deliveries, d)
 	}
 	return pub, nil
 }
 
-// insertDeliveryColumns are the columns a new delivery sets, in deliveryArgs' order.
+// insertDeliveryColumns are the columns a new delivery sets, in deliveryArgs' order:
+// its attempt, when the plan made one (attempt 0), is its latest.
 const insertDeliveryColumns = `id, account, event_id, event_type, endpoint_id,
 	status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at,
-	lease_until, lease_token`
+	lease_until, lease_token, ` + latestAttemptColumns
 
-// insertDeliveryArgs is len(deliveryArgs(d)).
-const insertDeliveryArgs = 15
+// insertDeliveryArgs is len(deliveryArgs(d, a)).
+const insertDeliveryArgs = 15 + latestAttemptArgCount
 
-func deliveryArgs(d outboxdriver.Delivery) []any {
+func deliveryArgs(d outboxdriver.Delivery, a *outboxdriver.Attempt) []any {
 	var token any
 	if d.LeaseUntil != nil {
 		token = outboxdriver.PublishLeaseToken(d.ID)
 	}
-	return []any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
+	return append([]any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
 		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt),
-		microsPtr(d.LeaseUntil), token}
+		microsPtr(d.LeaseUntil), token}, latestAttemptArgs(a)...)
 }
 
-func insertDelivery(ctx context.Context, tx querier, d outboxdriver.Delivery) error {
+func insertDelivery(ctx context.Context, tx querier, d outboxdriver.Delivery, a *outboxdriver.Attempt) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`)
-		VALUES `+rowsSQL(1, insertDeliveryArgs), deliveryArgs(d)...)
+		VALUES `+rowsSQL(1, insertDeliveryArgs), deliveryArgs(d, a)...)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: insert delivery: %w", err)
 	}

@@ -36,8 +36,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	waiting := plan(moveWaitingSQL, "FAILED", "paused", 1, "ep", "d")
 	recover := plan(recoverSQL, 1, 1, "acct", "ep", 1)
 	for name, c := range map[string]struct{ plan, index string }{
-		"purge":   {purge, "outbox_deliveries_created"},
-		"waiting": {waiting, "outbox_deliveries_endpoint_pending"},
+		"purge":   {purge, "outbox_deliveries_endpoint_listing"},
+		"waiting": {waiting, "outbox_deliveries_endpoint_waiting"},
 		"recover": {recover, "outbox_deliveries_endpoint_failed"},
 	} {
 		if !strings.Contains(c.plan, "INDEX "+c.index+" ") {

@@ -149,6 +149,29 @@ func scanAttempt(rows sqlrows.Row) (outboxdriver.Attempt, error) {
 	return a, nil
 }
 
+// latestAttemptColumns keep a delivery's latest attempt in its row (migration 0007),
+// in attemptColumns' order after delivery_id; attempt_number NULL: none there.
+const latestAttemptColumns = `attempt_number, attempt_at, attempt_scheduled_at, attempt_duration_us, attempt_status,
+	attempt_class, attempt_error, attempt_response`
+
+// latestAttemptArgs is len(latestAttemptArgs(a)).
+const latestAttemptArgCount = 8
+
+// latestAttemptArgs are the values of latestAttemptColumns for a, or NULLs for none.
+func latestAttemptArgs(a *outboxdriver.Attempt) []any {
+	if a == nil {
+		return []any{nil, nil, nil, nil, nil, nil, nil, nil}
+	}
+	return attemptArgs(*a)[1:]
+}
+
+// moveLatestAttemptsSQL moves the latest attempt of the deliveries listed (a JSON
+// array of ids) from their rows to outbox_attempts, before a newer one takes its
+// place.
+const moveLatestAttemptsSQL = `INSERT INTO outbox_attempts (` + attemptColumns + `)
+SELECT id, ` + latestAttemptColumns + ` FROM outbox_deliveries
+WHERE id IN (SELECT value FROM json_each(?)) AND attempt_number IS NOT NULL`
+
 func attemptArgs(a outboxdriver.Attempt) []any {
 	return []any{a.DeliveryID, a.Number, micros(a.At), micros(a.ScheduledAt), a.Duration.Microseconds(),
 		a.Status, string(a.Class), a.Error, a.Response}
