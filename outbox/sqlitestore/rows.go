@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
+	"github.com/switchboard-voice/switchboard/outbox/internal/endpointcache"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/retry"
 )
@@ -58,17 +58,15 @@ func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
 	ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt = fromNull(s.failing), fromNull(s.last), fromNull(s.paused)
 	ep.DisabledAt, ep.HoldUntil, ep.RemovedAt = fromNull(s.disabled), fromNull(s.hold), fromNull(s.rm)
 	ep.CreatedAt = fromMicros(s.created)
-	if err := json.Unmarshal([]byte(s.events), &ep.Events); err != nil {
-		return ep, fmt.Errorf("sqlitestore: endpoint %s events: %w", ep.ID, err)
-	}
-	if err := json.Unmarshal([]byte(s.secrets), &ep.Secrets); err != nil {
-		return ep, fmt.Errorf("sqlitestore: endpoint %s secrets: %w", ep.ID, err)
-	}
-	if err := json.Unmarshal([]byte(s.overrides), &ep.Overrides); err != nil {
-		return ep, fmt.Errorf("sqlitestore: endpoint %s overrides: %w", ep.ID, err)
-	}
-	return ep, nil
+	d, err := endpointcache.Decode(&decodedEndpoints, "sqlitestore", ep.ID, s.events, s.secrets, s.overrides)
+	ep.Events, ep.Secrets, ep.Overrides = d.Events, d.Secrets, d.Overrides
+	return ep, err
 }
+
+// decodedEndpoints spares a read of an endpoint the decoding of its JSON columns
+// when they are as it last read them: a claim reads the endpoint of every delivery
+// it takes.
+var decodedEndpoints endpointcache.Cache
 
 // endpointArgs are the values of endpointColumns for ep, in order.
 func endpointArgs(ep outboxdriver.Endpoint) ([]any, error) {
