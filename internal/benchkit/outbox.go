@@ -32,6 +32,12 @@ type OutboxRound = outboxbench.Result
 // requests in flight, the two interleaved round by round. The plain client repeats
 // its posts until it has run about as long as the outbox side before it. It also returns each
 // round's outbox result (lateness, CPU, the SQLite writer's share).
+//
+// On SQLite the baseline's turn also measures the schema's pipeline floor
+// (outboxbench.PipelineFloor: the store's statements for the same deliveries and the
+// same posts, with nothing else), reported as two more measures: the floor ÷ the
+// plain client, which no outbox on the schema can pass, and the outbox ÷ its floor,
+// how much of it the outbox reaches.
 func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, error) {
 	opts := o.Bench.WithDefaults()
 	if err := opts.Validate(); err != nil {
@@ -40,6 +46,7 @@ func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, erro
 	opts.SkipPlain = true
 	var (
 		rounds []OutboxRound
+		floors []float64
 		// took is how long the last outbox side ran: the baseline runs about as long,
 		// so that both sides see the machine's load over a like span.
 		took time.Duration
@@ -77,10 +84,28 @@ func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, erro
 			posts += opts.Deliveries
 			elapsed += time.Duration(float64(time.Second) * float64(opts.Deliveries) / r)
 		}
+		if o.DatabaseURL == "" {
+			floor, err := outboxbench.PipelineFloor(ctx, outboxbench.FloorOptions{Deliveries: opts.Deliveries,
+				Workers: opts.Concurrency, Synchronous: opts.Synchronous, Dir: opts.Dir})
+			if err != nil {
+				return nil, err
+			}
+			floors = append(floors, floor)
+		}
 		return map[string]float64{"deliveries per second": float64(posts) / elapsed.Seconds()}, nil
 	}
-	res, err := Interleave(ctx, o.Rounds, []Measure{{"deliveries per second", "deliveries/s"}}, ours, baseline)
-	return res, rounds, err
+	res, err := Interleave(ctx, o.Rounds, []Measure{{"deliveries per second", "deliveries/s", Higher}}, ours, baseline)
+	if err != nil || len(floors) != len(res[0].PerRound) {
+		return res, rounds, err
+	}
+	floor, share := make([]Round, len(floors)), make([]Round, len(floors))
+	for i, r := range res[0].PerRound {
+		floor[i] = Round{Ours: floors[i], Baseline: r.Baseline, Ratio: ratio(floors[i], r.Baseline)}
+		share[i] = Round{Ours: r.Ours, Baseline: floors[i], Ratio: ratio(r.Ours, floors[i])}
+	}
+	return append(res,
+		summarise(Measure{"schema's pipeline floor ÷ plain client", "deliveries/s", Higher}, floor),
+		summarise(Measure{"outbox ÷ schema's pipeline floor", "deliveries/s", Higher}, share)), rounds, nil
 }
 
 // pgSchema creates a fresh schema on the database at dbURL and returns how to open
