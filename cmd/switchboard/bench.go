@@ -257,7 +257,7 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 			"  switchboard bench outbox --deliveries 10000 --publishers 16 --json\n" +
 			"  switchboard bench outbox --database-url postgres://postgres@127.0.0.1:5432/test",
 	}, func() []any {
-		return []any{"deliveries", o.Bench.Deliveries, 1, "concurrency", o.Bench.Concurrency, 1}
+		return []any{"deliveries", o.Bench.Deliveries, 1, "concurrency", o.Bench.Concurrency, 1, "nodes", o.Bench.Nodes, 1}
 	}, func(ctx context.Context, rounds int) (benchRun, error) {
 		full := o.Bench.WithDefaults()
 		if err := full.Validate(); err != nil {
@@ -265,6 +265,9 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 		}
 		if err := checkDir("outbox", o.Bench.Dir); err != nil {
 			return benchRun{}, err
+		}
+		if dbURL == "" && full.Nodes > 1 {
+			return benchRun{}, usageError("bench outbox: --nodes above 1 needs --database-url: SQLite has one node a file")
 		}
 		if dbURL != "" {
 			switch loc, err := dburl.Parse(dbURL); {
@@ -281,7 +284,7 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 		}
 		store := "SQLite synchronous=" + full.Synchronous
 		if dbURL != "" {
-			store = "PostgreSQL"
+			store = fmt.Sprintf("PostgreSQL, %d node(s)", full.Nodes)
 		}
 		return benchRun{title: fmt.Sprintf("outbox: %d deliveries, %d in flight, %d publishers, %s", full.Deliveries,
 			full.Concurrency, full.Publishers, store), results: res, details: func() { printOutboxRounds(c, outboxRounds) }}, nil
@@ -296,6 +299,7 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 	f.StringVar(&o.Bench.Synchronous, "sync", "FULL", "SQLite synchronous: FULL (fsync every commit) or NORMAL")
 	f.StringVar(&o.Bench.Dir, "dir", "", "directory for the database files (default a temporary one, removed after)")
 	f.StringVar(&dbURL, "database-url", "", "run on PostgreSQL at this postgres:// URL (a schema of its own each round)")
+	f.IntVar(&o.Bench.Nodes, "nodes", 1, "outboxes sharing the PostgreSQL database, each with its store, workers and a share of the publishers (nodes of one cluster, in this process)")
 	return cmd
 }
 

@@ -118,7 +118,11 @@ func TestBenchOutbox(t *testing.T) {
 func TestBenchOutboxPostgreSQL(t *testing.T) {
 	pgtest.Require(t)
 	out := runBench(t, "outbox", "--deliveries", "40", "--concurrency", "2", "--rounds", "2", "--database-url", pgtest.URL())
-	if !strings.Contains(out, "PostgreSQL") || !strings.Contains(out, "deliveries per second") || strings.Contains(out, "floor") {
+	if !strings.Contains(out, "PostgreSQL, 1 node(s)") || !strings.Contains(out, "deliveries per second") || strings.Contains(out, "floor") {
+		t.Errorf("output:\n%s", out)
+	}
+	out = runBench(t, "outbox", "--deliveries", "40", "--concurrency", "2", "--rounds", "1", "--nodes", "2", "--database-url", pgtest.URL())
+	if !strings.Contains(out, "PostgreSQL, 2 node(s)") {
 		t.Errorf("output:\n%s", out)
 	}
 }
@@ -134,7 +138,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{"outbox", "--deliveries", "0"}, {"outbox", "--concurrency", "-2"}, {"outbox", "--publishers", "-1"},
 		{"outbox", "--per-second", "-5"}, {"outbox", "--sync", "OFF"}, {"outbox", "--deliveries", "ten"}, {"outbox", "extra-arg"},
 		{"outbox", "--dir", "/nonexistent/switchboard-bench"}, {"outbox", "--database-url", "mysql://x"}, {"outbox", "--database-url", "postgres://u@h:99999999/db"},
-		{"outbox", "--rounds", "0"}, {"outbox", "--batch", "-1"}, {"outbox", "--endpoint-cap", "1001"}, {"hooks", "--json", "--markdown"}, {"hooks", "--requests", "0"}, {"hooks", "--rounds", "-1"}, {"ws", "--size", "0"},
+		{"outbox", "--rounds", "0"}, {"outbox", "--nodes", "2"}, {"outbox", "--nodes", "0"}, {"outbox", "--batch", "-1"}, {"outbox", "--endpoint-cap", "1001"}, {"hooks", "--json", "--markdown"}, {"hooks", "--requests", "0"}, {"hooks", "--rounds", "-1"}, {"ws", "--size", "0"},
 		{"ws", "--size", "100000"}, {"ws", "--messages", "0"}, {"calls", "--calls", "0"}, {"calls", "--per-process", "-1"},
 		{"calls", "--calls", "1000", "--per-process", "1"}, {"backlog", "--scheduled", "0"}, {"backlog", "--head", "101"},
 		{"backlog", "--claims", "0"}, {"backlog", "--baseline", "-1"}, {"backlog", "--dir", "/nonexistent/switchboard-bench"},

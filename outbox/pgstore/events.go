@@ -27,12 +27,7 @@ func (s *Store) Publish(ctx context.Context, p outboxdriver.PublishParams) (outb
 		}
 		return s.publish(ctx, q, p)
 	}
-	var out outboxdriver.Published
-	err := s.write(ctx, func(q querier) error {
-		var err error
-		out, err = s.publish(ctx, q, p)
-		return err
-	})
+	out, err := s.publishInGroup(ctx, p)
 	if err != nil {
 		return outboxdriver.Published{}, err
 	}

@@ -55,4 +55,3 @@ func TestClaimSeesEndpointChangedElsewhere(t *testing.T) {
 		t.Fatalf("claim after the change elsewhere: %+v", job.Endpoint)
 	}
 }
-
