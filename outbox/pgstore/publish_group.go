@@ -46,8 +46,11 @@ type groupedPublish struct {
 	out  outboxdriver.Published
 	err  error
 	done chan struct{}
-	// lead is signalled when the publisher is to lead the next group.
-	lead chan struct{}
+	// lead is signalled when the publisher is to lead the next group; signalled,
+	// under publishGroups.mu, says a signal is pending (a publisher holds at most
+	// one slot).
+	lead      chan struct{}
+	signalled bool
 }
 
 // publishInGroup stores p in a group's transaction and returns once it committed.
@@ -71,6 +74,7 @@ func (s *Store) publishInGroup(ctx context.Context, p outboxdriver.PublishParams
 		case <-r.done:
 			return r.out, r.err
 		case <-r.lead:
+			g.took(r)
 			s.leadGroup()
 		case <-ctx.Done():
 			if g.withdraw(r) {
@@ -82,6 +86,7 @@ func (s *Store) publishInGroup(ctx context.Context, p outboxdriver.PublishParams
 			case <-r.done:
 				return r.out, r.err
 			case <-r.lead:
+				g.took(r)
 				s.leadGroup()
 				<-r.done
 				return r.out, r.err
@@ -105,11 +110,27 @@ func (s *Store) leadGroup() {
 	}
 
 	g.mu.Lock()
-	if len(g.queue) > 0 {
-		g.queue[0].lead <- struct{}{}
-	} else {
-		g.leaders--
+	g.handOn()
+	g.mu.Unlock()
+}
+
+// handOn gives the slot of a group that ended to the first queued publisher that
+// has no slot coming, or frees it. g.mu is held.
+func (g *publishGroups) handOn() {
+	for _, r := range g.queue {
+		if !r.signalled {
+			r.signalled = true
+			r.lead <- struct{}{}
+			return
+		}
 	}
+	g.leaders--
+}
+
+// took records that r took the slot it was signalled.
+func (g *publishGroups) took(r *groupedPublish) {
+	g.mu.Lock()
+	r.signalled = false
 	g.mu.Unlock()
 }
 
@@ -123,14 +144,10 @@ func (g *publishGroups) withdraw(r *groupedPublish) bool {
 		return false
 	}
 	g.queue = slices.Delete(g.queue, i, i+1)
-	select {
-	case <-r.lead:
-		if len(g.queue) > 0 {
-			g.queue[0].lead <- struct{}{}
-		} else {
-			g.leaders--
-		}
-	default:
+	if r.signalled { // a slot it will not use
+		<-r.lead
+		r.signalled = false
+		g.handOn()
 	}
 	return true
 }

@@ -163,16 +163,22 @@ func TestPublishGroup(t *testing.T) {
 func TestPublishConcurrently(t *testing.T) {
 	s, now := groupStore(t, false)
 	ctx := context.Background()
-	const n = 200
+	// Publishers that publish again as soon as they can, as a busy program does: the
+	// groups' slots are handed on again and again.
+	const publishers, each = 32, 20
+	const n = publishers * each
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	outs := make([]outboxdriver.Published, n)
-	for i := range n {
+	for p := range publishers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := groupPublish(fmt.Sprintf("evt_%03d", i), "a", `{}`, "", now)
-			outs[i], errs[i] = s.Publish(ctx, r.p)
+			for k := range each {
+				i := p*each + k
+				r := groupPublish(fmt.Sprintf("evt_%03d", i), "a", `{}`, "", now)
+				outs[i], errs[i] = s.Publish(ctx, r.p)
+			}
 		}()
 	}
 	wg.Wait()
@@ -202,5 +208,32 @@ func TestPublishConcurrently(t *testing.T) {
 	cancel()
 	if _, err := s.Publish(canceled, groupPublish("evt_canceled", "a", `{}`, "", now).p); !errors.Is(err, context.Canceled) {
 		t.Fatalf("publish with its context ended: %v", err)
+	}
+}
+
+// TestGroupSlotsHandedOn: a group's slot goes to the first queued publisher that has
+// none coming, never twice to one (two groups ending at once gave one publisher two
+// slots, and the second hand-off blocked for good); with none left to take it, it is
+// freed; a publisher that withdraws with a slot coming hands it on.
+func TestGroupSlotsHandedOn(t *testing.T) {
+	queued := func() *groupedPublish { return &groupedPublish{done: make(chan struct{}), lead: make(chan struct{}, 1)} }
+	r1, r2, r3 := queued(), queued(), queued()
+	g := &publishGroups{queue: []*groupedPublish{r1, r2}, leaders: 3}
+	g.handOn() // two groups end at once
+	g.handOn()
+	if len(r1.lead) != 1 || len(r2.lead) != 1 || g.leaders != 3 {
+		t.Fatalf("after two hand-offs: r1 %d, r2 %d slots coming, %d leaders", len(r1.lead), len(r2.lead), g.leaders)
+	}
+	g.handOn() // a third: nobody queued without a slot coming
+	if g.leaders != 2 {
+		t.Fatalf("%d leaders, want 2: the third slot is freed", g.leaders)
+	}
+	g.queue = append(g.queue, r3)
+	if !g.withdraw(r1) || len(r1.lead) != 0 || len(r3.lead) != 1 || g.leaders != 2 {
+		t.Fatalf("r1 withdrew: its slot went to r3 (%d coming), %d leaders", len(r3.lead), g.leaders)
+	}
+	g.took(r2)
+	if r2.signalled || g.withdraw(r1) {
+		t.Fatal("r2 took its slot; r1 is no longer queued")
 	}
 }
