@@ -216,7 +216,9 @@ func TestPublishConcurrently(t *testing.T) {
 // slots, and the second hand-off blocked for good); with none left to take it, it is
 // freed; a publisher that withdraws with a slot coming hands it on.
 func TestGroupSlotsHandedOn(t *testing.T) {
-	queued := func() *groupedPublish { return &groupedPublish{done: make(chan struct{}), lead: make(chan struct{}, 1)} }
+	queued := func() *groupedPublish {
+		return &groupedPublish{done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	}
 	r1, r2, r3 := queued(), queued(), queued()
 	g := &publishGroups{queue: []*groupedPublish{r1, r2}, leaders: 3}
 	g.handOn() // two groups end at once
