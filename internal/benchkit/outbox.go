@@ -3,6 +3,7 @@ package benchkit
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,7 +32,9 @@ type OutboxRound = outboxbench.Result
 // against a plain net/http client posting the same body as many times with as many
 // requests in flight, the two interleaved round by round. The plain client repeats
 // its posts until it has run about as long as the outbox side before it. It also returns each
-// round's outbox result (lateness, CPU, the SQLite writer's share).
+// round's outbox result (lateness, CPU, the SQLite writer's share). The plain client
+// runs at the collector target the process started with, not the one the outbox
+// sets (outbox.Config.GCPercent).
 //
 // On SQLite the baseline's turn also measures the schema's pipeline floor
 // (outboxbench.PipelineFloor: the store's statements for the same deliveries and the
@@ -44,6 +47,11 @@ func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, erro
 		return nil, nil, err
 	}
 	opts.SkipPlain = true
+	// The outbox sets the process's collector target when it starts (Config.GCPercent);
+	// the plain client runs at the target the program started with, as any program
+	// posting webhooks itself would.
+	programGC := debug.SetGCPercent(-1)
+	debug.SetGCPercent(programGC)
 	var (
 		rounds []OutboxRound
 		floors []float64
@@ -76,14 +84,17 @@ func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, erro
 			posts   int
 			elapsed time.Duration
 		)
+		outboxGC := debug.SetGCPercent(programGC)
 		for posts == 0 || elapsed < took && posts < 10*opts.Deliveries {
 			r, err := outboxbench.Plain(ctx, opts)
 			if err != nil {
+				debug.SetGCPercent(outboxGC)
 				return nil, err
 			}
 			posts += opts.Deliveries
 			elapsed += time.Duration(float64(time.Second) * float64(opts.Deliveries) / r)
 		}
+		debug.SetGCPercent(outboxGC)
 		if o.DatabaseURL == "" {
 			floor, err := outboxbench.PipelineFloor(ctx, outboxbench.FloorOptions{Deliveries: opts.Deliveries,
 				Workers: opts.Concurrency, Synchronous: opts.Synchronous, Dir: opts.Dir})
