@@ -135,7 +135,10 @@ func (m *Manager) Redirect(accountSid, callSid string, hook nodestore.HookSpec, 
 		h := statusHook
 		ctl.StatusHook = &callctl.StatusHook{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}
 		if m.opts.Status != nil {
-			if acct, err := m.store.GetAccount(context.Background(), accountSid); err == nil {
+			ctx, cancel := m.forWrite(context.Background())
+			acct, err := m.store.GetAccount(ctx, accountSid)
+			cancel()
+			if err == nil {
 				ctl.StatusHook.Notifier = m.opts.Status.ForCall(acct, *h)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -153,15 +154,16 @@ func (a *API) registerCalls(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		sid, err := a.calls.Start(req)
+		sid, err := a.calls.Start(ctx, req)
 		switch {
 		case errors.Is(err, calls.ErrDraining):
 			return nil, huma.Error503ServiceUnavailable("the node is shutting down")
 		case errors.Is(err, calls.ErrTooManyCalls):
 			return nil, huma.Error503ServiceUnavailable("too many active calls")
 		case errors.Is(err, calls.ErrUnwritable):
-			// The reason (the file deleted, read-only, full) is the operator's to fix.
-			return nil, huma.Error503ServiceUnavailable(err.Error())
+			// The reason (the file deleted, read-only, full) is the operator's to fix,
+			// in the node's log: the answer shows no path nor driver error.
+			return nil, huma.Error503ServiceUnavailable(calls.ErrUnwritable.Error())
 		case err != nil:
 			return nil, a.internal(err)
 		}
@@ -305,9 +307,13 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 			}
 			return req, a.internal(err)
 		}
-		req.CallHook, req.CallStatusHook = app.CallHook, app.CallStatusHook
+		hook, err := calls.ParseHook(app.CallHook)
+		if err != nil { // checked when the application was stored
+			return req, a.internal(fmt.Errorf("application %s: %w", app.Sid, err))
+		}
+		req.CallHook, req.CallStatusHook = hook, app.CallStatusHook
 	case b.CallHook != nil:
-		hook, err := b.CallHook.spec("call_hook", true)
+		hook, err := b.CallHook.hook("call_hook", true)
 		if err != nil {
 			return req, err
 		}
