@@ -262,7 +262,7 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	err := s.write(ctx, func(tx querier) error {
 		clear(applied)
 		b := newBatchApplier(tx)
-		if err := b.load(ctx, deliverybatch.IDs(outcomes)); err != nil {
+		if err := b.loadLeased(ctx, outcomes); err != nil {
 			return err
 		}
 		if err := deliverybatch.Complete(ctx, &b.Batch, b, outcomes, applied); err != nil {

@@ -74,6 +74,65 @@ func (b *batchApplier) load(ctx context.Context, ids []string) error {
 	return err
 }
 
+// loadLeased reads the deliveries of outcomes: those whose row still carries the
+// outcome's token and that come with the delivery the claim returned
+// (outboxdriver.Completion.Delivery) take it, the others are read whole. The token
+// check reads three columns a delivery instead of every column.
+func (b *batchApplier) loadLeased(ctx context.Context, outcomes []outboxdriver.Completion) error {
+	list, err := json.Marshal(deliverybatch.IDs(outcomes))
+	if err != nil {
+		return err
+	}
+	type lease struct {
+		id, token string
+		latest    bool
+	}
+	rows, err := b.tx.QueryContext(ctx, `SELECT id, coalesce(lease_token, ''), attempt_number IS NOT NULL
+		FROM outbox_deliveries WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	leases, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (lease, error) {
+		var l lease
+		err := r.Scan(&l.id, &l.token, &l.latest)
+		return l, err
+	})
+	if err != nil {
+		return err
+	}
+	held := make(map[string]lease, len(leases))
+	for _, l := range leases {
+		held[l.id] = l
+	}
+	var whole []string
+	for _, o := range outcomes {
+		l, ok := held[o.DeliveryID]
+		switch {
+		case !ok: // purged: left out
+		case o.Delivery != nil && o.Delivery.ID == l.id && l.token != "" && l.token == o.Token:
+			if _, done := b.Deliveries[l.id]; !done {
+				b.Deliveries[l.id] = &deliverybatch.Cached{D: normalizedLeased(*o.Delivery), Token: l.token}
+				b.latest[l.id] = l.latest
+			}
+		default:
+			whole = append(whole, o.DeliveryID)
+		}
+	}
+	if len(whole) == 0 {
+		return nil
+	}
+	return b.load(ctx, whole)
+}
+
+// normalizedLeased is a leased delivery as reading its row returns it: times in UTC
+// microseconds.
+func normalizedLeased(d outboxdriver.Delivery) outboxdriver.Delivery {
+	d = normalizedDelivery(d)
+	d.CreatedAt = fromMicros(micros(d.CreatedAt))
+	if d.LeaseUntil != nil {
+		t := fromMicros(micros(*d.LeaseUntil))
+		d.LeaseUntil = &t
+	}
+	return d
+}
+
 // Load implements deliverybatch.Store.
 func (b *batchApplier) Load(ctx context.Context, id string) error { return b.load(ctx, []string{id}) }
 
