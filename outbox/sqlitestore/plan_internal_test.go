@@ -20,11 +20,13 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		}
 		return strings.Join(lines, "\n")
 	}
-	claim := plan(claimSQL, sql.Named("now", 1), sql.Named("scan", 4))
-	for _, want := range []string{"USING COVERING INDEX outbox_deliveries_due", "USING COVERING INDEX outbox_deliveries_leased", "USING COVERING INDEX outbox_endpoints_claim"} {
-		if !strings.Contains(claim, want) {
-			t.Errorf("claim plan lacks %q:\n%s", want, claim)
-		}
+	claim := plan(windowSQL, sql.Named("now", 1), sql.Named("next", 0), sql.Named("endpoint", ""), sql.Named("id", ""), sql.Named("scan", 4))
+	if !strings.Contains(claim, "USING COVERING INDEX outbox_deliveries_due ((next_attempt_at,endpoint_id,id)>(?,?,?)") || strings.Contains(claim, "TEMP B-TREE") {
+		t.Errorf("the claim's window does not walk the due index from its cursor alone:\n%s", claim)
+	}
+	busy := plan(busySQL, `["ep"]`)
+	if !strings.Contains(busy, "USING COVERING INDEX outbox_deliveries_leased (endpoint_id=?") {
+		t.Errorf("the claim's lease counts do not walk the leased index:\n%s", busy)
 	}
 	lease := plan(leaseSQL, 1, "x", `["a"]`)
 	if !strings.Contains(lease, "USING INDEX sqlite_autoindex_outbox_deliveries_1 (id=?)") {
@@ -47,7 +49,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 			t.Errorf("%s plan sorts:\n%s", name, c.plan)
 		}
 	}
-	for name, p := range map[string]string{"claim": claim, "lease": lease, "next due": next, "reap": reap,
+	for name, p := range map[string]string{"claim": claim, "busy": busy, "lease": lease, "next due": next, "reap": reap,
 		"purge": purge, "waiting": waiting, "recover": recover} {
 		for _, line := range strings.Split(p, "\n") {
 			table := strings.HasPrefix(line, "SCAN outbox_deliveries") || line == "SCAN d" || strings.HasPrefix(line, "SCAN d ")
