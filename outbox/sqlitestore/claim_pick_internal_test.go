@@ -1,8 +1,8 @@
 package sqlitestore
 
 import (
-	"database/sql"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"reflect"
