@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
@@ -97,11 +98,13 @@ func claimPick(ctx context.Context, w *dueWindow, limit int) ([]string, error) {
 
 // dueWindow reads the claim's window: due deliveries in order, a page at a time,
 // keeping those whose endpoint takes deliveries at now with room under its cap. Each
-// endpoint met is read once (whole, for the jobs: endpointsOf is not needed after),
-// and its leases counted once.
+// endpoint met is looked at once, on the claim index (its version, status, hold and
+// cap), its leases counted once, and read whole (for the jobs) only when its
+// version is not one read before (endpointRows).
 type dueWindow struct {
-	tx  querier
-	now int64
+	tx    querier
+	now   int64
+	known *endpointRows
 	// rows are the eligible rows read, in the window's order.
 	rows []dueRow
 	// endpoints are those met, by id; nil for one that does not take deliveries
@@ -119,8 +122,8 @@ type windowEndpoint struct {
 	room int
 }
 
-func newDueWindow(tx querier, now int64) *dueWindow {
-	return &dueWindow{tx: tx, now: now, endpoints: map[string]*windowEndpoint{}, afterNext: -1 << 62}
+func newDueWindow(tx querier, now int64, known *endpointRows) *dueWindow {
+	return &dueWindow{tx: tx, now: now, known: known, endpoints: map[string]*windowEndpoint{}, afterNext: -1 << 62}
 }
 
 // fill reads on until the window holds want rows or the due deliveries end.
@@ -161,7 +164,15 @@ func (w *dueWindow) fill(ctx context.Context, want int) error {
 	return nil
 }
 
-// meet reads the endpoints of rows not met yet and counts their leases.
+// meetSQL reads, on the claim index alone, what a claim needs to know of the
+// endpoints listed (a JSON array of ids): their version, and whether they take
+// deliveries at :now, with their cap.
+const meetSQL = `SELECT id, version, status = 'ACTIVE' AND removed_at IS NULL AND (hold_until IS NULL OR hold_until <= :now),
+	in_flight_cap FROM outbox_endpoints INDEXED BY outbox_endpoints_claim WHERE id IN (SELECT value FROM json_each(:ids))`
+
+// meet looks at the endpoints of rows not met yet: those that take deliveries get
+// their room (their cap less their leases) and their row, from endpointRows when
+// their version was read before, else read whole.
 func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
 	var ids []string
 	for _, d := range rows {
@@ -177,9 +188,63 @@ func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
 	if err != nil {
 		return err
 	}
-	rs, err := w.tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
-		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	eps, err := sqlrows.Collect(nil, rs, err, scanEndpoint)
+	type looked struct {
+		id      string
+		version int64
+		takes   bool
+		limit   int
+	}
+	rs, err := w.tx.QueryContext(ctx, meetSQL, sql.Named("now", w.now), sql.Named("ids", string(list)))
+	seen, err := sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (looked, error) {
+		var l looked
+		err := r.Scan(&l.id, &l.version, &l.takes, &l.limit)
+		return l, err
+	})
+	if err != nil {
+		return err
+	}
+	var takers, unknown []string
+	for _, l := range seen {
+		if !l.takes {
+			continue
+		}
+		takers = append(takers, l.id)
+		if ep, ok := w.known.get(l.id, l.version); ok {
+			w.endpoints[l.id] = &windowEndpoint{ep: ep, room: l.limit}
+		} else {
+			unknown = append(unknown, l.id)
+		}
+	}
+	if len(takers) == 0 {
+		return nil
+	}
+	if len(unknown) > 0 {
+		list, err := json.Marshal(unknown)
+		if err != nil {
+			return err
+		}
+		rs, err := w.tx.QueryContext(ctx, `SELECT version, `+endpointColumns+` FROM outbox_endpoints
+			WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		read, err := sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (versionedEndpoint, error) {
+			var (
+				v  versionedEndpoint
+				sc endpointScan
+			)
+			if err := r.Scan(append([]any{&v.version}, sc.Dest()...)...); err != nil {
+				return v, err
+			}
+			v.ep, err = sc.endpoint()
+			return v, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, v := range read {
+			w.known.put(v)
+			w.endpoints[v.ep.ID] = &windowEndpoint{ep: v.ep, room: v.ep.InFlightCap}
+		}
+	}
+	list, err = json.Marshal(takers)
 	if err != nil {
 		return err
 	}
@@ -196,18 +261,57 @@ func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
 	if err != nil {
 		return err
 	}
-	leased := make(map[string]int, len(counts))
 	for _, c := range counts {
-		leased[c.id] = c.n
+		if e := w.endpoints[c.id]; e != nil {
+			e.room -= c.n
+		}
 	}
-	for _, ep := range eps {
-		held := ep.HoldUntil != nil && micros(*ep.HoldUntil) > w.now
-		room := ep.InFlightCap - leased[ep.ID]
-		if ep.Status == outboxdriver.EndpointActive && ep.RemovedAt == nil && !held && room > 0 {
-			w.endpoints[ep.ID] = &windowEndpoint{ep: ep, room: room}
+	for _, id := range takers {
+		if e := w.endpoints[id]; e != nil && e.room <= 0 {
+			w.endpoints[id] = nil // at its cap
 		}
 	}
 	return nil
+}
+
+// endpointRows keeps the endpoint rows claims read, each with its version
+// (migration 0008: every insert and update gives the row a new random version), so
+// that a claim reads an endpoint it met before from the claim index alone. It is
+// safe for concurrent use; the endpoints it returns are the caller's own (their
+// slices copied).
+type endpointRows struct {
+	mu sync.Mutex
+	m  map[string]versionedEndpoint
+}
+
+type versionedEndpoint struct {
+	version int64
+	ep      outboxdriver.Endpoint
+}
+
+// maxKnownEndpoints bounds endpointRows: past it, it starts again empty.
+const maxKnownEndpoints = 10_000
+
+func (k *endpointRows) get(id string, version int64) (outboxdriver.Endpoint, bool) {
+	k.mu.Lock()
+	v, ok := k.m[id]
+	k.mu.Unlock()
+	if !ok || v.version != version {
+		return outboxdriver.Endpoint{}, false
+	}
+	ep := v.ep
+	ep.Events, ep.Secrets = slices.Clone(ep.Events), slices.Clone(ep.Secrets)
+	return ep, true
+}
+
+func (k *endpointRows) put(v versionedEndpoint) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil || len(k.m) >= maxKnownEndpoints {
+		k.m = make(map[string]versionedEndpoint)
+	}
+	v.ep.Events, v.ep.Secrets = slices.Clone(v.ep.Events), slices.Clone(v.ep.Secrets)
+	k.m[v.ep.ID] = v
 }
 
 // Claim implements outboxdriver.Store.
@@ -218,7 +322,7 @@ func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outbox
 	var jobs []outboxdriver.Job
 	err := s.write(ctx, func(tx querier) error {
 		var err error
-		jobs, err = claimIn(ctx, tx, p)
+		jobs, err = s.claimIn(ctx, tx, p)
 		return err
 	})
 	if err != nil {
@@ -230,11 +334,11 @@ func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outbox
 // claimIn makes one claim on tx: it reads the window (and each endpoint met, once),
 // picks from it (pickDue), leases the pick with one UPDATE that returns the
 // deliveries, and reads their events in one query.
-func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
+func (s *Store) claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
 	if p = p.Reserved(); p.Limit <= 0 {
 		return nil, nil
 	}
-	w := newDueWindow(tx, micros(p.Now))
+	w := newDueWindow(tx, micros(p.Now), &s.endpointRows)
 	picked, err := claimPick(ctx, w, p.Limit)
 	if err != nil || len(picked) == 0 {
 		return nil, err
@@ -338,7 +442,7 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 			return nil
 		}
 		var err error
-		jobs, err = claimIn(ctx, tx, next)
+		jobs, err = s.claimIn(ctx, tx, next)
 		return err
 	})
 	if err != nil {

@@ -98,7 +98,7 @@ func TestClaimPickMatchesFullWindow(t *testing.T) {
 			now := micros(base.Add(at))
 			for limit := 1; limit <= 50; limit++ {
 				err := st.write(ctx, func(q querier) error {
-					got, err := claimPick(ctx, newDueWindow(q, now), limit)
+					got, err := claimPick(ctx, newDueWindow(q, now, &st.endpointRows), limit)
 					if err != nil {
 						return err
 					}

@@ -24,6 +24,10 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	if !strings.Contains(claim, "USING COVERING INDEX outbox_deliveries_due ((next_attempt_at,endpoint_id,id)>(?,?,?)") || strings.Contains(claim, "TEMP B-TREE") {
 		t.Errorf("the claim's window does not walk the due index from its cursor alone:\n%s", claim)
 	}
+	meet := plan(meetSQL, sql.Named("now", 1), sql.Named("ids", `["ep"]`))
+	if !strings.Contains(meet, "USING COVERING INDEX outbox_endpoints_claim (id=?)") {
+		t.Errorf("the claim's look at its endpoints does not read the claim index alone:\n%s", meet)
+	}
 	busy := plan(busySQL, `["ep"]`)
 	if !strings.Contains(busy, "USING COVERING INDEX outbox_deliveries_leased (endpoint_id=?") {
 		t.Errorf("the claim's lease counts do not walk the leased index:\n%s", busy)
