@@ -100,28 +100,44 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 	return pub, nil
 }
 
-// insertDeliveryColumns are the columns a new delivery sets, in deliveryArgs' order:
-// its attempt, when the plan made one (attempt 0), is its latest.
+// insertDeliverySQL inserts rows new deliveries: their columns, and their attempts
+// (attempt 0, which a plan may make, is a delivery's latest: in its row) when
+// withAttempts, the values in deliveryArgs' order. Without attempts a row binds eight
+// values fewer.
+func insertDeliverySQL(rows int, withAttempts bool) string {
+	columns, n := insertDeliveryColumns, insertDeliveryArgs
+	if withAttempts {
+		columns, n = columns+`, `+latestAttemptColumns, n+latestAttemptArgCount
+	}
+	return `INSERT INTO outbox_deliveries (` + columns + `) VALUES ` + rowsSQL(rows, n)
+}
+
+// insertDeliveryColumns are the columns every new delivery sets.
 const insertDeliveryColumns = `id, account, event_id, event_type, endpoint_id,
 	status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at,
-	lease_until, lease_token, ` + latestAttemptColumns
+	lease_until, lease_token`
 
-// insertDeliveryArgs is len(deliveryArgs(d, a)).
-const insertDeliveryArgs = 15 + latestAttemptArgCount
+// insertDeliveryArgs is len(deliveryArgs(d, nil, false)).
+const insertDeliveryArgs = 15
 
-func deliveryArgs(d outboxdriver.Delivery, a *outboxdriver.Attempt) []any {
+// deliveryArgs are the values of a row of insertDeliverySQL: d's, and when
+// withAttempts its attempt a's (nil: none).
+func deliveryArgs(d outboxdriver.Delivery, a *outboxdriver.Attempt, withAttempts bool) []any {
 	var token any
 	if d.LeaseUntil != nil {
 		token = outboxdriver.PublishLeaseToken(d.ID)
 	}
-	return append([]any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
+	args := []any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
 		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt),
-		microsPtr(d.LeaseUntil), token}, latestAttemptArgs(a)...)
+		microsPtr(d.LeaseUntil), token}
+	if withAttempts {
+		args = append(args, latestAttemptArgs(a)...)
+	}
+	return args
 }
 
 func insertDelivery(ctx context.Context, tx querier, d outboxdriver.Delivery, a *outboxdriver.Attempt) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`)
-		VALUES `+rowsSQL(1, insertDeliveryArgs), deliveryArgs(d, a)...)
+	_, err := tx.ExecContext(ctx, insertDeliverySQL(1, a != nil), deliveryArgs(d, a, a != nil)...)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: insert delivery: %w", err)
 	}

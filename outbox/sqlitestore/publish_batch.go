@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
@@ -130,11 +131,12 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 		}
 	}
 	err = chunks(len(deliveries), func(i, j int) error {
-		args := make([]any, 0, (j-i)*insertDeliveryArgs)
+		withAttempts := slices.ContainsFunc(attempts[i:j], func(a *outboxdriver.Attempt) bool { return a != nil })
+		args := make([]any, 0, (j-i)*(insertDeliveryArgs+latestAttemptArgCount))
 		for k, d := range deliveries[i:j] {
-			args = append(args, deliveryArgs(d, attempts[i+k])...)
+			args = append(args, deliveryArgs(d, attempts[i+k], withAttempts)...)
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`) VALUES `+rowsSQL(j-i, insertDeliveryArgs), args...); err != nil {
+		if _, err := q.ExecContext(ctx, insertDeliverySQL(j-i, withAttempts), args...); err != nil {
 			return fmt.Errorf("sqlitestore: insert deliveries: %w", err)
 		}
 		return nil
