@@ -45,6 +45,9 @@ type CallInfo struct {
 	ParentCallSid  string         `json:"parent_call_sid,omitempty"`
 	Duration       *int           `json:"duration,omitempty"` // seconds, once completed
 	CustomerData   map[string]any `json:"customerData,omitempty"`
+	// EnvVars are the application's environment variables (env_vars), sent with the
+	// call hook and session:new as jambonz sends an application's.
+	EnvVars map[string]any `json:"env_vars,omitempty"`
 }
 
 // Fields returns the call info as a fresh map, as every hook and status notification
@@ -116,6 +119,9 @@ func (ci *CallInfo) fields() map[string]any {
 	}
 	if len(ci.CustomerData) > 0 {
 		m["customerData"] = ci.CustomerData
+	}
+	if len(ci.EnvVars) > 0 {
+		m["env_vars"] = ci.EnvVars
 	}
 	return m
 }

@@ -25,6 +25,19 @@ type Script struct {
 	// Network is what goes wrong on the network between the node and the
 	// application, for every connection the call makes. Default: nothing.
 	Network NetworkFaults
+
+	// Speech is what the caller says or keys outside gathers, in order, heard by a
+	// config bargeIn or a transcribe (farend.go).
+	Speech []Utterance
+	// LLMs are consumed in order, one per llm verb. An llm beyond the list has a
+	// conversation of one agent turn that ends normally.
+	LLMs []LLMScript
+	// Queues are consumed in order, one per enqueue; Dequeues one per dequeue;
+	// Conferences one per conference; Bots one per dialogflow, lex or rasa.
+	Queues      []QueueOutcome
+	Dequeues    []DequeueOutcome
+	Conferences []ConferenceScript
+	Bots        []BotScript
 }
 
 // NetworkFaults are faults of the network between the node and the application,
@@ -73,6 +86,7 @@ type DialOutcome struct {
 	SIPStatus int
 	// Duration is how long an answered leg stays up. Default 30 s.
 	Duration time.Duration
+	DialExtras
 }
 
 // Fault is a node-side fault on the WebSocket: once the N-th message of the call
@@ -90,7 +104,7 @@ type Fault struct {
 const (
 	defaultInputDelay   = 2 * time.Second  // GatherInput.After
 	defaultGatherWait   = 5 * time.Second  // gather timeout when the verb sets none
-	defaultDialDuration = 30 * time.Second // an answered dial leg, and enqueue, listen, llm, conference
+	defaultDialDuration = 30 * time.Second // an answered dial leg, and a bridge after a dequeue, listen, conference
 	defaultPlayDuration = 5 * time.Second  // per URL, when play sets no timeoutSecs
 	defaultDialRing     = 5 * time.Second  // ringing before an answer or a give-up
 	defaultDialTimeout  = 60 * time.Second // a dial's timeout when the verb sets none
@@ -126,6 +140,7 @@ func (s Script) validate() []error {
 	if s.HangupAfter < 0 {
 		bad("negative hangup time")
 	}
+	s.validateFarEnd(bad)
 	n := s.Network
 	if n.Latency < 0 || n.Jitter < 0 || n.SlowApp < 0 || n.Refuse < 0 || n.Reset < 0 {
 		bad("network faults: negative latency, jitter, slow app, refuse or reset")

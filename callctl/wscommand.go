@@ -23,6 +23,10 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 		a.Invalid(ctx, err)
 		return
 	}
+	if len(c.result.Commands) < maxRecordedRequests {
+		c.result.Commands = append(c.result.Commands, Command{Name: m.Command, Data: redactJSON(m.Data), ToolCallID: m.ToolCallID,
+			CallSid: m.CallSid, Event: c.timeline.len() - 1})
+	}
 	switch m.Command {
 	case "redirect":
 		if a.s.Starting() {
@@ -42,7 +46,7 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 		if m.QueueCommand {
 			c.queue = append(c.queue, cmd.verbs...)
 		} else {
-			c.queue = cmd.verbs
+			c.replaceQueue(cmd.verbs)
 			c.cutShort()
 		}
 		c.log(zerolog.DebugLevel).Int("verbs", len(cmd.verbs)).Bool("queue", m.QueueCommand).Msg("redirect command")
@@ -50,6 +54,16 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 		c.hangup(ReasonAppHangup)
 	case "tag":
 		c.info.CustomerData = cmd.tag
+	case "tts:tokens":
+		c.ttsTokens(ctx, m.Data)
+	case "tts:flush":
+		c.ttsFlush(ctx)
+	case "tts:clear":
+		c.ttsClear()
+	case "llm:tool-output":
+		c.toolOutput(ctx, m.ToolCallID, m.Data)
+	case "llm:update":
+		c.llmUpdate(m.Data)
 	default:
 		c.log(zerolog.InfoLevel).Str("command", m.Command).RawJSON("data", rawOrNull(m.Data)).Msg("command (no media to act on)")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -441,6 +442,7 @@ func (c Config) Printable() [][2]string {
 		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
+		{EnvEgressProxy, redactProxy(c.Outbox.EgressProxy)},
 		{EnvAdminToken, mask(c.AdminToken)},
 		{EnvTrustedProxies, prefixList(c.TrustedProxies)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
@@ -460,4 +462,16 @@ func (c Config) Printable() [][2]string {
 		{envWSPingInterval.name, ms(cc.WSPingInterval)},
 		{envWebhookErrorReturn.name, strconv.Itoa(cc.WebhookErrorReturn)},
 	}
+}
+
+// redactProxy is a proxy URL with its password hidden.
+func redactProxy(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "********"
+	}
+	return u.Redacted()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
@@ -175,6 +176,13 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken, Limiter: n.limiter,
 		CheckNoticeURL: noticeRules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
 		Node: cfg.Cluster.NodeID,
+		MessageStatus: func(ctx context.Context, acct nodestore.Account, hook string, payload map[string]any) error {
+			t, err := fragment.Parse(hook)
+			if err != nil {
+				return err
+			}
+			return n.status.NotifyMessage(ctx, acct, nodestore.HookSpec{URL: hook, Method: "POST"}, t, payload)
+		},
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
 			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
 		}}); err != nil {
@@ -235,6 +243,15 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
 	opts := transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16, Resolver: n.resolver}
+	if n.cfg.Outbox.EgressProxy != "" {
+		proxy, err := transport.ParseProxyURL(n.cfg.Outbox.EgressProxy) // validated with the config
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvEgressProxy, err)
+		}
+		// Both clients' connections go through the proxy: the account's endpoints
+		// and the status hooks alike (docs/outbox.md §6).
+		opts.Connect = transport.ProxyConnect(proxy)
+	}
 	hookClient := transport.NewHTTPClient(hookRules, opts)
 	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{

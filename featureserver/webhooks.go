@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/retry"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // The node's outbox settings (docs/outbox.md §4, §6).
@@ -31,6 +32,9 @@ const (
 	// EnvOutboxLease is how long a node's claim holds a delivery before another
 	// node's reaper may take it back (outbox.Config.LeaseDuration).
 	EnvOutboxLease = "SWITCHBOARD_OUTBOX_LEASE_MS"
+	// EnvEgressProxy is the HTTP CONNECT proxy every webhook delivery goes through
+	// (docs/outbox.md §6), for a static source address.
+	EnvEgressProxy = "SWITCHBOARD_EGRESS_PROXY"
 )
 
 var envOutboxLease = intSetting{EnvOutboxLease, 2000, 600_000, "milliseconds"}
@@ -52,6 +56,11 @@ type OutboxSettings struct {
 	// reaper looks for them every quarter of it (15 s at most). Attempts are cut at
 	// half of it. Default 2 min (outbox.Config's).
 	LeaseDuration time.Duration
+	// EgressProxy, when set, is the HTTP CONNECT proxy (http://[user:password@]host:port)
+	// the outbox reaches every endpoint through: the destination is resolved and
+	// checked by the egress rules first, and the proxy asked for that address.
+	// Call-control hooks and WebSockets connect directly. Its user-info is secret.
+	EgressProxy string
 }
 
 // loadOutboxSettings reads the outbox settings; bad values are *ConfigError.
@@ -86,6 +95,14 @@ func loadOutboxSettings(get func(string) string) (OutboxSettings, error) {
 	lease, err := envOutboxLease.duration(get(EnvOutboxLease))
 	s.LeaseDuration = lease
 	errs = append(errs, err)
+	if v := get(EnvEgressProxy); v != "" {
+		if _, err := transport.ParseProxyURL(v); err != nil {
+			errs = append(errs, &ConfigError{Name: EnvEgressProxy, Value: "(hidden)",
+				Accept: "http://[user:password@]host:port, an HTTP CONNECT proxy: " + strings.TrimPrefix(err.Error(), transport.ErrBadProxyURL.Error()+": ")})
+		} else {
+			s.EgressProxy = v
+		}
+	}
 	return s, errors.Join(errs...)
 }
 
@@ -110,6 +127,11 @@ func (s OutboxSettings) validate() error {
 	}
 	if s.LeaseDuration != 0 {
 		errs = append(errs, envOutboxLease.checkDuration("Config.Outbox.LeaseDuration", s.LeaseDuration))
+	}
+	if s.EgressProxy != "" {
+		if _, err := transport.ParseProxyURL(s.EgressProxy); err != nil {
+			errs = append(errs, &ConfigError{Name: "Config.Outbox.EgressProxy", Value: "(hidden)", Accept: "http://[user:password@]host:port"})
+		}
 	}
 	return errors.Join(errs...)
 }

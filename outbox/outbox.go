@@ -30,6 +30,11 @@ type Outbox struct {
 	// Config.HTTPClientFor gave (*http.Client → *http.Client).
 	clients sync.Map
 
+	// filters and catalog cache what publishes read of endpoint filters and of the
+	// event-type catalog.
+	filters filters
+	catalog schemas
+
 	mu      sync.Mutex
 	started bool
 	closed  bool

@@ -24,6 +24,7 @@ var serveFlags = append([]envFlag{
 	{name: "egress-deny-hosts", env: featureserver.EnvEgressDeny, usage: "comma-separated host names and .suffixes no hook or webhook may reach"},
 	{name: "smtp-url", env: featureserver.EnvSMTPURL, usage: "SMTP server that e-mails webhook endpoint notices: smtp://host:port[?from=address]"},
 	{name: "outbox-lease", env: featureserver.EnvOutboxLease, usage: "how long a claim holds a delivery before another node may attempt it again (default 2m)", kind: kindDuration, legacy: "outbox-lease-ms"},
+	{name: "egress-proxy", env: featureserver.EnvEgressProxy, usage: "HTTP CONNECT proxy every webhook delivery goes through, for a static source address: http://[user:password@]host:port"},
 	{name: "admin-token", env: featureserver.EnvAdminToken, usage: "bearer token allowed to administer accounts through the API (at least 32 characters)"},
 	{name: "trusted-proxies", env: featureserver.EnvTrustedProxies, usage: "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (limits on failed authentication)"},
 	{name: "call-idle-timeout", env: featureserver.EnvCallIdle, usage: "end a WebSocket call idle this long after its verbs ran out (default 5m)", kind: kindDuration, legacy: "call-idle-timeout-ms"},

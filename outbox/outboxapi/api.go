@@ -115,6 +115,7 @@ func Register(api huma.API, cfg Config) error {
 	s.registerDeliveries()
 	s.registerAudit()
 	s.registerStats()
+	s.registerEventTypes()
 	return nil
 }
 

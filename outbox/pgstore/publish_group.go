@@ -191,15 +191,27 @@ func (s *Store) runGroup(batch []*groupedPublish) {
 // each. It reports which it wrote (their out set).
 func (s *Store) publishTogether(ctx context.Context, q querier, batch []*groupedPublish) ([]bool, error) {
 	n := len(batch)
-	ids, accounts, types, datas := make([]string, n), make([]string, n), make([]string, n), make([][]byte, n)
-	created, stored := make([]time.Time, n), make([]time.Time, n)
-	for i, r := range batch {
+	ids, accounts, types, datas := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([][]byte, 0, n)
+	created, stored, channels := make([]time.Time, 0, n), make([]time.Time, 0, n), make([]string, 0, n)
+	for _, r := range batch {
+		if r.p.IdempotencyKey != "" {
+			continue // its key is taken first, on its own (publish)
+		}
 		ev := r.p.Event
-		ids[i], accounts[i], types[i], datas[i], created[i], stored[i] = ev.ID, ev.Account, ev.Type, ev.Data, ev.CreatedAt, r.p.Now
+		ch, _, err := outboxdriver.EncodeEventRouting(ev)
+		if err != nil {
+			return nil, err
+		}
+		ids, accounts, types, datas = append(ids, ev.ID), append(accounts, ev.Account), append(types, ev.Type), append(datas, ev.Data)
+		created, stored, channels = append(created, ev.CreatedAt), append(stored, r.p.Now), append(channels, ch)
 	}
-	rs, err := q.query(ctx, s.q(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::bytea[])
-		ON CONFLICT (account, id) DO NOTHING RETURNING account, id`), ids, accounts, types, created, stored, datas)
+	wrote := make([]bool, n)
+	if len(ids) == 0 {
+		return wrote, nil
+	}
+	rs, err := q.query(ctx, s.q(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data, channels)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::bytea[], $7::text[])
+		ON CONFLICT (account, id) DO NOTHING RETURNING account, id`), ids, accounts, types, created, stored, datas, channels)
 	keys, err := sqlrows.Collect(nil, rs, err,
 		func(r sqlrows.Row) (string, error) {
 			var account, id string
@@ -213,9 +225,11 @@ func (s *Store) publishTogether(ctx context.Context, q querier, batch []*grouped
 	for _, k := range keys {
 		inserted[k] = true
 	}
-	wrote := make([]bool, n)
 	var newAccounts []string
 	for i, r := range batch {
+		if r.p.IdempotencyKey != "" {
+			continue
+		}
 		// The first publish of a new id inserted it; a repeat goes its own way.
 		key := r.p.Event.Account + "\x00" + r.p.Event.ID
 		if inserted[key] {
@@ -254,13 +268,21 @@ func (s *Store) publishTogether(ctx context.Context, q querier, batch []*grouped
 		for _, ep := range byAccount[r.p.Event.Account] {
 			d, a, ok := r.p.Plan(ep)
 			if !ok {
+				if why := r.p.Excluded(ep); why != "" {
+					r.out.Event.Excluded = append(r.out.Event.Excluded, outboxdriver.Exclusion{EndpointID: ep.ID, Reason: why})
+				}
 				continue
 			}
-			ask := d.LeaseUntil != nil && d.Status == outboxdriver.DeliveryPending
+			// A rate-limited endpoint's deliveries are claimed, which takes them
+			// from its bucket (grantLease).
+			ask := d.LeaseUntil != nil && d.Status == outboxdriver.DeliveryPending && ep.RateLimit == 0
 			if !ask {
 				d.LeaseUntil = nil
 			}
 			plans = append(plans, planned{r: r, d: d, a: a, ask: ask})
+		}
+		if err := s.recordExcluded(ctx, q, r.out.Event); err != nil {
+			return nil, err
 		}
 	}
 	want := map[grantKey]int{}

@@ -38,11 +38,14 @@ const leaseSQL = `UPDATE outbox_deliveries SET lease_until = ?, lease_token = ?
 WHERE id IN (SELECT value FROM json_each(?)) AND status = 'PENDING' AND lease_until IS NULL
 RETURNING ` + deliveryColumns
 
-// dueRow is one delivery of the claim window, with its endpoint's room.
+// dueRow is one delivery of the claim window. room is what its endpoint may take: under
+// its in-flight cap and, when rateLimit is set, the room its bucket has (rateTAT).
 type dueRow struct {
 	id, endpointID string
 	next           int64
 	room           int
+	rateLimit      int
+	rateTAT        sql.NullInt64
 }
 
 // pickDue chooses up to limit deliveries of the window, earliest first (then by id),
@@ -70,7 +73,7 @@ func pickDue(window []dueRow, limit int) []string {
 
 // claimPick chooses the deliveries a claim of limit leases at now, from the window:
 // the due deliveries, earliest first, of endpoints that take deliveries and have room
-// under their cap. It reads first the limit+1 earliest, and keeps what pickDue takes
+// under their cap and in their rate limit's bucket. It reads first the limit+1 earliest, and keeps what pickDue takes
 // of the first limit when it takes them all and the next row is due strictly later:
 // the full window (4×limit rows) would have given the same pick, since every row past
 // the first limit sorts after them. Otherwise (an endpoint at its room, or a tie at
@@ -118,8 +121,10 @@ type dueWindow struct {
 }
 
 type windowEndpoint struct {
-	ep   outboxdriver.Endpoint
-	room int
+	ep        outboxdriver.Endpoint
+	room      int
+	rateLimit int
+	rateTAT   sql.NullInt64
 }
 
 func newDueWindow(tx querier, now int64, known *endpointRows) *dueWindow {
@@ -156,7 +161,7 @@ func (w *dueWindow) fill(ctx context.Context, want int) error {
 		}
 		for _, d := range read {
 			if e := w.endpoints[d.endpointID]; e != nil {
-				d.room = e.room
+				d.room, d.rateLimit, d.rateTAT = e.room, e.rateLimit, e.rateTAT
 				w.rows = append(w.rows, d)
 			}
 		}
@@ -164,11 +169,11 @@ func (w *dueWindow) fill(ctx context.Context, want int) error {
 	return nil
 }
 
-// meetSQL reads, on the claim index alone, what a claim needs to know of the
-// endpoints listed (a JSON array of ids): their version, and whether they take
-// deliveries at :now, with their cap.
+// meetSQL reads what a claim needs to know of the endpoints listed (a JSON array of
+// ids): their version, whether they take deliveries at :now, their cap and their rate
+// limit's bucket.
 const meetSQL = `SELECT id, version, status = 'ACTIVE' AND removed_at IS NULL AND (hold_until IS NULL OR hold_until <= :now),
-	in_flight_cap FROM outbox_endpoints INDEXED BY outbox_endpoints_claim WHERE id IN (SELECT value FROM json_each(:ids))`
+	in_flight_cap, rate_limit, rate_tat FROM outbox_endpoints WHERE id IN (SELECT value FROM json_each(:ids))`
 
 // meet looks at the endpoints of rows not met yet: those that take deliveries get
 // their room (their cap less their leases) and their row, from endpointRows when
@@ -189,31 +194,38 @@ func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
 		return err
 	}
 	type looked struct {
-		id      string
-		version int64
-		takes   bool
-		limit   int
+		id               string
+		version          int64
+		takes            bool
+		limit, rateLimit int
+		rateTAT          sql.NullInt64
 	}
 	rs, err := w.tx.QueryContext(ctx, meetSQL, sql.Named("now", w.now), sql.Named("ids", string(list)))
 	seen, err := sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (looked, error) {
 		var l looked
-		err := r.Scan(&l.id, &l.version, &l.takes, &l.limit)
+		err := r.Scan(&l.id, &l.version, &l.takes, &l.limit, &l.rateLimit, &l.rateTAT)
 		return l, err
 	})
 	if err != nil {
 		return err
 	}
 	var takers, unknown []string
+	bucket := map[string]int{} // room in the rate limit's bucket, of limited endpoints
 	for _, l := range seen {
-		if !l.takes {
+		if l.rateLimit > 0 {
+			bucket[l.id] = outboxdriver.RateRoom(l.rateLimit, fromNull(l.rateTAT), fromMicros(w.now))
+		}
+		if !l.takes || l.limit <= 0 || l.rateLimit > 0 && bucket[l.id] <= 0 {
 			continue
 		}
 		takers = append(takers, l.id)
+		e := &windowEndpoint{room: l.limit, rateLimit: l.rateLimit, rateTAT: l.rateTAT}
 		if ep, ok := w.known.get(l.id, l.version); ok {
-			w.endpoints[l.id] = &windowEndpoint{ep: ep, room: l.limit}
+			e.ep = ep
 		} else {
 			unknown = append(unknown, l.id)
 		}
+		w.endpoints[l.id] = e
 	}
 	if len(takers) == 0 {
 		return nil
@@ -241,7 +253,9 @@ func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
 		}
 		for _, v := range read {
 			w.known.put(v)
-			w.endpoints[v.ep.ID] = &windowEndpoint{ep: v.ep, room: v.ep.InFlightCap}
+			if e := w.endpoints[v.ep.ID]; e != nil {
+				e.ep = v.ep
+			}
 		}
 	}
 	list, err = json.Marshal(takers)
@@ -267,7 +281,11 @@ func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
 		}
 	}
 	for _, id := range takers {
-		if e := w.endpoints[id]; e != nil && e.room <= 0 {
+		e := w.endpoints[id]
+		if b, limited := bucket[id]; limited {
+			e.room = min(e.room, b)
+		}
+		if e.room <= 0 {
 			w.endpoints[id] = nil // at its cap
 		}
 	}
@@ -314,6 +332,34 @@ func (k *endpointRows) put(v versionedEndpoint) {
 	k.m[v.ep.ID] = v
 }
 
+// takeRate takes the claimed deliveries of rate-limited endpoints from their buckets
+// (outboxdriver.RateAfter), in the claim's transaction.
+func takeRate(ctx context.Context, tx querier, window []dueRow, claimed []outboxdriver.Delivery, now int64) error {
+	limited := map[string]dueRow{}
+	for _, r := range window {
+		if r.rateLimit > 0 {
+			limited[r.endpointID] = r
+		}
+	}
+	if len(limited) == 0 {
+		return nil
+	}
+	taken := map[string]int{}
+	for _, d := range claimed {
+		if _, ok := limited[d.EndpointID]; ok {
+			taken[d.EndpointID]++
+		}
+	}
+	for id, n := range taken {
+		r := limited[id]
+		tat := outboxdriver.RateAfter(r.rateLimit, fromNull(r.rateTAT), fromMicros(now), n)
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox_endpoints SET rate_tat = ? WHERE id = ?`, micros(tat), id); err != nil {
+			return fmt.Errorf("sqlitestore: rate limit: %w", err)
+		}
+	}
+	return nil
+}
+
 // Claim implements outboxdriver.Store.
 func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
 	if p.Limit <= 0 {
@@ -353,6 +399,9 @@ func (s *Store) claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimPar
 	}
 	claimed, err := sqlrows.Collect(nil, rows, nil, scanDelivery)
 	if err != nil || len(claimed) == 0 {
+		return nil, err
+	}
+	if err := takeRate(ctx, tx, w.rows, claimed, micros(p.Now)); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(claimed, func(a, b outboxdriver.Delivery) int {

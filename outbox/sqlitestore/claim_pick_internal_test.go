@@ -22,7 +22,7 @@ WITH busy AS (
     SELECT endpoint_id, count(*) AS n FROM outbox_deliveries
     WHERE lease_until IS NOT NULL GROUP BY endpoint_id
 )
-SELECT d.id, d.endpoint_id, d.next_attempt_at, e.in_flight_cap - coalesce(b.n, 0) AS room
+SELECT d.id, d.endpoint_id, d.next_attempt_at, e.in_flight_cap - coalesce(b.n, 0) AS room, e.rate_limit, e.rate_tat
 FROM outbox_deliveries d
 JOIN outbox_endpoints e ON e.id = d.endpoint_id
 LEFT JOIN busy b ON b.endpoint_id = d.endpoint_id
@@ -30,6 +30,8 @@ WHERE d.status = 'PENDING' AND d.lease_until IS NULL AND d.next_attempt_at <= :n
   AND e.status = 'ACTIVE' AND e.removed_at IS NULL
   AND (e.hold_until IS NULL OR e.hold_until <= :now)
   AND e.in_flight_cap > coalesce(b.n, 0)
+  AND (e.rate_limit = 0 OR e.rate_tat IS NULL
+       OR e.rate_tat <= :now + (e.rate_limit - 1) * ((1000000 + e.rate_limit - 1) / e.rate_limit))
 ORDER BY d.next_attempt_at
 LIMIT :scan`
 
@@ -37,15 +39,20 @@ func referenceWindow(ctx context.Context, q querier, now int64, scan int) ([]due
 	rows, err := q.QueryContext(ctx, referenceWindowSQL, sql.Named("now", now), sql.Named("scan", scan))
 	return sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (dueRow, error) {
 		var d dueRow
-		err := r.Scan(&d.id, &d.endpointID, &d.next, &d.room)
-		return d, err
+		if err := r.Scan(&d.id, &d.endpointID, &d.next, &d.room, &d.rateLimit, &d.rateTAT); err != nil {
+			return d, err
+		}
+		if d.rateLimit > 0 {
+			d.room = min(d.room, outboxdriver.RateRoom(d.rateLimit, fromNull(d.rateTAT), fromMicros(now)))
+		}
+		return d, nil
 	})
 }
 
 // TestClaimPickMatchesFullWindow: the claim picks exactly what the full window
 // (4×limit rows of referenceWindowSQL) picks, whatever the limit, with ties of due
-// times across the cut, an endpoint at its room, endpoints partly leased, and a
-// paused and a held endpoint whose due deliveries come first (read and passed over a
+// times across the cut, an endpoint at its room, endpoints partly leased, one with a
+// rate limit, and a paused and a held endpoint whose due deliveries come first (read and passed over a
 // page at a time); and both the short read and the full window serve some of the
 // claims.
 func TestClaimPickMatchesFullWindow(t *testing.T) {
@@ -55,7 +62,7 @@ func TestClaimPickMatchesFullWindow(t *testing.T) {
 	for _, ep := range []struct {
 		id  string
 		cap int
-	}{{"ep_a", 3}, {"ep_b", 40}, {"ep_c", 1000}, {"ep_p", 1000}, {"ep_h", 1000}} {
+	}{{"ep_a", 3}, {"ep_b", 40}, {"ep_c", 1000}, {"ep_p", 1000}, {"ep_h", 1000}, {"ep_r", 1000}} {
 		e := outboxdriver.Endpoint{ID: ep.id, Account: "acct", URL: "https://example.com", Events: []string{"*"},
 			Profile: "standard", Status: outboxdriver.EndpointActive, CreatedAt: base, InFlightCap: ep.cap}
 		switch ep.id {
@@ -64,6 +71,8 @@ func TestClaimPickMatchesFullWindow(t *testing.T) {
 		case "ep_h":
 			hold := base.Add(time.Hour)
 			e.HoldUntil = &hold
+		case "ep_r":
+			e.RateLimit = 4 // a bucket of 4 limits its room
 		}
 		if err := st.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: e,
 			Audit: outboxdriver.AuditEntry{Account: "acct", EndpointID: ep.id, Action: outboxdriver.AuditCreated, At: base}}); err != nil {
@@ -87,7 +96,10 @@ func TestClaimPickMatchesFullWindow(t *testing.T) {
 				EventType: ev.Type, EndpointID: ep.ID, Status: outboxdriver.DeliveryPending, NextAttemptAt: next,
 				CreatedAt: base, UpdatedAt: base}, nil, true
 		}
-		if err := st.write(ctx, func(q querier) error { _, err := publish(ctx, q, ev, base, plan); return err }); err != nil {
+		if err := st.write(ctx, func(q querier) error {
+			_, err := publish(ctx, q, outboxdriver.PublishParams{Event: ev, Now: base, Plan: plan})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -27,11 +27,11 @@ func TestClaimReadsEndpointsByVersion(t *testing.T) {
 	publish := func(tx querier) error {
 		n++
 		id := "evt_" + string(rune('a'+n))
-		_, err := publish(ctx, tx, outboxdriver.Event{ID: id, Account: "acct", Type: "t", CreatedAt: now, Data: []byte(`{}`)}, now,
-			func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+		_, err := publish(ctx, tx, outboxdriver.PublishParams{Event: outboxdriver.Event{ID: id, Account: "acct", Type: "t", CreatedAt: now, Data: []byte(`{}`)},
+			Now: now, Plan: func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 				return outboxdriver.Delivery{ID: "dlv_" + id, Account: "acct", EventID: id, EventType: "t", EndpointID: ep.ID,
 					Status: outboxdriver.DeliveryPending, NextAttemptAt: now, CreatedAt: now, UpdatedAt: now}, nil, true
-			})
+			}})
 		return err
 	}
 	claimSecret := func(tx querier) (string, error) {

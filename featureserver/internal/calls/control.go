@@ -146,6 +146,12 @@ func (m *Manager) Redirect(accountSid, callSid string, hook nodestore.HookSpec, 
 	return m.send(accountSid, callSid, ctl)
 }
 
+// ChildRedirect moves the dialed leg of an active call's dial in progress to the
+// application at url (callctl.Control.ChildCallHook); it fails as Redirect does.
+func (m *Manager) ChildRedirect(accountSid, callSid, url string) error {
+	return m.send(accountSid, callSid, callctl.Control{ChildCallHook: url})
+}
+
 // Mute mutes or unmutes an active call; it fails as Redirect does.
 func (m *Manager) Mute(accountSid, callSid string, mute bool) error {
 	return m.send(accountSid, callSid, callctl.Control{Mute: &mute})

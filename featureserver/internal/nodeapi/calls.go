@@ -102,15 +102,15 @@ type updateCallBody struct {
 	MuteStatus     string   `json:"mute_status,omitempty" enum:"mute,unmute"`
 	Whisper        any      `json:"whisper,omitempty" doc:"Refused: the node simulates no dialed party to whisper to"`
 
-	ChildCallHook               any `json:"child_call_hook,omitempty" doc:"Refused: the node simulates no child calls"`
-	ConfMuteStatus              any `json:"conf_mute_status,omitempty" doc:"Refused: no conferences"`
-	ConfHoldStatus              any `json:"conf_hold_status,omitempty" doc:"Refused: no conferences"`
-	ListenStatus                any `json:"listen_status,omitempty" doc:"Refused: no media streams"`
-	SipRequest                  any `json:"sip_request,omitempty" doc:"Refused: no SIP dialog"`
-	Record                      any `json:"record,omitempty" doc:"Refused: no recording"`
-	Dub                         any `json:"dub,omitempty" doc:"Refused: no media"`
-	MediaPath                   any `json:"media_path,omitempty" doc:"Refused: no media"`
-	ConferenceParticipantAction any `json:"conferenceParticipantAction,omitempty" doc:"Refused: no conferences"`
+	ChildCallHook               *hookRef `json:"child_call_hook,omitempty" doc:"Moves the dialed leg of a dial in progress to this application (session:redirect with the leg's details; the leg leaves the call)"`
+	ConfMuteStatus              any      `json:"conf_mute_status,omitempty" doc:"Refused: no conferences"`
+	ConfHoldStatus              any      `json:"conf_hold_status,omitempty" doc:"Refused: no conferences"`
+	ListenStatus                any      `json:"listen_status,omitempty" doc:"Refused: no media streams"`
+	SipRequest                  any      `json:"sip_request,omitempty" doc:"Refused: no SIP dialog"`
+	Record                      any      `json:"record,omitempty" doc:"Refused: no recording"`
+	Dub                         any      `json:"dub,omitempty" doc:"Refused: no media"`
+	MediaPath                   any      `json:"media_path,omitempty" doc:"Refused: no media"`
+	ConferenceParticipantAction any      `json:"conferenceParticipantAction,omitempty" doc:"Refused: no conferences"`
 }
 
 // refused names the fields of b the node cannot carry out.
@@ -120,7 +120,6 @@ func (b *updateCallBody) refused() (field, why string) {
 		field, what string
 	}{
 		{b.Whisper != nil, "whisper", "the node simulates no dialed party to whisper to"},
-		{b.ChildCallHook != nil, "child_call_hook", "the node simulates no child calls"},
 		{b.ConfMuteStatus != nil, "conf_mute_status", "the node has no conferences"},
 		{b.ConfHoldStatus != nil, "conf_hold_status", "the node has no conferences"},
 		{b.ConferenceParticipantAction != nil, "conferenceParticipantAction", "the node has no conferences"},
@@ -349,13 +348,13 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 			Location: "body.call_status_hook", Message: "goes with call_hook: the status hook of the application redirected to"})
 	}
 	set := 0
-	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != ""} {
+	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != "", b.ChildCallHook != nil} {
 		if given {
 			set++
 		}
 	}
 	if set != 1 {
-		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status")
+		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status, child_call_hook")
 	}
 	var err error
 	status := ""
@@ -364,6 +363,12 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 		err, status = a.calls.Hangup(acct.Sid, in.CallSid), "hanging up"
 	case b.CallStatus == "no-answer":
 		err, status = a.calls.NoAnswer(acct.Sid, in.CallSid), "canceling"
+	case b.ChildCallHook != nil:
+		hook, herr := b.ChildCallHook.redirectSpec("child_call_hook")
+		if herr != nil {
+			return nil, herr
+		}
+		err, status = a.calls.ChildRedirect(acct.Sid, in.CallSid, hook.URL), "redirecting the dialed leg"
 	case b.CallHook != nil:
 		hook, herr := b.CallHook.redirectSpec("call_hook")
 		if herr != nil {

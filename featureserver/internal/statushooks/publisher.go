@@ -342,7 +342,7 @@ func (p *Publisher) RotateAccount(ctx context.Context, old, rotated nodestore.Ac
 			continue
 		}
 		if grace > 0 {
-			_, err = p.ob.RotateSecretTo(ctx, rotated.Sid, ep.ID, to, grace, by)
+			_, _, err = p.ob.RotateSecretTo(ctx, rotated.Sid, ep.ID, to, grace, by)
 		} else {
 			_, err = p.ob.UpdateEndpoint(ctx, rotated.Sid, ep.ID, outbox.EndpointUpdate{Secrets: &[]string{to}, By: by})
 		}
@@ -402,4 +402,25 @@ func (p *Publisher) forget(account nodestore.Account, url string) {
 	p.mu.Lock()
 	delete(p.endpoints, hookKey(account.Sid, url))
 	p.mu.Unlock()
+}
+
+// NotifyMessage publishes the status of an SMS message to its actionHook
+// (jambonz's message verb performAction: message_sid, message_status ...), through
+// the outbox as a call's status notifications go. Its event id names the message.
+func (p *Publisher) NotifyMessage(ctx context.Context, account nodestore.Account, spec nodestore.HookSpec, hook fragment.Target, payload map[string]any) error {
+	data, err := jsjson.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	id, err := p.endpoint(ctx, account, spec, hook.Clean())
+	if err != nil {
+		return err
+	}
+	sid, _ := payload["message_sid"].(string)
+	_, err = p.ob.PublishTo(ctx, outbox.Event{ID: "message-status:" + sid, Account: account.Sid, Type: EventType, Data: data}, id)
+	if errors.Is(err, outbox.ErrNotFound) {
+		p.forget(account, hook.Clean())
+	}
+	return err
 }

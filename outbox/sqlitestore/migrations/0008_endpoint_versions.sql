@@ -21,6 +21,3 @@ BEGIN
     UPDATE outbox_endpoints SET version = random() WHERE rowid = NEW.rowid;
 END;
 -- +goose StatementEnd
--- What a claim reads of each endpoint it meets (dueWindow.meet), from the index alone.
-DROP INDEX outbox_endpoints_claim;
-CREATE INDEX outbox_endpoints_claim ON outbox_endpoints (id, version, status, removed_at, hold_until, in_flight_cap);
