@@ -156,23 +156,27 @@ func (g *publishGroups) withdraw(r *groupedPublish) bool {
 // could not write together run on their own.
 func (s *Store) runGroup(batch []*groupedPublish) {
 	// Shared by every publisher of the group: none may cancel the others.
+	// A group of one takes the same way: its statements are those of a publish on
+	// its own, its leases granted in one (and so the suite, which publishes one at a
+	// time, runs the group's statements).
 	ctx := context.Background()
-	var alone []*groupedPublish
 	if len(batch) == 1 {
-		alone = batch
-	} else {
-		var wrote []bool
-		err := s.write(ctx, func(q querier) error {
-			var err error
-			wrote, err = s.publishTogether(ctx, q, batch)
-			return err
-		})
-		for i, r := range batch {
-			if err == nil && wrote[i] {
-				close(r.done)
-			} else {
-				alone = append(alone, r)
-			}
+		ctx = batch[0].ctx
+	}
+	var (
+		alone []*groupedPublish
+		wrote []bool
+	)
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		wrote, err = s.publishTogether(ctx, q, batch)
+		return err
+	})
+	for i, r := range batch {
+		if err == nil && wrote[i] {
+			close(r.done)
+		} else {
+			alone = append(alone, r)
 		}
 	}
 	for _, r := range alone {
