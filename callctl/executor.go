@@ -2,6 +2,7 @@ package callctl
 
 import (
 	"context"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"strings"
 	"time"
 
@@ -33,15 +34,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Dial:
 		c.dial(ctx, v)
 	case *verbs.Redirect:
-		if c.movesToAnotherApp(v.ActionHook) {
-			// An absolute URL on another host (or transport) is another application,
-			// as in jambonz: the call moves there and later relative hooks follow.
-			c.redirect(ctx, v.ActionHook.URL)
-			return
-		}
-		// Over a WebSocket the hook goes as session:redirect, as jambonz sends it
-		// (docs/call-control.md §4); over HTTP the type is not sent.
-		c.actionHookAs(ctx, wssession.MsgSessionRedirect, v.ActionHook, nil)
+		c.redirectVerb(ctx, v)
 	case *verbs.Hangup:
 		c.hangup(ReasonAppHangup)
 	case *verbs.Answer:
@@ -123,17 +116,111 @@ func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[strin
 	return c.actionHookAs(ctx, wssession.MsgVerbHook, h, extra)
 }
 
-// actionHookAs is actionHook with the WebSocket message type to send it as.
+// actionHookAs is actionHook with the WebSocket message type to send it as. The
+// payload carries verb_id when the verb has an id, as jambonz's performAction adds it.
 func (c *callRun) actionHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) (ok bool) {
 	if h == nil || c.ended || c.cut {
 		return true
 	}
-	vs, replace, ok := c.app.hook(ctx, typ, h, c.payload(extra))
-	if ok && replace {
-		c.queue = vs
+	payload := c.payload(extra)
+	if c.current != nil && c.current.ID() != "" {
+		payload["verb_id"] = c.current.ID()
+	}
+	ans, ok := c.app.hook(ctx, typ, h, payload)
+	if ok {
+		c.takeAnswer(ctx, c.current, ans)
 	}
 	c.checkDeadline()
 	return ok
+}
+
+// redirectVerb runs the redirect verb as jambonz's lib/tasks/redirect.js does
+// (docs/compatibility.md §6). Its hook goes as session:redirect over a WebSocket.
+// An absolute URL in a WebSocket application hands the call to a new requestor
+// there: a ws(s) URL opens a new WebSocket whose first message is session:redirect,
+// an http(s) one is requested as a webhook and the call's application becomes HTTP;
+// either way the old socket stays open and keeps getting call:status, as jambonz's
+// notifier does. In an HTTP application an absolute URL of another scheme or host
+// moves the call's base there (a ws(s) URL opens a WebSocket with session:new). A
+// statusHook moves an HTTP application's status notifications.
+func (c *callRun) redirectVerb(ctx context.Context, v *verbs.Redirect) {
+	h := v.ActionHook
+	if url := hookURL(v.StatusHook); url != "" {
+		if _, isWS := c.statusApp().(*wsApp); isWS {
+			c.compat(CompatIgnoredProperty, "redirect statusHook in a WebSocket application: jambonz opens a new WebSocket there for the call's status notifications only; Switchboard keeps sending them on the application's socket")
+		} else {
+			c.moveStatusHook(StatusHook{URL: url})
+		}
+	}
+	payload := c.payload(nil)
+	if id := v.ID(); id != "" {
+		payload["verb_id"] = id
+	}
+	var ans answer
+	var ok bool
+	t, err := fragment.Resolve(c.opts.app, h.URL)
+	switch app := c.app.(type) {
+	case *wsApp:
+		if !isAbsolute(h.URL) || err != nil {
+			ans, ok = app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		c.keepNotifier(app)
+		c.compat(CompatStatusToOldApp, "the redirect verb moved the call to %s: jambonz keeps sending call:status to the application it left, whose socket stays open until the call ends", t.Clean())
+		c.opts.app = t
+		if t.Policy.Transport == fragment.HTTP {
+			c.app = newHTTPApp(c)
+			ans, ok = c.app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		next := newWSApp(c)
+		c.app = next
+		hook, _, _ := strings.Cut(h.URL, "#")
+		ans, ok = next.first(ctx, wssession.MsgSessionRedirect, hook, payload)
+	case *httpApp:
+		if !isAbsolute(h.URL) || err != nil || !c.otherApp(t) {
+			ans, ok = app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		c.opts.app = t
+		if t.Policy.Transport == fragment.HTTP {
+			c.app = newHTTPApp(c)
+			ans, ok = c.app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		// An HTTP requestor given a ws(s) URL switches to a WebSocket and sends
+		// session:new there (lib/utils/http-requestor.js); the status hook stays.
+		c.keepNotifier(app)
+		next := newWSApp(c)
+		c.app = next
+		ans, ok = next.first(ctx, wssession.MsgSessionNew, "", payload)
+	}
+	if c.ended {
+		return
+	}
+	if !ok || ans.err != nil {
+		// The redirect task throws, and jambonz's call session stops running tasks:
+		// the call ends (lib/session/call-session.js exec).
+		if ans.err != nil {
+			c.alert(AlertInvalidAppPayload, ans.url, "actionHook returned invalid verb syntax: "+ans.err.Error())
+		}
+		c.hangup(ReasonRedirectFailed)
+		return
+	}
+	c.takeAnswer(ctx, v, ans)
+	c.checkDeadline()
+}
+
+// hookURL is the URL of a hook given as a string or an object with a url.
+func hookURL(h any) string {
+	switch h := h.(type) {
+	case string:
+		return h
+	case map[string]any:
+		url, _ := h["url"].(string)
+		return url
+	}
+	return ""
 }
 
 // sideHook requests a hook whose verbs do not change the call's course (wait,
@@ -147,7 +234,11 @@ func (c *callRun) sideHookAs(ctx context.Context, typ string, h *verbs.Hook, ext
 	if h == nil || c.ended || c.cut {
 		return true
 	}
-	_, _, ok := c.app.hook(ctx, typ, h, c.payload(extra))
+	ans, ok := c.app.hook(ctx, typ, h, c.payload(extra))
+	if ok && ans.err != nil {
+		c.alert(AlertInvalidAppPayload, ans.url, "hook returned invalid verb syntax: "+ans.err.Error())
+		ok = false
+	}
 	c.checkDeadline()
 	return ok
 }

@@ -189,8 +189,12 @@ func TestHTTPOnlyAccepted200202204(t *testing.T) {
 	for _, code := range []int{200, 202, 204} {
 		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": statusReply(code)})
 		r := run(t, baseOptions(t, url+"/call"))
-		// No verbs: the HTTP call hangs up at once.
-		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonVerbsExhausted, 603)
+		// No verbs: jambonz rejects the call (lib/middleware.js: "malformed jambonz
+		// payload: must be array"), as for any call hook that gives none.
+		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonInvalidPayload, 480)
+		if !hasAlert(r, callctl.AlertInvalidAppPayload) {
+			t.Errorf("%d without verbs: no invalid-app-payload alert: %v", code, r.Alerts)
+		}
 	}
 }
 
@@ -221,7 +225,8 @@ func TestHTTPResponseBodies(t *testing.T) {
 		"text/plain":       {text, callctl.ReasonInvalidPayload, true},
 		"html":             {typed("text/html; charset=utf-8", "<html><body>It works!</body></html>"), callctl.ReasonInvalidPayload, true},
 		"no content type":  {typed("", "ok"), callctl.ReasonInvalidPayload, true},
-		"blank text":       {typed("text/plain", " \r\n"), callctl.ReasonVerbsExhausted, false},
+		"blank text":       {typed("text/plain", " \r\n"), callctl.ReasonInvalidPayload, true},
+		"empty array":      {typed("application/json", "[]"), callctl.ReasonInvalidPayload, true},
 		"invalid JSON":     {badJSON, callctl.ReasonInvalidPayload, true},
 		"unknown property": {unknownProp, callctl.ReasonInvalidPayload, true},
 	} {
@@ -339,10 +344,10 @@ func TestHTTPActionHookFailureContinues(t *testing.T) {
 	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
 		t.Fatalf("verbs %v", r.Verbs)
 	}
-	if n := len(r.Alerts); n != 3 { // /g, and /status twice (in-progress, completed)
+	if n := len(r.Alerts); n != 4 { // /g, and /status thrice (trying, in-progress, completed)
 		t.Fatalf("alerts %v", r.Alerts)
 	}
-	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/g", "/status"}) {
+	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/status", "/g", "/status"}) {
 		t.Fatalf("requests %v", got)
 	}
 }
@@ -395,7 +400,9 @@ func TestHTTPHookPolicyInheritance(t *testing.T) {
 		"/inherits": flaky, "/own": flaky,
 	})
 	r := run(t, baseOptions(t, url+"/call#rc=2&rp=5xx"))
-	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonAppHangup, 603)
+	// The second redirect's hook fails: the redirect task throws and jambonz stops
+	// the call's tasks (the hangup never runs).
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonRedirectFailed, 603)
 	mu.Lock()
 	defer mu.Unlock()
 	if count["/inherits"] != 2 || count["/own"] != 1 {
@@ -428,7 +435,7 @@ func TestHTTPStatusNotifier(t *testing.T) {
 	n := &collectStatus{}
 	o.StatusNotifier = n
 	run(t, o)
-	if !slices.Equal(n.statuses, []any{"in-progress", "completed"}) || n.hook != url+"/status" {
+	if !slices.Equal(n.statuses, []any{"trying", "in-progress", "completed"}) || n.hook != url+"/status" {
 		t.Fatalf("notified %v to %s", n.statuses, n.hook)
 	}
 	if slices.Contains(srv.paths(), "/status") {

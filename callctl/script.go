@@ -25,6 +25,14 @@ type Script struct {
 	// Network is what goes wrong on the network between the node and the
 	// application, for every connection the call makes. Default: nothing.
 	Network NetworkFaults
+	// Answer is how the far end of an outbound call (one a REST API created) answers.
+	// Default: it rings, then answers at once.
+	Answer AnswerOutcome
+	// SIPHeaders are headers of the simulated INVITE of an inbound call, added to
+	// (or replacing) the SBC's: the call hook's sip.headers carries them, names in
+	// lower case. X-Originating-Carrier and X-Forwarded-For also set the call's
+	// originating_sip_trunk_name and originating_sip_ip.
+	SIPHeaders map[string]string
 }
 
 // NetworkFaults are faults of the network between the node and the application,
@@ -73,6 +81,25 @@ type DialOutcome struct {
 	SIPStatus int
 	// Duration is how long an answered leg stays up. Default 30 s.
 	Duration time.Duration
+}
+
+// AnswerOutcome is how the called party of an outbound call answers: after ringing
+// for After (180 Ringing, or 183 Session Progress with SDP when EarlyMedia), with
+// Status: completed (it answers, default), busy, no-answer (it rings until the
+// call's RingTimeout) or failed, and SIPStatus (default from Status: 200, 486, 487,
+// 503).
+type AnswerOutcome struct {
+	After      time.Duration
+	EarlyMedia bool
+	Status     Status
+	SIPStatus  int
+}
+
+// withDefaults fills in the outcome's defaults.
+func (a AnswerOutcome) withDefaults() AnswerOutcome {
+	d := DialOutcome{Status: a.Status, SIPStatus: a.SIPStatus}.withDefaults()
+	a.Status, a.SIPStatus = d.Status, d.SIPStatus
+	return a
 }
 
 // Fault is a node-side fault on the WebSocket: once the N-th message of the call
@@ -125,6 +152,14 @@ func (s Script) validate() []error {
 	}
 	if s.HangupAfter < 0 {
 		bad("negative hangup time")
+	}
+	switch s.Answer.Status {
+	case "", StatusCompleted, StatusBusy, StatusNoAnswer, StatusFailed:
+	default:
+		bad("answer: status %q (want completed, busy, no-answer or failed)", s.Answer.Status)
+	}
+	if s.Answer.After < 0 || s.Answer.SIPStatus < 0 || s.Answer.SIPStatus > 699 {
+		bad("answer: negative delay or bad SIP status")
 	}
 	n := s.Network
 	if n.Latency < 0 || n.Jitter < 0 || n.SlowApp < 0 || n.Refuse < 0 || n.Reset < 0 {

@@ -91,7 +91,18 @@ func TestCallLifecycleHTTP(t *testing.T) {
 func TestAlertsRecorded(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nil)
-	app := httpApp(t, `[{"verb":"say","txt":"typo"}]`)
+	// The gather's action hook (the same answer) returns a verb that does not
+	// validate: an invalid-app-payload alert (a REST call's call hook gets none in
+	// jambonz: lib/tasks/rest_dial.js only logs it).
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/g" {
+			fmt.Fprint(w, `[{"verb":"say","txt":"typo"}]`)
+			return
+		}
+		fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"actionHook":"/g","timeout":1}]`)
+	}))
+	t.Cleanup(app.Close)
 	acct := n.createAccount("acme")
 	var call struct {
 		CallSid string `json:"call_sid"`

@@ -122,7 +122,8 @@ var (
 	validReasons      = []string{callctl.ReasonAppHangup, callctl.ReasonVerbsExhausted, callctl.ReasonCallerHangup,
 		callctl.ReasonAppClosed, callctl.ReasonIdle, callctl.ReasonDeclined, callctl.ReasonCallHookFailed,
 		callctl.ReasonInvalidPayload, callctl.ReasonConnectFailed, callctl.ReasonSessionFailed,
-		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup}
+		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed,
+		callctl.ReasonNotAnswered}
 	validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure),
 		string(callctl.AlertWebhookConnectionFailure)}
 )
@@ -210,6 +211,11 @@ func (s *Scenario) check() *pathError {
 			if !slices.Contains(validAlerts, string(a)) {
 				return at(fmt.Sprintf("$.expect.%s[%d]", list.key, i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
 			}
+		}
+	}
+	for i, rule := range e.Compat {
+		if !slices.Contains(callctl.CompatRules(), rule) {
+			return at(fmt.Sprintf("$.expect.compat[%d]", i), "%q is not a compat rule (docs/compatibility.md §2 lists them)", rule)
 		}
 	}
 	for _, h := range slices.Sorted(maps.Keys(e.HookCounts)) {

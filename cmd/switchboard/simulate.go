@@ -31,6 +31,7 @@ type simulateFlags struct {
 	timeout     time.Duration
 	idleLimit   time.Duration
 	realTime    bool
+	strict      bool
 }
 
 func newSimulateCmd(c *cli) *cobra.Command {
@@ -70,6 +71,7 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does: media, retry delays and backoff take their real time")
+	fl.BoolVar(&f.strict, "strict", false, "count a call with a compat warning the scenario's expect.compat does not name as failed (docs/compatibility.md)")
 	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
 		appURL := ""
 		if len(args) == 1 {
@@ -231,5 +233,10 @@ func (s *simulation) one(ctx context.Context) *callctl.Result {
 // final status other than completed).
 func (s *simulation) check(r *callctl.Result) (failures []string, asExpected bool) {
 	failures = s.expect.Check(r)
+	if s.flags.strict {
+		for _, f := range s.expect.Strict(r) {
+			failures = append(failures, f.Message)
+		}
+	}
 	return failures, len(failures) == 0 && (!r.Failed() || s.expect.ExpectFailure())
 }

@@ -187,7 +187,7 @@ func TestSimulateRealTime(t *testing.T) {
 func TestSimulateAppFromScenario(t *testing.T) {
 	httpURL, _ := exampleServers(t)
 	sc := filepath.Join(t.TempDir(), "s.yaml")
-	src := "app: " + httpURL + "/call\nstatus_hook: /status\nexpect:\n  hook_counts: {/status: 2}\n"
+	src := "app: " + httpURL + "/call\nstatus_hook: /status\nexpect:\n  hook_counts: {/status: 3}\n"
 	if err := os.WriteFile(sc, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}

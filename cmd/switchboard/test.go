@@ -35,6 +35,7 @@ type testFlags struct {
 	idleLimit  time.Duration
 	secret     string
 	user, pass string
+	strict     bool
 }
 
 func newTestCmd(c *cli) *cobra.Command {
@@ -76,6 +77,7 @@ scenario file.`,
 	fl.StringVar(&f.secret, "secret", "", "webhook secret: sign HTTP hooks with Jambonz-Signature")
 	fl.StringVar(&f.user, "username", "", "HTTP Basic auth username for the apps' hooks")
 	fl.StringVar(&f.pass, "password", "", "HTTP Basic auth password for the apps' hooks")
+	fl.BoolVar(&f.strict, "strict", false, "fail a scenario on a compat warning its expect.compat does not name (docs/compatibility.md)")
 	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
 		return runTest(cmd.Context(), c, f, args)
 	})
@@ -89,6 +91,8 @@ type testScenario struct {
 	sc   *scenario.Scenario
 	app  string // after --app
 	opts callctl.Options
+	// strict: a compat warning the scenario does not name fails it (--strict).
+	strict bool
 }
 
 // fileError is a problem of a scenario file, located as compilers do: FILE:LINE: msg.
@@ -246,7 +250,7 @@ func loadTestScenario(file string, f testFlags) (*testScenario, error) {
 		}
 		return nil, fileError{file: file, msg: err.Error()}
 	}
-	ts := &testScenario{name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), file: file, sc: sc}
+	ts := &testScenario{name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), file: file, sc: sc, strict: f.strict}
 	if ts.app, err = appUnder(f.app, sc.App); err != nil {
 		return nil, fileError{file: file, line: lineOfKey(src, "app"), msg: err.Error()}
 	}
@@ -336,6 +340,9 @@ type testOutcome struct {
 func judge(ts *testScenario, r *callctl.Result) ([]scenario.Failure, bool) {
 	e := ts.sc.Expectations()
 	failures := e.Evaluate(r)
+	if ts.strict {
+		failures = append(failures, e.Strict(r)...)
+	}
 	if len(failures) > 0 {
 		return failures, false
 	}
