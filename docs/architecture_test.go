@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,6 +150,71 @@ func TestImportsPointDownward(t *testing.T) {
 			if to, ok := layers[imp]; ok && to >= from {
 				t.Errorf("%s (layer %d) imports %s (layer %d): imports point to lower layers only", p.Path, from, imp, to)
 			}
+		}
+	}
+}
+
+// wingOf is the wing a package belongs to (docs/architecture.md, "Wings"): its
+// top-level directory, or "" for the top-level internal/ and for the tests
+// (integration, docs), which are no wing.
+func wingOf(path string) string {
+	top, _, _ := strings.Cut(path, "/")
+	switch top {
+	case "internal", "integration", "docs", ".":
+		return ""
+	}
+	return top
+}
+
+// TestSharedPackagesServeTwoWings: every package under the top-level internal/ is
+// imported, by code or tests, by packages of two wings at least; one that a single
+// wing uses belongs under that wing's internal/.
+func TestSharedPackagesServeTwoWings(t *testing.T) {
+	gocmd := "go"
+	if root := os.Getenv("GOROOT"); root != "" {
+		gocmd = filepath.Join(root, "bin", "go")
+	}
+	cmd := exec.Command(gocmd, "list", "-json=ImportPath,Imports,TestImports,XTestImports", "./...")
+	cmd.Dir = ".."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	wings := map[string]map[string]bool{} // a package of internal/ → the wings importing it
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		from := inModule(p.ImportPath)
+		if strings.HasPrefix(from, "internal/") && wings[from] == nil {
+			wings[from] = map[string]bool{}
+		}
+		wing := wingOf(from)
+		if wing == "" {
+			continue
+		}
+		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+			if to := inModule(imp); strings.HasPrefix(to, "internal/") && strings.HasPrefix(imp, module+"/") {
+				if wings[to] == nil {
+					wings[to] = map[string]bool{}
+				}
+				wings[to][wing] = true
+			}
+		}
+	}
+	if len(wings) == 0 {
+		t.Fatal("no package under internal/: the walk read nothing")
+	}
+	for path, by := range wings {
+		if len(by) < 2 {
+			t.Errorf("%s is imported by %d wing(s) %v: move it under the internal/ of the wing that uses it", path, len(by), slices.Sorted(maps.Keys(by)))
 		}
 	}
 }

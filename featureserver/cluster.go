@@ -147,15 +147,20 @@ func (n *Node) holdLease(ctx context.Context, url string) {
 func (n *Node) renewAndSweep(ctx context.Context, url string) error {
 	// The end of ctx (the node stopping) cuts neither short: a renewal abandoned
 	// mid-flight can still commit on the database after the stop's give-up and hold
-	// the lease for one more term. Stopping waits for both instead, a third of the
-	// lease at most; only a renewal that outlasts that bound is abandoned, and then
-	// the lease it may extend expires by itself.
-	opCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.Cluster.Lease/3)
-	defer cancel()
-	if err := n.calls.LeaseNode(opCtx, url, n.cfg.Cluster.Lease); err != nil {
+	// the lease for one more term. Stopping waits for both instead. The renewal has a
+	// third of the lease, so that a late one is abandoned while the lease it may
+	// extend is still the one the stop gives up; the sweep extends no lease and has a
+	// whole term of its own: on a loaded machine a third of the least lease (333 ms)
+	// is too short for its reads and transaction, and a sweep that always times out
+	// never ends a lost node's calls.
+	renewCtx, cancelRenew := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.Cluster.Lease/3)
+	defer cancelRenew()
+	if err := n.calls.LeaseNode(renewCtx, url, n.cfg.Cluster.Lease); err != nil {
 		return fmt.Errorf("lease: %w", err)
 	}
-	ended, err := n.calls.RecoverLost(opCtx, false)
+	sweepCtx, cancelSweep := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.Cluster.Lease)
+	defer cancelSweep()
+	ended, err := n.calls.RecoverLost(sweepCtx, false)
 	if err != nil {
 		return fmt.Errorf("ending the calls of lost nodes: %w", err)
 	}

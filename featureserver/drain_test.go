@@ -26,6 +26,21 @@ func idleWSApp(t *testing.T) (string, *exampleapp.WSApp) {
 	return "ws" + strings.TrimPrefix(srv.URL, "http"), app
 }
 
+// waitingCall starts a call on an idle WebSocket app and waits until it is in session.
+func waitingCall(t *testing.T, n *testNode, acct testAccount) string {
+	t.Helper()
+	wsURL, app := idleWSApp(t)
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call)
+	// In session: a live-call command now finds the call before or after the ack
+	// (it is applied once the ack's verbs, none, ran out), never before it started.
+	waitLive(t, app, 1)
+	return call.CallSid
+}
+
 // waitLive waits until app has n calls in session (session:new received).
 func waitLive(t *testing.T, app *exampleapp.WSApp, n int) {
 	t.Helper()

@@ -82,6 +82,13 @@ type nodeHooks struct {
 	probeTimeout time.Duration
 }
 
+// The console's sessions end after consoleSessionIdle unused or consoleSessionLifetime
+// after their sign-in (docs/architecture.md, package console).
+const (
+	consoleSessionIdle     = time.Hour
+	consoleSessionLifetime = 12 * time.Hour
+)
+
 // shutdownGrace is how long a stopping node waits for the API's connections to
 // close themselves (requests in flight to finish) before it closes them.
 const shutdownGrace = 5 * time.Second
@@ -163,7 +170,8 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	// The web console calls the same API in-process (docs/architecture.md).
 	// Its in-process requests are not logged again: the console request itself is.
-	con, err := console.New(console.Options{API: nodeapi.Handler(mux, zerolog.Nop()), Clock: clock, Logger: opts.Logger})
+	con, err := console.New(console.Options{API: nodeapi.Handler(mux, zerolog.Nop()), Sessions: store,
+		SessionIdle: consoleSessionIdle, SessionLifetime: consoleSessionLifetime, Clock: clock, Logger: opts.Logger})
 	if err != nil {
 		n.closeStores()
 		return nil, err

@@ -15,16 +15,21 @@ const (
 	purgeInterval = time.Minute
 )
 
-// retain purges expired call records at once and then every purgeInterval, until
+// retain purges expired call records and ended console sessions at once and then every purgeInterval, until
 // ctx ends.
 func (n *Node) retain(ctx context.Context) {
 	t := time.NewTicker(purgeInterval)
 	defer t.Stop()
 	for {
-		if removed, err := n.purgeExpired(ctx, time.Now(), purgeBatch); err != nil && ctx.Err() == nil {
+		now := time.Now()
+		if removed, err := n.purgeExpired(ctx, now, purgeBatch); err != nil && ctx.Err() == nil {
 			n.log.Warn().Err(err).Msg("purging expired call records failed")
 		} else if removed > 0 {
 			n.log.Info().Int("removed", removed).Dur("retention", n.cfg.CallRetention).Msg("purged expired call records")
+		}
+		// Ended console sessions are refused when used; this only drops their rows.
+		if _, err := n.store.PurgeSessions(ctx, nodestore.PurgeSessionsParams{Now: now, IdleBefore: now.Add(-consoleSessionIdle)}); err != nil && ctx.Err() == nil {
+			n.log.Warn().Err(err).Msg("purging ended console sessions failed")
 		}
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/internal/smtpmail"
@@ -120,6 +121,25 @@ func (n *Node) registerWebhookAPI(api huma.API) error {
 				return outboxapi.Principal{}, err
 			}
 			return outboxapi.Principal{Account: acct.Sid, Actor: tokenID(token)}, nil
+		},
+		// The console's sessions act for their account in-process (nodeapi.Caller).
+		FromContext: func(ctx context.Context) (outboxapi.Principal, bool, error) {
+			c, ok := nodeapi.CallerOf(ctx)
+			if !ok {
+				return outboxapi.Principal{}, false, nil
+			}
+			acct, err := nodeapi.ResolveCaller(ctx, n.store, c)
+			if errors.Is(err, nodeapi.ErrCallerRevoked) {
+				return outboxapi.Principal{}, true, fmt.Errorf("%w: %w", outboxapi.ErrUnauthenticated, err)
+			}
+			if err != nil {
+				return outboxapi.Principal{}, true, err
+			}
+			actor := "session"
+			if c.TokenHash != "" {
+				actor = "tok_" + c.TokenHash[:16] // as tokenID names the token
+			}
+			return outboxapi.Principal{Account: acct.Sid, Actor: actor}, true, nil
 		},
 	})
 	return err

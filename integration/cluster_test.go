@@ -195,8 +195,8 @@ func (p *publisher) publish(i int) {
 // loopback receiver while one of them is SIGKILLed mid-run. Every event arrives; the
 // duplicates are no more than the deliveries in flight at the kill, nor than the
 // leases the reaper took back (one lease_expired attempt each), and every duplicated
-// event had a copy from the killed node; no delivery is ever attempted by two nodes at
-// once.
+// event had a copy from the killed node or a lease taken back; no delivery is ever
+// attempted by two nodes at once.
 func TestClusterKillOneOfThree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("publishes 20,000 events through three nodes")
@@ -268,9 +268,15 @@ func TestClusterKillOneOfThree(t *testing.T) {
 	if duplicates > reaped {
 		t.Fatalf("%d duplicates, more than the killed node's %d deliveries in flight at the kill", duplicates, reaped)
 	}
+	// A duplicate comes from a lease taken back: the killed node's, or, on a machine
+	// loaded enough that a live node's lease ran out before its completion was
+	// recorded, a live node's (seen under -race -count=3 beside a CI run). Either way
+	// the reaper recorded a lease_expired attempt on that delivery.
 	for id, n := range ledger.seen {
-		if n > 1 && !ledger.byNode[id][fmt.Sprintf("node-%d", victim)] {
-			t.Fatalf("%s arrived %d times, none of them from the killed node", id, n)
+		if n > 1 && !ledger.byNode[id][fmt.Sprintf("node-%d", victim)] &&
+			pgCount(t, dbURL, fmt.Sprintf(`SELECT count(*) FROM outbox_attempts a JOIN outbox_deliveries d ON d.id = a.delivery_id
+				WHERE d.event_id = '%s' AND a.class = 'lease_expired'`, id)) == 0 {
+			t.Fatalf("%s arrived %d times, none of them from the killed node and no lease of it taken back", id, n)
 		}
 	}
 }

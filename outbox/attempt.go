@@ -33,18 +33,9 @@ const (
 var errSchemeRefused = errors.New("scheme not allowed by the endpoint's profile")
 
 // attempt makes one HTTP attempt of a claimed delivery (docs/outbox.md §2), its outcome
-// named in the outbox's classes (outcomeClass). ctx is the dispatcher's: when it is
+// named in the outbox's classes (AttemptClass). ctx is the dispatcher's: when it is
 // canceled (shutdown) the result is released, not counted.
 func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Policy) decide.Result {
-	r := o.send(ctx, job, p)
-	if r.Attempt.Class != "" {
-		r.Attempt.Class = outcomeClass(r.Attempt.Class)
-	}
-	return r
-}
-
-// send makes the attempt; its classes are the retry core's.
-func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy) decide.Result {
 	now := o.cfg.Clock.Now()
 	a := Attempt{At: now, ScheduledAt: job.Delivery.NextAttemptAt}
 	body, err := o.cfg.Renderer(ctx, job.Event, job.Endpoint)
@@ -57,11 +48,11 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 	}
 	u, err := url.Parse(job.Endpoint.URL)
 	if err != nil {
-		a.Class, a.Error = retry.Permanent, err.Error()
+		a.Class, a.Error = ClassNetwork, err.Error()
 		return decide.Result{Attempt: a}
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && p.AllowHTTP) {
-		a.Class = retry.EgressRefused
+		a.Class = ClassEgressRefused
 		a.Error = fmt.Sprintf("%v: %s (%s profile)", errSchemeRefused, u.Scheme, p.Profile)
 		return decide.Result{Attempt: a}
 	}
@@ -77,7 +68,7 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 	}
 	req, err := http.NewRequestWithContext(reqCtx, out.method, out.url, bytes.NewReader(out.body))
 	if err != nil {
-		a.Class, a.Error = retry.Permanent, err.Error()
+		a.Class, a.Error = ClassNetwork, err.Error()
 		return decide.Result{Attempt: a}
 	}
 	req.Header = out.header
@@ -89,12 +80,8 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 		if ctx.Err() != nil {
 			return decide.Result{Released: true}
 		}
-		a.Class = transport.Classify(err)
-		if reqCtx.Err() != nil {
-			// The policy's timeout covers connect and response together.
-			a.Class = retry.ResponseTimeout
-		}
-		a.Error = err.Error()
+		// The policy's timeout covers connect and response together.
+		a.Class, a.Error = classOfFailure(err, reqCtx.Err() != nil), err.Error()
 		return decide.Result{Attempt: a}
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxStoredResponse+1))
@@ -102,11 +89,10 @@ func (o *Outbox) send(ctx context.Context, job outboxdriver.Job, p policy.Policy
 	a.Duration = time.Since(start)
 	a.Status = resp.StatusCode
 	a.Response = storedResponse(raw, resp.Header.Get("Content-Type"))
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		a.Class = retry.Success
+	a.Class = classOfStatus(resp.StatusCode)
+	if a.Class == ClassSuccess {
 		return decide.Result{Attempt: a}
 	}
-	a.Class = retry.ClassifyStatus(resp.StatusCode)
 	r := decide.Result{Attempt: a}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		r.AnsweredAt = o.cfg.Clock.Now()
@@ -158,29 +144,38 @@ func liveKeys(secrets []Secret, now time.Time) []string {
 	return keys
 }
 
-// outcomeClass names a class of the retry core in the outbox's vocabulary.
-func outcomeClass(c retry.Class) retry.Class {
-	switch c {
-	case retry.Success:
+// classOfStatus is the class of an answer: any 2xx is a success (docs/outbox.md §2
+// step 4).
+func classOfStatus(code int) AttemptClass {
+	switch {
+	case code >= 200 && code < 300:
 		return ClassSuccess
-	case retry.Gone:
+	case code == http.StatusGone:
 		return ClassGone
-	case retry.Throttled:
+	case code == http.StatusTooManyRequests:
 		return ClassThrottled
-	case retry.Status4xx:
-		return ClassHTTP4xx
-	case retry.Status5xx:
-		return ClassHTTP5xx
-	case retry.Redirect:
+	case code >= 300 && code < 400:
 		return ClassRedirect
-	case retry.ResponseTimeout:
-		return ClassTimeout
-	case retry.EgressRefused:
-		return ClassEgressRefused
-	case retry.Internal:
-		return ClassInternal
+	case code >= 400 && code < 500:
+		return ClassHTTP4xx
+	case code >= 500 && code < 600:
+		return ClassHTTP5xx
 	default:
-		// Connect failures, handshake and TLS errors, DNS, malformed answers.
-		return ClassNetwork
+		return ClassNetwork // 1xx: not an answer a receiver gives
 	}
+}
+
+// classOfFailure is the class of a request that got no answer: timeout when the
+// attempt's deadline passed (timedOut) or the transport timed out, egress_refused when
+// the egress rules refused the destination, network for every other failure
+// (refused, reset, TLS, DNS, an answer that is not HTTP), which the outbox does not
+// tell apart as call control's rp does.
+func classOfFailure(err error, timedOut bool) AttemptClass {
+	switch {
+	case timedOut, transport.Classify(err) == retry.ResponseTimeout:
+		return ClassTimeout
+	case errors.Is(err, transport.ErrEgressRefused):
+		return ClassEgressRefused
+	}
+	return ClassNetwork
 }

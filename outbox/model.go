@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // The model: the rows a Store keeps, under the names a program uses. They are defined
@@ -65,20 +64,24 @@ const (
 	ReasonManual    = outboxdriver.ReasonManual
 )
 
-// Outcome classes of an attempt (Attempt.Class, docs/outbox.md §2 step 4).
+// AttemptClass is the outcome class of an attempt (Attempt.Class, docs/outbox.md §2
+// step 4): the outbox's own, not the retry core's retry.Class.
+type AttemptClass = outboxdriver.Class
+
+// Outcome classes of an attempt.
 const (
-	ClassSuccess        retry.Class = outboxdriver.ClassSuccess
-	ClassGone           retry.Class = outboxdriver.ClassGone
-	ClassThrottled      retry.Class = outboxdriver.ClassThrottled
-	ClassHTTP4xx        retry.Class = outboxdriver.ClassHTTP4xx
-	ClassHTTP5xx        retry.Class = outboxdriver.ClassHTTP5xx
-	ClassRedirect       retry.Class = outboxdriver.ClassRedirect
-	ClassTimeout        retry.Class = outboxdriver.ClassTimeout
-	ClassNetwork        retry.Class = outboxdriver.ClassNetwork
-	ClassEgressRefused  retry.Class = outboxdriver.ClassEgressRefused
-	ClassInternal       retry.Class = outboxdriver.ClassInternal
-	ClassEndpointPaused retry.Class = outboxdriver.ClassEndpointPaused
-	ClassLeaseExpired   retry.Class = outboxdriver.ClassLeaseExpired
+	ClassSuccess        = outboxdriver.ClassSuccess
+	ClassGone           = outboxdriver.ClassGone
+	ClassThrottled      = outboxdriver.ClassThrottled
+	ClassHTTP4xx        = outboxdriver.ClassHTTP4xx
+	ClassHTTP5xx        = outboxdriver.ClassHTTP5xx
+	ClassRedirect       = outboxdriver.ClassRedirect
+	ClassTimeout        = outboxdriver.ClassTimeout
+	ClassNetwork        = outboxdriver.ClassNetwork
+	ClassEgressRefused  = outboxdriver.ClassEgressRefused
+	ClassInternal       = outboxdriver.ClassInternal
+	ClassEndpointPaused = outboxdriver.ClassEndpointPaused
+	ClassLeaseExpired   = outboxdriver.ClassLeaseExpired
 )
 
 // Audit actions (AuditEntry.Action, Notice.Action).

@@ -11,7 +11,6 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // The scenarios below each exercise one behaviour of docs/outbox.md §3 for one profile;
@@ -191,7 +190,7 @@ func checkEgress(t *testing.T, profile string, want outbox.DeliveryStatus) {
 
 // checkRetried: an answer that is an ordinary failure is retried on the schedule with
 // the given class and counted; first is the profile's first wait.
-func checkRetried(t *testing.T, profile string, o outbox.Overrides, rep reply, class retry.Class, first time.Duration) {
+func checkRetried(t *testing.T, profile string, o outbox.Overrides, rep reply, class outbox.AttemptClass, first time.Duration) {
 	arrived := make(chan struct{}, 1)
 	h := newHarness(t, profile, o, func(int, *http.Request) reply {
 		select {

@@ -58,18 +58,11 @@ func NextAttempt(p Policy, o Outcome, attempt int) Decision {
 	if p.Retryable == nil || !p.Retryable(o.Class) {
 		return Decision{Reason: fmt.Sprintf("%s is not retried", o.Class)}
 	}
-	maxAttempts := max(p.MaxAttempts, 1)
-	if attempt >= maxAttempts {
-		return Decision{Reason: fmt.Sprintf("retries exhausted after %d attempts", attempt)}
+	next := NextScheduled(p.MaxAttempts, p.Schedule, attempt)
+	if !next.Retry {
+		return next
 	}
-	var delay time.Duration
-	if p.Schedule != nil {
-		d, ok := p.Schedule.Delay(attempt)
-		if !ok {
-			return Decision{Reason: fmt.Sprintf("schedule exhausted after %d attempts", attempt)}
-		}
-		delay = d
-	}
+	delay := next.Delay
 	if r := p.RetryAfter; r != nil && o.HasRetryAfter && r.honours(o.Class) {
 		lo, hi := r.Min, r.Max
 		if r.AtLeastScheduled {
@@ -79,6 +72,26 @@ func NextAttempt(p Policy, o Outcome, attempt int) Decision {
 			hi = time.Duration(1<<63 - 1)
 		}
 		delay = Clamp(o.RetryAfter, lo, hi)
+	}
+	return Decision{Retry: true, Delay: delay}
+}
+
+// NextScheduled decides what follows failed attempt number attempt when the failure
+// is one to retry: another attempt after the schedule's wait (none for a nil
+// schedule), unless the maxAttempts (below 1: 1) are spent or the schedule ran out.
+// The outbox, whose every failure is retried (its own classes, not Class, say what
+// else follows), decides with it.
+func NextScheduled(maxAttempts int, s Schedule, attempt int) Decision {
+	if attempt >= max(maxAttempts, 1) {
+		return Decision{Reason: fmt.Sprintf("retries exhausted after %d attempts", attempt)}
+	}
+	var delay time.Duration
+	if s != nil {
+		d, ok := s.Delay(attempt)
+		if !ok {
+			return Decision{Reason: fmt.Sprintf("schedule exhausted after %d attempts", attempt)}
+		}
+		delay = d
 	}
 	return Decision{Retry: true, Delay: delay}
 }

@@ -150,3 +150,24 @@ func TestNextAttemptRetryAfter(t *testing.T) {
 		t.Error("a fixed schedule that runs out ends the retries")
 	}
 }
+
+// NextScheduled retries on the schedule until the attempts are spent or the
+// schedule runs out; without a schedule it retries at once.
+func TestNextScheduled(t *testing.T) {
+	two := Fixed{time.Second, 2 * time.Second}
+	for _, tc := range []struct {
+		max, attempt int
+		s            Schedule
+		want         Decision
+	}{
+		{3, 1, two, Decision{Retry: true, Delay: time.Second}},
+		{3, 3, two, Decision{Reason: "retries exhausted after 3 attempts"}},
+		{9, 3, two, Decision{Reason: "schedule exhausted after 3 attempts"}},
+		{0, 1, two, Decision{Reason: "retries exhausted after 1 attempts"}},
+		{2, 1, nil, Decision{Retry: true}},
+	} {
+		if got := NextScheduled(tc.max, tc.s, tc.attempt); got != tc.want {
+			t.Errorf("NextScheduled(%d, %v, %d) = %+v, want %+v", tc.max, tc.s, tc.attempt, got, tc.want)
+		}
+	}
+}

@@ -2,21 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-voice/switchboard/internal/benchkit"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/benchkit"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
-	"github.com/switchboard-voice/switchboard/internal/outboxbench"
 )
-
-func init() { extraCommands = append(extraCommands, newBenchCmd) }
 
 func newBenchCmd(c *cli) *cobra.Command {
 	cmd := groupCommand("bench", "Measure this machine: each figure beside a baseline from the same run, interleaved")
@@ -59,7 +53,7 @@ func (b *benchFlags) check(name string) error {
 type benchRun struct {
 	title   string
 	results []benchkit.Result
-	details func()
+	details func() error
 }
 
 // benchCommand completes cmd, whose documentation the caller wrote, as the bench
@@ -80,11 +74,10 @@ func benchCommand(c *cli, name string, cmd *cobra.Command, minimums func() []any
 		if err != nil {
 			return err
 		}
-		if err := bf.print(c, run.title, run.results); err != nil || bf.json || bf.markdown || run.details == nil {
+		if err := benchkit.Write(c.stdout, bf.format(), run.title, run.results); err != nil || bf.format() != benchkit.Table || run.details == nil {
 			return err
 		}
-		run.details()
-		return nil
+		return run.details()
 	}
 	bf.add(cmd)
 	return cmd
@@ -101,44 +94,15 @@ func atLeast(name string, flags ...any) error {
 	return nil
 }
 
-func (b *benchFlags) print(c *cli, title string, res []benchkit.Result) error {
-	if b.json {
-		enc := json.NewEncoder(c.stdout)
-		for _, r := range res {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+// format is how the flags ask the results printed.
+func (b *benchFlags) format() benchkit.Format {
+	switch {
+	case b.json:
+		return benchkit.JSON
+	case b.markdown:
+		return benchkit.Markdown
 	}
-	if b.markdown {
-		fmt.Fprintf(c.stdout, "%s\n\n| measure | unit | ours | baseline | ratio (median) | ratio min–max | rounds |\n|---|---|--:|--:|--:|--:|--:|\n", title)
-		for _, r := range res {
-			fmt.Fprintf(c.stdout, "| %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %d |\n", r.Measure, r.Unit, figure(r.Ours), figure(r.Baseline),
-				r.Ratio.Median, r.Ratio.Min, r.Ratio.Max, r.Rounds)
-		}
-		return nil
-	}
-	fmt.Fprintln(c.stdout, title)
-	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "measure\tunit\tours\tbaseline\tratio min\tmedian\tmax\trounds\t")
-	for _, r := range res {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Measure, r.Unit, figure(r.Ours), figure(r.Baseline),
-			r.Ratio.Min, r.Ratio.Median, r.Ratio.Max, r.Rounds)
-	}
-	return w.Flush()
-}
-
-// figure prints a measure with about three significant digits.
-func figure(v float64) string {
-	switch a := max(v, -v); {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
+	return benchkit.Table
 }
 
 func newBenchHooksCmd(c *cli) *cobra.Command {
@@ -278,7 +242,7 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 			store = "PostgreSQL"
 		}
 		return benchRun{title: fmt.Sprintf("outbox: %d deliveries, %d in flight, %d publishers, %s", full.Deliveries,
-			full.Concurrency, full.Publishers, store), results: res, details: func() { printOutboxRounds(c, outboxRounds) }}, nil
+			full.Concurrency, full.Publishers, store), results: res, details: func() error { return benchkit.WriteOutboxRounds(c.stdout, outboxRounds) }}, nil
 	})
 	f := cmd.Flags()
 	f.IntVar(&o.Bench.Deliveries, "deliveries", 3000, "events to publish (and plain posts to make) a round")
@@ -291,16 +255,6 @@ has one event in a commit at a time: --publishers defaults to 4x the concurrency
 	f.StringVar(&o.Bench.Dir, "dir", "", "directory for the database files (default a temporary one, removed after)")
 	f.StringVar(&dbURL, "database-url", "", "run on PostgreSQL at this postgres:// URL (a schema of its own each round)")
 	return cmd
-}
-
-func printOutboxRounds(c *cli, rounds []outboxbench.Result) {
-	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "outbox round\tlateness p50\tp99\tCPU a delivery\tcores\twriter busy\tcommitting\twrites a tx\t")
-	for i, r := range rounds {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%.0f µs\t%.2f\t%.0f%%\t%.0f%%\t%.1f\t\n", i+1, roundMS(r.LatenessP50), roundMS(r.LatenessP99),
-			micros(r.OutboxCPU), r.OutboxCores, 100*r.WriterBusy, 100*r.WriterCommitting, r.WritesPerTransaction)
-	}
-	_ = w.Flush()
 }
 
 func newBenchBacklogCmd(c *cli) *cobra.Command {
@@ -360,13 +314,4 @@ func checkDir(name, dir string) error {
 		return usageError("bench %s: --dir %s: not an existing directory", name, dir)
 	}
 	return nil
-}
-
-func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-func roundMS(d time.Duration) time.Duration {
-	if d >= 10*time.Millisecond {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(10 * time.Microsecond)
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/internal/benchkit"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/benchkit"
 	"github.com/switchboard-voice/switchboard/internal/pgtest"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/switchboard-voice/switchboard/internal/benchkit"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/benchkit"
 )
 
 // Exit statuses shared by every command.
@@ -24,6 +24,7 @@ const (
 func main() {
 	// A `bench calls` helper process runs its part and exits here.
 	benchkit.RunWorkerIfAsked()
+	setLogTimeFormat()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()

@@ -13,8 +13,6 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/dburl"
 )
 
-func init() { extraCommands = append(extraCommands, newMigrateCmd) }
-
 func newMigrateCmd(c *cli) *cobra.Command {
 	cmd := groupCommand("migrate", "Show or apply the schema migrations of a database")
 	var (

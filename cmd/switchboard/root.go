@@ -30,24 +30,30 @@ func newRootCmd(c *cli) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "", "log level: trace, debug, info, warn, error (default SWITCHBOARD_LOG_LEVEL, else warn; info for serve)")
 	root.SetVersionTemplate("{{.Version}}\n") // --version prints what `version` does
-	root.AddCommand(newVersionCmd(c), newFragmentCmd(c))
-	for _, add := range extraCommands {
-		root.AddCommand(add(c))
-	}
+	// Every command, built here and nowhere else: the list of what the binary does.
+	root.AddCommand(
+		newServeCmd(c),
+		newSimulateCmd(c),
+		newTestCmd(c),
+		newDemoCmd(c),
+		newWebhooksCmd(c),
+		newVerifyCmd(c),
+		newFragmentCmd(c),
+		newBenchCmd(c),
+		newMigrateCmd(c),
+		newVersionCmd(c),
+	)
 	return root
 }
-
-// extraCommands lets each command file register itself, so that adding a command
-// does not mean editing this file.
-var extraCommands []func(*cli) *cobra.Command
-
-// Millisecond timestamps: a call's hooks and retries are milliseconds apart. Set
-// once, before any logger runs (zerolog reads it on every line).
-func init() { zerolog.TimeFieldFormat = logTimeFormat }
 
 // logTimeFormat is RFC 3339 in UTC-offset form with milliseconds, always three
 // digits so that lines sort and align.
 const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// setLogTimeFormat gives log lines millisecond timestamps: a call's hooks and retries
+// are milliseconds apart. zerolog reads the format on every line, so it is set once,
+// before any logger runs (main, and the tests' TestMain).
+func setLogTimeFormat() { zerolog.TimeFieldFormat = logTimeFormat }
 
 // newLogger is the process's one logger, passed down. Logs go to stderr so that stdout
 // stays machine-readable: human-friendly on a terminal, JSON lines otherwise (what log

@@ -10,8 +10,6 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver"
 )
 
-func init() { extraCommands = append(extraCommands, newServeCmd) }
-
 // serveFlags are the node's settings as flags, each standing for its variable;
 // the JAMBONES_* ones follow (callControlFlags).
 var serveFlags = append([]envFlag{

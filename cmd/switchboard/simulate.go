@@ -3,20 +3,16 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/simulation"
 	"github.com/switchboard-voice/switchboard/featureserver"
 	"github.com/switchboard-voice/switchboard/fragment"
-	"github.com/switchboard-voice/switchboard/transport"
 )
-
-func init() { extraCommands = append(extraCommands, newSimulateCmd) }
 
 type simulateFlags struct {
 	network     map[string]string // the JAMBONES_* flags given, by variable
@@ -71,7 +67,7 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does: media, retry delays and backoff take their real time")
-	fl.BoolVar(&f.strict, "strict", false, "count a call with a compat warning the scenario's expect.compat does not name as failed (docs/compatibility.md)")
+	fl.BoolVar(&f.strict, "strict", false, "count a call with a compat warning the scenario's expect.compat does not name as failed (docs/compatibility.md §2)")
 	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
 		appURL := ""
 		if len(args) == 1 {
@@ -80,15 +76,6 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 		return runSimulate(cmd.Context(), c, f, appURL)
 	})
 	return cmd
-}
-
-// simulation is everything the calls of one `simulate` share.
-type simulation struct {
-	c      *cli
-	flags  simulateFlags
-	base   callctl.Options
-	expect scenario.Expectations
-	out    *timelineWriter
 }
 
 func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) error {
@@ -131,112 +118,30 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	if err != nil {
 		return err
 	}
-	s := newSimulation(c, f, calls, appURL, sc)
 	defer calls.CloseIdleConnections()
-	if err := s.base.Validate(); err != nil {
+	o := simulation.Options{AppURL: appURL, Scenario: sc, From: f.from, To: f.to, Secret: f.secret, StatusHook: f.statusHook,
+		Username: f.user, Password: f.pass, Calls: f.calls, Concurrency: f.concurrency, Timeout: f.timeout,
+		IdleLimit: f.idleLimit, RealTime: f.realTime, Strict: f.strict, JSON: f.asJSON}
+	if isTerminal(c.stderr) {
+		o.Progress = c.stderr
+	}
+	s, err := simulation.New(o, calls, c.stdout)
+	if err != nil {
 		return usageError("%v", err)
 	}
-	return s.run(ctx)
-}
-
-// egressHint ends the alert of a destination the egress rules refused.
-const egressHint = "allow it with " + featureserver.EnvEgressAllow
-
-// newCLICallNetwork is the network of the calls of one `simulate` or `test` run: the
-// JAMBONES_* settings, the call-control egress rules with loopback allowed (a
-// developer's app runs there) and SWITCHBOARD_EGRESS_ALLOW, and a pool with room for
-// the calls made at once, so that their connections are reused.
-//
-// overrides are the JAMBONES_* flags given (envFlags.overrides): they win over the
-// environment.
-func newCLICallNetwork(c *cli, overrides map[string]string, concurrency int) (*featureserver.CallNetwork, error) {
-	cfg, err := featureserver.LoadCallControlConfig(withOverrides(c.getenv, overrides))
-	if err != nil {
-		return nil, usageError("%v", err)
-	}
-	// Only the allow-list of the node's own settings applies to a simulation.
-	node, err := featureserver.LoadConfig(func(name string) string {
-		if name == featureserver.EnvEgressAllow {
-			return c.getenv(name)
-		}
-		return ""
-	}, nil)
-	if err != nil {
-		return nil, usageError("%v", err)
-	}
-	rules := transport.CallControlRules(true)
-	rules.AllowPrefixes, rules.AllowHosts = node.EgressAllow.Prefixes, node.EgressAllow.Hosts
-	cfg.IdleConnsPerHost = max(concurrency, 4)
-	return featureserver.NewCallNetwork(cfg, rules, c.logger), nil
-}
-
-func newSimulation(c *cli, f simulateFlags, calls *featureserver.CallNetwork, appURL string, sc *scenario.Scenario) *simulation {
-	base := calls.CallOptions(appURL)
-	base.StatusHookURL, base.Username, base.Password, base.Secret = firstNonEmpty(f.statusHook, sc.StatusHook), f.user, f.pass, f.secret
-	base.Call = callctl.CallInfo{From: firstNonEmpty(f.from, sc.From), To: firstNonEmpty(f.to, sc.To)}
-	base.Script = sc.Script()
-	base.IdleLimit = f.idleLimit
-	base.RealTime = f.realTime
-	base.EgressHint = egressHint
-	return &simulation{
-		c: c, flags: f, expect: sc.Expectations(), base: base,
-		out: &timelineWriter{w: c.stdout, json: f.asJSON, live: f.calls == 1},
-	}
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// run places the calls, prints their timelines and the summary, and decides the
-// exit status.
-func (s *simulation) run(ctx context.Context) error {
-	bar := newProgress(s.c.stderr, s.flags.calls, isTerminal(s.c.stderr))
-	sum := newSummary()
-	inParallel(ctx, s.flags.calls, s.flags.concurrency, func(int) {
-		r := s.one(ctx)
-		failures, asExpected := s.check(r)
-		s.out.finished(r, failures, asExpected)
-		sum.add(r, failures, asExpected)
-		bar.add()
-	})
-	sum.finish()
-	bar.finish()
-	s.out.summary(sum)
-	if ctx.Err() != nil {
-		return failure(fmt.Errorf("interrupted: %w", ctx.Err()))
-	}
-	if sum.unexpected > 0 {
-		return failure(fmt.Errorf("%d of %d call(s) did not end as expected", sum.unexpected, sum.calls))
+	if err := s.Run(ctx); err != nil {
+		return failure(err)
 	}
 	return nil
 }
 
-// one runs one call under the real-time limit.
-func (s *simulation) one(ctx context.Context) *callctl.Result {
-	ctx, cancel := context.WithTimeout(ctx, s.flags.timeout)
-	defer cancel()
-	o := s.base
-	o.OnEvent = s.out.event
-	r, err := callctl.Run(ctx, o)
-	if err != nil { // validated before the first call: cannot happen
-		panic(err)
+// newCLICallNetwork is the network of the calls of one `simulate` or `test` run
+// (simulation.Network), with overrides, the JAMBONES_* flags given
+// (envFlags.overrides), winning over the environment.
+func newCLICallNetwork(c *cli, overrides map[string]string, concurrency int) (*featureserver.CallNetwork, error) {
+	calls, err := simulation.Network(withOverrides(c.getenv, overrides), concurrency, c.logger)
+	if err != nil {
+		return nil, usageError("%v", err)
 	}
-	return r
-}
-
-// check applies the expectations. A call ended as expected when every expectation
-// holds and the call did not fail, unless the scenario expects it to (a reason, or a
-// final status other than completed).
-func (s *simulation) check(r *callctl.Result) (failures []string, asExpected bool) {
-	failures = s.expect.Check(r)
-	if s.flags.strict {
-		for _, f := range s.expect.Strict(r) {
-			failures = append(failures, f.Message)
-		}
-	}
-	return failures, len(failures) == 0 && (!r.Failed() || s.expect.ExpectFailure())
+	return calls, nil
 }

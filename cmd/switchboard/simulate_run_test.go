@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -126,26 +125,6 @@ func TestSimulateEgressAllow(t *testing.T) {
 	code, stdout, stderr := runCLI(t, map[string]string{"SWITCHBOARD_EGRESS_ALLOW": "not a host!"}, "simulate", refused)
 	if code != exitUsage || !strings.Contains(stderr, "SWITCHBOARD_EGRESS_ALLOW") || stdout != "" {
 		t.Fatalf("bad value: exit %d, stderr %q", code, stderr)
-	}
-}
-
-// On a terminal the progress bar shows the calls' rate.
-func TestProgressShowsRate(t *testing.T) {
-	var b bytes.Buffer
-	p := newProgress(&b, 3, true)
-	for range 3 {
-		p.add()
-	}
-	p.finish()
-	if !strings.Contains(b.String(), "calls/s") {
-		t.Fatalf("progress bar %q has no rate", b.String())
-	}
-	var none bytes.Buffer
-	q := newProgress(&none, 3, false)
-	q.add()
-	q.finish()
-	if none.Len() != 0 {
-		t.Fatalf("a progress bar off a terminal: %q", none.String())
 	}
 }
 

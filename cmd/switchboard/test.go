@@ -2,26 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/suite"
 )
-
-func init() { extraCommands = append(extraCommands, newTestCmd) }
-
-// defaultScenarioDir is where `switchboard test` looks without arguments.
-const defaultScenarioDir = "scenarios"
 
 type testFlags struct {
 	network    map[string]string // the JAMBONES_* flags given, by variable
@@ -77,36 +67,11 @@ scenario file.`,
 	fl.StringVar(&f.secret, "secret", "", "webhook secret: sign HTTP hooks with Jambonz-Signature")
 	fl.StringVar(&f.user, "username", "", "HTTP Basic auth username for the apps' hooks")
 	fl.StringVar(&f.pass, "password", "", "HTTP Basic auth password for the apps' hooks")
-	fl.BoolVar(&f.strict, "strict", false, "fail a scenario on a compat warning its expect.compat does not name (docs/compatibility.md)")
+	fl.BoolVar(&f.strict, "strict", false, "fail a scenario on a compat warning its expect.compat does not name (docs/compatibility.md §2)")
 	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
 		return runTest(cmd.Context(), c, f, args)
 	})
 	return cmd
-}
-
-// testScenario is one scenario file, read, checked and ready to run.
-type testScenario struct {
-	name string // the file's name without its extension
-	file string
-	sc   *scenario.Scenario
-	app  string // after --app
-	opts callctl.Options
-	// strict: a compat warning the scenario does not name fails it (--strict).
-	strict bool
-}
-
-// fileError is a problem of a scenario file, located as compilers do: FILE:LINE: msg.
-type fileError struct {
-	file string
-	line int
-	msg  string
-}
-
-func (e fileError) Error() string {
-	if e.line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
-	}
-	return fmt.Sprintf("%s: %s", e.file, e.msg)
 }
 
 func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
@@ -130,7 +95,7 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 			return usageError("--app: %v", err)
 		}
 	}
-	files, err := scenarioFiles(args)
+	files, err := suite.Files(args)
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -139,38 +104,12 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		return err
 	}
 	defer calls.CloseIdleConnections()
-	// Every file is checked before anything runs: a suite with a broken file runs
-	// nothing, so that CI never reports half a suite as passing.
-	var all []*testScenario
-	var errs []error
-	names := map[string]string{}
-	for _, file := range files {
-		ts, err := loadTestScenario(file, f)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if other, dup := names[ts.name]; dup {
-			errs = append(errs, fileError{file: file, msg: fmt.Sprintf("scenario name %q is also %s's: rename one", ts.name, other)})
-			continue
-		}
-		names[ts.name] = file
-		ts.opts = testCallOptions(calls.CallOptions(ts.app), ts, f)
-		if err := ts.opts.Validate(); err != nil {
-			errs = append(errs, fileError{file: file, msg: strings.ReplaceAll(err.Error(), "\n", "; ")})
-			continue
-		}
-		all = append(all, ts)
+	all, err := suite.Load(files, suite.Config{App: f.app, Network: calls, Secret: f.secret, Username: f.user, Password: f.pass,
+		IdleLimit: f.idleLimit, RealTime: f.realTime, Strict: f.strict})
+	if err != nil {
+		return usageError("%v", err)
 	}
-	if len(errs) > 0 {
-		return usageError("%d bad scenario file(s), nothing was run:\n%v", len(errs), errors.Join(errs...))
-	}
-	var run []*testScenario
-	for _, ts := range all {
-		if selected == nil || selected.MatchString(ts.name) {
-			run = append(run, ts)
-		}
-	}
+	run := suite.Select(all, selected)
 	if len(run) == 0 {
 		return usageError("no scenario matches --run %q (of %d)", f.run, len(all))
 	}
@@ -183,176 +122,19 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		}
 		defer junit.Close()
 	}
-	rep := newTestReporter(c.stdout, f.asJSON, run)
-	suite := runScenarios(ctx, run, f, rep)
-	rep.summary(suite)
+	rep := suite.NewReporter(c.stdout, f.asJSON, run)
+	res := suite.Run(ctx, run, f.parallel, f.timeout, rep)
+	rep.Summary(res)
 	if junit != nil {
-		if err := writeJUnit(junit, suite); err != nil {
+		if err := suite.WriteJUnit(junit, res); err != nil {
 			return failure(fmt.Errorf("--junit: %w", err))
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
 		return failure(fmt.Errorf("interrupted: %w", ctx.Err()))
-	case suite.failed > 0:
-		return failure(fmt.Errorf("%d of %d scenario(s) failed", suite.failed, len(suite.outcomes)))
+	case res.Failed > 0:
+		return failure(fmt.Errorf("%d of %d scenario(s) failed", res.Failed, len(res.Outcomes)))
 	}
 	return nil
-}
-
-// scenarioFiles lists the files of args: each directory's *.yaml and *.yml files in
-// name order, each file as given; ./scenarios without args.
-func scenarioFiles(args []string) ([]string, error) {
-	if len(args) == 0 {
-		args = []string{defaultScenarioDir}
-	}
-	var files []string
-	for _, a := range args {
-		info, err := os.Stat(a)
-		if err != nil {
-			if len(args) == 1 && a == defaultScenarioDir && errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("no ./%s directory: give the scenario directories or files to run", defaultScenarioDir)
-			}
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, a)
-			continue
-		}
-		entries, err := os.ReadDir(a)
-		if err != nil {
-			return nil, err
-		}
-		n := len(files)
-		for _, e := range entries {
-			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				files = append(files, filepath.Join(a, e.Name()))
-			}
-		}
-		if len(files) == n {
-			return nil, fmt.Errorf("%s: no scenario files (*.yaml, *.yml)", a)
-		}
-	}
-	return files, nil
-}
-
-// loadTestScenario reads and checks one file, and settles its app under --app.
-func loadTestScenario(file string, f testFlags) (*testScenario, error) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fileError{file: file, msg: err.Error()}
-	}
-	sc, err := scenario.Parse(src)
-	if err != nil {
-		var se *scenario.Error
-		if errors.As(err, &se) {
-			return nil, fileError{file: file, line: se.Line, msg: se.Msg}
-		}
-		return nil, fileError{file: file, msg: err.Error()}
-	}
-	ts := &testScenario{name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), file: file, sc: sc, strict: f.strict}
-	if ts.app, err = appUnder(f.app, sc.App); err != nil {
-		return nil, fileError{file: file, line: lineOfKey(src, "app"), msg: err.Error()}
-	}
-	if ts.app == "" {
-		return nil, fileError{file: file, msg: "no app: name the application (app: http://127.0.0.1:3000/call), or give --app"}
-	}
-	if h := sc.StatusHook; h != "" && !strings.HasPrefix(h, "/") {
-		if sc.StatusHook, err = appUnder(f.app, h); err != nil {
-			return nil, fileError{file: file, line: lineOfKey(src, "status_hook"), msg: err.Error()}
-		}
-	}
-	return ts, nil
-}
-
-// lineOfKey is the line of a top-level key in src, 0 when it is not found.
-func lineOfKey(src []byte, key string) int {
-	for i, l := range strings.Split(string(src), "\n") {
-		if strings.HasPrefix(l, key+":") {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-// testCallOptions are the Options of one scenario's call.
-func testCallOptions(o callctl.Options, ts *testScenario, f testFlags) callctl.Options {
-	o.StatusHookURL = ts.sc.StatusHook
-	o.Username, o.Password, o.Secret = f.user, f.pass, f.secret
-	o.Call = callctl.CallInfo{From: ts.sc.From, To: ts.sc.To}
-	o.Script = ts.sc.Script()
-	o.IdleLimit = f.idleLimit
-	o.RealTime = f.realTime
-	o.EgressHint = egressHint
-	return o
-}
-
-// appUnder is a scenario's app (or absolute status hook) under --app: flagApp with
-// only a scheme and a host moves it there, keeping its path, query, fragment and
-// transport (secure when flagApp is https or wss); a flagApp with more replaces it.
-// Without --app it is the scenario's own.
-func appUnder(flagApp, own string) (string, error) {
-	if flagApp == "" {
-		return own, nil
-	}
-	base, err := url.Parse(flagApp)
-	if err != nil {
-		return "", err
-	}
-	originOnly := (base.Path == "" || base.Path == "/") && base.RawQuery == "" && base.Fragment == "" && !strings.Contains(flagApp, "#")
-	if !originOnly || own == "" {
-		return flagApp, nil
-	}
-	u, err := url.Parse(own)
-	if err != nil {
-		return "", err
-	}
-	secure := base.Scheme == "https" || base.Scheme == "wss"
-	webSocket := u.Scheme == "ws" || u.Scheme == "wss"
-	u.Scheme = map[[2]bool]string{{false, false}: "http", {true, false}: "https", {false, true}: "ws", {true, true}: "wss"}[[2]bool{secure, webSocket}]
-	u.Host = base.Host
-	return u.String(), nil
-}
-
-// testSuite is what a run of scenarios did.
-type testSuite struct {
-	outcomes []*testOutcome // in the order of the files
-	passed   int
-	failed   int
-	skipped  int // not run: the run was interrupted first
-	elapsed  time.Duration
-	started  time.Time
-}
-
-// testOutcome is one scenario's call and verdict.
-type testOutcome struct {
-	ts       *testScenario
-	ran      bool
-	result   *callctl.Result
-	failures []scenario.Failure
-	passed   bool
-	elapsed  time.Duration
-}
-
-// judge decides whether a scenario passed: every expectation held, and the call did
-// not fail unless the scenario expects it. A call that failed with every expectation
-// holding fails as the expectation "call".
-func judge(ts *testScenario, r *callctl.Result) ([]scenario.Failure, bool) {
-	e := ts.sc.Expectations()
-	failures := e.Evaluate(r)
-	if ts.strict {
-		failures = append(failures, e.Strict(r)...)
-	}
-	if len(failures) > 0 {
-		return failures, false
-	}
-	if r.Failed() && !e.ExpectFailure() {
-		at := slices.IndexFunc(r.Timeline, func(x callctl.Event) bool { return x.Kind == callctl.KindAlert })
-		if at < 0 {
-			at = len(r.Timeline) - 1
-		}
-		return []scenario.Failure{{Expectation: "call", Event: at, Message: fmt.Sprintf(
-			"call: ended %s (%s), SIP %d; a scenario that expects this names its reason or status", r.Status, r.Reason, r.SIPStatus)}}, false
-	}
-	return nil, true
 }

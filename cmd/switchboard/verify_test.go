@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/sigcheck"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -215,25 +216,25 @@ func TestVerifyJSON(t *testing.T) {
 		stdin string
 		args  []string
 		code  int
-		want  verifyJSON
+		want  sigcheck.JSON
 	}{
 		{"valid, second secret", verifyBody, joinArgs(secretFlags(verifyOtherSecret, verifySecret), standardHeaders(t, "msg_1", sent, verifyBody, verifySecret)), exitOK,
-			verifyJSON{Valid: true, Scheme: "standard-webhooks", Version: "v1", WebhookID: "msg_1", MatchedSecret: 2}},
+			sigcheck.JSON{Valid: true, Scheme: "standard-webhooks", Version: "v1", WebhookID: "msg_1", MatchedSecret: 2}},
 		{"valid v1a", verifyBody, joinArgs(secretFlags(verifyPublicKey), standardHeaders(t, "msg_2", sent, verifyBody, verifySigningKey)), exitOK,
-			verifyJSON{Valid: true, Scheme: "standard-webhooks", Version: "v1a", WebhookID: "msg_2", MatchedSecret: 1}},
+			sigcheck.JSON{Valid: true, Scheme: "standard-webhooks", Version: "v1a", WebhookID: "msg_2", MatchedSecret: 1}},
 		{"invalid", verifyBody + "x", joinArgs(secretFlags(verifySecret), standardHeaders(t, "msg_3", sent, verifyBody, verifySecret)), exitFailure,
-			verifyJSON{Scheme: "standard-webhooks", WebhookID: "msg_3"}},
+			sigcheck.JSON{Scheme: "standard-webhooks", WebhookID: "msg_3"}},
 		{"jambonz valid", verifyBody, joinArgs(secretFlags(verifyJambonzSecret), jambonzHeader(verifyJambonzSecret, sent, verifyBody)), exitOK,
-			verifyJSON{Valid: true, Scheme: "jambonz", MatchedSecret: 1}},
+			sigcheck.JSON{Valid: true, Scheme: "jambonz", MatchedSecret: 1}},
 		{"jambonz invalid", verifyBody, joinArgs(secretFlags("nope"), jambonzHeader(verifyJambonzSecret, sent, verifyBody)), exitFailure,
-			verifyJSON{Scheme: "jambonz"}},
+			sigcheck.JSON{Scheme: "jambonz"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := verifyCLI(t, tt.stdin, append(tt.args, "--json")...)
 			wantExit(t, code, tt.code, stdout, stderr)
-			got := decodeJSONLine[verifyJSON](t, stdout, "valid", "scheme", "version", "webhook_id", "timestamp", "matched_secret", "error")
+			got := decodeJSONLine[sigcheck.JSON](t, stdout, "valid", "scheme", "version", "webhook_id", "timestamp", "matched_secret", "error")
 			if got.Timestamp != sent.UTC().Format(time.RFC3339) {
 				t.Errorf("timestamp %q, want %q", got.Timestamp, sent.UTC().Format(time.RFC3339))
 			}

@@ -3,15 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-func init() { extraCommands = append(extraCommands, newWebhooksCmd) }
+	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
+)
 
 // webhooksFlags are the flags every `webhooks` subcommand shares.
 type webhooksFlags struct {
@@ -32,7 +31,7 @@ type webhooksCmd struct {
 type webhooksRun struct {
 	c   *cli
 	cmd *cobra.Command
-	api *apiClient
+	api *outboxapi.Client
 	f   *webhooksFlags
 }
 
@@ -75,11 +74,11 @@ func (sc webhooksCmd) command(c *cli) *cobra.Command {
 	return cmd
 }
 
-// call makes one API call and prints its answer: the JSON as received with --json,
-// else human (given the answer decoded).
-func (w *webhooksRun) call(method, path string, q url.Values, body any, human func(raw json.RawMessage) error) error {
-	var raw json.RawMessage
-	if err := w.api.do(w.cmd.Context(), method, path, q, body, &raw); err != nil {
+// send makes one API call and prints its answer: the JSON as received with --json,
+// else what human makes of it.
+func send[T any](w *webhooksRun, call outboxapi.Call[T], human func(T) error) error {
+	v, raw, err := outboxapi.Send(w.cmd.Context(), w.api, call)
+	if err != nil {
 		return apiFailure(w.c, w.f.asJSON, err)
 	}
 	if w.f.asJSON {
@@ -89,52 +88,31 @@ func (w *webhooksRun) call(method, path string, q url.Values, body any, human fu
 		fmt.Fprintln(w.c.stdout, string(raw))
 		return nil
 	}
-	return human(raw)
+	return human(v)
 }
 
 func webhooksCommands() []webhooksCmd {
 	var (
 		events, apiVersion, profile, policy string
-		limit                               int
-		cursor, status, typ, eventID        string
+		page                                outboxapi.Page
+		status, typ, eventID                string
 		reason, since                       string
 		grace                               time.Duration
 	)
-	page := func(cmd *cobra.Command) {
-		cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (1-500)")
-		cmd.Flags().StringVar(&cursor, "cursor", "", "the next page: the cursor the previous one printed")
+	paged := func(cmd *cobra.Command) {
+		cmd.Flags().IntVar(&page.Limit, "limit", 50, "at most this many (1-500)")
+		cmd.Flags().StringVar(&page.Cursor, "cursor", "", "the next page: the cursor the previous one printed")
 	}
 	withReason := func(cmd *cobra.Command) {
 		cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
 	}
-	pageQuery := func() url.Values {
-		q := url.Values{"limit": {strconv.Itoa(limit)}}
-		if cursor != "" {
-			q.Set("cursor", cursor)
-		}
-		return q
-	}
-	reasonQuery := func() url.Values {
-		q := url.Values{}
-		if reason != "" {
-			q.Set("reason", reason)
-		}
-		return q
-	}
 	return []webhooksCmd{
-		{use: "list", short: "List the account's endpoints with their health", flags: page,
+		{use: "list", short: "List the account's endpoints with their health", flags: paged,
 			run: func(w *webhooksRun, _ []string) error {
-				return w.call("GET", "/api/v1/webhooks", pageQuery(), nil, func(raw json.RawMessage) error {
-					var p struct {
-						Data       []endpointView `json:"data"`
-						NextCursor *string        `json:"nextCursor"`
-					}
-					if err := json.Unmarshal(raw, &p); err != nil {
-						return failure(err)
-					}
+				return send(w, outboxapi.ListWebhooks(page), func(p outboxapi.WebhookList) error {
 					t := newTable(w.c.stdout, "ID", "STATUS", "FAILURES", "PROFILE", "URL", "EVENTS")
 					for _, ep := range p.Data {
-						t.row(ep.ID, ep.status(), strconv.Itoa(ep.Failures), ep.Profile, ep.URL, strings.Join(ep.Events, ","))
+						t.row(ep.ID, endpointStatus(ep), strconv.Itoa(ep.Failures), ep.Profile, ep.URL, strings.Join(ep.Events, ","))
 					}
 					return t.flush(p.NextCursor)
 				})
@@ -147,28 +125,24 @@ func webhooksCommands() []webhooksCmd {
 				cmd.Flags().StringVar(&policy, "policy", "", `overrides of the profile as JSON, e.g. '{"scheduleSeconds":[1,1],"allowHttp":true}'`)
 			},
 			run: func(w *webhooksRun, args []string) error {
-				body := map[string]any{"url": args[0]}
+				req := outboxapi.CreateWebhookRequest{URL: args[0], APIVersion: apiVersion, Profile: profile}
 				if events != "" {
-					body["events"] = strings.Split(events, ",")
+					req.Events = strings.Split(events, ",")
 				}
-				if apiVersion != "" {
-					body["apiVersion"] = apiVersion
-				}
-				if profile != "" {
-					body["profile"] = profile
-				}
+				call := outboxapi.CreateWebhook(req)
 				if policy != "" {
-					var p map[string]any
-					if err := json.Unmarshal([]byte(policy), &p); err != nil {
+					var doc map[string]json.RawMessage
+					if err := json.Unmarshal([]byte(policy), &doc); err != nil {
 						return usageError("--policy: not a JSON object: %v", err)
 					}
-					body["policy"] = p
+					// The policy goes as written: the API is its one judge, and names
+					// the key it refuses.
+					call.Body = struct {
+						outboxapi.CreateWebhookRequest
+						Policy json.RawMessage `json:"policy"`
+					}{req, json.RawMessage(policy)}
 				}
-				return w.call("POST", "/api/v1/webhooks", nil, body, func(raw json.RawMessage) error {
-					var ep endpointView
-					if err := json.Unmarshal(raw, &ep); err != nil {
-						return failure(err)
-					}
+				return send(w, call, func(ep outboxapi.WebhookEndpointWithSecret) error {
 					fmt.Fprintf(w.c.stdout, "created %s %s\nsecret: %s\n", ep.ID, ep.URL, ep.Secret)
 					fmt.Fprintln(w.c.stderr, "the secret is shown this once: store it where the receiver verifies signatures")
 					return nil
@@ -176,52 +150,35 @@ func webhooksCommands() []webhooksCmd {
 			}},
 		{use: "show ID", short: "Show an endpoint and its health", args: 1,
 			run: func(w *webhooksRun, args []string) error {
-				return w.call("GET", "/api/v1/webhooks/"+url.PathEscape(args[0]), nil, nil, w.printEndpoint)
+				return send(w, outboxapi.GetWebhook(args[0]), w.printEndpoint)
 			}},
 		{use: "ping ID", short: "Send a settings.webhook.ping event to an endpoint, whatever events it takes", args: 1,
 			run: func(w *webhooksRun, args []string) error {
-				return w.call("POST", "/api/v1/webhooks/"+url.PathEscape(args[0])+"/ping", nil, nil, w.printDelivery("ping queued"))
+				return send(w, outboxapi.PingWebhook(args[0]), w.printDelivery("ping queued"))
 			}},
 		{use: "deliveries ID", short: "List an endpoint's deliveries, newest first", args: 1,
 			flags: func(cmd *cobra.Command) {
-				page(cmd)
+				paged(cmd)
 				cmd.Flags().StringVar(&status, "status", "", "only PENDING, SUCCEEDED, FAILED, DEAD or DROPPED")
 				cmd.Flags().StringVar(&typ, "type", "", "only deliveries of this event type")
 				cmd.Flags().StringVar(&eventID, "event-id", "", "only the deliveries of this event")
 			},
 			run: func(w *webhooksRun, args []string) error {
-				q := pageQuery()
-				for k, v := range map[string]string{"status": status, "type": typ, "eventId": eventID} {
-					if v != "" {
-						q.Set(k, v)
-					}
-				}
-				return w.call("GET", "/api/v1/webhooks/"+url.PathEscape(args[0])+"/deliveries", q, nil, func(raw json.RawMessage) error {
-					var p struct {
-						Data       []deliveryView `json:"data"`
-						NextCursor *string        `json:"nextCursor"`
-					}
-					if err := json.Unmarshal(raw, &p); err != nil {
-						return failure(err)
-					}
+				filter := outboxapi.DeliveryFilter{Page: page, Status: status, Type: typ, EventID: eventID}
+				return send(w, outboxapi.ListDeliveries(args[0], filter), func(p outboxapi.DeliveryList) error {
 					t := newTable(w.c.stdout, "ID", "STATUS", "ATTEMPTS", "TYPE", "EVENT", "CREATED", "NEXT ATTEMPT")
 					for _, d := range p.Data {
-						t.row(d.ID, d.Status, strconv.Itoa(d.attemptCount()), d.Type, d.EventID, stamp(&d.CreatedAt), stamp(d.NextAttemptAt))
+						t.row(d.ID, d.Status, strconv.Itoa(d.Attempts), d.Type, d.EventID, stamp(&d.CreatedAt), stamp(d.NextAttemptAt))
 					}
 					return t.flush(p.NextCursor)
 				})
 			}},
 		{use: "attempts ID DELIVERY_ID", short: "Show one delivery with every attempt", args: 2,
 			run: func(w *webhooksRun, args []string) error {
-				path := "/api/v1/webhooks/" + url.PathEscape(args[0]) + "/deliveries/" + url.PathEscape(args[1])
-				return w.call("GET", path, nil, nil, func(raw json.RawMessage) error {
-					var d deliveryView
-					if err := json.Unmarshal(raw, &d); err != nil {
-						return failure(err)
-					}
+				return send(w, outboxapi.GetDelivery(args[0], args[1]), func(d outboxapi.WebhookDeliveryDetail) error {
 					fmt.Fprintf(w.c.stdout, "delivery %s  %s  event %s (%s)  next attempt %s\n", d.ID, d.Status, d.EventID, d.Type, stamp(d.NextAttemptAt))
 					t := newTable(w.c.stdout, "#", "AT", "STATUS", "OUTCOME", "DURATION", "ERROR", "RESPONSE")
-					for _, a := range d.AttemptList {
+					for _, a := range d.Attempts {
 						t.row(strconv.Itoa(a.Number), stamp(&a.At), strconv.Itoa(a.Status), a.Outcome,
 							strconv.FormatFloat(a.DurationMs, 'f', 1, 64)+"ms", oneLineOf(a.Error, 60), oneLineOf(a.ResponseBody, 60))
 					}
@@ -230,8 +187,7 @@ func webhooksCommands() []webhooksCmd {
 			}},
 		{use: "retry ID DELIVERY_ID", short: "Send a finished delivery again", args: 2, flags: withReason,
 			run: func(w *webhooksRun, args []string) error {
-				path := "/api/v1/webhooks/" + url.PathEscape(args[0]) + "/deliveries/" + url.PathEscape(args[1]) + "/retry"
-				return w.call("POST", path, reasonQuery(), nil, w.printDelivery("retry queued"))
+				return send(w, outboxapi.RetryDelivery(args[0], args[1], reason), w.printDelivery("retry queued"))
 			}},
 		{use: "recover ID", short: "Send again every FAILED delivery of an endpoint since a time", args: 1,
 			flags: func(cmd *cobra.Command) {
@@ -239,32 +195,25 @@ func webhooksCommands() []webhooksCmd {
 				cmd.Flags().StringVar(&since, "since", "", "an RFC 3339 time, or a duration ago such as 24h (default: all kept)")
 			},
 			run: func(w *webhooksRun, args []string) error {
-				q := reasonQuery()
+				var from time.Time
 				if since != "" {
-					t, err := parseSince(since, time.Now())
-					if err != nil {
+					var err error
+					if from, err = parseSince(since, time.Now()); err != nil {
 						return usageError("--since %q: %v", since, err)
 					}
-					q.Set("since", t.Format(time.RFC3339))
 				}
-				return w.call("POST", "/api/v1/webhooks/"+url.PathEscape(args[0])+"/recover", q, nil, func(raw json.RawMessage) error {
-					var r struct {
-						Recovered int `json:"recovered"`
-					}
-					if err := json.Unmarshal(raw, &r); err != nil {
-						return failure(err)
-					}
+				return send(w, outboxapi.RecoverWebhook(args[0], from, reason), func(r outboxapi.Recovered) error {
 					fmt.Fprintf(w.c.stdout, "recovered %d FAILED deliveries of %s\n", r.Recovered, args[0])
 					return nil
 				})
 			}},
 		{use: "pause ID", short: "Pause an endpoint (reason MANUAL)", args: 1, flags: withReason,
 			run: func(w *webhooksRun, args []string) error {
-				return w.call("POST", "/api/v1/webhooks/"+url.PathEscape(args[0])+"/pause", reasonQuery(), nil, w.printEndpoint)
+				return send(w, outboxapi.PauseWebhook(args[0], reason), w.printEndpoint)
 			}},
 		{use: "resume ID", short: "Resume a paused endpoint; held deliveries are released", args: 1, flags: withReason,
 			run: func(w *webhooksRun, args []string) error {
-				return w.call("POST", "/api/v1/webhooks/"+url.PathEscape(args[0])+"/resume", reasonQuery(), nil, w.printEndpoint)
+				return send(w, outboxapi.ResumeWebhook(args[0], reason), w.printEndpoint)
 			}},
 		{use: "rotate-secret ID", short: "Give an endpoint a new secret; the old one keeps signing for --grace", args: 1,
 			flags: func(cmd *cobra.Command) {
@@ -272,18 +221,10 @@ func webhooksCommands() []webhooksCmd {
 				cmd.Flags().DurationVar(&grace, "grace", 0, "how long the old secret keeps signing beside the new one (default 24h, at most 168h)")
 			},
 			run: func(w *webhooksRun, args []string) error {
-				q := reasonQuery()
 				if grace < 0 || grace > 7*24*time.Hour {
 					return usageError("--grace %s: want 0 to 168h", grace)
 				}
-				if grace > 0 {
-					q.Set("graceSeconds", strconv.Itoa(int(grace.Seconds())))
-				}
-				return w.call("POST", "/api/v1/webhooks/"+url.PathEscape(args[0])+"/rotate-secret", q, nil, func(raw json.RawMessage) error {
-					var ep endpointView
-					if err := json.Unmarshal(raw, &ep); err != nil {
-						return failure(err)
-					}
+				return send(w, outboxapi.RotateWebhookSecret(args[0], grace, reason), func(ep outboxapi.WebhookEndpointWithSecret) error {
 					fmt.Fprintf(w.c.stdout, "rotated %s\nsecret: %s\n", ep.ID, ep.Secret)
 					fmt.Fprintln(w.c.stderr, "the old secret keeps signing beside it for the grace period; the new one is shown this once")
 					return nil

@@ -8,82 +8,27 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 )
 
-// endpointView is an endpoint as the API answers it, for human output.
-type endpointView struct {
-	ID             string          `json:"id"`
-	URL            string          `json:"url"`
-	Events         []string        `json:"events"`
-	APIVersion     string          `json:"apiVersion"`
-	Profile        string          `json:"profile"`
-	Policy         json.RawMessage `json:"policy"`
-	Status         string          `json:"status"`
-	Failures       int             `json:"failures"`
-	LastDeliveryAt *time.Time      `json:"lastDeliveryAt"`
-	PausedAt       *time.Time      `json:"pausedAt"`
-	PauseReason    *string         `json:"pauseReason"`
-	DisabledAt     *time.Time      `json:"disabledAt"`
-	HoldUntil      *time.Time      `json:"holdUntil"`
-	Secret         string          `json:"secret"`
-}
-
-func (ep endpointView) status() string {
+// endpointStatus is an endpoint's status, with why when it is paused.
+func endpointStatus(ep outboxapi.WebhookEndpoint) string {
 	if ep.PauseReason != nil {
 		return ep.Status + " (" + *ep.PauseReason + ")"
 	}
 	return ep.Status
 }
 
-// deliveryView is a delivery, listed (attempts a count) or read alone (attempts a
-// list).
-type deliveryView struct {
-	ID            string          `json:"id"`
-	EventID       string          `json:"eventId"`
-	EndpointID    string          `json:"endpointId"`
-	Type          string          `json:"type"`
-	Status        string          `json:"status"`
-	Attempts      json.RawMessage `json:"attempts"`
-	NextAttemptAt *time.Time      `json:"nextAttemptAt"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	AttemptList   []attemptView   `json:"-"`
-}
-
-type attemptView struct {
-	Number       int       `json:"number"`
-	At           time.Time `json:"at"`
-	DurationMs   float64   `json:"durationMs"`
-	Status       int       `json:"status"`
-	Outcome      string    `json:"outcome"`
-	Error        *string   `json:"error"`
-	ResponseBody *string   `json:"responseBody"`
-}
-
-func (d *deliveryView) UnmarshalJSON(b []byte) error {
-	type plain deliveryView
-	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
-		return err
-	}
-	if len(d.Attempts) > 0 && d.Attempts[0] == '[' {
-		return json.Unmarshal(d.Attempts, &d.AttemptList)
-	}
-	return nil
-}
-
-func (d deliveryView) attemptCount() int {
-	n, _ := strconv.Atoi(string(d.Attempts))
-	return n
-}
-
-func (w *webhooksRun) printEndpoint(raw json.RawMessage) error {
-	var ep endpointView
-	if err := json.Unmarshal(raw, &ep); err != nil {
+func (w *webhooksRun) printEndpoint(ep outboxapi.WebhookEndpoint) error {
+	policy, err := json.Marshal(ep.Policy)
+	if err != nil {
 		return failure(err)
 	}
 	t := tabwriter.NewWriter(w.c.stdout, 0, 0, 2, ' ', 0)
 	for _, kv := range [][2]string{
 		{"id", ep.ID}, {"url", ep.URL}, {"events", strings.Join(ep.Events, ",")}, {"apiVersion", ep.APIVersion},
-		{"profile", ep.Profile}, {"policy", string(ep.Policy)}, {"status", ep.status()}, {"failures", strconv.Itoa(ep.Failures)},
+		{"profile", ep.Profile}, {"policy", string(policy)}, {"status", endpointStatus(ep)}, {"failures", strconv.Itoa(ep.Failures)},
 		{"lastDeliveryAt", stamp(ep.LastDeliveryAt)}, {"pausedAt", stamp(ep.PausedAt)}, {"disabledAt", stamp(ep.DisabledAt)},
 		{"holdUntil", stamp(ep.HoldUntil)},
 	} {
@@ -92,12 +37,8 @@ func (w *webhooksRun) printEndpoint(raw json.RawMessage) error {
 	return t.Flush()
 }
 
-func (w *webhooksRun) printDelivery(what string) func(json.RawMessage) error {
-	return func(raw json.RawMessage) error {
-		var d deliveryView
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return failure(err)
-		}
+func (w *webhooksRun) printDelivery(what string) func(outboxapi.WebhookDelivery) error {
+	return func(d outboxapi.WebhookDelivery) error {
 		fmt.Fprintf(w.c.stdout, "%s: delivery %s (%s, event %s) %s\n", what, d.ID, d.Type, d.EventID, d.Status)
 		return nil
 	}

@@ -35,6 +35,12 @@ type Config struct {
 	// "Bearer "). An error wrapping ErrUnauthenticated answers 401; any other, 500.
 	// Required.
 	Authenticate func(ctx context.Context, token string) (Principal, error)
+	// FromContext, when set, authenticates a request that carries no bearer token by
+	// its context: a caller the embedding program authenticated itself and serves
+	// in-process (the node's web console). ok false leaves the request
+	// unauthenticated (401); an error wrapping ErrUnauthenticated answers 401, any
+	// other 500. Default none.
+	FromContext func(ctx context.Context) (p Principal, ok bool, err error)
 	// Egress checks the URL of an endpoint created or changed, as the outbox's
 	// client will (scheme, user-info, IP literals, denied host names): a refused URL
 	// is bad input, not an endpoint whose every attempt is refused. Give the rules of
@@ -127,6 +133,9 @@ func Handler(cfg Config, title, version string) (http.Handler, error) {
 
 const securityScheme = "bearerAuth"
 
+// errMissingToken is a request that names no caller.
+var errMissingToken = errors.New("missing bearer token")
+
 // principalKey holds the request's Principal, set by authenticate.
 type principalKey struct{}
 
@@ -147,12 +156,26 @@ const maxBody = 512 << 10
 
 func (s *server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	token := bearer(ctx.Header("Authorization"))
-	if token == "" {
+	var (
+		p   Principal
+		err error
+	)
+	switch {
+	case token != "":
+		p, err = s.cfg.Authenticate(ctx.Context(), token)
+	case s.cfg.FromContext != nil && ctx.Header("Authorization") == "":
+		var ok bool
+		if p, ok, err = s.cfg.FromContext(ctx.Context()); !ok && err == nil {
+			err = errMissingToken
+		}
+	default:
+		err = errMissingToken
+	}
+	if errors.Is(err, errMissingToken) {
 		ctx.SetHeader("WWW-Authenticate", `Bearer realm="switchboard"`)
 		_ = huma.WriteErr(s.api, ctx, http.StatusUnauthorized, "missing bearer token")
 		return
 	}
-	p, err := s.cfg.Authenticate(ctx.Context(), token)
 	if errors.Is(err, ErrUnauthenticated) || err == nil && p.Account == "" {
 		ctx.SetHeader("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
 		_ = huma.WriteErr(s.api, ctx, http.StatusUnauthorized, "invalid bearer token")

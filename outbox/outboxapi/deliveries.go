@@ -35,12 +35,7 @@ type deliveryOutput struct{ Body WebhookDelivery }
 
 type deliveryDetailOutput struct{ Body WebhookDeliveryDetail }
 
-type deliveryListOutput struct {
-	Body struct {
-		Data       []WebhookDelivery `json:"data"`
-		NextCursor *string           `json:"nextCursor"`
-	}
-}
+type deliveryListOutput struct{ Body DeliveryList }
 
 type recoverInput struct {
 	ID     string    `path:"id" maxLength:"128" doc:"Endpoint id"`
@@ -48,11 +43,7 @@ type recoverInput struct {
 	Since  time.Time `query:"since" doc:"Only deliveries created at or after this time (RFC 3339); default all in the retention window"`
 }
 
-type recoverOutput struct {
-	Body struct {
-		Recovered int `json:"recovered" doc:"FAILED deliveries queued again"`
-	}
-}
+type recoverOutput struct{ Body Recovered }
 
 func (s *server) registerDeliveries() {
 	huma.Register(s.api, s.operation("list-webhook-deliveries", http.MethodGet, "/api/v1/webhooks/{id}/deliveries",

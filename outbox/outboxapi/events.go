@@ -2,7 +2,6 @@ package outboxapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -12,22 +11,12 @@ import (
 )
 
 type publishInput struct {
-	Body struct {
-		ID         string          `json:"id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9_:-]+$" doc:"Idempotency key: publishing it again with the same content answers the stored event; default generated"`
-		Type       string          `json:"type" minLength:"1" maxLength:"128" doc:"e.g. invoice.paid; endpoints filter on it"`
-		Data       json.RawMessage `json:"data" doc:"The event's JSON payload, at most 256 KiB"`
-		CreatedAt  *time.Time      `json:"createdAt,omitempty" doc:"Default now"`
-		EndpointID string          `json:"endpointId,omitempty" maxLength:"128" doc:"Deliver to this endpoint only, whatever events it takes"`
-	}
+	Body PublishRequest
 }
 
 type publishOutput struct {
 	Status int
-	Body   struct {
-		Event      WebhookEvent      `json:"event"`
-		Deliveries []WebhookDelivery `json:"deliveries"`
-		Duplicate  bool              `json:"duplicate" doc:"The id was published before: nothing more is sent"`
-	}
+	Body   Published
 }
 
 type eventPath struct {
@@ -43,12 +32,7 @@ type listEventsInput struct {
 
 type eventOutput struct{ Body WebhookEvent }
 
-type eventListOutput struct {
-	Body struct {
-		Data       []WebhookEvent `json:"data"`
-		NextCursor *string        `json:"nextCursor"`
-	}
-}
+type eventListOutput struct{ Body EventList }
 
 type listAuditInput struct {
 	EndpointID string `query:"endpointId" maxLength:"128" doc:"Only this endpoint's entries"`
@@ -56,12 +40,7 @@ type listAuditInput struct {
 	Limit      int    `query:"limit" minimum:"1" maximum:"500" default:"50"`
 }
 
-type auditListOutput struct {
-	Body struct {
-		Data       []WebhookAuditEntry `json:"data"`
-		NextCursor *string             `json:"nextCursor"`
-	}
-}
+type auditListOutput struct{ Body AuditList }
 
 func (s *server) registerEvents() {
 	huma.Register(s.api, s.operation("publish-event", http.MethodPost, "/api/v1/events",

@@ -25,24 +25,12 @@ type reasonInput struct {
 }
 
 type createWebhookInput struct {
-	Body struct {
-		URL        string            `json:"url" minLength:"1" maxLength:"2048" doc:"Absolute https URL (http when the policy allows it), without user-info"`
-		Events     []string          `json:"events,omitempty" maxItems:"100" doc:"Event types it takes; empty or [\"*\"] takes every type"`
-		APIVersion string            `json:"apiVersion,omitempty" maxLength:"64" doc:"Rendered into every attempt's body"`
-		Profile    string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard" doc:"Default standard"`
-		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Overrides of the profile's values"`
-	}
+	Body CreateWebhookRequest
 }
 
 type updateWebhookInput struct {
 	ID   string `path:"id" maxLength:"128" doc:"Endpoint id"`
-	Body struct {
-		URL        *string           `json:"url,omitempty" minLength:"1" maxLength:"2048"`
-		Events     *[]string         `json:"events,omitempty" maxItems:"100"`
-		APIVersion *string           `json:"apiVersion,omitempty" maxLength:"64"`
-		Profile    *string           `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard"`
-		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Replaces the overrides as a whole"`
-	}
+	Body UpdateWebhookRequest
 }
 
 type listWebhooksInput struct {
@@ -54,12 +42,7 @@ type webhookOutput struct{ Body WebhookEndpoint }
 
 type webhookSecretOutput struct{ Body WebhookEndpointWithSecret }
 
-type webhookListOutput struct {
-	Body struct {
-		Data       []WebhookEndpoint `json:"data"`
-		NextCursor *string           `json:"nextCursor"`
-	}
-}
+type webhookListOutput struct{ Body WebhookList }
 
 type rotateInput struct {
 	ID           string `path:"id" maxLength:"128" doc:"Endpoint id"`

@@ -78,6 +78,77 @@ type WebhookEvent struct {
 	Data      json.RawMessage `json:"data"`
 }
 
+// The bodies of requests, of lists and of the answers without a type of their own.
+// Each is an alias of an unnamed struct, not a defined type: huma names the schema of
+// an unnamed body after its operation (CreateWebhookInputBody, WebhookListOutputBody,
+// ...), so the OpenAPI document keeps the names it had before the client shared
+// these types with the server.
+type (
+	// CreateWebhookRequest is the body of POST /api/v1/webhooks.
+	CreateWebhookRequest = struct {
+		URL        string            `json:"url" minLength:"1" maxLength:"2048" doc:"Absolute https URL (http when the policy allows it), without user-info"`
+		Events     []string          `json:"events,omitempty" maxItems:"100" doc:"Event types it takes; empty or [\"*\"] takes every type"`
+		APIVersion string            `json:"apiVersion,omitempty" maxLength:"64" doc:"Rendered into every attempt's body"`
+		Profile    string            `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard" doc:"Default standard"`
+		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Overrides of the profile's values"`
+	}
+
+	// UpdateWebhookRequest is the body of PATCH /api/v1/webhooks/{id}: the fields
+	// given change, the others stay.
+	UpdateWebhookRequest = struct {
+		URL        *string           `json:"url,omitempty" minLength:"1" maxLength:"2048"`
+		Events     *[]string         `json:"events,omitempty" maxItems:"100"`
+		APIVersion *string           `json:"apiVersion,omitempty" maxLength:"64"`
+		Profile    *string           `json:"profile,omitempty" enum:"sajn,digize,lucibook,standard"`
+		Policy     *outbox.Overrides `json:"policy,omitempty" doc:"Replaces the overrides as a whole"`
+	}
+
+	// PublishRequest is the body of POST /api/v1/events.
+	PublishRequest = struct {
+		ID         string          `json:"id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9_:-]+$" doc:"Idempotency key: publishing it again with the same content answers the stored event; default generated"`
+		Type       string          `json:"type" minLength:"1" maxLength:"128" doc:"e.g. invoice.paid; endpoints filter on it"`
+		Data       json.RawMessage `json:"data" doc:"The event's JSON payload, at most 256 KiB"`
+		CreatedAt  *time.Time      `json:"createdAt,omitempty" doc:"Default now"`
+		EndpointID string          `json:"endpointId,omitempty" maxLength:"128" doc:"Deliver to this endpoint only, whatever events it takes"`
+	}
+
+	// Published answers a publish: the event and the deliveries it made.
+	Published = struct {
+		Event      WebhookEvent      `json:"event"`
+		Deliveries []WebhookDelivery `json:"deliveries"`
+		Duplicate  bool              `json:"duplicate" doc:"The id was published before: nothing more is sent"`
+	}
+
+	// WebhookList is a page of endpoints; NextCursor is nil on the last page.
+	WebhookList = struct {
+		Data       []WebhookEndpoint `json:"data"`
+		NextCursor *string           `json:"nextCursor"`
+	}
+
+	// DeliveryList is a page of an endpoint's delivery log.
+	DeliveryList = struct {
+		Data       []WebhookDelivery `json:"data"`
+		NextCursor *string           `json:"nextCursor"`
+	}
+
+	// EventList is a page of events.
+	EventList = struct {
+		Data       []WebhookEvent `json:"data"`
+		NextCursor *string        `json:"nextCursor"`
+	}
+
+	// AuditList is a page of the audit log.
+	AuditList = struct {
+		Data       []WebhookAuditEntry `json:"data"`
+		NextCursor *string             `json:"nextCursor"`
+	}
+
+	// Recovered answers a recover: the FAILED deliveries queued again.
+	Recovered = struct {
+		Recovered int `json:"recovered" doc:"FAILED deliveries queued again"`
+	}
+)
+
 // WebhookAuditEntry is one entry of the audit log.
 type WebhookAuditEntry struct {
 	ID         string    `json:"id"`

@@ -3,8 +3,6 @@ package outboxdriver
 import (
 	"encoding/json"
 	"time"
-
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // Event is something that happened, published once and delivered to every matching
@@ -147,35 +145,44 @@ type Attempt struct {
 	// ScheduledAt is when the attempt was due; At minus ScheduledAt is its lateness.
 	ScheduledAt time.Time `json:"scheduledAt"`
 	// Status is the HTTP status, 0 when nothing answered.
-	Status int         `json:"status"`
-	Class  retry.Class `json:"class"`
-	Error  string      `json:"error,omitempty"`
+	Status int    `json:"status"`
+	Class  Class  `json:"class"`
+	Error  string `json:"error,omitempty"`
 	// Response is the stored response body: at most 64 KiB, and a body that is not
 	// JSON is cut to its first 1,000 characters.
 	Response string `json:"response,omitempty"`
 }
 
-// Outcome classes of an attempt (docs/outbox.md §2 step 4), as stored and reported.
+// Class is the outcome class of one delivery attempt as the outbox stores and
+// reports it (docs/outbox.md §2 step 4). It is a type apart from retry.Class, the
+// failure classes of call control's `rp`: the outbox names HTTP answers otherwise
+// (http_4xx, not 4xx), folds every connection failure into network and every
+// expired deadline into timeout, and has outcomes of its own (endpoint_paused,
+// lease_expired). The strings are stored and on the wire: they never change.
+type Class string
+
+// Outcome classes of an attempt.
 const (
-	ClassSuccess   retry.Class = "success"
-	ClassGone      retry.Class = "gone"      // 410
-	ClassThrottled retry.Class = "throttled" // 429
-	ClassHTTP4xx   retry.Class = "http_4xx"  // another 4xx
-	ClassHTTP5xx   retry.Class = "http_5xx"  // 5xx, 503 with Retry-After included
-	ClassRedirect  retry.Class = "redirect"  // 3xx, never followed
+	ClassSuccess   Class = "success"
+	ClassGone      Class = "gone"      // 410
+	ClassThrottled Class = "throttled" // 429
+	ClassHTTP4xx   Class = "http_4xx"  // another 4xx
+	ClassHTTP5xx   Class = "http_5xx"  // 5xx, 503 with Retry-After included
+	ClassRedirect  Class = "redirect"  // 3xx, never followed
 	// ClassTimeout: no answer within the profile's timeout (connect and response).
-	ClassTimeout retry.Class = "timeout"
-	// ClassNetwork: refused, reset, TLS, DNS, or an answer that is not HTTP.
-	ClassNetwork       retry.Class = "network"
-	ClassEgressRefused retry.Class = "egress_refused"
+	ClassTimeout Class = "timeout"
+	// ClassNetwork: refused, reset, TLS, DNS, a URL that cannot be requested, or an
+	// answer that is not HTTP.
+	ClassNetwork       Class = "network"
+	ClassEgressRefused Class = "egress_refused"
 	// ClassInternal: a fault on our side (the attempt is not counted).
-	ClassInternal retry.Class = "internal"
+	ClassInternal Class = "internal"
 	// ClassEndpointPaused marks attempt 0, written for an event that arrived while its
 	// endpoint was paused under a profile that logs such events as failed.
-	ClassEndpointPaused retry.Class = "endpoint_paused"
+	ClassEndpointPaused Class = "endpoint_paused"
 	// ClassLeaseExpired marks an attempt whose outcome is unknown because the process
 	// holding its lease stopped; the reaper writes it.
-	ClassLeaseExpired retry.Class = "lease_expired"
+	ClassLeaseExpired Class = "lease_expired"
 )
 
 // AuditEntry records a change to an endpoint that an operator must be able to find

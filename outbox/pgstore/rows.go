@@ -7,7 +7,6 @@ import (
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // Times go in as the engine gives them (pgx keeps microseconds, truncating) and come
@@ -184,7 +183,7 @@ func scanAttempt(r sqlrows.Row) (outboxdriver.Attempt, error) {
 	}
 	a.At, a.ScheduledAt = utc(a.At), utc(a.ScheduledAt)
 	a.Duration = time.Duration(durUS) * time.Microsecond
-	a.Class = retry.Class(class)
+	a.Class = outboxdriver.Class(class)
 	return a, nil
 }
 

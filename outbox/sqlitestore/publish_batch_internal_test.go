@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // groupHarness runs hand-made groups of writes, as concurrent writers would queue them.
@@ -44,7 +43,7 @@ func (h *groupHarness) publishReq(id, account, data, attemptOn string) *writeReq
 			return d, nil, true
 		}
 		d.Status = outboxdriver.DeliveryFailed
-		return d, &outboxdriver.Attempt{DeliveryID: d.ID, At: h.now, ScheduledAt: h.now, Class: retry.Class("endpoint_paused")}, true
+		return d, &outboxdriver.Attempt{DeliveryID: d.ID, At: h.now, ScheduledAt: h.now, Class: outboxdriver.ClassEndpointPaused}, true
 	}
 	pr := &pubReq{ev: ev, now: h.now, plan: plan}
 	return &writeReq{pub: pr, done: make(chan error, 1), fn: func(q querier) error {

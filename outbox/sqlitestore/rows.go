@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
-	"github.com/switchboard-voice/switchboard/retry"
 )
 
 // Times are stored as Unix microseconds, the precision PostgreSQL keeps too.
@@ -145,7 +144,7 @@ func scanAttempt(rows sqlrows.Row) (outboxdriver.Attempt, error) {
 	}
 	a.At, a.ScheduledAt = fromMicros(at), fromMicros(scheduled)
 	a.Duration = time.Duration(durUS) * time.Microsecond
-	a.Class = retry.Class(class)
+	a.Class = outboxdriver.Class(class)
 	return a, nil
 }
 

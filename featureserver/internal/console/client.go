@@ -9,13 +9,17 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 )
 
-// apiClient calls the node's API in-process, through its http.Handler, with a
-// signed-in account's token: the console sees exactly what a CLI or a script sees.
+// apiClient calls the node's API in-process, through its http.Handler, as a
+// signed-in session's account (nodeapi.Caller), or with an API token (the sign-in's
+// check): the console sees exactly what a CLI or a script sees.
 type apiClient struct {
-	h     http.Handler
-	token string
+	h      http.Handler
+	token  string
+	caller *nodeapi.Caller
 }
 
 // apiError is a problem document the API answered (RFC 9457).
@@ -87,6 +91,9 @@ func (c apiClient) do(ctx context.Context, method, path string, query url.Values
 	target := path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
+	}
+	if c.caller != nil {
+		ctx = nodeapi.WithCaller(ctx, *c.caller)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {

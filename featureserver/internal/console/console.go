@@ -12,11 +12,12 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/retry"
 )
 
@@ -29,13 +30,11 @@ var staticFS embed.FS
 // Prefix is where the console is served.
 const Prefix = "/console/"
 
-// cookieName holds the session's id, a random value the console maps to the
-// account's API token: the token itself never leaves the node, and signing out
-// ends the session for every copy of the cookie.
+// cookieName holds the session's secret, a random value whose hash names the
+// session in the node's database (nodestore.Session): the API token never leaves
+// the node, and signing out ends the session on every node for every copy of the
+// cookie.
 const cookieName = "switchboard_session"
-
-// sessionLifetime bounds a session cookie; signing in again renews it.
-const sessionLifetime = 12 * time.Hour
 
 // contentSecurityPolicy allows the console's own scripts, styles and images and
 // nothing inline, no plugin, no framing, and forms posting to itself only.
@@ -47,11 +46,30 @@ type Options struct {
 	// API serves the node's HTTP API (nodeapi.Handler of the mux the call API and the
 	// outbox API are registered on); the console calls it in-process. Required.
 	API http.Handler
-	// Clock tells the time of "ago" and of the default recover window. Default the
-	// wall clock.
+	// Sessions keeps the console's sessions: the node's store, so that a session
+	// works on every node sharing the database and survives a restart. Required.
+	Sessions SessionStore
+	// SessionIdle ends a session unused for this long. Default 1 h.
+	SessionIdle time.Duration
+	// SessionLifetime ends a session this long after its sign-in, however used.
+	// Default 12 h.
+	SessionLifetime time.Duration
+	// MaxSessionsPerAccount bounds an account's sessions: a sign-in past it ends the
+	// account's least recently used session, never another account's. Default 20.
+	MaxSessionsPerAccount int
+	// Clock tells the time of "ago", of sessions and of the default recover window.
+	// Default the wall clock.
 	Clock retry.Clock
 	// Logger receives the errors rendered as 500. Default: the zero Logger.
 	Logger zerolog.Logger
+}
+
+// SessionStore keeps console sessions (nodestore.Store's methods of them).
+type SessionStore interface {
+	CreateSession(ctx context.Context, p nodestore.CreateSessionParams) error
+	GetSession(ctx context.Context, idHash string) (nodestore.Session, error)
+	TouchSession(ctx context.Context, p nodestore.TouchSessionParams) error
+	DeleteSession(ctx context.Context, idHash string) error
 }
 
 // WithDefaults returns o with every zero value replaced by its default.
@@ -59,82 +77,41 @@ func (o Options) WithDefaults() Options {
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
 	}
+	if o.SessionIdle == 0 {
+		o.SessionIdle = time.Hour
+	}
+	if o.SessionLifetime == 0 {
+		o.SessionLifetime = 12 * time.Hour
+	}
+	if o.MaxSessionsPerAccount == 0 {
+		o.MaxSessionsPerAccount = 20
+	}
 	return o
 }
 
 func (o Options) validate() error {
+	var errs []error
 	if o.API == nil {
-		return errors.New("console: Options.API is required")
+		errs = append(errs, errors.New("console: Options.API is required"))
 	}
-	return nil
+	if o.Sessions == nil {
+		errs = append(errs, errors.New("console: Options.Sessions is required"))
+	}
+	if o.SessionIdle < time.Minute || o.SessionLifetime < o.SessionIdle {
+		errs = append(errs, errors.New("console: Options.SessionIdle must be at least 1 min and SessionLifetime at least SessionIdle"))
+	}
+	if o.MaxSessionsPerAccount < 1 {
+		errs = append(errs, errors.New("console: Options.MaxSessionsPerAccount must be at least 1"))
+	}
+	return errors.Join(errs...)
 }
 
 // Console serves the web console under Prefix.
 type Console struct {
-	opts     Options
-	pages    map[string]*template.Template
-	mux      *http.ServeMux
-	cop      *http.CrossOriginProtection
-	sessions sessions
-}
-
-// sessions maps session ids to API tokens, in memory: a node restart signs
-// everyone out, which is the safe direction.
-type sessions struct {
-	mu   sync.Mutex
-	byID map[string]sessionEntry
-}
-
-type sessionEntry struct {
-	token   string
-	expires time.Time
-}
-
-// maxSessions bounds the map against sign-in floods; the oldest sessions go first
-// once expired ones are gone.
-const maxSessions = 10_000
-
-// start records a new session for token and returns its id.
-func (s *sessions) start(token string, now time.Time) string {
-	id := rand.Text()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.byID == nil {
-		s.byID = map[string]sessionEntry{}
-	}
-	if len(s.byID) >= maxSessions {
-		var oldest string
-		for k, e := range s.byID {
-			if !now.Before(e.expires) {
-				delete(s.byID, k)
-			} else if oldest == "" || e.expires.Before(s.byID[oldest].expires) {
-				oldest = k
-			}
-		}
-		if len(s.byID) >= maxSessions {
-			delete(s.byID, oldest)
-		}
-	}
-	s.byID[id] = sessionEntry{token: token, expires: now.Add(sessionLifetime)}
-	return id
-}
-
-// token is the API token of a live session id.
-func (s *sessions) token(id string, now time.Time) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.byID[id]
-	if !ok || !now.Before(e.expires) {
-		delete(s.byID, id)
-		return "", false
-	}
-	return e.token, true
-}
-
-func (s *sessions) end(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.byID, id)
+	opts  Options
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+	cop   *http.CrossOriginProtection
 }
 
 // New returns the console of o; a bad option is an error naming it.
@@ -191,26 +168,24 @@ type session struct {
 }
 
 // csrfToken is the form token of a session: an HMAC of a fixed label under the
-// session's API token, so a page of another origin (which never sees the token)
-// cannot forge it, and it needs no server-side state.
-func csrfToken(token string) string {
-	m := hmac.New(sha256.New, []byte(token))
+// session's secret, so a page of another origin (which never sees the cookie)
+// cannot forge it, and every node computes the same.
+func csrfToken(secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte("switchboard console form"))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// whoami resolves an API token through the API: the account it belongs to.
-func (c *Console) whoami(ctx context.Context, token string) (session, error) {
-	s := session{api: apiClient{h: c.opts.API, token: token}, CSRF: csrfToken(token)}
+// whoami asks the API which account api acts for.
+func (c *Console) whoami(ctx context.Context, api apiClient) (accountSid, name string, err error) {
 	var me struct {
 		AccountSid string `json:"account_sid"`
 		Name       string `json:"name"`
 	}
-	if _, err := s.api.get(ctx, "/v1/Me", nil, &me); err != nil {
-		return session{}, err
+	if _, err := api.get(ctx, "/v1/Me", nil, &me); err != nil {
+		return "", "", err
 	}
-	s.AccountSid, s.Name = me.AccountSid, me.Name
-	return s, nil
+	return me.AccountSid, me.Name, nil
 }
 
 // forSession serves a page only to a signed-in session (signedIn), with that
@@ -223,31 +198,55 @@ func (c *Console) forSession(page func(w http.ResponseWriter, r *http.Request, s
 	}
 }
 
-// signedIn is the request's session; without one (or with a token the API no
-// longer knows) it redirects to the sign-in page and ok is false. A POST must
-// carry the session's form token.
+// touchEvery is how stale a session's last use may get before a request records
+// it: the idle timeout is that much less exact, and browsing costs a write a
+// minute at most.
+const touchEvery = time.Minute
+
+// signedIn is the request's session; without a live one (unknown, idle past
+// SessionIdle, past SessionLifetime, or its API token revoked) it redirects to the
+// sign-in page and ok is false. A POST must carry the session's form token.
 func (c *Console) signedIn(w http.ResponseWriter, r *http.Request) (session, bool) {
 	ck, err := r.Cookie(cookieName)
 	if err != nil || ck.Value == "" {
-		c.toSignIn(w, r)
+		c.toSignIn(w, r, "")
 		return session{}, false
 	}
-	token, live := c.sessions.token(ck.Value, c.opts.Clock.Now())
-	if !live {
+	idHash := nodestore.HashToken(ck.Value)
+	stored, err := c.opts.Sessions.GetSession(r.Context(), idHash)
+	if errors.Is(err, nodestore.ErrNotFound) {
 		clearCookie(w, r)
-		c.toSignIn(w, r)
+		c.toSignIn(w, r, "")
 		return session{}, false
 	}
-	s, err := c.whoami(r.Context(), token)
 	if err != nil {
+		c.fail(w, r, nil, err)
+		return session{}, false
+	}
+	now := c.opts.Clock.Now()
+	if !now.Before(stored.ExpiresAt) || now.Sub(stored.LastSeenAt) >= c.opts.SessionIdle {
+		c.endSession(r, idHash)
+		clearCookie(w, r)
+		c.toSignIn(w, r, "expired")
+		return session{}, false
+	}
+	api := apiClient{h: c.opts.API, caller: &nodeapi.Caller{Account: stored.AccountSid, TokenHash: stored.TokenHash}}
+	s := session{api: api, CSRF: csrfToken(ck.Value)}
+	if s.AccountSid, s.Name, err = c.whoami(r.Context(), api); err != nil {
 		if statusOf(err) == http.StatusUnauthorized {
-			c.sessions.end(ck.Value)
+			c.endSession(r, idHash)
 			clearCookie(w, r)
-			c.toSignIn(w, r)
+			c.toSignIn(w, r, "")
 		} else {
 			c.fail(w, r, nil, err)
 		}
 		return session{}, false
+	}
+	if now.Sub(stored.LastSeenAt) >= touchEvery {
+		if err := c.opts.Sessions.TouchSession(r.Context(), nodestore.TouchSessionParams{IDHash: idHash, At: now}); err != nil &&
+			!errors.Is(err, nodestore.ErrNotFound) {
+			c.opts.Logger.Warn().Err(err).Msg("console: recording a session's use failed")
+		}
 	}
 	if r.Method == http.MethodPost && !hmac.Equal([]byte(r.PostFormValue("csrf")), []byte(s.CSRF)) {
 		c.renderStatus(w, r, http.StatusForbidden, &s, "the form's token is missing or stale: reload the page and submit it again")
@@ -256,12 +255,43 @@ func (c *Console) signedIn(w http.ResponseWriter, r *http.Request) (session, boo
 	return s, true
 }
 
-func (c *Console) toSignIn(w http.ResponseWriter, r *http.Request) {
+// StartSession signs the browser of r in as account: it stores a new session and
+// sets its cookie on w. tokenHash, when set, is the HashToken of the API token the
+// browser proved: revoking that token ends the session. A sign-in past the
+// account's MaxSessionsPerAccount ends its least recently used session.
+func (c *Console) StartSession(w http.ResponseWriter, r *http.Request, account, tokenHash string) error {
+	secret := rand.Text()
+	now := c.opts.Clock.Now()
+	err := c.opts.Sessions.CreateSession(r.Context(), nodestore.CreateSessionParams{
+		Session: nodestore.Session{IDHash: nodestore.HashToken(secret), AccountSid: account, TokenHash: tokenHash,
+			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(c.opts.SessionLifetime)},
+		MaxPerAccount: c.opts.MaxSessionsPerAccount})
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, sessionCookie(r, secret, int(c.opts.SessionLifetime.Seconds())))
+	return nil
+}
+
+// endSession deletes a session; one already gone is no error.
+func (c *Console) endSession(r *http.Request, idHash string) {
+	if err := c.opts.Sessions.DeleteSession(r.Context(), idHash); err != nil && !errors.Is(err, nodestore.ErrNotFound) {
+		c.opts.Logger.Warn().Err(err).Msg("console: ending a session failed")
+	}
+}
+
+// toSignIn sends a request without a live session to the sign-in page, saying why
+// when done is set (a notice of the page).
+func (c *Console) toSignIn(w http.ResponseWriter, r *http.Request, done string) {
 	if r.Method != http.MethodGet {
 		c.renderStatus(w, r, http.StatusUnauthorized, nil, "not signed in")
 		return
 	}
-	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+	target := "/console/signin"
+	if done != "" {
+		target += "?done=" + done
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
 // sessionCookie is Secure when the browser reached the console over HTTPS: directly,

@@ -11,11 +11,18 @@
 // script is a vendored htmx, which refreshes a running call or a pending delivery in
 // place, and every page works without it.
 //
-// A session is a random id in an HttpOnly, SameSite=Strict cookie (Secure over
-// HTTPS, X-Forwarded-Proto included) that the node maps to the account's API token
-// in memory, for 12 hours or until sign-out; each state-changing form carries a
-// token derived from the API token, and cross-origin POSTs are
-// refused before that (net/http.CrossOriginProtection). The Content-Security-Policy
+// A session is a random secret in an HttpOnly, SameSite=Strict cookie (Secure over
+// HTTPS, X-Forwarded-Proto included); the node's database keeps its hash with the
+// account, the hash of the API token it was opened with, its last use and its end
+// (nodestore.Session), so a session works on every node sharing the database and
+// survives a restart. A session ends after an hour unused, 12 hours after its
+// sign-in, at sign-out, when its API token is rotated, or when its account signs in
+// more than 20 times meanwhile (its least recently used session first: an account
+// can never end another's). The console acts for the session in-process
+// (nodeapi.Caller): the API checks the session's token still belongs to its
+// account on every request. Each state-changing form carries a token derived from
+// the session's secret, and cross-origin POSTs are refused before that
+// (net/http.CrossOriginProtection). The Content-Security-Policy
 // allows scripts, styles and images of the console's own origin only, no inline
 // script or style. See docs/architecture.md for where it sits.
 package console

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
+	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 )
 
@@ -33,31 +34,34 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "signin", view{Title: "Sign in", Notice: notice(r)})
 }
 
-// signin checks the token through the API and starts a session for it.
+// signin checks the token through the API and starts a session for its account.
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	if token == "" {
 		c.render(w, http.StatusUnprocessableEntity, "signin", view{Title: "Sign in", Error: "Give the account's API token."})
 		return
 	}
-	if _, err := c.whoami(r.Context(), token); err != nil {
+	account, _, err := c.whoami(r.Context(), apiClient{h: c.opts.API, token: token})
+	if err != nil {
 		status := statusOf(err)
-		msg := "That token belongs to no account."
 		if status != http.StatusUnauthorized {
 			c.fail(w, r, nil, err)
 			return
 		}
-		c.render(w, status, "signin", view{Title: "Sign in", Error: msg})
+		c.render(w, status, "signin", view{Title: "Sign in", Error: "That token belongs to no account."})
 		return
 	}
-	id := c.sessions.start(token, c.opts.Clock.Now())
-	http.SetCookie(w, sessionCookie(r, id, int(sessionLifetime.Seconds())))
+	if err := c.StartSession(w, r, account, nodestore.HashToken(token)); err != nil {
+		c.fail(w, r, nil, err)
+		return
+	}
 	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
+// signout ends the session on every node.
 func (c *Console) signout(w http.ResponseWriter, r *http.Request, _ session) {
 	if ck, err := r.Cookie(cookieName); err == nil {
-		c.sessions.end(ck.Value)
+		c.endSession(r, nodestore.HashToken(ck.Value))
 	}
 	clearCookie(w, r)
 	http.Redirect(w, r, "/console/signin?done=signedout", http.StatusSeeOther)

@@ -162,6 +162,7 @@ var notices = map[string]string{
 	"hangup":    "Hanging up the call.",
 	"redirect":  "Redirecting the call.",
 	"signedout": "Signed out.",
+	"expired":   "Your session ended: sign in again.",
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }

@@ -241,9 +241,20 @@ func (a *API) authorize(ctx context.Context, p AccountParams) (nodestore.Account
 }
 
 // accountOfToken resolves the bearer token of an Authorization header: 401 when
-// there is none or it is no account's.
+// there is none or it is no account's. An in-process request without the header
+// acts for its Caller (WithCaller), if any.
 func (a *API) accountOfToken(ctx context.Context, header string) (nodestore.Account, error) {
 	token := bearer(header)
+	if c, ok := CallerOf(ctx); ok && header == "" {
+		acct, err := ResolveCaller(ctx, a.store, c)
+		if errors.Is(err, ErrCallerRevoked) {
+			return nodestore.Account{}, huma.Error401Unauthorized("the session's API token was revoked")
+		}
+		if err != nil {
+			return nodestore.Account{}, a.internal(err)
+		}
+		return acct, nil
+	}
 	if token == "" {
 		return nodestore.Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("missing bearer token"),
 			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard"`}})

@@ -21,12 +21,14 @@ type Store interface {
 	// creation time stays), and, when p.TokenHash is set, the API token of that hash
 	// for the account, with p.Origin. A token hash already stored names p.Account's
 	// account afterwards. A TokenFromBootstrap token replaces the account's earlier
-	// bootstrap tokens; TokenFromAPI tokens stay, unless p.ReplaceTokens.
+	// bootstrap tokens; TokenFromAPI tokens stay, unless p.ReplaceTokens. The
+	// account's console sessions opened with a token this revokes end with it.
 	PutAccount(ctx context.Context, p PutAccountParams) error
 	// ListAccounts returns every account, oldest first (then by sid).
 	ListAccounts(ctx context.Context) ([]Account, error)
 	// DeleteAccount removes the account with everything it owns: its API tokens,
-	// applications, call records, alerts, status hooks and notice settings.
+	// console sessions, applications, call records, alerts, status hooks and notice
+	// settings.
 	DeleteAccount(ctx context.Context, sid string) error
 	// GetAccount returns the account with that sid.
 	GetAccount(ctx context.Context, sid string) (Account, error)
@@ -111,6 +113,19 @@ type Store interface {
 	// GetNotifications returns where the account's endpoint notices go: none set is
 	// an empty Notifications (Emails empty, not nil), not an error.
 	GetNotifications(ctx context.Context, accountSid string) (Notifications, error)
+
+	// CreateSession stores p.Session, a new console session of a stored account,
+	// and ends the account's least recently used sessions (by LastSeenAt, then
+	// CreatedAt, then IDHash) beyond p.MaxPerAccount, in one transaction.
+	CreateSession(ctx context.Context, p CreateSessionParams) error
+	// GetSession returns the session of that IDHash.
+	GetSession(ctx context.Context, idHash string) (Session, error)
+	// TouchSession sets the session's LastSeenAt.
+	TouchSession(ctx context.Context, p TouchSessionParams) error
+	// DeleteSession ends the session of that IDHash (sign-out).
+	DeleteSession(ctx context.Context, idHash string) error
+	// PurgeSessions removes the sessions expired or idle by p and returns how many.
+	PurgeSessions(ctx context.Context, p PurgeSessionsParams) (int, error)
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

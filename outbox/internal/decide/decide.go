@@ -64,11 +64,8 @@ func Outcome(p policy.Policy, d outboxdriver.Delivery, ep outboxdriver.Endpoint,
 	nd.LastError = attemptError(a)
 
 	run := nd.Attempts - nd.RunStart
-	next := retry.NextAttempt(retry.Policy{
-		MaxAttempts: p.MaxAttempts,
-		Schedule:    p.Schedule(rnd),
-		Retryable:   func(retry.Class) bool { return true }, // every answer is retried unless the profile ends it below
-	}, retry.Outcome{Class: a.Class}, run)
+	// Every failure is retried on the schedule unless the profile ends it below.
+	next := retry.NextScheduled(p.MaxAttempts, p.Schedule(rnd), run)
 	nextAt := now.Add(next.Delay)
 	counted := true
 	var dead, gonePause, goneRemove bool
@@ -308,7 +305,7 @@ func Reaped(p policy.Policy, d outboxdriver.Delivery, ep outboxdriver.Endpoint, 
 
 // pauseReasons name the answer that paused an endpoint, by its class; any other
 // class is ReasonNetwork (pauseReason).
-var pauseReasons = map[retry.Class]string{
+var pauseReasons = map[outboxdriver.Class]string{
 	outboxdriver.ClassGone: outboxdriver.ReasonGone, outboxdriver.ClassThrottled: outboxdriver.ReasonThrottled,
 	outboxdriver.ClassHTTP4xx: outboxdriver.Reason4xx, outboxdriver.ClassHTTP5xx: outboxdriver.Reason5xx,
 	outboxdriver.ClassRedirect: outboxdriver.ReasonRedirect, outboxdriver.ClassTimeout: outboxdriver.ReasonTimeout,

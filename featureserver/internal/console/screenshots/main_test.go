@@ -32,7 +32,7 @@ func TestScreenshots(t *testing.T) {
 		if err != nil || cfg.Width != 1280 || cfg.Height != 800 {
 			t.Errorf("%s: %dx%d, %v; want a 1280x800 PNG", name, cfg.Width, cfg.Height, err)
 		}
-		if _, err := os.Stat(filepath.Join("..", "..", "..", "docs", "images", name)); err != nil {
+		if _, err := os.Stat(filepath.Join("..", "..", "..", "..", "docs", "images", name)); err != nil {
 			t.Errorf("the README's %s is not committed: %v", name, err)
 		}
 	}

@@ -28,6 +28,7 @@ func testCanceledContext(t *testing.T, s nodestore.Store) {
 		"SaveCall":        s.SaveCall(canceled, call("a", "c", t0, true)),
 		"LeaseNode":       s.LeaseNode(canceled, nodestore.LeaseNodeParams{ID: "n", URL: "http://n", TTL: time.Hour}),
 		"SaveStatusHook":  s.SaveStatusHook(canceled, nodestore.SaveStatusHookParams{AccountSid: "a", URL: "https://h/", At: t0}),
+		"CreateSession":   s.CreateSession(canceled, nodestore.CreateSessionParams{Session: session("s", "b", "", t0), MaxPerAccount: 1}),
 		"SaveNotifications": s.SaveNotifications(canceled, nodestore.SaveNotificationsParams{AccountSid: "b",
 			Notifications: nodestore.Notifications{Emails: []string{"x@example.com"}}, At: t0}),
 	}

@@ -41,6 +41,10 @@ func Run(t *testing.T, newStore Factory) {
 	run("InterruptLostCalls", testInterruptLostCalls)
 	run("StatusHooks", testStatusHooks)
 	run("Notifications", testNotifications)
+	run("Sessions", testSessions)
+	run("SessionLimit", testSessionLimit)
+	run("SessionsEndWithTheirToken", testSessionsEndWithTheirToken)
+	run("PurgeSessions", testPurgeSessions)
 	run("Ping", testPing)
 	run("CanceledContext", testCanceledContext)
 }

@@ -38,10 +38,12 @@ func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) er
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO fs_api_tokens(token_hash, account_sid, created_at, origin) VALUES ($1, $2, $3, $4)
+		if _, err := tx.Exec(ctx, `INSERT INTO fs_api_tokens(token_hash, account_sid, created_at, origin) VALUES ($1, $2, $3, $4)
 			ON CONFLICT(token_hash) DO UPDATE SET account_sid = excluded.account_sid, origin = excluded.origin`,
-			p.TokenHash, a.Sid, ms(a.CreatedAt), string(p.Origin))
-		return err
+			p.TokenHash, a.Sid, ms(a.CreatedAt), string(p.Origin)); err != nil {
+			return err
+		}
+		return endRevokedSessions(ctx, tx, a.Sid)
 	})
 }
 

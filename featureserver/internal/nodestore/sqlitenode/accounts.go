@@ -43,6 +43,7 @@ func putAccount(ctx context.Context, tx *sql.Tx, p nodestore.PutAccountParams) e
 			p.TokenHash, a.Sid, a.CreatedAt.UnixMilli(), string(p.Origin)); err != nil {
 			return err
 		}
+		return endRevokedSessions(ctx, tx, a.Sid)
 	}
 	return nil
 }

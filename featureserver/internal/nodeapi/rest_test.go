@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"encoding/json"
@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 )
@@ -32,14 +31,14 @@ func httpApp(t *testing.T, verbs string) *httptest.Server {
 
 func TestAccountsRequireAdmin(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	if code, h, _ := n.do("POST", "/v1/Accounts", "", map[string]any{"name": "a"}, nil); code != http.StatusUnauthorized || h.Get("WWW-Authenticate") == "" {
 		t.Errorf("no token: %d", code)
 	}
 	if code, _, _ := n.do("POST", "/v1/Accounts", "wrong", map[string]any{"name": "a"}, nil); code != http.StatusUnauthorized {
 		t.Errorf("wrong token: %d", code)
 	}
-	off := startNode(t, func(c *Config) { c.AdminToken = "" })
+	off := startAPI(t, apiSetup{options: func(o *Options) { o.AdminToken = "" }})
 	if code, _, _ := off.do("POST", "/v1/Accounts", testAdminToken, map[string]any{"name": "a"}, nil); code != http.StatusForbidden {
 		t.Errorf("admin disabled: %d", code)
 	}
@@ -47,7 +46,7 @@ func TestAccountsRequireAdmin(t *testing.T) {
 
 func TestCallLifecycleHTTP(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	app := httpApp(t, `[{"verb":"say","text":"hello"},{"verb":"hangup"}]`)
 	acct := n.createAccount("acme")
 	var created nodestore.Application
@@ -77,7 +76,7 @@ func TestCallLifecycleHTTP(t *testing.T) {
 			t.Errorf("timeline lacks %s: %v", k, kinds)
 		}
 	}
-	var list []nodeapi.CallView
+	var list []CallView
 	if code, _, _ := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, nil, &list); code != http.StatusOK || len(list) != 1 || list[0].CallSid != call.CallSid {
 		t.Errorf("list calls: %d %+v", code, list)
 	}
@@ -90,10 +89,10 @@ func TestCallLifecycleHTTP(t *testing.T) {
 
 func TestAlertsRecorded(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
-	// The gather's action hook (the same answer) returns a verb that does not
-	// validate: an invalid-app-payload alert (a REST call's call hook gets none in
-	// jambonz: lib/tasks/rest_dial.js only logs it).
+	n := startAPI(t, apiSetup{})
+	// The gather's action hook returns a verb that does not validate: an
+	// invalid-app-payload alert (a REST call's call hook gets none in jambonz:
+	// lib/tasks/rest_dial.js only logs it).
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/g" {
@@ -126,7 +125,7 @@ func TestAlertsRecorded(t *testing.T) {
 // Account A's token never reaches account B's resources: 404, as if they did not exist.
 func TestAccountIsolation(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	app := httpApp(t, `[{"verb":"hangup"}]`)
 	a, b := n.createAccount("a"), n.createAccount("b")
 	var appB nodestore.Application
@@ -174,7 +173,7 @@ func TestAccountIsolation(t *testing.T) {
 // Bad input gets a 4xx problem document and changes nothing.
 func TestAPIBadInput(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	acct := n.createAccount("acme")
 	apps := "/v1/Accounts/" + acct.AccountSid + "/Applications"
 	calls := "/v1/Accounts/" + acct.AccountSid + "/Calls"
@@ -281,7 +280,7 @@ func TestAPIBadInput(t *testing.T) {
 	}
 	var list []nodestore.Application
 	n.do("GET", apps, acct.APIToken, nil, &list)
-	var callList []nodeapi.CallView
+	var callList []CallView
 	n.do("GET", calls, acct.APIToken, nil, &callList)
 	if len(list) != 0 || len(callList) != 0 {
 		t.Errorf("bad input changed state: %d applications, %d calls", len(list), len(callList))
@@ -292,7 +291,7 @@ func TestAPIBadInput(t *testing.T) {
 // problem documents too.
 func TestAuthenticationBeforeValidation(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	acct := n.createAccount("acme")
 	for _, tt := range []struct {
 		name, method, path, token string
@@ -319,7 +318,7 @@ func TestAuthenticationBeforeValidation(t *testing.T) {
 // secrets (a bootstrap account's generated one included), and nothing to anyone else.
 func TestGetAccountShowsItsSecrets(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	acct := n.createAccount("acme")
 	other := n.createAccount("other")
 	var got struct {
@@ -349,7 +348,7 @@ func TestGetAccountShowsItsSecrets(t *testing.T) {
 // nothing; jambonz's media fields, and its 0/1 flags, are accepted and ignored.
 func TestApplicationPartialUpdate(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	acct := n.createAccount("acme")
 	apps := "/v1/Accounts/" + acct.AccountSid + "/Applications"
 	var created nodestore.Application

@@ -1,4 +1,4 @@
-package main
+package sigcheck
 
 import (
 	"fmt"
@@ -7,27 +7,27 @@ import (
 	"strings"
 )
 
-// collectHeaders reads --headers FILE, then the -H values.
-func collectHeaders(file string, flags []string) (http.Header, error) {
+// CollectHeaders reads --headers FILE, then the -H values.
+func CollectHeaders(file string, flags []string) (http.Header, error) {
 	h := http.Header{}
 	if file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("--headers: %v", err)
 		}
-		if h, err = parseHeaderDump(string(data), "--headers "+file); err != nil {
+		if h, err = ParseHeaderDump(string(data), "--headers "+file); err != nil {
 			return nil, err
 		}
 	}
 	return h, addHeaders(h, flags, "-H")
 }
 
-// parseHeaderDump reads the header lines of a request dump, as --headers takes them:
+// ParseHeaderDump reads the header lines of a request dump, as --headers takes them:
 // "Name: value" lines (LF or CRLF), a request line such as "POST /hook HTTP/1.1"
 // before the first header skipped, blank lines before it ignored, and the first blank
 // line after a header ending them (a pasted body may follow). source names the input
 // in errors, which give the line number.
-func parseHeaderDump(data, source string) (http.Header, error) {
+func ParseHeaderDump(data, source string) (http.Header, error) {
 	h := http.Header{}
 	for n, line := range strings.Split(data, "\n") {
 		line = strings.TrimSuffix(line, "\r")

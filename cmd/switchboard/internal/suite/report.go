@@ -1,4 +1,4 @@
-package main
+package suite
 
 import (
 	"encoding/json"
@@ -13,23 +13,24 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 )
 
-// testReporter prints a run of scenarios: as text, one line per scenario in the
+// Reporter prints a run of scenarios: as text, one line per scenario in the
 // order of the files whatever the order they end in, or as JSON events, each printed
 // as it happens (README: `switchboard test --json`).
-type testReporter struct {
+type Reporter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	json  bool
 	width int // of the name column
 
-	done []*testOutcome // by index, until printed
-	next int            // the next index to print
+	done []*Outcome // by index, until printed
+	next int        // the next index to print
 }
 
-func newTestReporter(w io.Writer, asJSON bool, run []*testScenario) *testReporter {
-	r := &testReporter{w: w, json: asJSON, done: make([]*testOutcome, len(run))}
+// NewReporter reports the scenarios run to w, as JSON events when asJSON.
+func NewReporter(w io.Writer, asJSON bool, run []*Scenario) *Reporter {
+	r := &Reporter{w: w, json: asJSON, done: make([]*Outcome, len(run))}
 	for _, ts := range run {
-		r.width = max(r.width, len(ts.name))
+		r.width = max(r.width, len(ts.Name))
 	}
 	return r
 }
@@ -69,24 +70,24 @@ type (
 	}
 )
 
-func (r *testReporter) emit(v any) {
+func (r *Reporter) emit(v any) {
 	b, _ := json.Marshal(v) // the event types always marshal
 	fmt.Fprintf(r.w, "%s\n", b)
 }
 
 // started reports that a scenario's call starts (JSON only).
-func (r *testReporter) started(out *testOutcome) {
+func (r *Reporter) started(out *Outcome) {
 	if !r.json {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.emit(testRunEvent{Action: "run", Scenario: out.ts.name, File: out.ts.file, App: out.ts.app})
+	r.emit(testRunEvent{Action: "run", Scenario: out.ts.Name, File: out.ts.File, App: out.ts.App})
 }
 
 // ended reports scenario i's outcome: at once in JSON; in text once every scenario
 // before it has been printed.
-func (r *testReporter) ended(i int, out *testOutcome) {
+func (r *Reporter) ended(i int, out *Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.json {
@@ -101,8 +102,8 @@ func (r *testReporter) ended(i int, out *testOutcome) {
 	}
 }
 
-func resultEvent(out *testOutcome) testResultEvent {
-	e := testResultEvent{Action: "skip", Scenario: out.ts.name, File: out.ts.file, Failures: []testFailureJSON{}}
+func resultEvent(out *Outcome) testResultEvent {
+	e := testResultEvent{Action: "skip", Scenario: out.ts.Name, File: out.ts.File, Failures: []testFailureJSON{}}
 	if !out.ran {
 		return e
 	}
@@ -124,22 +125,22 @@ func resultEvent(out *testOutcome) testResultEvent {
 
 // printText prints a scenario's line, and for a failure its first unmet expectation
 // and the timeline lines around the one it concerns.
-func (r *testReporter) printText(out *testOutcome) {
+func (r *Reporter) printText(out *Outcome) {
 	if !out.ran {
-		fmt.Fprintf(r.w, "SKIP  %-*s  (not run: interrupted)\n", r.width, out.ts.name)
+		fmt.Fprintf(r.w, "SKIP  %-*s  (not run: interrupted)\n", r.width, out.ts.Name)
 		return
 	}
 	if out.passed {
-		fmt.Fprintf(r.w, "ok    %-*s  %.2fs\n", r.width, out.ts.name, out.elapsed.Seconds())
+		fmt.Fprintf(r.w, "ok    %-*s  %.2fs\n", r.width, out.ts.Name, out.elapsed.Seconds())
 		return
 	}
-	fmt.Fprintf(r.w, "FAIL  %-*s  %.2fs\n", r.width, out.ts.name, out.elapsed.Seconds())
+	fmt.Fprintf(r.w, "FAIL  %-*s  %.2fs\n", r.width, out.ts.Name, out.elapsed.Seconds())
 	fmt.Fprint(r.w, indent(failureText(out), "      "))
 }
 
 // failureText is the first failure of a scenario, the others named, and the
 // timeline around the first (its line marked with >).
-func failureText(out *testOutcome) string {
+func failureText(out *Outcome) string {
 	var b strings.Builder
 	first := out.failures[0]
 	fmt.Fprintf(&b, "%s\n", first.Message)
@@ -180,32 +181,32 @@ func indent(s, prefix string) string {
 	return b.String()
 }
 
-// summary prints the run's last line (text), or its summary event.
-func (r *testReporter) summary(s *testSuite) {
+// Summary prints the run's last line (text), or its summary event.
+func (r *Reporter) Summary(s *Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.json {
-		for _, out := range s.outcomes {
+		for _, out := range s.Outcomes {
 			if !out.ran {
 				r.emit(resultEvent(out))
 			}
 		}
-		r.emit(testSummaryEvent{Action: "summary", Scenarios: len(s.outcomes), Passed: s.passed, Failed: s.failed,
-			Skipped: s.skipped, ElapsedMS: s.elapsed.Milliseconds()})
+		r.emit(testSummaryEvent{Action: "summary", Scenarios: len(s.Outcomes), Passed: s.Passed, Failed: s.Failed,
+			Skipped: s.Skipped, ElapsedMS: s.Elapsed.Milliseconds()})
 		return
 	}
-	for ; r.next < len(s.outcomes); r.next++ { // skipped scenarios never ended
-		r.printText(s.outcomes[r.next])
+	for ; r.next < len(s.Outcomes); r.next++ { // skipped scenarios never ended
+		r.printText(s.Outcomes[r.next])
 	}
 	skipped := ""
-	if s.skipped > 0 {
-		skipped = fmt.Sprintf(", %d not run", s.skipped)
+	if s.Skipped > 0 {
+		skipped = fmt.Sprintf(", %d not run", s.Skipped)
 	}
-	if s.failed == 0 && s.skipped == 0 {
-		fmt.Fprintf(r.w, "\nPASS: %d scenario(s) in %.2fs\n", s.passed, s.elapsed.Seconds())
+	if s.Failed == 0 && s.Skipped == 0 {
+		fmt.Fprintf(r.w, "\nPASS: %d scenario(s) in %.2fs\n", s.Passed, s.Elapsed.Seconds())
 		return
 	}
-	fmt.Fprintf(r.w, "\nFAIL: %d of %d scenario(s) failed, %d passed%s, in %.2fs\n", s.failed, len(s.outcomes), s.passed, skipped, s.elapsed.Seconds())
+	fmt.Fprintf(r.w, "\nFAIL: %d of %d scenario(s) failed, %d passed%s, in %.2fs\n", s.Failed, len(s.Outcomes), s.Passed, skipped, s.Elapsed.Seconds())
 }
 
 // The JUnit XML report (--junit): one testsuite per directory of scenario files,
@@ -255,21 +256,22 @@ type (
 
 func seconds3(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
-func writeJUnit(w io.Writer, s *testSuite) error {
-	doc := junitSuites{Name: "switchboard test", Tests: len(s.outcomes), Failures: s.failed, Skipped: s.skipped, Time: seconds3(s.elapsed)}
+// WriteJUnit writes the JUnit XML report of s to w.
+func WriteJUnit(w io.Writer, s *Result) error {
+	doc := junitSuites{Name: "switchboard test", Tests: len(s.Outcomes), Failures: s.Failed, Skipped: s.Skipped, Time: seconds3(s.Elapsed)}
 	index := map[string]int{}
 	var times []time.Duration // per suite: the sum of its cases' times
-	for _, out := range s.outcomes {
-		dir := filepath.ToSlash(filepath.Dir(out.ts.file))
+	for _, out := range s.Outcomes {
+		dir := filepath.ToSlash(filepath.Dir(out.ts.File))
 		i, ok := index[dir]
 		if !ok {
 			i = len(doc.Suites)
 			index[dir] = i
-			doc.Suites = append(doc.Suites, junitSuite{Name: dir, Timestamp: s.started.UTC().Format(time.RFC3339)})
+			doc.Suites = append(doc.Suites, junitSuite{Name: dir, Timestamp: s.Started.UTC().Format(time.RFC3339)})
 			times = append(times, 0)
 		}
 		suite := &doc.Suites[i]
-		c := junitCase{Name: out.ts.name, Classname: dir, File: filepath.ToSlash(out.ts.file), Time: seconds3(out.elapsed)}
+		c := junitCase{Name: out.ts.Name, Classname: dir, File: filepath.ToSlash(out.ts.File), Time: seconds3(out.elapsed)}
 		suite.Tests++
 		switch {
 		case !out.ran:

@@ -1,4 +1,4 @@
-package main
+package simulation
 
 import (
 	"encoding/json"
@@ -184,12 +184,12 @@ func (t *timelineWriter) summary(s *summary) {
 		s.wall.Seconds(), j.CallsPerSecond)
 }
 
-// progress is a progress bar on a terminal's stderr, and nothing elsewhere: calls
-// done of all, and their rate.
+// progress is a progress bar on a terminal (Options.Progress), and nothing without
+// one: calls done of all, and their rate.
 type progress struct{ bar *progressbar.ProgressBar }
 
-func newProgress(w io.Writer, calls int, terminal bool) *progress {
-	if calls < 2 || !terminal {
+func newProgress(w io.Writer, calls int) *progress {
+	if calls < 2 || w == nil {
 		return &progress{}
 	}
 	return &progress{bar: progressbar.NewOptions(calls,

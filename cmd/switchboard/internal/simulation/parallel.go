@@ -1,14 +1,14 @@
-package main
+package simulation
 
 import (
 	"context"
 	"sync"
 )
 
-// inParallel calls do with 0, 1, ... n-1, on up to workers goroutines at once, and
+// InParallel calls do with 0, 1, ... n-1, on up to workers goroutines at once, and
 // returns when every call has returned. Once ctx ends no further call starts; a
 // call already started runs on.
-func inParallel(ctx context.Context, n, workers int, do func(i int)) {
+func InParallel(ctx context.Context, n, workers int, do func(i int)) {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range min(max(workers, 1), n) { // no workers would hang the sender below

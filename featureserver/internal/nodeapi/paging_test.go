@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 )
 
 // Paging through the calls with X-Next-Cursor while new calls are created: every
@@ -17,7 +15,7 @@ import (
 // and Link rel=next names the same page as the cursor with the filters kept.
 func TestCallListPagesStayStable(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	acct := n.createAccount("acme")
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -45,7 +43,7 @@ func TestCallListPagesStayStable(t *testing.T) {
 	path := calls + "?limit=2&direction=outbound"
 	pages := 0
 	for path != "" {
-		var page []nodeapi.CallView
+		var page []CallView
 		code, h, raw := n.do("GET", path, acct.APIToken, nil, &page)
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", path, code, raw)

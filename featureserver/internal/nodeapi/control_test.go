@@ -1,4 +1,4 @@
-package featureserver
+package nodeapi
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 )
 
 // waitingCall starts a call on an idle WebSocket app and waits until it is in session.
-func waitingCall(t *testing.T, n *testNode, acct testAccount) string {
+func waitingCall(t *testing.T, n *testAPI, acct testAccount) string {
 	t.Helper()
 	wsURL, app := idleWSApp(t)
 	var call struct {
@@ -29,7 +29,7 @@ func waitingCall(t *testing.T, n *testNode, acct testAccount) string {
 
 func TestLiveCallControl(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	acct := n.createAccount("acme")
 	path := func(sid string) string { return "/v1/Accounts/" + acct.AccountSid + "/Calls/" + sid }
 
@@ -103,7 +103,7 @@ func TestLiveCallControl(t *testing.T) {
 
 func TestScenarioThroughAPI(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, nil)
+	n := startAPI(t, apiSetup{})
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/call" {
@@ -143,7 +143,7 @@ func TestScenarioThroughAPI(t *testing.T) {
 // never comes.
 func TestHangupWhileWaitingForAck(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, func(c *Config) { c.CallControl.WSAckTimeout = 30 * time.Second })
+	n := startAPI(t, apiSetup{ackTimeout: 30 * time.Second})
 	acct := n.createAccount("acme")
 	got := make(chan struct{}, 1)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

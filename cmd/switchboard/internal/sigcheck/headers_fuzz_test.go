@@ -1,4 +1,4 @@
-package main
+package sigcheck
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func FuzzParseHeaderDump(f *testing.F) {
 		"",
 	)
 	f.Fuzz(func(t *testing.T, data string) {
-		h, err := parseHeaderDump(data, "--headers dump.txt")
+		h, err := ParseHeaderDump(data, "--headers dump.txt")
 		lines := strings.Split(data, "\n")
 		if err != nil {
 			var n int
@@ -54,7 +54,7 @@ func FuzzParseHeaderDump(f *testing.F) {
 		if values > len(lines) {
 			t.Fatalf("%d values from %d lines", values, len(lines))
 		}
-		reparsed, err := parseHeaderDump(again.String(), "again")
+		reparsed, err := ParseHeaderDump(again.String(), "again")
 		if err != nil {
 			t.Fatalf("headers written back do not parse: %v\n%s", err, again.String())
 		}
@@ -62,7 +62,7 @@ func FuzzParseHeaderDump(f *testing.F) {
 			t.Fatalf("written back and parsed again: %v, want %v", reparsed, h)
 		}
 		if len(h) > 0 {
-			tail, err := parseHeaderDump(data+"\n\nNot a header\n", "tail")
+			tail, err := ParseHeaderDump(data+"\n\nNot a header\n", "tail")
 			if err != nil || !maps.EqualFunc(tail, h, slices.Equal) {
 				t.Fatalf("a body after a blank line changed the headers: %v, %v", tail, err)
 			}
@@ -83,7 +83,7 @@ func TestParseHeaderDump(t *testing.T) {
 		{"a request line after a header is a bad line", "X: 1\nGET / HTTP/1.1\n", nil, `src line 2 "GET / HTTP/1.1": want 'Name: value'`},
 		{"bad name", "x y: 1", nil, `src line 1: "x y" is not a header name`},
 	} {
-		h, err := parseHeaderDump(tc.data, "src")
+		h, err := ParseHeaderDump(tc.data, "src")
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err || h != nil {
 				t.Errorf("%s: %v, %v; want the error %q", tc.name, h, err, tc.err)

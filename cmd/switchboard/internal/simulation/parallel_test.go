@@ -1,4 +1,4 @@
-package main
+package simulation
 
 import (
 	"context"
@@ -13,7 +13,7 @@ func TestInParallelStartsNothingAfterTheEnd(t *testing.T) {
 	for round := range 50 {
 		ctx, cancel := context.WithCancel(context.Background())
 		var calls atomic.Int32
-		inParallel(ctx, 100, 1, func(int) {
+		InParallel(ctx, 100, 1, func(int) {
 			calls.Add(1)
 			cancel()
 		})
@@ -29,7 +29,7 @@ func TestInParallelRunsEachOnce(t *testing.T) {
 	const n, workers = 200, 4
 	var seen [n]atomic.Int32
 	var running, most atomic.Int32
-	inParallel(context.Background(), n, workers, func(i int) {
+	InParallel(context.Background(), n, workers, func(i int) {
 		now := running.Add(1)
 		for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
 		}

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,7 +71,7 @@ func (rc *demoReceiver) request(n int) (demoRequest, bool) {
 // demoOutbox is one run of the outbox on the demo's database file: opened, then
 // closed and opened again on the same file, as a node that restarts.
 type demoOutbox struct {
-	c        *cli
+	w        io.Writer
 	path     string
 	attempts chan outbox.Attempt
 	start    time.Time
@@ -108,13 +109,13 @@ func (d *demoOutbox) close() error {
 }
 
 func (d *demoOutbox) line(kind, format string, args ...any) {
-	fmt.Fprintf(d.c.stdout, "%9.3fs  %-13s %s\n", time.Since(d.start).Seconds(), kind, fmt.Sprintf(format, args...))
+	fmt.Fprintf(d.w, "%9.3fs  %-13s %s\n", time.Since(d.start).Seconds(), kind, fmt.Sprintf(format, args...))
 }
 
-// runOutboxDemo publishes one event through the outbox on a SQLite file to a receiver
+// runOutbox publishes one event through the outbox on a SQLite file to a receiver
 // that fails twice, restarting the outbox between the attempts, and checks that the
 // delivery succeeds on the third attempt with signatures that verify.
-func runOutboxDemo(ctx context.Context, c *cli) error {
+func runOutbox(ctx context.Context, w io.Writer) error {
 	dir, err := os.MkdirTemp("", "switchboard-demo-")
 	if err != nil {
 		return err
@@ -128,11 +129,11 @@ func runOutboxDemo(ctx context.Context, c *cli) error {
 	defer stopReceiver()
 
 	const account, schedule = "demo", 0.3
-	fmt.Fprintf(c.stdout, "\n── Webhook outbox  SQLite %s\n", filepath.Join(dir, "outbox.db"))
-	fmt.Fprintf(c.stdout, "A call.status event goes to a receiver that answers 500 twice, then 204. The endpoint\n"+
+	fmt.Fprintf(w, "\n── Webhook outbox  SQLite %s\n", filepath.Join(dir, "outbox.db"))
+	fmt.Fprintf(w, "A call.status event goes to a receiver that answers 500 twice, then 204. The endpoint\n"+
 		"retries every %.1f s (its schedule overridden), and the outbox is closed and opened again\n"+
 		"on the same file after the first attempt: the delivery is durable and picks up where it was.\n\n", schedule)
-	d := &demoOutbox{c: c, path: filepath.Join(dir, "outbox.db"), attempts: make(chan outbox.Attempt, 8), start: time.Now()}
+	d := &demoOutbox{w: w, path: filepath.Join(dir, "outbox.db"), attempts: make(chan outbox.Attempt, 8), start: time.Now()}
 	defer func() { _ = d.close() }()
 	if err := d.open(ctx); err != nil {
 		return err
@@ -216,12 +217,12 @@ func runOutboxDemo(ctx context.Context, c *cli) error {
 		problems = append(problems, fmt.Sprintf("endpoint health: %d failures, last delivery %v", health.Failures, health.LastDeliveryAt))
 	}
 	if len(problems) > 0 {
-		fmt.Fprintln(c.stdout, "✗ the delivery did not go as expected")
+		fmt.Fprintln(w, "✗ the delivery did not go as expected")
 		for _, p := range problems {
-			fmt.Fprintf(c.stdout, "  ✗ %s\n", p)
+			fmt.Fprintf(w, "  ✗ %s\n", p)
 		}
-		return errors.New(joinLines(problems))
+		return errors.New(strings.Join(problems, "\n"))
 	}
-	fmt.Fprintf(c.stdout, "✓ delivery %s after 3 attempts, all signed for the same webhook-id; the endpoint's failures are back to 0\n", got.Status)
+	fmt.Fprintf(w, "✓ delivery %s after 3 attempts, all signed for the same webhook-id; the endpoint's failures are back to 0\n", got.Status)
 	return nil
 }
