@@ -42,9 +42,9 @@ type Config struct {
 
 // Scenario is one scenario file, read, checked and ready to run.
 type Scenario struct {
-	Name string // the file's name without its extension
-	File string
-	App  string // after Config.App
+	Name   string // the file's name without its extension
+	File   string
+	App    string // after Config.App
 	sc     *scenario.Scenario
 	opts   callctl.Options
 	strict bool // Config.Strict
