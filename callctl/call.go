@@ -305,7 +305,10 @@ func (c *callRun) reportVerb(ctx context.Context, v verbs.Verb, event string) {
 	if !c.notifyEvents {
 		return
 	}
-	data := map[string]any{"verb": v.Name(), "event": event}
+	// jambonz's call session reports the task's start and end with its name
+	// (lib/session/call-session.js _notifyTaskStatus); the verbs' own events carry
+	// verb instead.
+	data := map[string]any{"name": v.Name(), "event": event}
 	if id := v.ID(); id != "" {
 		data["id"] = id
 	}

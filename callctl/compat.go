@@ -29,6 +29,10 @@ const (
 	// a JSON array (HTML, JSON sent as text/plain, an object): jambonz keeps the
 	// verbs it had, silently.
 	CompatActionHookNotVerbs CompatRule = "action-hook-not-verbs"
+	// CompatGatherDigitsLost: a gather whose digits no rule ends (no numDigits,
+	// maxDigits or finishOnKey reached) reports a timeout without them when its
+	// timeout passes, unless minDigits were keyed.
+	CompatGatherDigitsLost CompatRule = "gather-digits-lost"
 	// CompatCallHookIgnored: an outbound (REST) call's call hook answered with
 	// something that is not verbs: jambonz logs it, raises no alert and runs no
 	// verbs (an HTTP application's call hangs up, a WebSocket one waits).
@@ -59,7 +63,7 @@ const (
 
 // compatRules lists every rule, for KnownCompatRule: a rule added above goes here too.
 var compatRules = []CompatRule{CompatCommandBeforeAck, CompatTagCommand, CompatUnknownCommand, CompatIgnoredProperty,
-	CompatActionHookNotVerbs, CompatCallHookIgnored, CompatInvalidCommand, CompatRedirectCommandIgnored, CompatCommandWithoutEffect, CompatStatusToOldApp,
+	CompatActionHookNotVerbs, CompatGatherDigitsLost, CompatCallHookIgnored, CompatInvalidCommand, CompatRedirectCommandIgnored, CompatCommandWithoutEffect, CompatStatusToOldApp,
 	CompatStatusBeforeSession, CompatStatusHookOverWebSocket}
 
 // CompatRules returns every compat rule, in a fresh slice.

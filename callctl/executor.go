@@ -16,10 +16,10 @@ import (
 func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	switch v := v.(type) {
 	case *verbs.Say:
-		c.answer(ctx)
+		c.answerUnless(ctx, v.EarlyMedia)
 		c.spend(ctx, sayDuration(v))
 	case *verbs.Play:
-		c.answer(ctx)
+		c.answerUnless(ctx, v.EarlyMedia)
 		d := playDuration(v)
 		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
@@ -40,10 +40,9 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Answer:
 		c.answer(ctx)
 	case *verbs.Alert:
-		if !c.answered {
-			c.info.SipStatus, c.info.SipReason = 180, "Ringing"
-			c.record(Event{Kind: KindCallStatus, Status: string(StatusRinging)})
-		}
+		// jambonz raises an application alert on the account with the verb's
+		// message (lib/tasks/alert.js); the call's state does not change.
+		c.alert(AlertApplication, "", v.Message)
 	case *verbs.SipDecline:
 		c.decline(v)
 	case *verbs.Tag:
@@ -80,7 +79,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "timeout"})
 		}
 	case *verbs.Listen:
-		c.answer(ctx)
+		c.answerUnless(ctx, v.EarlyMedia)
 		d := defaultDialDuration
 		if v.MaxLength > 0 {
 			d = seconds(v.MaxLength)
@@ -102,7 +101,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Transcribe:
 		// Transcription runs in the background of later verbs: with no audio there
 		// is nothing to report, so nothing happens.
-		c.answer(ctx)
+		c.answerUnless(ctx, v.EarlyMedia)
 	case *verbs.Dub, *verbs.Leave:
 		// No audio, no queue or conference to leave: nothing to simulate.
 	default:
@@ -259,49 +258,105 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	c.gatherNext++
 	wantsSpeech := contains(g.Input, "speech")
 	wantsDigits := len(g.Input) == 0 || contains(g.Input, "digits")
-	var result map[string]any
-	switch {
-	case in.Digits != "" && wantsDigits:
-		result = map[string]any{"reason": "dtmfDetected", "digits": in.Digits}
-	case in.Speech != "" && wantsSpeech:
-		result = map[string]any{"reason": "speechDetected", "speech": map[string]any{
-			"language_code": "en-US", "is_final": true,
-			"alternatives": []any{map[string]any{"transcript": in.Speech, "confidence": 0.92}},
-		}}
-	}
-	if result == nil {
-		wait := defaultGatherWait
-		if g.Timeout > 0 {
-			wait = seconds(g.Timeout)
-		}
-		if !c.spend(ctx, prompt+wait) {
-			return
-		}
-		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
-		return
-	}
 	after := in.After
 	if after == 0 {
 		after = defaultInputDelay
 	}
-	if !c.spend(ctx, prompt+after) {
+	if in.Speech != "" && wantsSpeech {
+		if !c.spend(ctx, prompt+after) {
+			return
+		}
+		c.recordInput("speech", in.Speech)
+		if g.PartialResultHook != nil {
+			if partial := strings.Fields(in.Speech); len(partial) > 1 {
+				c.sideHook(ctx, g.PartialResultHook, map[string]any{"speech": map[string]any{
+					"language_code": "en-US", "is_final": false,
+					"alternatives": []any{map[string]any{"transcript": partial[0], "confidence": 0.5}},
+				}})
+			}
+		}
+		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "speechDetected", "speech": map[string]any{
+			"language_code": "en-US", "is_final": true,
+			"alternatives": []any{map[string]any{"transcript": in.Speech, "confidence": 0.92}},
+		}})
 		return
 	}
-	if result["reason"] == "speechDetected" {
-		c.recordInput("speech", in.Speech)
-	} else {
-		c.recordInput("digits", in.Digits)
+	keys := ""
+	if wantsDigits {
+		keys = in.Digits
 	}
-	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
-		partial := strings.Fields(in.Speech)
-		if len(partial) > 1 {
-			c.sideHook(ctx, g.PartialResultHook, map[string]any{"speech": map[string]any{
-				"language_code": "en-US", "is_final": false,
-				"alternatives": []any{map[string]any{"transcript": partial[0], "confidence": 0.5}},
-			}})
+	out := collectDigits(g, keys, after, in.keyInterval())
+	if !c.spend(ctx, prompt+out.at) {
+		return
+	}
+	if out.keyed != "" {
+		c.recordInput("digits", out.keyed)
+		if !out.digits {
+			c.compat(CompatGatherDigitsLost, "the caller keyed %s but the gather (no numDigits, maxDigits or finishOnKey reached, no minDigits) timed out: jambonz reports reason timeout without the digits", out.keyed)
 		}
 	}
-	c.actionHook(ctx, g.ActionHook, result)
+	if !out.digits {
+		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
+		return
+	}
+	c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "dtmfDetected", "digits": out.buffer})
+}
+
+// gatherOutcome is how a gather of digits ends (collectDigits): at, after the prompt;
+// with the digits collected (reason dtmfDetected) or a timeout; keyed is what the
+// caller keyed until then, the finishOnKey among it.
+type gatherOutcome struct {
+	at     time.Duration
+	digits bool
+	buffer string
+	keyed  string
+}
+
+// forever stands for a gather that never ends on its own (timeout 0, no digit rule
+// met): the call's deadline ends it.
+const forever = time.Duration(1<<63 - 1)
+
+// collectDigits plays jambonz's digit collection (lib/tasks/gather.js _onDtmf,
+// _startTimer) against the caller's keys, keyed from first after the prompt, then one
+// every interval. The timeout (default 15 s, 0 none) runs from the prompt's end.
+// finishOnKey ends the gather with the digits before it, which it does not join;
+// numDigits or maxDigits digits end it at once. interDigitTimeout is started by a key
+// only once minDigits digits were keyed, and then replaces the timeout: with no
+// minDigits it never starts, as in jambonz. When the timeout passes, the gather
+// reports the digits if minDigits were keyed, else a timeout (with no digits).
+func collectDigits(g *verbs.Gather, keys string, first, interval time.Duration) gatherOutcome {
+	timeout := 15 * time.Second
+	if g.Timeout != nil {
+		timeout = seconds(*g.Timeout)
+	}
+	deadline := forever // the timer running: the timeout, then the inter-digit one
+	if timeout > 0 {
+		deadline = timeout
+	}
+	var buffer, keyed string
+	enough := func() bool { return g.MinDigits > 0 && len(buffer) >= g.MinDigits }
+	onTimeout := func(at time.Duration, interDigit bool) gatherOutcome {
+		return gatherOutcome{at: at, digits: interDigit || enough(), buffer: buffer, keyed: keyed}
+	}
+	interDigit := false
+	for i, k := range keys {
+		at := first + time.Duration(i)*interval
+		if at >= deadline {
+			return onTimeout(deadline, interDigit)
+		}
+		keyed += string(k)
+		if string(k) == g.FinishOnKey {
+			return gatherOutcome{at: at, digits: true, buffer: buffer, keyed: keyed}
+		}
+		buffer += string(k)
+		if len(buffer) == g.NumDigits || len(buffer) == g.MaxDigits {
+			return gatherOutcome{at: at, digits: true, buffer: buffer, keyed: keyed}
+		}
+		if g.InterDigitTimeout > 0 && enough() {
+			deadline, interDigit = at+seconds(g.InterDigitTimeout), true
+		}
+	}
+	return onTimeout(deadline, interDigit)
 }
 
 func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
@@ -389,27 +444,32 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 	c.actionHook(ctx, v.ActionHook, map[string]any{"conference_sid": v.ConferenceName, "friendly_name": v.ConferenceName})
 }
 
+// decline runs sip:decline as lib/tasks/sip_decline.js does: the INVITE is
+// rejected with the verb's status and reason, and the call is failed, whatever the
+// status; without a reason the call keeps the sip_reason it had. An answered call
+// cannot be rejected: the verb's precondition fails and jambonz skips it.
 func (c *callRun) decline(v *verbs.SipDecline) {
 	if c.answered {
-		// An answered call cannot be rejected any more: jambonz ignores the verb.
-		c.log(zerolog.WarnLevel).Int("status", v.Status).Msg("sip:decline on an answered call ignored")
+		c.log(zerolog.WarnLevel).Int("status", v.Status).Msg("sip:decline on an answered call skipped")
 		return
 	}
-	c.end(statusOfSIP(v.Status), ReasonDeclined, v.Status)
+	reason := c.info.SipReason
 	if v.Reason != "" {
-		c.info.SipReason = v.Reason // the application's own phrase
+		reason = v.Reason
 	}
+	c.end(StatusFailed, ReasonDeclined, v.Status)
+	c.info.SipReason = reason
 }
 
-// statusOfSIP maps the SIP status of a rejected call to the call status.
-func statusOfSIP(sip int) Status {
-	switch sip {
-	case 486, 600:
-		return StatusBusy
-	case 408, 480, 487:
-		return StatusNoAnswer
+// answerUnless answers the call unless the verb asks for early media: then it plays
+// before the answer, as jambonz sends 183 Session Progress (no status change) and
+// answers only when a verb without earlyMedia needs media; an HTTP call that ends
+// unanswered is then declined with 603 (lib/session/call-session.js
+// _evalEndpointPrecondition).
+func (c *callRun) answerUnless(ctx context.Context, earlyMedia bool) {
+	if !earlyMedia {
+		c.answer(ctx)
 	}
-	return StatusFailed
 }
 
 func sayDuration(s *verbs.Say) time.Duration {

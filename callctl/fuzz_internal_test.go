@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
@@ -120,4 +121,37 @@ func FuzzResponseAnswer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// jambonz's digit collection (lib/tasks/gather.js _onDtmf, _startTimer), key by key:
+// keys from 2 s after the prompt, one every 250 ms.
+func TestCollectDigits(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name   string
+		g      verbs.Gather
+		keys   string
+		digits bool
+		buffer string
+		at     time.Duration
+	}{
+		{"finishOnKey ends, not kept", verbs.Gather{FinishOnKey: "#"}, "42#", true, "42", 2500 * time.Millisecond},
+		{"finishOnKey first", verbs.Gather{FinishOnKey: "#"}, "#9", true, "", 2 * time.Second},
+		{"numDigits", verbs.Gather{NumDigits: 3}, "12345", true, "123", 2500 * time.Millisecond},
+		{"maxDigits", verbs.Gather{MaxDigits: 2}, "12345", true, "12", 2250 * time.Millisecond},
+		{"no rule: the default 15 s timeout, no digits", verbs.Gather{}, "12", false, "12", 15 * time.Second},
+		{"minDigits at the timeout", verbs.Gather{MinDigits: 2, Timeout: f(5)}, "12", true, "12", 5 * time.Second},
+		{"under minDigits at the timeout", verbs.Gather{MinDigits: 3, Timeout: f(5)}, "12", false, "12", 5 * time.Second},
+		{"interDigitTimeout after minDigits", verbs.Gather{MinDigits: 1, InterDigitTimeout: 1}, "123", true, "123", 3500 * time.Millisecond},
+		{"interDigitTimeout without minDigits never starts", verbs.Gather{InterDigitTimeout: 1, Timeout: f(4)}, "1", false, "1", 4 * time.Second},
+		{"keys after the timeout are not heard", verbs.Gather{NumDigits: 2, Timeout: f(2.1)}, "12", false, "1", 2100 * time.Millisecond},
+		{"timeout 0 waits forever", verbs.Gather{Timeout: f(0)}, "", false, "", forever},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := collectDigits(&tc.g, tc.keys, 2*time.Second, 250*time.Millisecond)
+			if out.digits != tc.digits || out.buffer != tc.buffer || out.at != tc.at {
+				t.Errorf("got %+v, want digits %v buffer %q at %v", out, tc.digits, tc.buffer, tc.at)
+			}
+		})
+	}
 }

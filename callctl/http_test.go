@@ -74,6 +74,19 @@ func (h *httpServer) last(path string) recorded {
 	return recorded{}
 }
 
+// all returns the requests to path, in order.
+func (h *httpServer) all(path string) []recorded {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []recorded
+	for _, r := range h.requests {
+		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func verbsReply(vs ...map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -110,7 +123,8 @@ func TestHTTPCallHookFailureRejects(t *testing.T) {
 }
 
 // A call's final status carries the reason phrase of its final SIP status, not the
-// "Trying" of its start; a sip:decline's own reason wins.
+// "Trying" of its start; a sip:decline's own reason wins, and without one the call
+// keeps the reason it had, as jambonz's updateCallStatus does.
 func TestFinalStatusSIPReason(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -119,7 +133,7 @@ func TestFinalStatusSIPReason(t *testing.T) {
 		reason string
 	}{
 		{"call hook fails", statusReply(500), 480, "Temporarily Unavailable"},
-		{"declined", verbsReply(map[string]any{"verb": "sip:decline", "status": 486}), 486, "Busy Here"},
+		{"declined", verbsReply(map[string]any{"verb": "sip:decline", "status": 486}), 486, "Trying"},
 		{"declined with a reason", verbsReply(map[string]any{"verb": "sip:decline", "status": 603, "reason": "Gone fishing"}), 603, "Gone fishing"},
 		{"completed", verbsReply(map[string]any{"verb": "answer"}, hangupVerb), 200, "OK"},
 	} {
@@ -307,7 +321,7 @@ func TestHTTPUnusableVerbsRetriedUnderAll(t *testing.T) {
 // sent.
 func TestHTTPHeadersAndGET(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
-		"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
+		"/call": verbsReply(map[string]any{"verb": "gather", "numDigits": 1, "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
 	})
 	o := baseOptions(t, url+"/call#rc=1")
 	o.Username, o.Password, o.Secret = "user", "pw", "sekrit"

@@ -62,13 +62,25 @@ const maxRefused = 100
 
 // GatherInput is the caller's answer to one gather.
 type GatherInput struct {
-	// Digits keyed by the caller (DTMF), or Speech said by the caller; neither
-	// means the gather times out.
+	// Digits keyed by the caller (DTMF: 0-9, *, #, A-D), one key at a time, or
+	// Speech said by the caller; neither means the gather times out. The gather's
+	// rules (finishOnKey, numDigits, minDigits, maxDigits, interDigitTimeout,
+	// timeout) decide which keys it takes, as jambonz's do.
 	Digits string
 	Speech string
-	// After is how long the caller takes to answer once the prompt ended. Default
-	// 2 s.
+	// After is how long the caller takes to answer once the prompt ended (to the
+	// first key). Default 2 s.
 	After time.Duration
+	// KeyInterval is the time between two keys. Default 250 ms.
+	KeyInterval time.Duration
+}
+
+// keyInterval is KeyInterval or its default.
+func (in GatherInput) keyInterval() time.Duration {
+	if in.KeyInterval > 0 {
+		return in.KeyInterval
+	}
+	return defaultKeyInterval
 }
 
 // DialOutcome is how one dial ends.
@@ -115,12 +127,12 @@ type Fault struct {
 
 // The simulated media (docs/call-control.md §4b).
 const (
-	defaultInputDelay   = 2 * time.Second  // GatherInput.After
-	defaultGatherWait   = 5 * time.Second  // gather timeout when the verb sets none
-	defaultDialDuration = 30 * time.Second // an answered dial leg, and enqueue, listen, llm, conference
-	defaultPlayDuration = 5 * time.Second  // per URL, when play sets no timeoutSecs
-	defaultDialRing     = 5 * time.Second  // ringing before an answer or a give-up
-	defaultDialTimeout  = 60 * time.Second // a dial's timeout when the verb sets none
+	defaultInputDelay   = 2 * time.Second        // GatherInput.After
+	defaultKeyInterval  = 250 * time.Millisecond // GatherInput.KeyInterval
+	defaultDialDuration = 30 * time.Second       // an answered dial leg, and enqueue, listen, llm, conference
+	defaultPlayDuration = 5 * time.Second        // per URL, when play sets no timeoutSecs
+	defaultDialRing     = 5 * time.Second        // ringing before an answer or a give-up
+	defaultDialTimeout  = 60 * time.Second       // a dial's timeout when the verb sets none
 	speechPerCharacter  = 60 * time.Millisecond
 	minimumSayDuration  = 500 * time.Millisecond
 )
@@ -136,7 +148,7 @@ func (s Script) validate() []error {
 		if g.Digits != "" && g.Speech != "" {
 			bad("gather input %d has both digits and speech", i+1)
 		}
-		if g.After < 0 {
+		if g.After < 0 || g.KeyInterval < 0 {
 			bad("gather input %d: negative delay", i+1)
 		}
 	}

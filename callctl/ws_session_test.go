@@ -20,12 +20,12 @@ func TestWSEnvelopeAndSubprotocol(t *testing.T) {
 	srv, url := newWS(t, func(s *wsSession) {
 		proto = s.conn.Subprotocol()
 		// The hook's retry fragment is ours: the app sees "/digits" (docs/call-control.md §1).
-		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits#rc=2&rp=ct", "input": []string{"digits"}}, hangupVerb)
+		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits#rc=2&rp=ct", "input": []string{"digits"}, "finishOnKey": "#"}, hangupVerb)
 		s.ack(s.next("verb:hook"))
 		s.drain()
 	})
 	o := baseOptions(t, url)
-	o.Script.Gathers = []callctl.GatherInput{{Digits: "42"}}
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "42#"}}
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	if proto != "ws.jambonz.org" {

@@ -125,7 +125,7 @@ var (
 		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed,
 		callctl.ReasonNotAnswered}
 	validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure),
-		string(callctl.AlertWebhookConnectionFailure)}
+		string(callctl.AlertWebhookConnectionFailure), string(callctl.AlertApplication)}
 )
 
 // maxRefusedAttempts bounds network.refuse + network.reset (callctl's own bound).
