@@ -38,6 +38,10 @@ type Control struct {
 	// Mute mutes (true) or unmutes (false) the caller. Media is simulated, so this
 	// only changes the call's muted state, which is logged.
 	Mute *bool
+	// Update names another field of jambonz's live call control (whisper,
+	// listen_status, record ...): media the call simulates, so it is recorded, and
+	// a whisper outside a dial or listen is warned as jambonz ignores it.
+	Update string
 	// StatusHook, with Redirect, is the status hook from then on, once the
 	// redirect took effect: its URL resolves against the new application's (an
 	// HTTP application's status hook, Options.StatusHookURL). Default: the call
@@ -55,13 +59,13 @@ type StatusHook struct {
 // Validate checks a Control before it is sent to a call.
 func (ctl Control) Validate() error {
 	set := 0
-	for _, given := range []bool{ctl.Redirect != "", ctl.Hangup, ctl.Mute != nil} {
+	for _, given := range []bool{ctl.Redirect != "", ctl.Hangup, ctl.Mute != nil, ctl.Update != ""} {
 		if given {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute", ErrInvalidOptions)
+		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute, Update", ErrInvalidOptions)
 	}
 	if ctl.StatusHook != nil && ctl.Redirect == "" {
 		return fmt.Errorf("%w: a control's StatusHook goes with Redirect", ErrInvalidOptions)
@@ -150,6 +154,10 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 	case ctl.Mute != nil:
 		c.muted = *ctl.Mute
 		c.log(zerolog.InfoLevel).Bool("muted", c.muted).Msg("mute changed by live call control")
+	case ctl.Update == "whisper":
+		c.whisper()
+	case ctl.Update != "":
+		c.log(zerolog.InfoLevel).Str("update", ctl.Update).Msg("live call control (media is simulated)")
 	case ctl.Redirect != "":
 		if ctl.StatusHook != nil {
 			// jambonz checks that call_status_hook comes with call_hook, then never
@@ -215,7 +223,9 @@ func (c *callRun) redirect(ctx context.Context, raw string) bool {
 		// notifier was that requestor, now closed (lib/utils/ws-requestor.js).
 		c.keepNotifier(app)
 		app.s.Close(1000, "call redirected")
-		c.compat(CompatStatusToOldApp, "the call moved from a WebSocket application to the HTTP application %s: jambonz sends no more call status notifications (they went over the WebSocket, now closed)", t.Clean())
+		if h := c.opts.statusURL; h == nil || h.Policy.Transport != fragment.HTTP {
+			c.compat(CompatStatusToOldApp, "the call moved from a WebSocket application to the HTTP application %s: jambonz sends no more call status notifications (they went over the WebSocket, now closed)", t.Clean())
+		}
 		c.opts.app, c.app = t, newHTTPApp(c)
 	case *httpApp:
 		if t.Policy.Transport == fragment.HTTP {
@@ -251,6 +261,16 @@ func (c *callRun) redirect(ctx context.Context, raw string) bool {
 		c.compat(CompatActionHookNotVerbs, "redirect: %s answered %s: jambonz reads no verbs from it; it stops the verb playing and keeps the rest", ans.url, ans.notArray)
 	}
 	return true
+}
+
+// whisper applies a whisper (live call control or the command): jambonz plays it to
+// a dial's or a listen's parties and ignores it otherwise (_lccWhisper).
+func (c *callRun) whisper() {
+	if c.current != nil && (c.current.Name() == "dial" || c.current.Name() == "listen") {
+		c.log(zerolog.InfoLevel).Msg("whisper to the parties of the " + c.current.Name() + " (media is simulated)")
+		return
+	}
+	c.compat(CompatCommandWithoutEffect, "whisper: jambonz whispers only while a dial or listen is in progress, and ignores it otherwise")
 }
 
 // keepNotifier keeps app as where the call's status notifications go, when the call

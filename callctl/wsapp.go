@@ -145,7 +145,7 @@ func (a *wsApp) first(ctx context.Context, typ, hook string, payload map[string]
 // ringing, in-progress), jambonz opens the socket to send them, without call_sid.
 func (a *wsApp) notify(ctx context.Context, payload map[string]any) {
 	c := a.c
-	if h := c.opts.statusURL; h != nil && h.Policy.Transport == fragment.HTTP {
+	if a.statusOverHTTP() {
 		(&httpApp{c: c}).notify(ctx, payload)
 		return
 	}
@@ -254,7 +254,7 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 
 // finish sends the final call:status and closes with 1000 (docs/call-control.md §4).
 func (a *wsApp) finish(ctx context.Context) {
-	if a.s.State() == wssession.Idle {
+	if a.s.State() == wssession.Idle && !a.statusOverHTTP() {
 		return
 	}
 	if ctx.Err() != nil {
@@ -262,10 +262,19 @@ func (a *wsApp) finish(ctx context.Context) {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 	}
-	if !a.s.Ended() {
+	if a.statusOverHTTP() || !a.s.Ended() {
 		a.notify(ctx, a.c.info.fields())
 	}
-	a.s.Close(1000, "call ended")
+	if a.s.State() != wssession.Idle {
+		a.s.Close(1000, "call ended")
+	}
+}
+
+// statusOverHTTP reports whether the call's status notifications go to an http(s)
+// status hook rather than over the socket.
+func (a *wsApp) statusOverHTTP() bool {
+	h := a.c.opts.statusURL
+	return h != nil && h.Policy.Transport == fragment.HTTP
 }
 
 // release closes the session with 1000 at the call's end, with no final

@@ -34,9 +34,7 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 	case "tag":
 		c.compat(CompatTagCommand, "jambonz has no tag command and ignores it: customerData is unchanged (use the tag verb, or the REST API's tag)")
 	case "whisper":
-		// jambonz whispers only to the parties of a dial or listen in progress
-		// (_lccWhisper); commands apply between verbs here, when none is.
-		c.compat(CompatCommandWithoutEffect, "whisper: jambonz whispers only while a dial or listen is in progress, and ignores it otherwise")
+		c.whisper()
 	default:
 		if !wssession.KnownCommand(m.Command) {
 			c.compat(CompatUnknownCommand, "jambonz does not know the %s command: it logs it and ignores it, with no jambonz:error", m.Command)

@@ -176,3 +176,36 @@ func TestCompatExpectations(t *testing.T) {
 	}
 	wantErrorLines(t, map[string]int{"expect:\n  status: completed\n  compat: [tag-command, be-nice]\n": 3})
 }
+
+// The INVITE's headers, the outbound call's answer and the time between keys reach
+// the Script; bad ones are refused at their line.
+func TestParseSIPAndAnswer(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`sip:
+  headers:
+    X-Customer-Id: c-42
+answer:
+  after: 3s
+  early_media: true
+  status: busy
+  sip_status: 603
+caller:
+  gathers:
+    - digits: "12#"
+      key_interval: 1s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sc.Script()
+	if s.SIPHeaders["X-Customer-Id"] != "c-42" || s.Answer != (callctl.AnswerOutcome{After: 3 * time.Second, EarlyMedia: true, Status: callctl.StatusBusy, SIPStatus: 603}) ||
+		s.Gathers[0].KeyInterval != time.Second || s.Gathers[0].Digits != "12#" {
+		t.Fatalf("script %+v", s)
+	}
+	wantErrorLines(t, map[string]int{
+		"answer:\n  status: maybe\n":             2,
+		"answer:\n  sip_status: 99\n":            2,
+		"sip:\n  headers:\n    \"a b\": x\n":     3,
+		"sip:\n  headers:\n    X-A: \"x\\ny\"\n": 3,
+		"sip:\n  via: x\n":                       2,
+	})
+}

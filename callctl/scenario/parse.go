@@ -162,6 +162,17 @@ func (s *Scenario) check() *pathError {
 			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", g.Digits)
 		}
 	}
+	if a := s.Answer; a.Status != "" && !slices.Contains(validDialStatuses, a.Status) {
+		return at("$.answer.status", "%q: want one of %s", a.Status, strings.Join(validDialStatuses, ", "))
+	}
+	if a := s.Answer; a.SIPStatus != 0 && (a.SIPStatus < 100 || a.SIPStatus > 699) {
+		return at("$.answer.sip_status", "%d is not a SIP status (100..699)", a.SIPStatus)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.SIP.Headers)) {
+		if !validHeaderName(name) || strings.ContainsAny(s.SIP.Headers[name], "\r\n") {
+			return at("$.sip.headers", "%q: a SIP header is a token name and a one-line value", name)
+		}
+	}
 	for i, d := range s.Caller.Dials {
 		p := fmt.Sprintf("$.caller.dials[%d]", i)
 		if d.Status != "" && !slices.Contains(validDialStatuses, d.Status) {
@@ -242,6 +253,19 @@ func (s *Scenario) check() *pathError {
 		}
 	}
 	return nil
+}
+
+// validHeaderName reports whether name is a SIP header name (RFC 3261 token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckAppURL checks an application URL that a scenario names (or that

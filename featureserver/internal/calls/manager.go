@@ -148,8 +148,14 @@ type Request struct {
 	CallStatusHook *nodestore.HookSpec
 	From, To       string
 	Tag            map[string]any
-	Script         callctl.Script
-	Expect         scenario.Expectations
+	// Application is what the call hook tells the application about itself
+	// (defaults, env_vars).
+	Application callctl.Application
+	// RingTimeout is how long the call rings before it is canceled (the request's
+	// timeout); 0 is callctl's default, 60 s.
+	RingTimeout time.Duration
+	Script      callctl.Script
+	Expect      scenario.Expectations
 }
 
 // liveCall is a call in progress.
@@ -314,6 +320,7 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	// can keep what a crash would need for the call's final notification.
 	opts.Call = opts.Call.WithDefaults()
 	opts.Script = req.Script
+	opts.Application, opts.RingTimeout = req.Application, req.RingTimeout
 	opts.IdleLimit = m.opts.IdleLimit
 	// A node's calls are real calls: retry delays, reconnect backoff, media and
 	// the call's limits pass on the wall clock (docs/call-control.md §4b), so that
