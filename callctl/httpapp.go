@@ -231,6 +231,13 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 	if c.opts.statusURL == nil {
 		return
 	}
+	if c.opts.statusURL.Policy.Transport == fragment.WebSocket {
+		// jambonz opens a new WebSocket per status change and sends the status as
+		// session:new (lib/utils/http-requestor.js), which would start a new session
+		// in every official SDK: not followed (docs/compatibility.md §7).
+		c.compat(CompatStatusHookOverWebSocket, "the status hook %s is a WebSocket URL: jambonz opens a new socket for each status change and sends the status as session:new; Switchboard sends nothing there", c.opts.statusURL.Clean())
+		return
+	}
 	if c.opts.StatusNotifier != nil {
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return

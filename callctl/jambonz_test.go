@@ -123,3 +123,32 @@ func TestOutboundCallAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A WebSocket application's status notifications go to an http(s) status hook as
+// webhooks; an HTTP application's ws(s) status hook gets none, with a warning.
+func TestStatusHookTransports(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{})
+	_, ws := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), say("hi"), hangupVerb)
+		s.drain()
+	})
+	o := baseOptions(t, ws)
+	o.StatusHookURL = url + "/status"
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	var statuses []any
+	for _, q := range srv.all("/status") {
+		statuses = append(statuses, q.payload["call_status"])
+	}
+	if !slices.Equal(statuses, []any{"trying", "in-progress", "completed"}) || slices.Contains(kinds(r), "msg.sent call:status") {
+		t.Errorf("statuses at the http status hook %v, timeline %v", statuses, kinds(r))
+	}
+
+	_, app := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(say("hi"), hangupVerb)})
+	o = baseOptions(t, app+"/call")
+	o.StatusHookURL = "ws://127.0.0.1:1/status"
+	r = run(t, o)
+	if len(r.Compat) != 1 || r.Compat[0].Rule != callctl.CompatStatusHookOverWebSocket {
+		t.Errorf("compat %v", r.Compat)
+	}
+}

@@ -298,6 +298,9 @@ func (m *Manager) recovery(req Request, opts callctl.Options) *nodestore.CallRec
 	if t, err := fragment.Parse(req.CallHook.URL); err != nil || t.Policy.Transport != fragment.HTTP {
 		return nil
 	}
+	if t, err := fragment.Parse(req.CallStatusHook.URL); err != nil || t.Policy.Transport != fragment.HTTP {
+		return nil // a ws(s) status hook of an HTTP app gets nothing (docs/compatibility.md §7)
+	}
 	return &nodestore.CallRecovery{AppURL: req.CallHook.URL, StatusHook: *req.CallStatusHook, Fields: opts.Call.Fields()}
 }
 
@@ -331,7 +334,7 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
 		opts.StatusHookUsername, opts.StatusHookPassword = h.Username, h.Password
-		if m.opts.Status != nil {
+		if t, err := fragment.Parse(h.URL); m.opts.Status != nil && err == nil && t.Policy.Transport == fragment.HTTP {
 			opts.StatusNotifier = m.opts.Status.ForCall(req.Account, *h)
 		}
 	}
