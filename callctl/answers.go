@@ -72,3 +72,22 @@ func (c *callRun) takeAnswer(ctx context.Context, v verbs.Verb, ans answer) {
 		c.queue = ans.verbs
 	}
 }
+
+// hookVerbs requests a hook and returns its answer as verbs: those of a valid array
+// (replace when there are any), none otherwise. Verbs that do not validate are an
+// invalid-app-payload alert, and a body that is not an array a compat warning, as
+// takeAnswer says; ok false means the request failed (already alerted).
+func (c *callRun) hookVerbs(ctx context.Context, typ string, h *verbs.Hook, payload map[string]any) (vs []verbs.Verb, replace, ok bool) {
+	ans, ok := c.app.hook(ctx, typ, h, payload)
+	if !ok {
+		return nil, false, false
+	}
+	switch {
+	case ans.err != nil:
+		c.alert(AlertInvalidAppPayload, ans.url, "hook returned invalid verb syntax: "+ans.err.Error())
+		return nil, false, true
+	case ans.notArray != "":
+		c.compat(CompatActionHookNotVerbs, "%s answered %s: jambonz reads no verbs from it and goes on with the verbs it has", ans.url, ans.notArray)
+	}
+	return ans.verbs, ans.replaces(), true
+}

@@ -49,6 +49,15 @@ type application interface {
 	// application sends meanwhile (a WebSocket app's commands). It returns after d,
 	// after each message handled, or when ctx ends.
 	listen(ctx context.Context, d time.Duration) error
+	// message sends a fire-and-forget message (llm:event, tts:*, session:adulting,
+	// a dialed leg's call:status) with its hook, nil for none: a WebSocket app gets
+	// it on its socket; an HTTP app gets the hook requested, its answer ignored (a
+	// message without a hook goes nowhere).
+	message(ctx context.Context, typ string, h *verbs.Hook, data map[string]any)
+	// toolCall requests an llm verb's toolHook. An HTTP app's answer is the tool
+	// output (answered true); a WebSocket app answers later, with an llm:tool-output
+	// command.
+	toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (output json.RawMessage, answered bool)
 }
 
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent
@@ -72,6 +81,20 @@ type callRun struct {
 	gatherNext   int
 	dialNext     int
 	notifyEvents bool // config notifyEvents: verb:status messages to a WebSocket app
+
+	// ai is what listens to the caller in the background and the TTS stream.
+	ai voiceAI
+	// llmNext counts the llm verbs run, llmTurns their turns; llmCurrent is the
+	// llm verb running.
+	llmNext, llmTurns int
+	llmCurrent        *llmRun
+	// generation counts the times the remaining verbs were replaced (a hook's or a
+	// command's verbs): a verb that holds the call ends when it moves.
+	generation int
+	// dialing is the dial whose legs are bridged, nil when none.
+	dialing *dialState
+	// farEnd counts the scripted queues, dequeues, conferences and bots used.
+	queueNext, dequeueNext, confNext, botNext int
 
 	// ctx is the call's own context: what is read while polling with a shorter one
 	// (see wsApp.receive) is handled on it.
@@ -201,7 +224,7 @@ func (c *callRun) run(ctx context.Context) {
 	c.result.Duration = c.elapsed()
 	// call.end is the call's last event, after the final notification and close.
 	c.recordEnd()
-	c.result.Timeline = c.timeline.all(c.info.CallSid)
+	c.result.Timeline = c.timeline.all(c.result.CallSid)
 	c.timeline = timeline{}
 	c.decodePayloads()
 }
@@ -390,11 +413,11 @@ func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
 // record appends an event stamped with the call's clock.
 func (c *callRun) record(e Event) {
 	e.At = c.elapsed()
-	e.CallSid = c.info.CallSid
+	e.CallSid = c.result.CallSid // the call's, also while a dialed leg's confirm verbs run
 	if e.Kind == KindHookAttempt || e.Kind == KindMsgSent {
 		c.requests++
 	}
-	c.timeline.add(e, c.info.CallSid)
+	c.timeline.add(e, c.result.CallSid)
 	if c.opts.OnEvent != nil {
 		c.opts.OnEvent(e)
 	}

@@ -84,6 +84,9 @@ func (a Application) defaults(inbound bool) map[string]any {
 // with env_vars and defaults.
 func (c *callRun) callHookPayload() map[string]any {
 	app := c.opts.Application
+	if app.EnvVars == nil {
+		app.EnvVars = c.info.EnvVars
+	}
 	if c.info.Direction == "outbound" {
 		m := c.info.fields()
 		if app.EnvVars != nil {

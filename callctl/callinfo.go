@@ -52,6 +52,10 @@ type CallInfo struct {
 	CallerName   string         `json:"-"`
 	Duration     *int           `json:"duration,omitempty"` // seconds, once completed
 	CustomerData map[string]any `json:"customerData,omitempty"`
+	// EnvVars are the application's environment variables (env_vars): the call
+	// hook (or session:new) carries them, as jambonz sends an application's, and no
+	// later hook does. Options.Application.EnvVars, when set, wins.
+	EnvVars map[string]any `json:"env_vars,omitempty"`
 }
 
 // Fields returns the call info as a fresh map, as every hook and status notification

@@ -42,6 +42,12 @@ type Control struct {
 	// listen_status, record ...): media the call simulates, so it is recorded, and
 	// a whisper outside a dial or listen is warned as jambonz ignores it.
 	Update string
+	// ChildCallHook moves the dialed leg of a dial in progress to another application
+	// (jambonz's child_call_hook): its URL is requested as session:redirect with the
+	// leg's call info, the leg leaves the call with the verbs it returns
+	// (session:adulting) and the dial ends. Without a dial in progress nothing
+	// happens, as in jambonz.
+	ChildCallHook string
 	// StatusHook, with Redirect, is the status hook from then on, once the
 	// redirect took effect: its URL resolves against the new application's (an
 	// HTTP application's status hook, Options.StatusHookURL). Default: the call
@@ -59,13 +65,13 @@ type StatusHook struct {
 // Validate checks a Control before it is sent to a call.
 func (ctl Control) Validate() error {
 	set := 0
-	for _, given := range []bool{ctl.Redirect != "", ctl.Hangup, ctl.Mute != nil, ctl.Update != ""} {
+	for _, given := range []bool{ctl.Redirect != "", ctl.Hangup, ctl.Mute != nil, ctl.Update != "", ctl.ChildCallHook != ""} {
 		if given {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute, Update", ErrInvalidOptions)
+		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute, Update, ChildCallHook", ErrInvalidOptions)
 	}
 	if ctl.StatusHook != nil && ctl.Redirect == "" {
 		return fmt.Errorf("%w: a control's StatusHook goes with Redirect", ErrInvalidOptions)
@@ -165,7 +171,31 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 			c.compat(CompatIgnoredProperty, "call_status_hook of live call control: jambonz ignores it; status notifications keep going where they went")
 		}
 		c.redirect(ctx, ctl.Redirect)
+	case ctl.ChildCallHook != "":
+		c.childCallHook(ctx, ctl.ChildCallHook)
 	}
+}
+
+// childCallHook moves the dialed leg to another application (call-session.js
+// _lccCallHook with child_call_hook): session:redirect with the leg's call info, then
+// the leg leaves with the verbs returned (place-outdial.js doAdulting sends
+// session:adulting with the leg's and its parent's call info) and the dial ends.
+func (c *callRun) childCallHook(ctx context.Context, url string) {
+	d := c.dialing
+	if d == nil {
+		c.log(zerolog.InfoLevel).Msg("child_call_hook while no dial is bridged: jambonz ignores it")
+		return
+	}
+	vs, _, ok := c.hookVerbs(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: url}, d.leg.fields())
+	if !ok || c.ended {
+		return
+	}
+	payload := d.leg.fields()
+	payload["parent_call_info"] = c.info.fields()
+	c.app.message(ctx, wssession.MsgSessionAdulting, nil, payload)
+	c.log(zerolog.InfoLevel).Int("verbs", len(vs)).Msg("the dialed leg left the call with the child_call_hook's verbs")
+	c.dialing = nil
+	c.cut = true
 }
 
 // moveStatusHook sends the call's status notifications to h from now on; a URL

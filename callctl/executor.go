@@ -16,8 +16,14 @@ import (
 func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	switch v := v.(type) {
 	case *verbs.Say:
+		if v.Stream {
+			c.streamingSay(ctx, v)
+			return
+		}
 		c.answerUnless(ctx, v.EarlyMedia)
-		c.spend(ctx, sayDuration(v))
+		if c.spend(ctx, sayDuration(v)) {
+			c.recordSpoken("say", strings.Join(v.Text, " "))
+		}
 	case *verbs.Play:
 		c.answerUnless(ctx, v.EarlyMedia)
 		d := playDuration(v)
@@ -49,6 +55,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		// jambonz replaces customerData with the tag's data; later hooks carry it.
 		c.info.CustomerData = v.Data
 	case *verbs.Config:
+		c.configure(ctx, v)
 		c.notifyEvents = c.notifyEvents || v.NotifyEvents
 		for _, r := range v.Reset {
 			if r == "notifyEvents" {
@@ -64,20 +71,17 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Conference:
 		c.conference(ctx, v)
 	case *verbs.Enqueue:
-		c.answer(ctx)
-		if v.WaitHook != nil {
-			c.sideHook(ctx, v.WaitHook, map[string]any{"queue_position": 0, "queue_size": 1, "queue_time": 0})
-		}
-		if c.spend(ctx, defaultDialDuration) {
-			c.actionHook(ctx, v.ActionHook, map[string]any{
-				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(defaultDialDuration / time.Second),
-			})
-		}
+		c.enqueue(ctx, v)
 	case *verbs.Dequeue:
-		wait := seconds(v.Timeout)
-		if c.spend(ctx, wait) {
-			c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "timeout"})
-		}
+		c.dequeue(ctx, v)
+	case *verbs.Dialogflow:
+		c.bot(ctx, v.Name(), v.ActionHook, v.EventHook)
+	case *verbs.Lex:
+		c.bot(ctx, v.Name(), v.ActionHook, v.EventHook)
+	case *verbs.Rasa:
+		c.bot(ctx, v.Name(), v.ActionHook, v.EventHook)
+	case *verbs.RestDial:
+		c.restDial(ctx, v)
 	case *verbs.Listen:
 		c.answerUnless(ctx, v.EarlyMedia)
 		d := defaultDialDuration
@@ -88,10 +92,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 			c.actionHook(ctx, v.ActionHook, nil)
 		}
 	case *verbs.Llm:
-		c.answer(ctx)
-		if c.spend(ctx, defaultDialDuration) {
-			c.actionHook(ctx, v.ActionHook, map[string]any{"completion_reason": "normal conversation end"})
-		}
+		c.llm(ctx, v)
 	case *verbs.Message:
 		c.actionHook(ctx, v.ActionHook, map[string]any{"message_sid": newUUID(), "message_status": "success"})
 	case *verbs.SipRefer:
@@ -99,9 +100,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.SipRequest:
 		c.actionHook(ctx, v.ActionHook, map[string]any{"result": "success", "sip_status": 200, "sip_reason": "OK"})
 	case *verbs.Transcribe:
-		// Transcription runs in the background of later verbs: with no audio there
-		// is nothing to report, so nothing happens.
-		c.answerUnless(ctx, v.EarlyMedia)
+		c.transcribe(ctx, v)
 	case *verbs.Dub, *verbs.Leave:
 		// No audio, no queue or conference to leave: nothing to simulate.
 	default:
@@ -357,91 +356,6 @@ func collectDigits(g *verbs.Gather, keys string, first, interval time.Duration) 
 		}
 	}
 	return onTimeout(deadline, interDigit)
-}
-
-func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
-	var out DialOutcome
-	if c.dialNext < len(c.opts.Script.Dials) {
-		out = c.opts.Script.Dials[c.dialNext]
-	}
-	c.dialNext++
-	out = out.withDefaults()
-	if !d.AnswerOnBridge {
-		c.answer(ctx)
-	}
-	// An answer (or a busy/failed reply) comes after defaultDialRing, or the dial's
-	// timeout if that is shorter; a no-answer rings the whole timeout (jambonz's
-	// default 60 s).
-	timeout := defaultDialTimeout
-	if d.Timeout > 0 {
-		timeout = seconds(d.Timeout)
-	}
-	ring := min(defaultDialRing, timeout)
-	if out.Status == StatusNoAnswer {
-		ring = timeout
-	}
-	if !c.spend(ctx, ring) {
-		return
-	}
-	dialSid := newUUID()
-	if out.Status == StatusCompleted {
-		if h := dialConfirmHook(d); h != nil {
-			// The called party hears the confirm hook's verbs before the bridge;
-			// a failed hook ends the dial (docs/call-control.md §6).
-			if !c.sideHookAs(ctx, wssession.MsgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
-				out = DialOutcome{Status: StatusFailed, SIPStatus: 500}
-			}
-		}
-	}
-	duration := time.Duration(0)
-	if out.Status == StatusCompleted && !c.ended {
-		c.answer(ctx)
-		duration = out.Duration
-		if d.TimeLimit > 0 && seconds(d.TimeLimit) < duration {
-			duration = seconds(d.TimeLimit)
-		}
-		if !c.spend(ctx, duration) {
-			return
-		}
-	}
-	if c.ended {
-		return
-	}
-	c.actionHook(ctx, d.ActionHook, map[string]any{
-		"dial_call_sid": dialSid, "dial_call_status": string(out.Status), "dial_sip_status": out.SIPStatus,
-		"duration": int(duration / time.Second), "dial_sbc_callid": newUUID(),
-	})
-}
-
-func dialConfirmHook(d *verbs.Dial) *verbs.Hook {
-	if d.ConfirmHook != nil {
-		return d.ConfirmHook
-	}
-	for _, t := range d.Target {
-		if t.ConfirmHook != nil {
-			return t.ConfirmHook
-		}
-	}
-	return nil
-}
-
-func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
-	c.answer(ctx)
-	c.sideHook(ctx, v.EnterHook, nil)
-	if !v.StartConferenceOnEnter {
-		c.sideHook(ctx, v.WaitHook, nil)
-	}
-	event := func(name string) {
-		if contains(v.StatusEvents, name) {
-			c.sideHook(ctx, v.StatusHook, map[string]any{"event": name, "conference_sid": v.ConferenceName, "friendly_name": v.ConferenceName})
-		}
-	}
-	event("join")
-	if !c.spend(ctx, defaultDialDuration) {
-		return
-	}
-	event("leave")
-	c.actionHook(ctx, v.ActionHook, map[string]any{"conference_sid": v.ConferenceName, "friendly_name": v.ConferenceName})
 }
 
 // decline runs sip:decline as lib/tasks/sip_decline.js does: the INVITE is

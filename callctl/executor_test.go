@@ -116,17 +116,18 @@ func TestEveryVerbRuns(t *testing.T) {
 		map[string]any{"verb": "dequeue", "name": "q", "actionHook": hook, "timeout": 3},
 		map[string]any{"verb": "leave"},
 		map[string]any{"verb": "stream", "url": "wss://example.com/audio", "actionHook": hook, "maxLength": 5},
-		map[string]any{"verb": "llm", "vendor": "openai", "llmOptions": map[string]any{}, "actionHook": hook},
+		map[string]any{"verb": "llm", "vendor": "ultravox", "auth": map[string]any{"apiKey": "k"}, "llmOptions": map[string]any{}, "actionHook": hook},
 		map[string]any{"verb": "message", "to": "+1555", "from": "+1666", "text": "hi", "actionHook": hook},
 		map[string]any{"verb": "sip:request", "method": "INFO", "actionHook": hook},
 		map[string]any{"verb": "sip:refer", "referTo": "sip:x@example.com", "actionHook": hook},
-		map[string]any{"verb": "transcribe", "transcriptionHook": hook},
 		map[string]any{"verb": "tag", "data": map[string]any{"a": 1}},
 		hangupVerb)})
-	r := run(t, baseOptions(t, url+"/call"))
+	o := baseOptions(t, url+"/call")
+	o.Script.Queues = []callctl.QueueOutcome{{DequeueAfter: 10 * time.Second}}
+	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	// The alert verb raises its application alert, and only it.
-	if len(r.Verbs) != 18 || len(r.Alerts) != 1 || r.Alerts[0].Type != callctl.AlertApplication {
+	if len(r.Verbs) != 17 || len(r.Alerts) != 1 || r.Alerts[0].Type != callctl.AlertApplication {
 		t.Fatalf("verbs %v alerts %v", r.Verbs, r.Alerts)
 	}
 	hooks := 0

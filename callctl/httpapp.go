@@ -269,3 +269,52 @@ func (a *httpApp) finish(ctx context.Context) {
 	}
 	a.notify(ctx, a.c.info.fields())
 }
+
+// message requests h with data (llm:event, a dialed leg's status); the answer is
+// ignored. A message without a hook (tts:*) has nowhere to go over HTTP.
+func (a *httpApp) message(ctx context.Context, _ string, h *verbs.Hook, data map[string]any) {
+	if h == nil {
+		return
+	}
+	t, err := fragment.Resolve(a.c.opts.app, h.URL)
+	if err != nil {
+		a.c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
+		return
+	}
+	user, pass := a.credentials(t, h)
+	if _, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, data, nil); err != nil && ctx.Err() == nil && !interrupted(err) {
+		a.c.alert(hookAlertType(err), t.Clean(), a.c.failureDetail("hook", t.Clean(), err))
+	}
+}
+
+// toolCall requests the toolHook; its JSON answer is the tool output
+// (http-requestor.js returns an object body for llm:tool-call).
+func (a *httpApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool) {
+	c := a.c
+	t, err := fragment.Resolve(c.opts.app, h.URL)
+	if err != nil {
+		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
+		return nil, false
+	}
+	user, pass := a.credentials(t, h)
+	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, data, nil)
+	if err != nil {
+		if ctx.Err() == nil && !interrupted(err) {
+			c.alert(hookAlertType(err), t.Clean(), c.failureDetail("tool hook", t.Clean(), err))
+		}
+		return nil, false
+	}
+	body := bytes.TrimSpace(resp.Body)
+	if len(body) == 0 || !json.Valid(body) {
+		return nil, false
+	}
+	return body, true
+}
+
+// credentials are a hook's own, or the application's toward its own host.
+func (a *httpApp) credentials(t fragment.Target, h *verbs.Hook) (string, string) {
+	if h.Username == "" && t.URL.Host == a.c.opts.app.URL.Host {
+		return a.c.opts.Username, a.c.opts.Password
+	}
+	return h.Username, h.Password
+}

@@ -37,8 +37,12 @@ type StatusNotifier interface {
 // (WithDefaults); Validate reports every field that cannot run a call.
 type Options struct {
 	// AppURL is the application: http(s) for webhooks, ws(s) for a WebSocket, with
-	// an optional retry fragment (#rc=..&rp=..). Required.
+	// an optional retry fragment (#rc=..&rp=..). Required unless App is given.
 	AppURL string
+	// App is the application's URL already parsed (fragment.Parse), for a caller
+	// that parsed it to check it: the call uses it as it is, and AppURL is neither
+	// read nor parsed again. Default: AppURL parsed.
+	App fragment.Target
 	// StatusHookURL receives the call's status notifications (absolute, or relative
 	// to AppURL). Optional. A WebSocket application gets them on its socket unless
 	// this is an http(s) URL, as jambonz does.
@@ -229,7 +233,10 @@ func (o Options) prepare() (*prepared, error) {
 		}
 	}
 	errs = append(errs, o.Script.validate()...)
-	app, err := fragment.Parse(o.AppURL)
+	app, err := o.App, error(nil)
+	if app.URL == nil {
+		app, err = fragment.Parse(o.AppURL)
+	}
 	if err != nil {
 		bad("application URL: %w", err)
 	} else {

@@ -2,11 +2,14 @@ package callctl_test
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
@@ -67,5 +70,29 @@ func TestOptionsValidateReportsEveryField(t *testing.T) {
 	}
 	if err := (callctl.Options{AppURL: "ftp://x/"}).Validate(); !errors.Is(err, callctl.ErrInvalidOptions) || !strings.Contains(err.Error(), "application URL") {
 		t.Fatalf("bad URL: %v", err)
+	}
+}
+
+// A caller that parsed the application URL passes it as App: the call runs on it and
+// never reads AppURL, which here would not even parse.
+func TestOptionsAppIsUsedAsParsed(t *testing.T) {
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"hangup"}]`))
+	}))
+	t.Cleanup(app.Close)
+	target, err := fragment.Parse(app.URL + "/call#rc=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := baseOptions(t, "::not a URL")
+	o.App = target
+	r, err := callctl.Run(t.Context(), o)
+	if err != nil || r.Reason != callctl.ReasonAppHangup {
+		t.Fatalf("Run: %+v, %v", r, err)
+	}
+	o.App = fragment.Target{}
+	if err := o.Validate(); !errors.Is(err, callctl.ErrInvalidOptions) {
+		t.Fatalf("without App, AppURL is parsed: %v", err)
 	}
 }

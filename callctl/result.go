@@ -1,6 +1,9 @@
 package callctl
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Reasons a call ended (Result.Reason, and the reason of the call.end event).
 const (
@@ -53,6 +56,28 @@ type Result struct {
 	// (attempts and all) and every WebSocket message sent, the first
 	// maxRecordedRequests of them.
 	Requests []Request
+	// Commands are the commands a WebSocket application sent, in order, the first
+	// maxRecordedRequests of them.
+	Commands []Command
+	// Spoken is what the agent said, in order: say verbs, streamed tokens, an LLM's
+	// turns, a bot's replies.
+	Spoken []Spoken
+	// ToolCalls are the tool calls of llm verbs and the outputs the application
+	// returned; LLMUpdates its llm:update commands.
+	ToolCalls  []ToolCall
+	LLMUpdates []LLMUpdate
+}
+
+// Command is a command a WebSocket application sent (Result.Commands).
+type Command struct {
+	// Name is the command ("redirect", "llm:tool-output", "tts:tokens" ...).
+	Name string
+	// Data is its data; ToolCallID and CallSid the fields beside it.
+	Data       json.RawMessage
+	ToolCallID string
+	CallSid    string
+	// Event is its msg.recv line in Result.Timeline.
+	Event int
 }
 
 // Request is one request the call sent the application, as the application received

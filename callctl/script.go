@@ -33,6 +33,19 @@ type Script struct {
 	// lower case. X-Originating-Carrier and X-Forwarded-For also set the call's
 	// originating_sip_trunk_name and originating_sip_ip.
 	SIPHeaders map[string]string
+
+	// Speech is what the caller says or keys outside gathers, in order, heard by a
+	// config bargeIn or a transcribe (farend.go).
+	Speech []Utterance
+	// LLMs are consumed in order, one per llm verb. An llm beyond the list has a
+	// conversation of one agent turn that ends normally.
+	LLMs []LLMScript
+	// Queues are consumed in order, one per enqueue; Dequeues one per dequeue;
+	// Conferences one per conference; Bots one per dialogflow, lex or rasa.
+	Queues      []QueueOutcome
+	Dequeues    []DequeueOutcome
+	Conferences []ConferenceScript
+	Bots        []BotScript
 }
 
 // NetworkFaults are faults of the network between the node and the application,
@@ -93,6 +106,7 @@ type DialOutcome struct {
 	SIPStatus int
 	// Duration is how long an answered leg stays up. Default 30 s.
 	Duration time.Duration
+	DialExtras
 }
 
 // AnswerOutcome is how the called party of an outbound call answers: after ringing
@@ -129,7 +143,7 @@ type Fault struct {
 const (
 	defaultInputDelay   = 2 * time.Second        // GatherInput.After
 	defaultKeyInterval  = 250 * time.Millisecond // GatherInput.KeyInterval
-	defaultDialDuration = 30 * time.Second       // an answered dial leg, and enqueue, listen, llm, conference
+	defaultDialDuration = 30 * time.Second       // an answered dial leg, and a bridge after a dequeue, listen, conference
 	defaultPlayDuration = 5 * time.Second        // per URL, when play sets no timeoutSecs
 	defaultDialRing     = 5 * time.Second        // ringing before an answer or a give-up
 	defaultDialTimeout  = 60 * time.Second       // a dial's timeout when the verb sets none
@@ -173,6 +187,7 @@ func (s Script) validate() []error {
 	if s.Answer.After < 0 || s.Answer.SIPStatus < 0 || s.Answer.SIPStatus > 699 {
 		bad("answer: negative delay or bad SIP status")
 	}
+	s.validateFarEnd(bad)
 	n := s.Network
 	if n.Latency < 0 || n.Jitter < 0 || n.SlowApp < 0 || n.Refuse < 0 || n.Reset < 0 {
 		bad("network faults: negative latency, jitter, slow app, refuse or reset")

@@ -236,6 +236,14 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 		if a.s.Ended() {
 			return false, ReasonAppClosed
 		}
+		if _, at, ok := c.dueUtterance(); ok {
+			// The caller speaks to what listens in the background while the
+			// application has nothing more to play.
+			c.cut = false
+			c.hearDue(ctx, at)
+			c.cut = false
+			continue
+		}
 		if err := a.s.Wait(wctx, deadline); err != nil {
 			if c.controls.pending() {
 				return true, ""
@@ -323,10 +331,40 @@ func (a *wsApp) Sent(typ, msgid, hook string, data any) {
 		}
 		a.requests[msgid] = i // its ack is awaited
 	}
+	if withData(typ, data, c.info.CallSid) {
+		c.record(Event{Kind: KindMsgSent, Type: typ, MsgID: msgid, Data: eventData(data)})
+		return
+	}
 	c.recordMsg(KindMsgSent, typ, msgid)
 }
 
-func (a *wsApp) Received(typ, msgid string) { a.c.recordMsg(KindMsgRecv, typ, msgid) }
+// withData reports whether the timeline shows a sent message's payload: those of
+// voice AI and of a dialed leg (whose call_sid is not the call's), which no
+// Result.Requests entry holds in full.
+func withData(typ string, data any, callSid string) bool {
+	switch typ {
+	case wssession.MsgLlmEvent, wssession.MsgLlmToolCall, wssession.MsgTtsTokensResult,
+		wssession.MsgTtsStreamingEvent, wssession.MsgSessionAdulting, wssession.MsgJambonzError:
+		return true
+	case wssession.MsgCallStatus:
+		d, ok := data.(map[string]any)
+		return ok && d["call_sid"] != callSid
+	}
+	return false
+}
+
+func (a *wsApp) Received(m wssession.AppMessage) {
+	if m.Type != wssession.MsgCommand {
+		a.c.recordMsg(KindMsgRecv, m.Type, m.MsgID)
+		return
+	}
+	data := redactJSON(m.Data)
+	if m.Command == "llm:tool-output" && m.ToolCallID != "" {
+		// The tool call it answers rides beside data: show both.
+		data, _ = json.Marshal(map[string]any{"tool_call_id": m.ToolCallID, "data": data})
+	}
+	a.c.record(Event{Kind: KindMsgRecv, Type: m.Type, MsgID: m.MsgID, Command: m.Command, Data: eventData(data)})
+}
 
 func (a *wsApp) Attempt(at wsclient.Attempt, reconnect bool) {
 	c := a.c
@@ -381,4 +419,30 @@ func (a *wsApp) Lost(detail string) {
 	} else {
 		c.end(StatusFailed, ReasonReconnectFailed, c.opts.WebhookErrorReturn)
 	}
+}
+
+// message sends a fire-and-forget message; an absolute http(s) hook is requested as
+// a webhook, as jambonz's WsRequestor does.
+func (a *wsApp) message(ctx context.Context, typ string, h *verbs.Hook, data map[string]any) {
+	if h != nil && isAbsoluteHTTP(h.URL) {
+		(&httpApp{c: a.c}).message(ctx, typ, h, data)
+		return
+	}
+	if a.s.Starting() {
+		return
+	}
+	hook := ""
+	if h != nil {
+		hook, _, _ = strings.Cut(h.URL, "#")
+	}
+	a.s.NotifyHook(ctx, typ, hook, data)
+}
+
+// toolCall sends llm:tool-call; the output comes as a command.
+func (a *wsApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool) {
+	if isAbsoluteHTTP(h.URL) {
+		return (&httpApp{c: a.c}).toolCall(ctx, h, data)
+	}
+	a.message(ctx, wssession.MsgLlmToolCall, h, data)
+	return nil, false
 }

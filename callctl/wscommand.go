@@ -26,6 +26,10 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 		c.compat(CompatCommandBeforeAck, "the %s command came before the ack of session:new: jambonz has no call session to apply it to yet and loses it; send verbs in the ack instead", m.Command)
 		return
 	}
+	if len(c.result.Commands) < maxRecordedRequests {
+		c.result.Commands = append(c.result.Commands, Command{Name: m.Command, Data: redactJSON(m.Data), ToolCallID: m.ToolCallID,
+			CallSid: m.CallSid, Event: c.timeline.len() - 1})
+	}
 	switch m.Command {
 	case "redirect":
 		a.redirectCommand(ctx, m)
@@ -35,6 +39,16 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 		c.compat(CompatTagCommand, "jambonz has no tag command and ignores it: customerData is unchanged (use the tag verb, or the REST API's tag)")
 	case "whisper":
 		c.whisper()
+	case "tts:tokens":
+		c.ttsTokens(ctx, m.Data)
+	case "tts:flush":
+		c.ttsFlush(ctx)
+	case "tts:clear":
+		c.ttsClear()
+	case "llm:tool-output":
+		c.toolOutput(ctx, m.ToolCallID, m.Data)
+	case "llm:update":
+		c.llmUpdate(m.Data)
 	default:
 		if !wssession.KnownCommand(m.Command) {
 			c.compat(CompatUnknownCommand, "jambonz does not know the %s command: it logs it and ignores it, with no jambonz:error", m.Command)
@@ -116,13 +130,13 @@ func (a *wsApp) redirectCommand(ctx context.Context, m wssession.AppMessage) {
 			c.log(zerolog.InfoLevel).RawJSON("child_call", r.child).Msg("redirect command: verbs for the dialed leg (simulated)")
 		}
 		if r.parent != nil {
-			c.queue = r.parent
+			c.replaceQueue(r.parent)
 			c.cutShort()
 		}
 	case m.QueueCommand:
 		c.queue = append(c.queue, r.verbs...)
 	default:
-		c.queue = r.verbs
+		c.replaceQueue(r.verbs)
 		c.cutShort()
 	}
 }

@@ -68,7 +68,7 @@ func BenchmarkHeldCalls(b *testing.B) {
 	sessions := make(chan struct{}, n)
 	app := pauseApp(b, secs, sessions)
 	cfg := Config{Listen: "127.0.0.1:0", DatabaseURL: "sqlite:" + filepath.Join(b.TempDir(), "node.db"), MaxCalls: n + 10}
-	cfg.EgressAllow, _ = parseEgressAllow("127.0.0.0/8")
+	cfg.EgressAllow, _ = parseEgressAllow(EnvEgressAllow, "127.0.0.0/8")
 	node, err := newNode(context.Background(), cfg, NodeOptions{}, nodeHooks{})
 	if err != nil {
 		b.Fatal(err)
@@ -84,6 +84,10 @@ func BenchmarkHeldCalls(b *testing.B) {
 	if err := node.store.PutAccount(context.Background(), nodestore.PutAccountParams{Account: acct}); err != nil {
 		b.Fatal(err)
 	}
+	hook, err := calls.ParseHook(nodestore.HookSpec{URL: app})
+	if err != nil {
+		b.Fatal(err)
+	}
 	network := NewCallNetwork(cfg.CallControl.WithDefaults(), callControlRules(cfg.WithDefaults()), node.log)
 	defer network.CloseIdleConnections()
 
@@ -96,7 +100,7 @@ func BenchmarkHeldCalls(b *testing.B) {
 		cpu0 := cpuTime()
 		sids := make([]string, n)
 		for i := range n {
-			if sids[i], err = node.calls.Start(calls.Request{Account: acct, CallHook: nodestore.HookSpec{URL: app}, From: "a", To: "b"}); err != nil {
+			if sids[i], err = node.calls.Start(ctx, calls.Request{Account: acct, CallHook: hook, From: "a", To: "b"}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -44,3 +44,31 @@ func TestStopClosesConnectionsLeftOpen(t *testing.T) {
 		t.Errorf("no warning of the connections closed:\n%s", logs.String())
 	}
 }
+
+// A browser pointed at the node is sent to the console, and the start-up line names
+// the console's URL; any other unknown path stays a 404.
+func TestRootRedirectsToTheConsole(t *testing.T) {
+	t.Parallel()
+	logs := newLogBuffer()
+	n := runNodeWith(t, testConfig(t), zerolog.New(logs), nodeHooks{})
+	logs.waitLine(t, "info", func(l map[string]any) bool {
+		return l["message"] == "switchboard node listening" && l["console"] == n.base+"/console/"
+	})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(n.base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/console/" {
+		t.Fatalf("GET /: %d, Location %q; want 302 to /console/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = client.Get(n.base + "/nothing-here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /nothing-here: %d, want 404", resp.StatusCode)
+	}
+}

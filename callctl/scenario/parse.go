@@ -133,7 +133,8 @@ const maxRefusedAttempts = 100
 
 // The WebSocket message types a request can have (expect.received[].type).
 var validMessageTypes = []string{"session:new", "session:reconnect", "session:redirect", "verb:hook", "dial:confirm",
-	"call:status", "verb:status", "jambonz:error"}
+	"call:status", "verb:status", "jambonz:error", "llm:event", "llm:tool-call", "tts:tokens-result",
+	"tts:streaming-event", "session:adulting"}
 
 // check returns the first problem of a decoded scenario, at its YAML path.
 func (s *Scenario) check() *pathError {
@@ -182,6 +183,9 @@ func (s *Scenario) check() *pathError {
 			return at(p+".sip_status", "%d is not a SIP status (100..699)", d.SIPStatus)
 		}
 	}
+	if err := s.Caller.check(); err != nil {
+		return err
+	}
 	for i, f := range s.Faults {
 		p := fmt.Sprintf("$.faults[%d]", i)
 		if f.AfterMessage < 1 {
@@ -203,9 +207,46 @@ func (s *Scenario) check() *pathError {
 		return at("$.network", "refuse + reset is %d; at most %d (no retry policy tries more)", n.Refuse+n.Reset, maxRefusedAttempts)
 	}
 	e := s.Expect
-	for i, v := range e.Verbs {
-		if !verbs.Known(v) {
-			return at(fmt.Sprintf("$.expect.verbs[%d]", i), "%q is not a verb", v)
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"verbs", e.Verbs}, {"verbs_in_order", e.VerbsInOrder}, {"verbs_include", e.VerbsInclude}} {
+		for i, v := range list.names {
+			p := fmt.Sprintf("$.expect.%s[%d]", list.key, i)
+			if !verbs.Known(v) {
+				return at(p, "%q is not a verb", v)
+			}
+			if c := verbs.Canonical(v); c != v {
+				return at(p, "%q runs as %q (jambonz normalises it): write %q", v, c, c)
+			}
+		}
+	}
+	for i, o := range e.ToolOutputs {
+		p := fmt.Sprintf("$.expect.tool_outputs[%d]", i)
+		switch {
+		case o.Tool == "" && o.ID == "":
+			return at(p, "name the tool call: tool (its name) or id")
+		case o.Nth < 0:
+			return at(p+".nth", "counts from 1")
+		}
+		for _, key := range slices.Sorted(maps.Keys(o.Output)) {
+			if _, err := ParsePath(key); err != nil {
+				return at(p+".output", "%v", err)
+			}
+		}
+	}
+	for i, c := range e.Sent {
+		p := fmt.Sprintf("$.expect.sent[%d]", i)
+		switch {
+		case c.Command == "":
+			return at(p, "name the command the app sent (e.g. llm:tool-output, tts:tokens)")
+		case c.Nth < 0:
+			return at(p+".nth", "counts from 1")
+		}
+		for _, key := range slices.Sorted(maps.Keys(c.Payload)) {
+			if _, err := ParsePath(key); err != nil {
+				return at(p+".payload", "%v", err)
+			}
 		}
 	}
 	if e.Status != "" && !slices.Contains(validStatuses, string(e.Status)) {
@@ -266,6 +307,85 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
+}
+
+// check returns the first problem of the far end's script, at its YAML path.
+func (c *Caller) check() *pathError {
+	for i, u := range c.Speech {
+		p := fmt.Sprintf("$.caller.speech[%d]", i)
+		if (u.Speech == "") == (u.Digits == "") {
+			return at(p, "give one of speech or digits")
+		}
+		if strings.Trim(string(u.Digits), "0123456789*#ABCD") != "" {
+			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", u.Digits)
+		}
+	}
+	for i, l := range c.LLM {
+		for j, t := range l.Turns {
+			p := fmt.Sprintf("$.caller.llm[%d].turns[%d]", i, j)
+			n := 0
+			for _, set := range []bool{t.Agent != "", t.User != "", t.ToolCall != nil, t.Event != nil} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				return at(p, "give one of agent, user, tool_call or event")
+			}
+			if t.ToolCall != nil && t.ToolCall.Name == "" {
+				return at(p+".tool_call", "a tool call needs a name")
+			}
+			if t.Event != nil {
+				if _, ok := t.Event["type"]; !ok {
+					if _, google := t.Event["serverContent"]; !google {
+						return at(p+".event", "a vendor event needs its type (e.g. response.done), or serverContent for Google")
+					}
+				}
+			}
+		}
+	}
+	for i, d := range c.Dials {
+		p := fmt.Sprintf("$.caller.dials[%d]", i)
+		switch d.AMD {
+		case "", "human", "machine", "silence", "fax", "tone", "error":
+		default:
+			return at(p+".amd", "%q: want one of human, machine, silence, fax, tone, error", d.AMD)
+		}
+		for j, k := range d.DTMF {
+			q := fmt.Sprintf("%s.dtmf[%d]", p, j)
+			if k.Digits == "" || strings.Trim(string(k.Digits), "0123456789*#ABCD") != "" {
+				return at(q+".digits", "%q is not DTMF (0-9, *, #, A-D)", k.Digits)
+			}
+			if k.Leg != "" && k.Leg != "callee" && k.Leg != "caller" {
+				return at(q+".leg", "%q: want callee or caller", k.Leg)
+			}
+		}
+		if r := d.Refer; r != nil && r.Leg != "" && r.Leg != "callee" && r.Leg != "caller" {
+			return at(p+".refer.leg", "%q: want callee or caller", r.Leg)
+		}
+		for j, g := range d.Confirm {
+			if g.Digits != "" && g.Speech != "" {
+				return at(fmt.Sprintf("%s.confirm[%d]", p, j), "give one of digits or speech")
+			}
+		}
+	}
+	for i, q := range c.Queues {
+		p := fmt.Sprintf("$.caller.queues[%d]", i)
+		if q.Position < 0 || q.Size < 0 || q.Position > q.Size && q.Size > 0 {
+			return at(p, "position %d and size %d: want 1 <= position <= size", q.Position, q.Size)
+		}
+	}
+	for i, cf := range c.Conferences {
+		for j, e := range cf.Events {
+			if e.Event != "start-talking" && e.Event != "stop-talking" {
+				return at(fmt.Sprintf("$.caller.conferences[%d].events[%d].event", i, j), "%q: want start-talking or stop-talking", e.Event)
+			}
+		}
+		if cf.Members < 0 {
+			return at(fmt.Sprintf("$.caller.conferences[%d].members", i), "must not be negative")
+		}
+	}
+	return nil
 }
 
 // CheckAppURL checks an application URL that a scenario names (or that

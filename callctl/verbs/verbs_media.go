@@ -102,8 +102,8 @@ type Listen struct {
 // Transcribe transcribes the call's audio and reports to TranscriptionHook.
 type Transcribe struct {
 	VerbID            string         `json:"id,omitempty"`
-	TranscriptionHook *Hook          `json:"transcriptionHook,omitempty"`
-	TranslationHook   *Hook          `json:"translationHook,omitempty"`
+	TranscriptionHook *Hook          `json:"transcriptionHook,omitempty" verb:"string"`
+	TranslationHook   *Hook          `json:"translationHook,omitempty" verb:"string"`
 	Recognizer        map[string]any `json:"recognizer,omitempty"`
 	EarlyMedia        bool           `json:"earlyMedia,omitempty"`
 	Channel           int            `json:"channel,omitempty"`

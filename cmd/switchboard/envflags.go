@@ -2,7 +2,7 @@ package main
 
 import (
 	"errors"
-
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -15,9 +15,10 @@ import (
 
 // Every setting a command takes from the environment has a typed flag of the same
 // meaning that wins over it, in one style across commands: durations are durations
-// (1500ms, 10s, 5m; a bare number is milliseconds, as the JAMBONES_* variables write
-// it), counts are integers. The -ms spellings of earlier releases stay accepted,
-// hidden.
+// with their unit (1500ms, 10s, 5m; a bare number is refused, since --drain-timeout 5
+// would be 5 ms to one reader and 5 s to another; 0 needs none), counts are integers.
+// The -ms spellings of earlier releases stay accepted, hidden, and take a bare number
+// of milliseconds as their name says.
 
 // flagKind says how a flag is typed and how its value goes into its variable.
 type flagKind int
@@ -48,8 +49,12 @@ var callControlFlags = []envFlag{
 	{name: "webhook-error-return", env: "JAMBONES_WEBHOOK_ERROR_RETURN", usage: "SIP status when the initial hook fails (default 480)", kind: kindInt},
 }
 
-// durationValue is a duration flag that also takes a bare number of milliseconds.
-type durationValue struct{ d *time.Duration }
+// durationValue is a duration flag. Only a -ms spelling (ms) also takes a bare
+// number, of milliseconds.
+type durationValue struct {
+	d  *time.Duration
+	ms bool
+}
 
 // String is "" for zero, so that help shows no "(default 0s)": a flag's default
 // is its variable's, stated in its usage.
@@ -62,13 +67,16 @@ func (v durationValue) String() string {
 
 func (v durationValue) Set(s string) error {
 	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n != 0 {
+		if !v.ms {
+			return fmt.Errorf("a duration needs its unit: %[1]ss, %[1]sms or %[1]sm", s)
+		}
 		*v.d = time.Duration(n) * time.Millisecond
 		return nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return errors.New("want a duration such as 1500ms, 10s or 5m (a bare number is milliseconds)")
+		return errors.New("want a duration such as 1500ms, 10s or 5m (with its unit)")
 	}
 	*v.d = d
 	return nil
@@ -106,9 +114,9 @@ func addEnvFlags(fs *pflag.FlagSet, flags []envFlag) *envFlags {
 		case kindDuration, kindHours:
 			d := new(time.Duration)
 			e.durs[f.name] = d
-			fs.Var(durationValue{d}, f.name, usage)
+			fs.Var(durationValue{d: d}, f.name, usage)
 			if f.legacy != "" {
-				fs.Var(durationValue{d}, f.legacy, "same as --"+f.name)
+				fs.Var(durationValue{d: d, ms: true}, f.legacy, "same as --"+f.name+", in milliseconds")
 			}
 		case kindInt:
 			fs.Int64(f.name, 0, usage)

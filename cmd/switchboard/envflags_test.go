@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// serve's flags are typed (durations as durations, a bare number being
-// milliseconds; counts as integers), win over the environment, keep their -ms
-// spellings, and a bad value is a usage error naming the flag.
+// serve's flags are typed (durations as durations with their unit; counts as
+// integers), win over the environment, keep their -ms spellings (a bare number of
+// milliseconds), and a bad value is a usage error naming the flag.
 func TestServeTypedFlags(t *testing.T) {
 	code, stdout, stderr := runCLI(t, map[string]string{"JAMBONES_HTTP_TIMEOUT": "9000"}, "serve", "--print-config",
-		"--drain-timeout", "2s", "--call-idle-timeout", "90000", "--call-retention", "48h", "--http-timeout", "1500ms",
+		"--drain-timeout", "2s", "--call-idle-timeout", "90s", "--call-retention", "48h", "--http-timeout", "1500ms",
 		"--ws-ping-interval", "1m", "--max-calls", "7")
 	wantExit(t, code, exitOK, stdout, stderr)
 	for _, want := range []string{"SWITCHBOARD_DRAIN_TIMEOUT_MS              2000", "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS          90000",
@@ -29,6 +29,8 @@ func TestServeTypedFlags(t *testing.T) {
 	for _, tc := range []struct{ args, mention string }{
 		{"--call-retention=90m", "--call-retention=1h30m0s: want whole hours"},
 		{"--drain-timeout=soon", "--drain-timeout"},
+		{"--drain-timeout=5", `invalid argument "5" for "--drain-timeout" flag: a duration needs its unit: 5s, 5ms or 5m`},
+		{"--node-lease=15000", "a duration needs its unit"},
 		{"--max-calls=many", "--max-calls"},
 		{"--http-timeout=0", `--http-timeout="0s" is invalid`},
 		{"--drain-timeout-ms=7200000", `--drain-timeout-ms="2h0m0s" is invalid`},

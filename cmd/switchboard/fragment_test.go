@@ -89,9 +89,9 @@ func TestFragmentExplainJSON(t *testing.T) {
 			rp: []string{"ct"}, explicit: true, delays: []int64{500, 1000}, total: 1500, ttf: 3*3000 + 1500},
 		{url: "wss://h/p#rc=1&rp=ct", env: map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "2000"}, transport: "websocket", rc: 1,
 			rp: []string{"ct"}, explicit: true, hsRetried: true, delays: []int64{500}, total: 500, ttf: 4500},
-		{url: "wss://h/p#rc=1&rp=ct", env: map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "2000"}, flags: []string{"--ws-handshake-timeout=100"},
+		{url: "wss://h/p#rc=1&rp=ct", env: map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "2000"}, flags: []string{"--ws-handshake-timeout=100ms"},
 			transport: "websocket", rc: 1, rp: []string{"ct"}, explicit: true, hsRetried: true, delays: []int64{500}, total: 500, ttf: 700},
-		{url: "https://h/p#rc=1&rp=ct", flags: []string{"--http-timeout", "250"}, transport: "http", rc: 1, rp: []string{"ct"}, explicit: true,
+		{url: "https://h/p#rc=1&rp=ct", flags: []string{"--http-timeout", "250ms"}, transport: "http", rc: 1, rp: []string{"ct"}, explicit: true,
 			delays: []int64{500}, total: 500, ttf: 1000},
 		{url: "https://h/p#rc=1&rp=ct", flags: []string{"--http-timeout-ms", "250"}, transport: "http", rc: 1, rp: []string{"ct"}, explicit: true,
 			delays: []int64{500}, total: 500, ttf: 1000},
@@ -152,12 +152,13 @@ func TestFragmentExplainRejects(t *testing.T) {
 		{"bad env value", map[string]string{"JAMBONES_HTTP_TIMEOUT": "ten"}, []string{"fragment", "explain", "https://h/p"}, "JAMBONES_HTTP_TIMEOUT"},
 		{"negative env value", map[string]string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "-5"}, []string{"fragment", "explain", "wss://h/p"}, "JAMBONES_WS_HANDSHAKE_TIMEOUT_MS"},
 		{"bad flag value", nil, []string{"fragment", "explain", "--http-timeout=0", "https://h/p"}, "--http-timeout"},
-		{"flag above the variable's range", nil, []string{"fragment", "explain", "--http-timeout=700000", "https://h/p"}, "600000"},
+		{"flag above the variable's range", nil, []string{"fragment", "explain", "--http-timeout=700s", "https://h/p"}, "600000"},
 		{"unknown flag", nil, []string{"fragment", "explain", "--bogus", "https://h/p"}, "unknown flag"},
 		{"unknown command", nil, []string{"frobnicate"}, "unknown command"},
 		{"unknown fragment subcommand", nil, []string{"fragment", "frobnicate"}, "unknown command"},
 		{"-ms flag named as given", nil, []string{"fragment", "explain", "--ws-handshake-timeout-ms=200000", "wss://h/p"}, "--ws-handshake-timeout-ms=\"3m20s\" is invalid"},
 		{"timeout not a duration", nil, []string{"fragment", "explain", "--http-timeout=2sec", "https://h/p"}, "want a duration such as 1500ms"},
+		{"timeout without its unit", nil, []string{"fragment", "explain", "--http-timeout=2500", "https://h/p"}, "a duration needs its unit: 2500s, 2500ms or 2500m"},
 		{"timeout below a millisecond", nil, []string{"fragment", "explain", "--ws-handshake-timeout=1.5ms", "wss://h/p"}, "--ws-handshake-timeout=1.5ms: want whole milliseconds"},
 		{"serve flag named, not its variable", nil, []string{"serve", "--listen", "bogus"}, "--listen=\"bogus\""},
 		{"serve variable named", map[string]string{"SWITCHBOARD_LISTEN": "bogus"}, []string{"serve"}, "SWITCHBOARD_LISTEN"},
@@ -202,8 +203,8 @@ func TestFragmentExplainWarnsOnce(t *testing.T) {
 	}
 }
 
-// The timeout flags are durations like serve's: 2s, 1500ms, a bare number of
-// milliseconds, and the hidden -ms spellings; a flag wins over the variable.
+// The timeout flags are durations like serve's: 2s, 1500ms, and the hidden -ms
+// spellings (a bare number of milliseconds); a flag wins over the variable.
 func TestFragmentExplainTimeoutFlagsAreDurations(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"JAMBONES_HTTP_TIMEOUT": "7000", "JAMBONES_WS_HANDSHAKE_TIMEOUT_MS": "900"}
@@ -215,12 +216,12 @@ func TestFragmentExplainTimeoutFlagsAreDurations(t *testing.T) {
 		{"https://h/p#rc=1", nil, 7000},
 		{"https://h/p#rc=1", []string{"--http-timeout", "2s"}, 2000},
 		{"https://h/p#rc=1", []string{"--http-timeout=1500ms"}, 1500},
-		{"https://h/p#rc=1", []string{"--http-timeout=2500"}, 2500},
+		{"https://h/p#rc=1", []string{"--http-timeout-ms=2500"}, 2500},
 		{"https://h/p#rc=1", []string{"--http-timeout-ms=3000"}, 3000},
 		{"https://h/p#rc=1", []string{"--http-timeout-ms=4s"}, 4000},
 		{"wss://h/p#rc=1", nil, 900},
 		{"wss://h/p#rc=1", []string{"--ws-handshake-timeout", "2s"}, 2000},
-		{"wss://h/p#rc=1", []string{"--ws-handshake-timeout=250"}, 250},
+		{"wss://h/p#rc=1", []string{"--ws-handshake-timeout-ms=250"}, 250},
 		{"wss://h/p#rc=1", []string{"--ws-handshake-timeout-ms=300"}, 300},
 		{"wss://h/p#rc=1", []string{"--http-timeout=2s"}, 900},
 	}

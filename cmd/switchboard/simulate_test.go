@@ -54,6 +54,7 @@ var kindKeys = map[string][]string{
 	"msg.sent": {"type", "msgid"}, "msg.recv": {"type", "msgid"}, "verb.start": {"verb"}, "verb.end": {"verb"},
 	"call.status": {"status"}, "alert": {"type", "detail"}, "call.end": {"status", "reason", "sip_status"},
 	"caller.input": {"input", "value"}, "fault": {"fault", "url", "attempt", "delay_ms", "jitter_ms"},
+	"agent.spoke": {"source", "text"},
 }
 
 func checkContract(t *testing.T, events []map[string]any, summary map[string]any) {

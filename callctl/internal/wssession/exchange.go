@@ -98,12 +98,12 @@ func (s *Session) receive(ctx context.Context, deadline time.Time) (AppMessage, 
 	}
 	m, err := DecodeAppMessage(raw)
 	if err != nil {
-		s.call.Received("invalid", "")
+		s.call.Received(AppMessage{Type: "invalid"})
 		s.call.Invalid(ctx, err, raw)
 		s.faults.counted(s)
 		return AppMessage{}, ErrHandled
 	}
-	s.call.Received(m.Type, m.MsgID)
+	s.call.Received(m)
 	if m.Type == MsgCommand && s.state == Resuming {
 		// Applied once session:reconnect is acked: its effects may send.
 		s.heldCommands = append(s.heldCommands, m)
@@ -123,12 +123,12 @@ func (s *Session) receive(ctx context.Context, deadline time.Time) (AppMessage, 
 func (s *Session) readFailed(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, wsclient.ErrBinaryFrame):
-		s.call.Received("binary", "")
+		s.call.Received(AppMessage{Type: "binary"})
 		s.call.Invalid(ctx, fmt.Errorf("%w: %v", ErrInvalidMessage, err), nil)
 		s.faults.counted(s)
 		return ErrHandled
 	case errors.Is(err, wsclient.ErrMessageTooLarge) && !errors.Is(err, wsclient.ErrDropped):
-		s.call.Received("oversized", "")
+		s.call.Received(AppMessage{Type: "oversized"})
 		s.call.Invalid(ctx, fmt.Errorf("%w: %v", ErrInvalidMessage, err), nil)
 		s.faults.counted(s)
 		return ErrHandled

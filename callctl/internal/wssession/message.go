@@ -34,6 +34,10 @@ type AppMessage struct {
 	Data json.RawMessage
 	// Raw is the message as received, for jambonz:error's content.
 	Raw []byte
+	// ToolCallID is llm:tool-output's tool_call_id (beside data, as the SDKs send
+	// it); CallSid the callSid a command names (a dialed leg), "" for the call's own.
+	ToolCallID string
+	CallSid    string
 }
 
 // commandsWithoutData may be sent with no data (jambonz's list); every other command
@@ -70,6 +74,8 @@ func DecodeAppMessage(raw []byte) (AppMessage, error) {
 		Command      json.RawMessage `json:"command"`
 		QueueCommand json.RawMessage `json:"queueCommand"`
 		Data         json.RawMessage `json:"data"`
+		ToolCallID   json.RawMessage `json:"tool_call_id"`
+		CallSid      json.RawMessage `json:"callSid"`
 	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -104,6 +110,10 @@ func DecodeAppMessage(raw []byte) (AppMessage, error) {
 			return AppMessage{}, invalidMessage("data property not supplied")
 		}
 		m.QueueCommand = truthy(env.QueueCommand)
+		// jambonz reads tool_call_id and callSid as they come (ws-requestor.js
+		// _onMessage); a string is what the SDKs send, anything else is kept as text.
+		m.ToolCallID = stringOrJSON(env.ToolCallID)
+		m.CallSid = stringOrJSON(env.CallSid)
 	default:
 		return AppMessage{}, invalidMessage("invalid type property: %s", env.Type)
 	}
@@ -123,6 +133,18 @@ func truthy(v json.RawMessage) bool {
 		}
 		return true
 	}
+}
+
+// stringOrJSON is a JSON string's text, another JSON value's text, "" for none.
+func stringOrJSON(raw json.RawMessage) string {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }
 
 func invalidMessage(format string, args ...any) error {
@@ -151,4 +173,12 @@ const (
 	MsgCallStatus       = "call:status"
 	MsgVerbStatus       = "verb:status"
 	MsgJambonzError     = "jambonz:error"
+	// The voice-AI messages and the dialed leg's adulting, fire and forget as
+	// jambonz sends them (ws-requestor.js MTYPE_WANTS_ACK lists those that do not
+	// wait). llm:event and llm:tool-call carry their hook.
+	MsgLlmEvent          = "llm:event"
+	MsgLlmToolCall       = "llm:tool-call"
+	MsgTtsTokensResult   = "tts:tokens-result"
+	MsgTtsStreamingEvent = "tts:streaming-event"
+	MsgSessionAdulting   = "session:adulting"
 )

@@ -69,7 +69,7 @@ type Call interface {
 	// as "invalid", "binary" or "oversized". Sent has the message's hook and data
 	// as they went out (session:new and session:reconnect data as JSON bytes).
 	Sent(typ, msgid, hook string, data any)
-	Received(typ, msgid string)
+	Received(m AppMessage)
 	// Attempt reports one connection attempt; reconnect tells an episode's from the
 	// first dial's.
 	Attempt(a wsclient.Attempt, reconnect bool)
@@ -269,11 +269,17 @@ func (s *Session) request(ctx context.Context, typ, hook string, data any) (json
 // Notify sends a fire-and-forget message (call:status, verb:status), best effort:
 // dropped when the session never opened or has ended.
 func (s *Session) Notify(ctx context.Context, typ string, data any) {
+	s.NotifyHook(ctx, typ, "", data)
+}
+
+// NotifyHook is Notify for the fire-and-forget messages that name a hook
+// (llm:event, llm:tool-call).
+func (s *Session) NotifyHook(ctx context.Context, typ, hook string, data any) {
 	if s.conn == nil || s.Ended() {
 		return
 	}
 	s.nextID++
-	_ = s.deliver(ctx, typ, strconv.Itoa(s.nextID), "", data)
+	_ = s.deliver(ctx, typ, strconv.Itoa(s.nextID), hook, data)
 }
 
 // Reject answers something unusable from the application with jambonz:error

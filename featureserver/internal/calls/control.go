@@ -135,12 +135,21 @@ func (m *Manager) Redirect(accountSid, callSid string, hook nodestore.HookSpec, 
 		h := statusHook
 		ctl.StatusHook = &callctl.StatusHook{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}
 		if m.opts.Status != nil {
-			if acct, err := m.store.GetAccount(context.Background(), accountSid); err == nil {
+			ctx, cancel := m.forWrite(context.Background())
+			acct, err := m.store.GetAccount(ctx, accountSid)
+			cancel()
+			if err == nil {
 				ctl.StatusHook.Notifier = m.opts.Status.ForCall(acct, *h)
 			}
 		}
 	}
 	return m.send(accountSid, callSid, ctl)
+}
+
+// ChildRedirect moves the dialed leg of an active call's dial in progress to the
+// application at url (callctl.Control.ChildCallHook); it fails as Redirect does.
+func (m *Manager) ChildRedirect(accountSid, callSid, url string) error {
+	return m.send(accountSid, callSid, callctl.Control{ChildCallHook: url})
 }
 
 // Mute mutes or unmutes an active call; it fails as Redirect does.

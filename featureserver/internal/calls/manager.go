@@ -96,6 +96,11 @@ type Options struct {
 	// vanish (a deleted SQLite file still takes writes) is not started. It must be
 	// cheap: it runs on every call. Default none.
 	Writable func() error
+	// WriteTimeout bounds each write of a call's record or alert (and Start's with
+	// the request's context): a stalled database fails the write (logged, retried
+	// for a call's final record, or the call refused) instead of holding the API
+	// request or the call. Default 10s.
+	WriteTimeout time.Duration
 	// Logger receives a line per call's end and every failure to record one; lines
 	// about a call carry its call_sid. Default: the zero Logger, which discards them.
 	Logger zerolog.Logger
@@ -108,6 +113,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 10 * time.Second
 	}
 	return o
 }
@@ -122,6 +130,7 @@ func (o Options) validate() error {
 		{o.Network != nil, "Network", "required"},
 		{o.MaxCalls >= 1, "MaxCalls", "must be at least 1"},
 		{o.IdleLimit > 0, "IdleLimit", "must be positive"},
+		{o.WriteTimeout > 0, "WriteTimeout", "must be positive"},
 	}
 	var errs []error
 	for _, c := range checks {
@@ -140,11 +149,28 @@ type Limits struct {
 	Events   int
 }
 
+// Hook is a call's application: its hook as the API and the store have it, and its
+// URL parsed, once, when the call was asked for.
+type Hook struct {
+	Spec nodestore.HookSpec
+	URL  fragment.Target
+}
+
+// ParseHook parses spec's URL (fragment.Parse): a URL that does not parse is its
+// error.
+func ParseHook(spec nodestore.HookSpec) (Hook, error) {
+	t, err := fragment.Parse(spec.URL)
+	if err != nil {
+		return Hook{}, err
+	}
+	return Hook{Spec: spec, URL: t}, nil
+}
+
 // Request is a call to start.
 type Request struct {
 	Account        nodestore.Account
 	ApplicationSid string
-	CallHook       nodestore.HookSpec
+	CallHook       Hook
 	CallStatusHook *nodestore.HookSpec
 	From, To       string
 	Tag            map[string]any
@@ -209,17 +235,21 @@ func New(opts Options) (*Manager, error) {
 
 // warnFragment logs, once per URL, why a URL's retry fragment was not taken as
 // written (an invalid rc, an unknown rp class): docs/call-control.md §1.
-func (m *Manager) warnFragment(raw string) {
-	t, err := fragment.Parse(raw)
-	if err != nil || len(t.Policy.Warnings) == 0 {
+func (m *Manager) warnFragment(t fragment.Target) {
+	if len(t.Policy.Warnings) == 0 {
 		return
 	}
-	if _, seen := m.warned.LoadOrStore(raw, true); seen {
+	if _, seen := m.warned.LoadOrStore(t.Raw, true); seen {
 		return
 	}
 	for _, w := range t.Policy.Warnings {
-		m.log.Warn().Str("url", raw).Msg(w)
+		m.log.Warn().Str("url", t.Raw).Msg(w)
 	}
+}
+
+// forWrite is ctx bounded by Options.WriteTimeout, for one write.
+func (m *Manager) forWrite(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, m.opts.WriteTimeout)
 }
 
 // writable is ErrUnwritable wrapped with Options.Writable's reason, or nil.
@@ -233,14 +263,19 @@ func (m *Manager) writable() error {
 	return nil
 }
 
-// Start starts a call and returns its sid at once; the call runs in the background
-// until it ends, is hung up or the manager drains. It fails with ErrDraining once
-// Drain began, with ErrTooManyCalls at MaxCalls active calls, and with the store's
-// error when the call cannot be put on record (then nothing runs).
-func (m *Manager) Start(req Request) (string, error) {
+// Start starts a call and returns its sid once the call is on record; the call runs
+// in the background until it ends, is hung up or the manager drains, whatever
+// becomes of ctx (the request's), which bounds the record's write only (and
+// Options.WriteTimeout with it). It fails with ErrDraining once Drain began, with
+// ErrTooManyCalls at MaxCalls active calls, and with the store's error when the call
+// cannot be put on record (then nothing runs).
+func (m *Manager) Start(ctx context.Context, req Request) (string, error) {
 	m.warnFragment(req.CallHook.URL)
 	if req.CallStatusHook != nil {
-		m.warnFragment(req.CallStatusHook.URL)
+		// The status hook's own fragment: parsed here alone, for its warnings.
+		if t, err := fragment.Parse(req.CallStatusHook.URL); err == nil {
+			m.warnFragment(t)
+		}
 	}
 	if err := m.writable(); err != nil {
 		return "", err
@@ -256,8 +291,8 @@ func (m *Manager) Start(req Request) (string, error) {
 		m.mu.Unlock()
 		return "", ErrTooManyCalls
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	lc := &liveCall{cancel: cancel, appURL: req.CallHook.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
+	callCtx, cancel := context.WithCancelCause(context.Background())
+	lc := &liveCall{cancel: cancel, appURL: req.CallHook.Spec.URL, control: make(chan callctl.Control, controlBacklog), done: make(chan struct{}), view: nodestore.Call{
 		CallSid: sid, AccountSid: req.Account.Sid, ApplicationSid: req.ApplicationSid, Node: m.opts.Node,
 		From: opts.Call.From, To: opts.Call.To, Direction: opts.Call.Direction,
 		CallStatus: string(callctl.StatusTrying), Active: true, CreatedAt: m.opts.Clock.Now().UTC().Truncate(time.Millisecond), // the API's one precision
@@ -269,7 +304,10 @@ func (m *Manager) Start(req Request) (string, error) {
 
 	// The call is on record from its start, so a crash of the node cannot make it
 	// vanish (RecoverInterrupted ends such records at the next start).
-	if err := m.store.SaveCall(context.Background(), lc.view); err != nil {
+	saveCtx, saved := m.forWrite(ctx)
+	err := m.store.SaveCall(saveCtx, lc.view)
+	saved()
+	if err != nil {
 		m.mu.Lock()
 		delete(m.calls, sid)
 		m.mu.Unlock()
@@ -283,7 +321,7 @@ func (m *Manager) Start(req Request) (string, error) {
 	opts.OnEvent = func(e callctl.Event) { m.observe(lc, req.Account, e) }
 	opts.Control = lc.control
 	m.metrics.CallStarted()
-	go m.run(ctx, lc, req, opts)
+	go m.run(callCtx, lc, req, opts)
 	return sid, nil
 }
 
@@ -292,21 +330,20 @@ func (m *Manager) Start(req Request) (string, error) {
 // go through Options.Status (a WebSocket application's go over its socket, which a
 // crash closes).
 func (m *Manager) recovery(req Request, opts callctl.Options) *nodestore.CallRecovery {
-	if req.CallStatusHook == nil || m.opts.Status == nil {
-		return nil
-	}
-	if t, err := fragment.Parse(req.CallHook.URL); err != nil || t.Policy.Transport != fragment.HTTP {
+	if req.CallStatusHook == nil || m.opts.Status == nil || req.CallHook.URL.Policy.Transport != fragment.HTTP {
 		return nil
 	}
 	if t, err := fragment.Parse(req.CallStatusHook.URL); err != nil || t.Policy.Transport != fragment.HTTP {
 		return nil // a ws(s) status hook of an HTTP app gets nothing (docs/compatibility.md §7)
 	}
-	return &nodestore.CallRecovery{AppURL: req.CallHook.URL, StatusHook: *req.CallStatusHook, Fields: opts.Call.Fields()}
+	return &nodestore.CallRecovery{AppURL: req.CallHook.Spec.URL, StatusHook: *req.CallStatusHook, Fields: opts.Call.Fields()}
 }
 
 func (m *Manager) callOptions(req Request, sid string) callctl.Options {
-	opts := m.opts.Network.CallOptions(req.CallHook.URL)
-	opts.Method, opts.Username, opts.Password = req.CallHook.Method, req.CallHook.Username, req.CallHook.Password
+	hook := req.CallHook.Spec
+	opts := m.opts.Network.CallOptions(hook.URL)
+	opts.App = req.CallHook.URL // parsed once, when the call was asked for
+	opts.Method, opts.Username, opts.Password = hook.Method, hook.Username, hook.Password
 	// A rotated secret signs beside the new one while its grace period lasts.
 	if secrets := req.Account.SigningSecrets(m.opts.Clock.Now()); len(secrets) > 1 {
 		opts.Secret, opts.PreviousSecret = secrets[0], secrets[1]
@@ -400,7 +437,7 @@ const (
 func (m *Manager) saveFinal(log zerolog.Logger, view nodestore.Call) {
 	delay := saveRetryFirst
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := m.forWrite(context.Background())
 		err := m.store.SaveCall(ctx, view)
 		cancel()
 		if err == nil {
@@ -439,7 +476,10 @@ func (m *Manager) observe(lc *liveCall, account nodestore.Account, e callctl.Eve
 		// Answered: on record as such, with its timeline so far, so that a crash
 		// now leaves a completed call (Interrupted). This runs on the call's
 		// goroutine, before the record of its end.
-		if err := m.store.SaveCall(context.Background(), lc.snapshot(true)); err != nil {
+		ctx, cancel := m.forWrite(context.Background())
+		err := m.store.SaveCall(ctx, lc.snapshot(true))
+		cancel()
+		if err != nil {
 			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("recording the answered call failed")
 		}
 	}
@@ -451,7 +491,10 @@ func (m *Manager) observe(lc *liveCall, account nodestore.Account, e callctl.Eve
 		}
 		alert := nodestore.Alert{AccountSid: account.Sid, Type: string(e.AlertType), CallSid: e.CallSid,
 			URL: url, Detail: e.Detail, Time: m.opts.Clock.Now().UTC()}
-		if err := m.store.AddAlert(context.Background(), alert); err != nil {
+		ctx, cancel := m.forWrite(context.Background())
+		err := m.store.AddAlert(ctx, alert)
+		cancel()
+		if err != nil {
 			m.log.Error().Err(err).Str("call_sid", e.CallSid).Msg("storing an alert failed")
 		}
 	}

@@ -58,10 +58,18 @@ func TestFragmentWarningsLoggedOncePerURL(t *testing.T) {
 	t.Parallel()
 	var logs testkit.SyncBuffer
 	m := newManager(t, Options{Logger: zerolog.New(&logs)})
-	for range 3 {
-		m.warnFragment("http://127.0.0.1:1/call#rc=abc&rp=bogus")
+	warn := func(raw string) {
+		t.Helper()
+		hook, err := ParseHook(nodestore.HookSpec{URL: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.warnFragment(hook.URL)
 	}
-	m.warnFragment("http://127.0.0.1:1/other")
+	for range 3 {
+		warn("http://127.0.0.1:1/call#rc=abc&rp=bogus")
+	}
+	warn("http://127.0.0.1:1/other")
 	if n := strings.Count(logs.String(), `"level":"warn"`); n != 3 {
 		t.Errorf("%d warnings logged, want 3 (rc, the unknown class, the rp fallback: once):\n%s", n, logs.String())
 	}

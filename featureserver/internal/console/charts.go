@@ -35,9 +35,9 @@ const (
 	chartH = 90
 )
 
-// outcomeClass groups outcomes into the chart's colours: success, throttled,
+// outcomeColour is the CSS class of an outcome in the charts: success, throttled,
 // failures, and the rest.
-func outcomeClass(o string) string {
+func outcomeColour(o string) string {
 	switch o {
 	case "success":
 		return "o-success"
@@ -69,7 +69,7 @@ func attemptsChart(st outboxapi.WebhookStats) chart {
 	}
 	sort.Strings(outcomes)
 	for _, o := range outcomes {
-		c.Legend = append(c.Legend, legendItem{Class: outcomeClass(o), Label: o, Count: st.Totals[o]})
+		c.Legend = append(c.Legend, legendItem{Class: outcomeColour(o), Label: o, Count: st.Totals[o]})
 	}
 	w := float64(chartW) / float64(len(st.Buckets))
 	for i, b := range st.Buckets {
@@ -81,7 +81,7 @@ func attemptsChart(st outboxapi.WebhookStats) chart {
 			}
 			h := float64(n) / float64(c.Max) * (chartH - 4)
 			y -= h
-			c.Bars = append(c.Bars, bar{X: float64(i)*w + 1, Y: y, W: w - 2, H: h, Class: outcomeClass(o),
+			c.Bars = append(c.Bars, bar{X: float64(i)*w + 1, Y: y, W: w - 2, H: h, Class: outcomeColour(o),
 				Title: fmt.Sprintf("%s: %d %s", b.Start.UTC().Format("Jan 2 15:04Z"), n, o)})
 		}
 	}

@@ -65,7 +65,7 @@ var laneOf = map[string]int{
 	"hook.attempt": 0, "hook.retry": 0, "fault": 0,
 	"ws.open": 1, "ws.close": 1, "ws.reconnect": 1,
 	"msg.sent": 2, "msg.recv": 2,
-	"verb.start": 3, "verb.end": 3, "caller.input": 3,
+	"verb.start": 3, "verb.end": 3, "caller.input": 3, "agent.spoke": 3,
 	"call.start": 4, "call.status": 4, "call.end": 4,
 	"alert": 5, "compat": 5,
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/fragment"
 )
@@ -22,20 +23,26 @@ type hookBody struct {
 
 // spec validates the hook's URL and returns it as stored.
 func (h *hookBody) spec(field string, allowWebSocket bool) (nodestore.HookSpec, error) {
-	t, err := fragment.Parse(h.URL)
+	hook, err := h.hook(field, allowWebSocket)
+	return hook.Spec, err
+}
+
+// hook validates the hook's URL and returns it as stored, with the URL parsed.
+func (h *hookBody) hook(field string, allowWebSocket bool) (calls.Hook, error) {
+	hook, err := calls.ParseHook(nodestore.HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password})
 	if err != nil {
-		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+		return calls.Hook{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
 			Location: "body." + field + ".url", Message: err.Error(), Value: fragment.Redact(h.URL)})
 	}
-	if !allowWebSocket && t.Policy.Transport == fragment.WebSocket {
-		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+	if !allowWebSocket && hook.URL.Policy.Transport == fragment.WebSocket {
+		return calls.Hook{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
 			Location: "body." + field + ".url", Message: "must be an http or https URL", Value: fragment.Redact(h.URL)})
 	}
 	if (h.Username == "") != (h.Password == "") {
-		return nodestore.HookSpec{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
+		return calls.Hook{}, huma.Error422UnprocessableEntity("invalid "+field, &huma.ErrorDetail{
 			Location: "body." + field, Message: "username and password go together (HTTP Basic auth)"})
 	}
-	return nodestore.HookSpec{URL: h.URL, Method: h.Method, Username: h.Username, Password: h.Password}, nil
+	return hook, nil
 }
 
 // redirectSpec validates a redirect's hook: an absolute URL as spec takes it, or a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
+
 	"github.com/switchboard-voice/switchboard/callctl"
 	"net/http"
 	"net/url"
@@ -103,23 +105,20 @@ type updateCallBody struct {
 	MuteStatus     string   `json:"mute_status,omitempty" enum:"mute,unmute"`
 	Whisper        any      `json:"whisper,omitempty" doc:"Say or play verbs to the parties of a dial in progress; ignored otherwise, as jambonz ignores it (a compat warning)"`
 
-	ChildCallHook               any `json:"child_call_hook,omitempty" doc:"Refused: the node simulates no child calls"`
-	ConfMuteStatus              any `json:"conf_mute_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
-	ConfHoldStatus              any `json:"conf_hold_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
-	ListenStatus                any `json:"listen_status,omitempty" doc:"Accepted and recorded: media streams are simulated"`
-	SipRequest                  any `json:"sip_request,omitempty" doc:"Refused: jambonz answers with the SIP response, which a simulated call has none of"`
-	Record                      any `json:"record,omitempty" doc:"Accepted and recorded: no recording"`
-	Dub                         any `json:"dub,omitempty" doc:"Accepted and recorded: media is simulated"`
-	MediaPath                   any `json:"media_path,omitempty" doc:"Accepted and recorded: media is simulated"`
-	ConferenceParticipantAction any `json:"conferenceParticipantAction,omitempty" doc:"Accepted and recorded: conferences are simulated"`
+	ChildCallHook               *hookRef `json:"child_call_hook,omitempty" doc:"Moves the dialed leg of a dial in progress to this application (session:redirect with the leg's details; the leg leaves the call)"`
+	ConfMuteStatus              any      `json:"conf_mute_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
+	ConfHoldStatus              any      `json:"conf_hold_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
+	ListenStatus                any      `json:"listen_status,omitempty" doc:"Accepted and recorded: media streams are simulated"`
+	SipRequest                  any      `json:"sip_request,omitempty" doc:"Refused: jambonz answers with the SIP response, which a simulated call has none of"`
+	Record                      any      `json:"record,omitempty" doc:"Accepted and recorded: no recording"`
+	Dub                         any      `json:"dub,omitempty" doc:"Accepted and recorded: media is simulated"`
+	MediaPath                   any      `json:"media_path,omitempty" doc:"Accepted and recorded: media is simulated"`
+	ConferenceParticipantAction any      `json:"conferenceParticipantAction,omitempty" doc:"Accepted and recorded: conferences are simulated"`
 }
 
 // refused names the fields of b the node cannot carry out.
 func (b *updateCallBody) refused() (field, why string) {
-	switch {
-	case b.ChildCallHook != nil:
-		return "child_call_hook", "the node simulates no child calls"
-	case b.SipRequest != nil:
+	if b.SipRequest != nil {
 		return "sip_request", "jambonz answers with the SIP response, and a simulated call has no SIP dialog"
 	}
 	return "", ""
@@ -159,15 +158,16 @@ func (a *API) registerCalls(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		sid, err := a.calls.Start(req)
+		sid, err := a.calls.Start(ctx, req)
 		switch {
 		case errors.Is(err, calls.ErrDraining):
 			return nil, huma.Error503ServiceUnavailable("the node is shutting down")
 		case errors.Is(err, calls.ErrTooManyCalls):
 			return nil, huma.Error503ServiceUnavailable("too many active calls")
 		case errors.Is(err, calls.ErrUnwritable):
-			// The reason (the file deleted, read-only, full) is the operator's to fix.
-			return nil, huma.Error503ServiceUnavailable(err.Error())
+			// The reason (the file deleted, read-only, full) is the operator's to fix,
+			// in the node's log: the answer shows no path nor driver error.
+			return nil, huma.Error503ServiceUnavailable(calls.ErrUnwritable.Error())
 		case err != nil:
 			return nil, a.internal(err)
 		}
@@ -311,12 +311,16 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 			}
 			return req, a.internal(err)
 		}
+		hook, err := calls.ParseHook(app.CallHook)
+		if err != nil { // checked when the application was stored
+			return req, a.internal(fmt.Errorf("application %s: %w", app.Sid, err))
+		}
 		// jambonz's API takes the application's hooks and speech settings
 		// (jambonz-api-server validateCreateCall).
-		req.CallHook, req.CallStatusHook = app.CallHook, app.CallStatusHook
+		req.CallHook, req.CallStatusHook = hook, app.CallStatusHook
 		req.Application = applicationOf(app.ApplicationSettings)
 	case b.CallHook != nil:
-		hook, err := b.CallHook.spec("call_hook", true)
+		hook, err := b.CallHook.hook("call_hook", true)
 		if err != nil {
 			return req, err
 		}
@@ -357,13 +361,13 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 	}
 	set := 0
 	media := b.mediaUpdate()
-	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != "", media != ""} {
+	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != "", media != "", b.ChildCallHook != nil} {
 		if given {
 			set++
 		}
 	}
 	if set != 1 {
-		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status or a media update (whisper, listen_status, record ...)")
+		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status, child_call_hook or a media update (whisper, listen_status, record ...)")
 	}
 	var err error
 	status := ""
@@ -372,6 +376,12 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 		err, status = a.calls.Hangup(acct.Sid, in.CallSid), "hanging up"
 	case b.CallStatus == "no-answer":
 		err, status = a.calls.NoAnswer(acct.Sid, in.CallSid), "canceling"
+	case b.ChildCallHook != nil:
+		hook, herr := b.ChildCallHook.redirectSpec("child_call_hook")
+		if herr != nil {
+			return nil, herr
+		}
+		err, status = a.calls.ChildRedirect(acct.Sid, in.CallSid, hook.URL), "redirecting the dialed leg"
 	case b.CallHook != nil:
 		hook, herr := b.CallHook.redirectSpec("call_hook")
 		if herr != nil {

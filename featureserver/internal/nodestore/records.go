@@ -141,7 +141,7 @@ func EndedRecord(sid, record string, end func(Call) Call) (string, error) {
 // AccountTables are the tables whose rows belong to an account, by an account_sid
 // column: deleting an account deletes its rows of each.
 var AccountTables = []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications",
-	"fs_console_sessions"}
+	"fs_console_sessions", "fs_messages"}
 
 // ScanNotifications reads a row of an account's webhook URL and stored e-mails; a
 // query that found none (noRows, its driver's error for no row) is the empty

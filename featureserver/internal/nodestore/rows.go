@@ -79,6 +79,19 @@ type Alert struct {
 	AccountSid string    `json:"-"`
 }
 
+// Message is an SMS message an account sent through the REST API's Messages route
+// (simulated: recorded, never delivered).
+type Message struct {
+	MessageSid string    `json:"message_sid"`
+	AccountSid string    `json:"account_sid"`
+	From       string    `json:"from"`
+	To         string    `json:"to"`
+	Text       string    `json:"text,omitempty"`
+	Media      string    `json:"media,omitempty"`
+	Status     string    `json:"message_status"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
 // Call is the record of a call: its state while it runs and once it ended, with its
 // timeline. Its JSON form is the call as the REST API shows it.
 type Call struct {

@@ -167,3 +167,23 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 		return a, err
 	})
 }
+
+// AddMessage inserts the message's row.
+func (s *Store) AddMessage(ctx context.Context, m nodestore.Message) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO fs_messages(message_sid, account_sid, from_number, to_number, body, media, status, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, m.MessageSid, m.AccountSid, m.From, m.To, m.Text, m.Media, m.Status, ms(m.CreatedAt))
+	return err
+}
+
+// ListMessages reads the account's rows, newest first.
+func (s *Store) ListMessages(ctx context.Context, accountSid string, limit int) ([]nodestore.Message, error) {
+	rows, err := s.pool.Query(ctx, `SELECT message_sid, from_number, to_number, body, media, status, created_at FROM fs_messages
+		WHERE account_sid = $1 ORDER BY created_at DESC, message_sid LIMIT $2`, accountSid, limit)
+	return sqlrows.Collect([]nodestore.Message{}, rows, err, func(r sqlrows.Row) (nodestore.Message, error) {
+		m := nodestore.Message{AccountSid: accountSid}
+		var at time.Time
+		err := r.Scan(&m.MessageSid, &m.From, &m.To, &m.Text, &m.Media, &m.Status, &at)
+		m.CreatedAt = at.UTC()
+		return m, err
+	})
+}
