@@ -466,7 +466,8 @@ func TestWSDialConfirm(t *testing.T) {
 func TestWSCloseCodesAtTheEnd(t *testing.T) {
 	_, url := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), say("hello"))
-		s.next("call:status")
+		s.next("call:status") // trying
+		s.next("call:status") // in-progress: the say plays
 		_ = s.conn.Close(websocket.StatusNormalClosure, "done")
 	})
 	r := run(t, baseOptions(t, url))
