@@ -3,6 +3,8 @@ package callctl
 import (
 	"context"
 
+	"github.com/switchboard-voice/switchboard/fragment"
+
 	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 )
@@ -90,4 +92,49 @@ func (c *callRun) hookVerbs(ctx context.Context, typ string, h *verbs.Hook, payl
 		c.compat(CompatActionHookNotVerbs, "%s answered %s: jambonz reads no verbs from it and goes on with the verbs it has", ans.url, ans.notArray)
 	}
 	return ans.verbs, ans.replaces(), true
+}
+
+// gatherAction requests a gather's action hook as jambonz's gather does
+// (lib/tasks/gather.js _resolve): when the hook fails or answers verbs that do not
+// validate, the gather raises an invalid-app-payload alert, tells a WebSocket
+// application with jambonz:error and sends a call:status carrying error and reason;
+// the call goes on.
+func (c *callRun) gatherAction(ctx context.Context, g *verbs.Gather, extra map[string]any) {
+	if g.ActionHook == nil || c.ended || c.cut {
+		return
+	}
+	payload := c.payload(extra)
+	if id := g.ID(); id != "" {
+		payload["verb_id"] = id
+	}
+	alerts := len(c.result.Alerts)
+	ans, ok := c.app.hook(ctx, wssession.MsgVerbHook, g.ActionHook, payload)
+	switch {
+	case ok:
+		c.takeAnswer(ctx, g, ans)
+		if ans.err != nil {
+			c.gatherHookFailed(ctx, ans.err.Error())
+		}
+	case len(c.result.Alerts) > alerts && !c.ended:
+		// The hook failed (alerted by the app); not when it was cut short.
+		why := c.result.Alerts[len(c.result.Alerts)-1].Detail
+		c.alert(AlertInvalidAppPayload, fragment.Redact(g.ActionHook.URL), "actionHook returned invalid verb syntax: "+why)
+		if ws, isWS := c.app.(*wsApp); isWS {
+			data := map[string]any{"msg": "invalid actionHook response", "details": why, "verb": g.Name()}
+			if id := g.ID(); id != "" {
+				data["id"] = id
+			}
+			ws.s.Notify(ctx, wssession.MsgJambonzError, data)
+		}
+		c.gatherHookFailed(ctx, why)
+	}
+	c.checkDeadline()
+}
+
+// gatherHookFailed sends the call:status jambonz's gather sends after a failed
+// action hook: the call's fields with error and reason.
+func (c *callRun) gatherHookFailed(ctx context.Context, why string) {
+	fields := c.info.fields()
+	fields["error"], fields["reason"] = "invalid actionHook response", why
+	c.statusApp().notify(ctx, fields)
 }

@@ -527,6 +527,12 @@ func (c *callRun) end(s Status, reason string, sip int) {
 	if s == StatusCompleted {
 		d := int(c.elapsed().Round(time.Second) / time.Second)
 		c.info.Duration = &d
+		// Who ended the dialog: the caller's BYE, or jambonz destroying it
+		// (lib/session/call-session.js wrapDialog, inbound-call-session.js _hangup).
+		c.info.CallTerminationBy = "jambonz"
+	}
+	if reason == ReasonCallerHangup {
+		c.info.CallTerminationBy = "caller" // a BYE, or the caller's CANCEL (_onCancel)
 	}
 	if sip != c.info.SipStatus {
 		c.info.SipReason = sipReason(sip)

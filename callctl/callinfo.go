@@ -49,9 +49,12 @@ type CallInfo struct {
 	OriginatingSipTrunkName string `json:"originating_sip_trunk_name,omitempty"`
 	// CallerName is the display name of the INVITE's From; only the inbound call
 	// hook carries it (caller_name).
-	CallerName   string         `json:"-"`
-	Duration     *int           `json:"duration,omitempty"` // seconds, once completed
-	CustomerData map[string]any `json:"customerData,omitempty"`
+	CallerName string `json:"-"`
+	// CallTerminationBy says who ended the call: "caller" (a BYE or a CANCEL) or
+	// "jambonz" (the node hung up), once it ended.
+	CallTerminationBy string         `json:"call_termination_by,omitempty"`
+	Duration          *int           `json:"duration,omitempty"` // seconds, once completed
+	CustomerData      map[string]any `json:"customerData,omitempty"`
 	// EnvVars are the application's environment variables (env_vars): the call
 	// hook (or session:new) carries them, as jambonz sends an application's, and no
 	// later hook does. Options.Application.EnvVars, when set, wins.
@@ -132,6 +135,9 @@ func (ci *CallInfo) fields() map[string]any {
 	}
 	if ci.OriginatingSipTrunkName != "" {
 		m["originating_sip_trunk_name"] = ci.OriginatingSipTrunkName
+	}
+	if ci.CallTerminationBy != "" {
+		m["call_termination_by"] = ci.CallTerminationBy
 	}
 	if ci.Duration != nil {
 		m["duration"] = *ci.Duration

@@ -274,7 +274,7 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 				}})
 			}
 		}
-		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "speechDetected", "speech": map[string]any{
+		c.gatherAction(ctx, g, map[string]any{"reason": "speechDetected", "speech": map[string]any{
 			"language_code": "en-US", "is_final": true,
 			"alternatives": []any{map[string]any{"transcript": in.Speech, "confidence": 0.92}},
 		}})
@@ -295,10 +295,10 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 		}
 	}
 	if !out.digits {
-		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
+		c.gatherAction(ctx, g, map[string]any{"reason": "timeout"})
 		return
 	}
-	c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "dtmfDetected", "digits": out.buffer})
+	c.gatherAction(ctx, g, map[string]any{"reason": "dtmfDetected", "digits": out.buffer})
 }
 
 // gatherOutcome is how a gather of digits ends (collectDigits): at, after the prompt;

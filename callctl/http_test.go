@@ -358,10 +358,12 @@ func TestHTTPActionHookFailureContinues(t *testing.T) {
 	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
 		t.Fatalf("verbs %v", r.Verbs)
 	}
-	if n := len(r.Alerts); n != 4 { // /g, and /status thrice (trying, in-progress, completed)
+	// /g, as a webhook failure and as the gather's invalid-app-payload; /status four
+	// times (trying, in-progress, the gather's error notification, completed).
+	if n := len(r.Alerts); n != 6 {
 		t.Fatalf("alerts %v", r.Alerts)
 	}
-	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/status", "/g", "/status"}) {
+	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/status", "/g", "/status", "/status"}) {
 		t.Fatalf("requests %v", got)
 	}
 }

@@ -152,3 +152,22 @@ func TestStatusHookTransports(t *testing.T) {
 		t.Errorf("compat %v", r.Compat)
 	}
 }
+
+// The final status names who ended the call (call_termination_by): the caller's
+// hangup, or jambonz's.
+func TestCallTerminationBy(t *testing.T) {
+	for _, tc := range []struct {
+		hangupAfter time.Duration
+		want        string
+	}{{0, "jambonz"}, {time.Second, "caller"}} {
+		srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(say("a long enough greeting to be cut"), hangupVerb)})
+		o := baseOptions(t, url+"/call")
+		o.StatusHookURL = "/status"
+		o.Script.HangupAfter = tc.hangupAfter
+		run(t, o)
+		final := srv.last("/status").payload
+		if final["call_status"] != "completed" || final["call_termination_by"] != tc.want {
+			t.Errorf("final status %v, want call_termination_by %s", final, tc.want)
+		}
+	}
+}
