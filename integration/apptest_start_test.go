@@ -197,6 +197,25 @@ func TestAppTestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	untilWaiting("b.yaml mended")
+	// What editors and sed -i leave in the app's files for a moment (a temporary
+	// file, created then renamed away) or beside them (a backup) changes nothing:
+	// the next run is the scenario file's alone.
+	tmp := filepath.Join(dir, "app", "sedX1b2c3")
+	if err := os.WriteFile(tmp, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(t.TempDir(), "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app", "menu.txt~"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tests", "a.yaml"), []byte("caller:\n  gathers: [{digits: \"1\"}]\n# touched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if run := untilWaiting("a temporary file, a backup, then a.yaml"); !strings.HasPrefix(run, "\n--- tests/a.yaml changed: running 1 scenario(s)\n") {
+		t.Fatalf("a temporary file, a backup, then a.yaml: the next run is\n%s", run)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "app", "menu.txt"), []byte("v2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
