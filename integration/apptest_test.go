@@ -312,7 +312,9 @@ func TestAppTestSnapshots(t *testing.T) {
 	app.changed.Store(true)
 	code, stdout, _ = sbTest(t, dir, nil, ".")
 	for _, want := range []string{"FAIL  menu/sales ", "      snapshot: the call differs from its snapshot in menu.snap.yaml (- snapshot, + this call; --update records this one)",
-		"      --- snapshot\n      +++ this call\n", "\n       verbs:\n         - say\n      -  - gather\n", "\n      -      digits: \"1\"\n"} {
+		// numbered with the snapshot file's lines: menu/sales's reason: is its line 5
+		"      --- menu.snap.yaml\n      +++ this call\n      @@ -5,21 +5,11 @@ verbs:\n", "\n       verbs:\n         - say\n      -  - gather\n",
+		"\n      -      digits: \"1\"\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("a changed app: no %q in\n%s", want, stdout)
 		}

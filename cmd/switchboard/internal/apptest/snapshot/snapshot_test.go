@@ -2,8 +2,10 @@ package snapshot_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,14 +94,18 @@ func TestFileAndDiff(t *testing.T) {
 	if err != nil || len(back.Entries) != 1 {
 		t.Fatalf("read back: %+v, %v", back, err)
 	}
-	if d := snapshot.Diff(back.Entries["ivr/sales"], snapshot.Record(call("1"), spec)); d != "" {
+	if d := back.DiffIn("ivr/sales", snapshot.Record(call("1"), spec)); d != "" {
 		t.Fatalf("the same call differs:\n%s", d)
 	}
-	d := snapshot.Diff(back.Entries["ivr/sales"], snapshot.Record(call("2"), spec))
-	if !strings.HasPrefix(d, "--- snapshot\n+++ this call\n@@") || !strings.Contains(d, "\n-      digits: \"1\"\n+      digits: \"2\"\n") {
-		t.Fatalf("diff:\n%s", d)
-	}
 	raw, _ := os.ReadFile(path)
+	// The hunk is numbered with the file's lines and headed with the request it is
+	// in: the digits line is the file's.
+	d := back.DiffIn("ivr/sales", snapshot.Record(call("2"), spec))
+	digitsLine := slices.Index(strings.Split(string(raw), "\n"), `        digits: "1"`) + 1
+	header := fmt.Sprintf("@@ -%d,7 +%d,7 @@ requests[1] hook: /gather\n", digitsLine-3, digitsLine-3)
+	if !strings.HasPrefix(d, "--- "+path+"\n+++ this call\n"+header) || !strings.Contains(d, "\n-      digits: \"1\"\n+      digits: \"2\"\n") {
+		t.Fatalf("diff (want the hunk %q):\n%s\nof\n%s", header, d, raw)
+	}
 	if !strings.HasPrefix(string(raw), "# Snapshots of ivr.yaml") || strings.Contains(string(raw), "gone") {
 		t.Fatalf("file:\n%s", raw)
 	}
