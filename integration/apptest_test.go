@@ -309,6 +309,11 @@ func TestAppTestSnapshots(t *testing.T) {
 	if code, stdout, _ = sbTest(t, dir, nil, "."); code != 0 {
 		t.Fatalf("the same app: exit %d\n%s", code, stdout)
 	}
+	// --update of calls that did what their snapshots say leaves the file alone.
+	if code, stdout, _ = sbTest(t, dir, nil, "--update", "."); code != 0 || strings.Contains(stdout, "wrote") ||
+		!strings.Contains(stdout, "\n1 snapshot file(s) unchanged\n") {
+		t.Fatalf("--update again: exit %d\n%s", code, stdout)
+	}
 	app.changed.Store(true)
 	code, stdout, _ = sbTest(t, dir, nil, ".")
 	for _, want := range []string{"FAIL  menu/sales ", "      snapshot: the call differs from its snapshot in menu.snap.yaml (- snapshot, + this call; --update records this one)",

@@ -178,8 +178,9 @@ func (f *File) Exists() bool {
 
 // Write writes the entries of names, in that order (the scenario file's), dropping
 // the others: those of cases the scenario file no longer has. source names the
-// scenario file in the header.
-func (f *File) Write(source string, names []string) error {
+// scenario file in the header. A file that would not change is left as it is:
+// written reports whether it changed.
+func (f *File) Write(source string, names []string) (written bool, err error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Snapshots of %s, written by `switchboard test --update`: what each scenario's\n", filepath.Base(source))
 	b.WriteString("# call did. A change to this file is a change of the app's behaviour: review it.\n")
@@ -190,7 +191,7 @@ func (f *File) Write(source string, names []string) error {
 		}
 		key, err := yaml.Marshal(name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		fmt.Fprintf(&b, "%s:\n", bytes.TrimSpace(key))
 		for _, line := range bytes.SplitAfter([]byte(Text(c)), []byte("\n")) {
@@ -200,5 +201,11 @@ func (f *File) Write(source string, names []string) error {
 			}
 		}
 	}
-	return os.WriteFile(f.Path, b.Bytes(), 0o644)
+	if old, err := os.ReadFile(f.Path); err == nil && bytes.Equal(old, b.Bytes()) {
+		return false, nil
+	}
+	if err := os.WriteFile(f.Path, b.Bytes(), 0o644); err != nil {
+		return false, err
+	}
+	return true, nil
 }

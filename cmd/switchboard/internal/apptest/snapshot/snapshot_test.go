@@ -87,8 +87,16 @@ func TestFileAndDiff(t *testing.T) {
 	spec := scenario.SnapshotSpec{Payload: []string{"digits", "duration"}}
 	f.Entries["ivr/sales"] = snapshot.Record(call("1"), spec)
 	f.Entries["gone"] = snapshot.Record(call("9"), spec)
-	if err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil {
-		t.Fatal(err)
+	if wrote, err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil || !wrote {
+		t.Fatalf("write: %v, %v", wrote, err)
+	}
+	before, _ := os.Stat(path)
+	// The same entries again: the file is left as it is.
+	if wrote, err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil || wrote {
+		t.Fatalf("write again: %v, %v", wrote, err)
+	}
+	if after, _ := os.Stat(path); !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the file was written again")
 	}
 	back, err := snapshot.Read(path)
 	if err != nil || len(back.Entries) != 1 {
