@@ -249,6 +249,7 @@ func TestAppTestStartRefusesATakenPort(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "ERROR menu  ") ||
 		!strings.Contains(stdout, "the app was not started: another process already listens at "+addr+", before the app is started (stop it, or leave out --start to test the app running there)") ||
 		!strings.Contains(stderr, "switchboard: did not start the app (touch started, from --start): another process already listens at "+addr) ||
+		!strings.Contains(stdout, "\nFAIL: 1 of 1 scenario(s) failed, 1 error(s), 0 passed, in ") ||
 		app.calls.Load() != 0 {
 		t.Fatalf("--start: exit %d, %d calls\nstdout:\n%s\nstderr:\n%s", code, app.calls.Load(), stdout, stderr)
 	}
