@@ -93,6 +93,7 @@ app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide
 	fl.BoolVar(&r.NoStart, "no-start", false, "do not run the folders' start: (the apps already run)")
 	fl.DurationVar(&r.StartTimeout, "start-timeout", time.Minute, "how long a started app may take to accept connections")
 	fl.BoolVar(&r.Watch, "watch", false, "run the scenarios again whenever their files or their app's files change, until Ctrl-C")
+	fl.BoolVar(&r.Strict, "strict", false, "fail a scenario on a compat warning its expect.compat does not name (docs/compatibility.md §2)")
 	fl.BoolVar(&r.Update, "update", false, "record each scenario's call as its snapshot (FILE.snap.yaml beside its file) instead of comparing with it")
 	fl.StringVar(&r.LogFile, "log-file", "", "append every log line (JSON) to this file")
 	fl.DurationVar(&r.Timeout, "timeout", time.Minute, "real-time limit for each scenario's call")

@@ -247,7 +247,7 @@ func (rn *runner) runOne(ctx context.Context, tc *testCase, run int) *runResult 
 		panic(err)
 	}
 	r.result, r.elapsed = res, time.Since(start)
-	r.failures, r.passed = judge(tc, res)
+	r.failures, r.passed = judge(tc, res, rn.cfg.Strict)
 	r.observed = snapshot.Record(res, tc.snapshot)
 	if !rn.cfg.Update {
 		if f, diff := compareSnapshot(tc, r.observed); f != nil {
@@ -262,10 +262,14 @@ func (rn *runner) runOne(ctx context.Context, tc *testCase, run int) *runResult 
 
 // judge decides whether a call passed: every expectation held, and the call did
 // not fail unless the scenario expects it. A call that failed with every expectation
-// holding fails as the expectation "call".
-func judge(tc *testCase, r *callctl.Result) ([]scenario.Failure, bool) {
+// holding fails as the expectation "call". strict fails it on every compat warning
+// the scenario's expect.compat does not name (--strict, docs/compatibility.md §2).
+func judge(tc *testCase, r *callctl.Result, strict bool) ([]scenario.Failure, bool) {
 	e := tc.sc.Expectations()
 	failures := e.Evaluate(r)
+	if strict {
+		failures = append(failures, e.Strict(r)...)
+	}
 	if len(failures) > 0 {
 		return failures, false
 	}
