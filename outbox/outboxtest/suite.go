@@ -87,6 +87,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ClaimRateLimit", testClaimRateLimit},
 		{"ClaimRateLimitConcurrent", testClaimRateLimitConcurrent},
 		{"EventCatalog", testEventCatalog},
+		{"AttemptsKeptWhole", onEndpoint(testAttemptsKeptWhole)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

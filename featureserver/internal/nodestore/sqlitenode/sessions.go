@@ -14,25 +14,20 @@ import (
 // sessions past the bound, in one transaction.
 func (s *Store) CreateSession(ctx context.Context, p nodestore.CreateSessionParams) error {
 	ss := p.Session
+	portal, err := nodestore.EncodePortalScope(ss.Portal)
+	if err != nil {
+		return err
+	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		var exists bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM fs_accounts WHERE sid = ?)`, ss.AccountSid).Scan(&exists); err != nil {
-			return err
-		}
-		if !exists {
-			return nodestore.ErrNotFound
-		}
-		portal, err := nodestore.EncodePortalScope(ss.Portal)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_console_sessions(id_hash, account_sid, token_hash, created_at, last_seen_at, expires_at, portal)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, ss.IDHash, ss.AccountSid, ss.TokenHash, ss.CreatedAt.UnixMilli(), ss.LastSeenAt.UnixMilli(), ss.ExpiresAt.UnixMilli(), portal); err != nil {
+		// Inserted only for an account that exists: none inserted is ErrNotFound.
+		if err := deleteRows(ctx, tx, `INSERT INTO fs_console_sessions(id_hash, account_sid, token_hash, created_at, last_seen_at, expires_at, portal)
+			SELECT ?, sid, ?, ?, ?, ?, ? FROM fs_accounts WHERE sid = ?`, ss.IDHash, ss.TokenHash, ss.CreatedAt.UnixMilli(), ss.LastSeenAt.UnixMilli(),
+			ss.ExpiresAt.UnixMilli(), portal, ss.AccountSid); err != nil {
 			return err
 		}
 		// The bound counts the sessions of the new one's kind: portal sessions never
 		// end the account's own, nor the other way round.
-		_, err = tx.ExecContext(ctx, `DELETE FROM fs_console_sessions WHERE id_hash IN (
+		_, err := tx.ExecContext(ctx, `DELETE FROM fs_console_sessions WHERE id_hash IN (
 			SELECT id_hash FROM fs_console_sessions WHERE account_sid = ? AND (portal = '') = ?
 			ORDER BY last_seen_at DESC, created_at DESC, id_hash DESC LIMIT -1 OFFSET ?)`, ss.AccountSid, portal == "", max(p.MaxPerAccount, 1))
 		return err
