@@ -3,32 +3,63 @@ package outbox
 import (
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
-// maskedValue replaces a credential in a recorded header.
+// One rule (credential) says which header values are credentials, wherever headers
+// are shown (docs/outbox.md §1): an attempt's request headers as recorded
+// (maskHeaders) and an endpoint's headers as the API, the console and the CLI show
+// them (MaskedHeaders). Only how much of a masked value stays differs.
+
+// maskedValue replaces a credential, or what follows its authentication scheme.
 const maskedValue = "****"
 
-// maskHeaders returns a copy of h fit to be stored and shown in the delivery log
-// (docs/outbox.md §1): a value is masked, an Authorization-style one keeping its
-// scheme ("Basic ****"), when its header's name says it carries a credential, when
-// it starts with an authentication scheme, or, in a header the outbox did not set
-// itself (an endpoint's own headers, the request hook's), when it is shaped like a
-// generated key. The outbox's own headers (signatures, ids, timestamps, the
-// traceparent, the policy's delivery header named own) are kept: a receiver
-// debugging its verification needs them.
+// MaskedHeaders returns an endpoint's headers (Endpoint.Headers) as they are shown:
+// a credential masked but for its authentication scheme and, when the rest is long
+// enough that they reveal little (16 characters or more), its last four characters,
+// enough for the endpoint's owner to tell two keys apart (docs/outbox.md §4).
+func MaskedHeaders(h map[string]string) map[string]string {
+	out := make(map[string]string, len(h))
+	for name, v := range h {
+		if credential(name, v, "") {
+			v = maskCredential(v, true)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// maskHeaders returns a copy of an attempt's request headers fit to be stored and
+// shown in the delivery log (docs/outbox.md §1): a credential keeps only its
+// authentication scheme ("Basic ****"), nothing of the secret: the log is read by
+// whoever reads deliveries, a consumer portal's users included. own is the policy's
+// delivery header (Policy.DeliveryHeader).
 func maskHeaders(h http.Header, own string) http.Header {
 	out := make(http.Header, len(h))
 	for name, values := range h {
 		kept := make([]string, len(values))
 		for i, v := range values {
 			kept[i] = v
-			if credentialHeader(name) || schemePrefixed(v) || !outboxHeader(name, own) && keyShaped(v) {
-				kept[i] = maskCredential(v)
+			if credential(name, v, own) {
+				kept[i] = maskCredential(v, false)
 			}
 		}
 		out[name] = kept
 	}
 	return out
+}
+
+// credential reports whether the value of header name is a credential: it starts
+// with an authentication scheme, or, in a header the outbox does not set itself
+// (outboxHeader; own names the policy's delivery header, if any), its name says it
+// carries one or it is shaped like a generated key. The outbox's own headers
+// (signatures, ids, timestamps, the traceparent) are shown: a receiver debugging its
+// verification needs them, and the delivery id and trace ids look like keys.
+func credential(name, value, own string) bool {
+	if schemePrefixed(value) {
+		return true
+	}
+	return !outboxHeader(name, own) && (credentialName(name) || keyShaped(value))
 }
 
 // outboxHeader reports whether the outbox sets a header of that name itself.
@@ -41,16 +72,42 @@ func outboxHeader(name, own string) bool {
 	return false
 }
 
-// schemePrefixed reports whether v starts with an authentication scheme.
-func schemePrefixed(v string) bool {
-	lv := strings.ToLower(strings.TrimSpace(v))
-	for _, s := range []string{"bearer ", "basic ", "digest ", "token ", "apikey ", "hmac "} {
-		if strings.HasPrefix(lv, s) {
+// credentialWords are the parts of a header name that say it carries a credential.
+var credentialWords = []string{"auth", "token", "secret", "key", "password", "passwd", "signature", "credential",
+	"session", "cookie", "bearer", "jwt", "private"}
+
+// credentialName reports whether a header's name says it carries a credential.
+// Idempotency-Key says key but carries none: the receiver deduplicates by it.
+func credentialName(name string) bool {
+	n := strings.ToLower(name)
+	if n == "idempotency-key" {
+		return false
+	}
+	for _, w := range credentialWords {
+		if strings.Contains(n, w) {
 			return true
 		}
 	}
 	return false
 }
+
+// schemes are the authentication schemes a credential may start with, each with the
+// space that ends it.
+var schemes = []string{"bearer ", "basic ", "digest ", "token ", "apikey ", "hmac "}
+
+// scheme returns the authentication scheme v starts with (as v writes it, with its
+// space), or "".
+func scheme(v string) string {
+	for _, s := range schemes {
+		if len(v) >= len(s) && strings.EqualFold(v[:len(s)], s) {
+			return v[:len(s)]
+		}
+	}
+	return ""
+}
+
+// schemePrefixed reports whether v starts with an authentication scheme.
+func schemePrefixed(v string) bool { return scheme(strings.TrimSpace(v)) != "" }
 
 // keyShaped reports whether v looks like a generated key: 20 characters or more of
 // letters, digits and -_.+/= with both letters and digits, no space.
@@ -73,41 +130,15 @@ func keyShaped(v string) bool {
 	return letters && digits
 }
 
-// credentialWords are the parts of a header name that say it carries a credential.
-var credentialWords = []string{"auth", "token", "secret", "password", "passwd", "key", "cookie", "session", "credential"}
-
-// credentialHeader reports whether a header of that name is masked.
-func credentialHeader(name string) bool {
-	n := strings.ToLower(name)
-	if strings.HasSuffix(n, "-signature") || n == "idempotency-key" {
-		return false
+// maskCredential masks v but for the authentication scheme it starts with and, when
+// tail and the rest is 16 characters or more, the rest's last four characters.
+func maskCredential(v string, tail bool) string {
+	v = strings.TrimSpace(v)
+	prefix := scheme(v)
+	rest := v[len(prefix):]
+	if tail && utf8.RuneCountInString(rest) >= 16 {
+		r := []rune(rest)
+		return prefix + maskedValue + string(r[len(r)-4:])
 	}
-	for _, w := range credentialWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// maskCredential masks v, keeping an authentication scheme it starts with.
-func maskCredential(v string) string {
-	if scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " "); ok && rest != "" && isToken(scheme) {
-		return scheme + " " + maskedValue
-	}
-	return maskedValue
-}
-
-// isToken reports whether s is an HTTP token of letters and digits, as
-// authentication schemes are (Basic, Bearer, Digest, AWS4-HMAC-SHA256).
-func isToken(s string) bool {
-	if s == "" || len(s) > 32 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return prefix + maskedValue
 }

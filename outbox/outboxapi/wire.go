@@ -243,7 +243,7 @@ func endpointJSON(ep outbox.Endpoint) WebhookEndpoint {
 		Policy: ep.Overrides, Status: string(ep.Status), Failures: ep.Failures,
 		LastDeliveryAt: utc(ep.LastDeliveryAt), PausedAt: utc(ep.PausedAt), PauseReason: text(ep.PauseReason),
 		DisabledAt: utc(ep.DisabledAt), HoldUntil: utc(ep.HoldUntil),
-		Headers: maskedHeaders(ep.Headers), Channels: orEmpty(ep.Channels), Filter: orNull(ep.Filter),
+		Headers: outbox.MaskedHeaders(ep.Headers), Channels: orEmpty(ep.Channels), Filter: orNull(ep.Filter),
 		RateLimit: positive(ep.RateLimit),
 	}
 }
