@@ -161,7 +161,8 @@ func (s *Store) CheckWritable(ctx context.Context) error {
 	return s.exec(ctx, `UPDATE `+MigrationTable+` SET applied_at = applied_at WHERE version = (SELECT min(version) FROM `+MigrationTable+`)`)
 }
 
-// deleteRows runs a DELETE statement; one that deletes nothing is ErrNotFound.
+// deleteRows runs a statement that must change a row (a DELETE, an UPDATE, or an
+// INSERT ... SELECT of a row that must exist); one that changes none is ErrNotFound.
 func deleteRows(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
