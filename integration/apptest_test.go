@@ -309,10 +309,17 @@ func TestAppTestSnapshots(t *testing.T) {
 	if code, stdout, _ = sbTest(t, dir, nil, "."); code != 0 {
 		t.Fatalf("the same app: exit %d\n%s", code, stdout)
 	}
+	// --update of calls that did what their snapshots say leaves the file alone.
+	if code, stdout, _ = sbTest(t, dir, nil, "--update", "."); code != 0 || strings.Contains(stdout, "wrote") ||
+		!strings.Contains(stdout, "\n1 snapshot file(s) unchanged\n") {
+		t.Fatalf("--update again: exit %d\n%s", code, stdout)
+	}
 	app.changed.Store(true)
 	code, stdout, _ = sbTest(t, dir, nil, ".")
 	for _, want := range []string{"FAIL  menu/sales ", "      snapshot: the call differs from its snapshot in menu.snap.yaml (- snapshot, + this call; --update records this one)",
-		"      --- snapshot\n      +++ this call\n", "\n       verbs:\n         - say\n      -  - gather\n", "\n      -      digits: \"1\"\n"} {
+		// numbered with the snapshot file's lines: menu/sales's reason: is its line 5
+		"      --- menu.snap.yaml\n      +++ this call\n      @@ -5,21 +5,11 @@ verbs:\n", "\n       verbs:\n         - say\n      -  - gather\n",
+		"\n      -      digits: \"1\"\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("a changed app: no %q in\n%s", want, stdout)
 		}

@@ -205,7 +205,7 @@ func (r *textReporter) summary(rep *report) {
 	passed, failed, errored, skipped, notRun := rep.tally()
 	var extra []string
 	if errored > 0 {
-		extra = append(extra, fmt.Sprintf("%d could not reach the app", errored))
+		extra = append(extra, fmt.Sprintf("%d error(s)", errored)) // ERROR lines: the app could not be reached, or started
 	}
 	extra = append(extra, fmt.Sprintf("%d passed", passed))
 	if skipped > 0 {

@@ -288,15 +288,14 @@ func judge(tc *testCase, r *callctl.Result, strict bool) ([]scenario.Failure, bo
 // entry in its file's snapshot file, or, for a scenario that asks for a snapshot
 // (snapshot:) or whose file has snapshots, a failure that there is none yet.
 func compareSnapshot(tc *testCase, observed snapshot.Call) (*scenario.Failure, string) {
-	want, ok := tc.snapshots.Entries[tc.name]
-	if !ok {
+	if _, ok := tc.snapshots.Entries[tc.name]; !ok {
 		if !tc.snapshots.Exists() && tc.snapshot.Payload == nil && tc.snapshot.Mask == nil {
 			return nil, ""
 		}
 		return &scenario.Failure{Expectation: "snapshot", Event: -1, Message: fmt.Sprintf(
 			"snapshot: %s has no snapshot of %s yet: record one with --update", tc.snapshots.Path, tc.name)}, ""
 	}
-	diff := snapshot.Diff(want, observed)
+	diff := tc.snapshots.DiffIn(tc.name, observed)
 	if diff == "" {
 		return nil, ""
 	}

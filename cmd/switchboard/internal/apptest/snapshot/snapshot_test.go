@@ -2,8 +2,10 @@ package snapshot_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,21 +87,33 @@ func TestFileAndDiff(t *testing.T) {
 	spec := scenario.SnapshotSpec{Payload: []string{"digits", "duration"}}
 	f.Entries["ivr/sales"] = snapshot.Record(call("1"), spec)
 	f.Entries["gone"] = snapshot.Record(call("9"), spec)
-	if err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil {
-		t.Fatal(err)
+	if wrote, err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil || !wrote {
+		t.Fatalf("write: %v, %v", wrote, err)
+	}
+	before, _ := os.Stat(path)
+	// The same entries again: the file is left as it is.
+	if wrote, err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil || wrote {
+		t.Fatalf("write again: %v, %v", wrote, err)
+	}
+	if after, _ := os.Stat(path); !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the file was written again")
 	}
 	back, err := snapshot.Read(path)
 	if err != nil || len(back.Entries) != 1 {
 		t.Fatalf("read back: %+v, %v", back, err)
 	}
-	if d := snapshot.Diff(back.Entries["ivr/sales"], snapshot.Record(call("1"), spec)); d != "" {
+	if d := back.DiffIn("ivr/sales", snapshot.Record(call("1"), spec)); d != "" {
 		t.Fatalf("the same call differs:\n%s", d)
 	}
-	d := snapshot.Diff(back.Entries["ivr/sales"], snapshot.Record(call("2"), spec))
-	if !strings.HasPrefix(d, "--- snapshot\n+++ this call\n@@") || !strings.Contains(d, "\n-      digits: \"1\"\n+      digits: \"2\"\n") {
-		t.Fatalf("diff:\n%s", d)
-	}
 	raw, _ := os.ReadFile(path)
+	// The hunk is numbered with the file's lines and headed with the request it is
+	// in: the digits line is the file's.
+	d := back.DiffIn("ivr/sales", snapshot.Record(call("2"), spec))
+	digitsLine := slices.Index(strings.Split(string(raw), "\n"), `        digits: "1"`) + 1
+	header := fmt.Sprintf("@@ -%d,7 +%d,7 @@ requests[1] hook: /gather\n", digitsLine-3, digitsLine-3)
+	if !strings.HasPrefix(d, "--- "+path+"\n+++ this call\n"+header) || !strings.Contains(d, "\n-      digits: \"1\"\n+      digits: \"2\"\n") {
+		t.Fatalf("diff (want the hunk %q):\n%s\nof\n%s", header, d, raw)
+	}
 	if !strings.HasPrefix(string(raw), "# Snapshots of ivr.yaml") || strings.Contains(string(raw), "gone") {
 		t.Fatalf("file:\n%s", raw)
 	}
