@@ -201,6 +201,9 @@ func newCall(p *prepared) *callRun {
 func (c *callRun) run(ctx context.Context) {
 	c.ctx = ctx
 	c.recordStart()
+	for _, w := range c.opts.Compat {
+		c.compat(w.Rule, "%s", w.Detail)
+	}
 	c.recordNetwork()
 	c.recordStatus(StatusTrying)
 	if c.opts.app.Policy.Transport == fragment.WebSocket {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,7 +29,8 @@ type HookRequester interface {
 
 // StatusNotifier takes over the status notifications of an HTTP application: a node
 // hands them to its outbox for durable, asynchronous delivery (docs/call-control.md §8).
-// NotifyStatus must not block on the network.
+// NotifyStatus must not block on the network. It gets the call's fields whatever the
+// status hook's method, and sends none of them on a GET, as jambonz does.
 type StatusNotifier interface {
 	NotifyStatus(ctx context.Context, statusHook fragment.Target, payload map[string]any)
 }
@@ -76,6 +78,10 @@ type Options struct {
 	// speech settings (defaults), env_vars and service provider. Default: jambonz's
 	// defaults, no env_vars.
 	Application Application
+	// Compat are warnings found before the call started, by whoever placed it (a
+	// REST request's fields jambonz ignores): the call records them first, as its
+	// own (docs/compatibility.md §2). Default none.
+	Compat []Compat
 	// Script is what the caller and the network do. Default: a caller who never
 	// keys anything, dials that are answered, no faults.
 	Script Script
@@ -216,6 +222,11 @@ func (o Options) prepare() (*prepared, error) {
 	}{{"AckTimeout", o.AckTimeout}, {"IdleLimit", o.IdleLimit}, {"MaxDuration", o.MaxDuration}, {"RingTimeout", o.RingTimeout}} {
 		if d.v < 0 {
 			bad("%s %v is negative", d.name, d.v)
+		}
+	}
+	for _, w := range o.Compat {
+		if !slices.Contains(compatRules, w.Rule) {
+			bad("Compat: unknown rule %q", w.Rule)
 		}
 	}
 	if o.MaxRequests < 0 {

@@ -202,7 +202,7 @@ func (p *serveProcess) startCall(a serveAccount, body map[string]any) string {
 // startCallTo starts a call from a to b whose call hook is hookURL.
 func (p *serveProcess) startCallTo(a serveAccount, hookURL string) string {
 	p.t.Helper()
-	return p.startCall(a, map[string]any{"call_hook": map[string]any{"url": hookURL}, "from": "a", "to": "b"})
+	return p.startCall(a, testkit.WithSpeech(map[string]any{"call_hook": map[string]any{"url": hookURL}, "from": "a", "to": "b"}))
 }
 
 func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
