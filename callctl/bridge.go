@@ -217,7 +217,7 @@ func (c *callRun) bridgeEvents(ctx context.Context, d *verbs.Dial, out DialOutco
 					if match := matchDTMF(*buf, patterns); match != "" {
 						info["dtmf"] = match
 						// dial.js _onInfo: a verb:hook, its answer ignored.
-						c.hookVerbs(ctx, wssession.MsgVerbHook, d.DtmfHook, info)
+						c.unreadHook(ctx, d.DtmfHook, info, "the dial's dtmfHook")
 						*buf = ""
 					}
 				}
@@ -374,7 +374,7 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 			p[k] = x
 		}
 		// Task._notifyConferenceEvent: a verb:hook (acked), its verbs ignored.
-		c.sideHook(ctx, v.StatusHook, p)
+		c.unreadHook(ctx, v.StatusHook, c.payload(p), "the conference's statusHook")
 	}
 	waits := !sc.Running && v.StartConferenceOnEnter != nil && !*v.StartConferenceOnEnter
 	if waits {

@@ -84,6 +84,8 @@ type callRun struct {
 
 	// ai is what listens to the caller in the background and the TTS stream.
 	ai voiceAI
+	// recognizer is the session's, once a config verb set it (speech.go).
+	recognizer recognizer
 	// llmNext counts the llm verbs run, llmTurns their turns; llmCurrent is the
 	// llm verb running.
 	llmNext, llmTurns int

@@ -32,6 +32,8 @@ type voiceAI struct {
 	// transcribing is the transcription hook of a running transcribe (the verb, or
 	// config transcribe); nil when nothing transcribes.
 	transcribing *verbs.Hook
+	// transcribeRecognizer is the running transcription's recognizer.
+	transcribeRecognizer map[string]any
 	// ttsBackground: config ttsStream enabled a background streaming say.
 	ttsBackground bool
 	// streamingSay: the current verb is a say with stream: true.
@@ -145,7 +147,7 @@ func (c *callRun) hear(ctx context.Context, u Utterance) {
 		if u.Digits != "" {
 			result = map[string]any{"digits": u.Digits, "reason": "dtmfDetected"}
 		} else {
-			result = map[string]any{"speech": speechResult(u.Speech), "reason": "speechDetected"}
+			result = map[string]any{"speech": speechEvent(c.recognizerFor(nil), u.Speech, true, 0.92), "reason": "speechDetected"}
 		}
 		gen := c.generation
 		answered = c.actionHook(ctx, b.ActionHook, result)
@@ -157,7 +159,7 @@ func (c *callRun) hear(ctx context.Context, u Utterance) {
 		}
 	}
 	if h := v.transcribing; h != nil && u.Speech != "" && !c.ended {
-		payload := transcriptionPayload(c.info.fields(), u.Speech)
+		payload := transcriptionPayload(c.info.fields(), speechEvent(c.recognizerFor(v.transcribeRecognizer), u.Speech, true, 0.92))
 		gen := c.generation
 		vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, h, payload)
 		if ok && replace && !c.ended {
@@ -196,25 +198,17 @@ func containsOr(list []string, s, def string) bool {
 	return contains(list, s)
 }
 
-// speechResult is a final recognition of words, as jambonz reports one.
-func speechResult(words string) map[string]any {
-	return map[string]any{
-		"language_code": "en-US", "channel_tag": 1, "is_final": true,
-		"alternatives": []any{map[string]any{"transcript": words, "confidence": 0.92}},
-	}
-}
-
 // transcriptionPayload is a transcriptionHook's payload. jambonz spreads its CallInfo
 // object rather than its JSON (transcribe.js _resolve: {...this.cs.callInfo, speech}),
 // so the hook gets the call's fields with customerData as _customer_data and the
 // object's has_recording; we send it as jambonz does.
-func transcriptionPayload(fields map[string]any, words string) map[string]any {
+func transcriptionPayload(fields map[string]any, speech map[string]any) map[string]any {
 	if cd, ok := fields["customerData"]; ok {
 		delete(fields, "customerData")
 		fields["_customer_data"] = cd
 	}
 	fields["has_recording"] = false
-	fields["speech"] = speechResult(words)
+	fields["speech"] = speech
 	return fields
 }
 
@@ -311,7 +305,7 @@ func (c *callRun) configure(ctx context.Context, v *verbs.Config) {
 	}
 	if t := v.Transcribe; t != nil {
 		if t.Enable && t.TranscriptionHook != nil {
-			c.ai.transcribing = t.TranscriptionHook
+			c.ai.transcribing, c.ai.transcribeRecognizer = t.TranscriptionHook, t.Recognizer
 			c.startListening()
 		} else if !t.Enable {
 			c.ai.transcribing = nil
@@ -323,13 +317,13 @@ func (c *callRun) configure(ctx context.Context, v *verbs.Config) {
 // or the application moves on (transcribe.js awaits its end).
 func (c *callRun) transcribe(ctx context.Context, v *verbs.Transcribe) {
 	c.answerUnless(ctx, v.EarlyMedia)
-	prev := c.ai.transcribing
-	c.ai.transcribing = v.TranscriptionHook
+	prev, prevRecognizer := c.ai.transcribing, c.ai.transcribeRecognizer
+	c.ai.transcribing, c.ai.transcribeRecognizer = v.TranscriptionHook, v.Recognizer
 	if v.TranscriptionHook != nil {
 		c.startListening()
 	}
 	c.hold(ctx, func() bool { return false })
-	c.ai.transcribing = prev
+	c.ai.transcribing, c.ai.transcribeRecognizer = prev, prevRecognizer
 }
 
 // streamingSay runs a say with stream: true: it speaks the application's tts:tokens
