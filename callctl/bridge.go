@@ -63,11 +63,11 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	legStatus(StatusInProgress, 200, "OK")
 	if h := dialConfirmHook(d); h != nil {
 		if !c.confirmLeg(ctx, h, &leg, out.Confirm) {
-			// The callee hung up on the confirm leg, or the hook failed: declined.
-			zero := 0
-			leg.Duration = &zero
-			legStatus(StatusCompleted, 200, "OK")
-			results["dial_call_status"], results["dial_sip_status"], results["duration"] = string(StatusFailed), 500, 0
+			// Declined (a hangup verb, a failed hook, a verb the confirm leg may not
+			// run): place-outdial.js _executeApp emits decline and jambonz hangs the
+			// leg up itself, so no completed status is sent for it; dial.js's decline
+			// handler drops the leg's listeners, so the actionHook reports the status
+			// the leg had, in-progress 200, without a duration.
 			if !c.ended {
 				c.actionHook(ctx, d.ActionHook, results)
 			}
