@@ -441,7 +441,8 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 // enqueue puts the caller in a queue: the waitHook is requested again and again
 // (its say, play, pause, tag verbs play in between; leave ends the wait) until a
 // partner dequeues the caller (Script.Queues) or the application moves the call;
-// then the actionHook with queue_result (enqueue.js).
+// then the actionHook with queue_result (enqueue.js). The account's queue event hook
+// hears the caller join and leave (queueEvent).
 func (c *callRun) enqueue(ctx context.Context, v *verbs.Enqueue) {
 	c.answer(ctx)
 	var q QueueOutcome
@@ -450,6 +451,10 @@ func (c *callRun) enqueue(ctx context.Context, v *verbs.Enqueue) {
 	}
 	c.queueNext++
 	sid := fmt.Sprintf("queue:%s:%s", c.info.AccountSid, v.QueueName)
+	size := max(q.Size, 1)
+	// _addToQueue: join, with the queue's length once the caller is in it.
+	c.queueEvent(ctx, c.info.fields(), map[string]any{"event": "join", "queue": v.QueueName, "length": size,
+		"join_time": c.clock.Now().UnixMilli()})
 	start := c.elapsed()
 	queueTime := func() int { return int((c.elapsed() - start) / time.Second) }
 	result := "hangup" // QueueResults.Wait: what a caller who is never dequeued gets
@@ -505,12 +510,20 @@ func (c *callRun) enqueue(ctx context.Context, v *verbs.Enqueue) {
 			break
 		}
 	}
-	if c.ended {
-		return
-	}
-	if dequeued() && result != "leave" && c.generation == gen {
+	if dequeued() && result != "leave" && c.generation == gen && !c.ended {
+		// notifyQueueEvent dequeue: leave, dequeued, naming the partner's call.
+		c.queueEvent(ctx, c.info.fields(), map[string]any{"event": "leave", "queue": v.QueueName, "length": size - 1,
+			"leave_reason": "dequeued", "leave_time": c.clock.Now().UnixMilli(), "dequeuer": c.otherCall()})
 		result = "bridged"
 		c.spend(ctx, orDefault(q.Bridged, defaultDialDuration))
+		if c.ended {
+			return
+		}
+	} else {
+		// The task killed before anyone dequeued the caller (a leave verb, the call
+		// moved on or ended): leave, abandoned.
+		c.queueEvent(ctx, c.info.fields(), map[string]any{"event": "leave", "queue": v.QueueName, "length": size - 1,
+			"leave_reason": "abandoned", "leave_time": c.clock.Now().UnixMilli()})
 		if c.ended {
 			return
 		}
@@ -541,10 +554,58 @@ func (c *callRun) dequeue(ctx context.Context, v *verbs.Dequeue) {
 		}
 		return
 	}
-	if !c.spend(ctx, time.Second+d.After) || !c.spend(ctx, orDefault(d.Bridged, defaultDialDuration)) {
+	if !c.spend(ctx, time.Second+d.After) {
+		return
+	}
+	// The member's own session tells the account's queue event hook it left, naming
+	// this call as the dequeuer (enqueue.js notifyQueueEvent, dequeue.js).
+	c.queueEvent(ctx, c.otherCall(), map[string]any{"event": "leave", "queue": v.QueueName, "length": 0,
+		"leave_reason": "dequeued", "leave_time": c.clock.Now().UnixMilli(), "dequeuer": callJSON(c.info.fields())})
+	if !c.spend(ctx, orDefault(d.Bridged, defaultDialDuration)) {
 		return
 	}
 	c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "complete"})
+}
+
+// queueEvent sends queue:status to the account's queue event hook, when it has one
+// (call-session.js performQueueWebhook): the event's fields with the call's, the
+// call's winning ({...obj, ...callInfo.toJSON()}), over HTTP whatever the
+// application's transport, signed with the account's secret, the hook's answer
+// ignored. jambonz does not wait for it; the simulated call does, which costs only
+// the request's own time. A failure is alerted (http-requestor.js alerts it too).
+func (c *callRun) queueEvent(ctx context.Context, call, event map[string]any) {
+	t := c.opts.queueHook
+	if t == nil || ctx.Err() != nil {
+		return
+	}
+	call = callJSON(call)
+	for k, v := range event {
+		if _, taken := call[k]; !taken {
+			call[k] = v
+		}
+	}
+	if _, err := (&httpApp{c: c}).request(ctx, *t, "POST", "", "", call, nil); err != nil && ctx.Err() == nil && !interrupted(err) {
+		c.alert(hookAlertType(err), t.Clean(), c.failureDetail("queue event hook", t.Clean(), err))
+	}
+}
+
+// callJSON is a call's fields as jambonz's CallInfo.toJSON has them: without the
+// application's env_vars, which only the call hook and session:new carry.
+func callJSON(fields map[string]any) map[string]any {
+	delete(fields, "env_vars")
+	return fields
+}
+
+// otherCall is the call info of the simulated call on the other side of a queue: the
+// partner who dequeues the caller, or the member a dequeue takes. An answered inbound
+// call of the same account.
+func (c *callRun) otherCall() map[string]any {
+	other := CallInfo{
+		CallSid: newUUID(), Direction: "inbound", From: "+15550100000", To: c.info.To, CallID: newUUID(), SbcCallID: newUUID(),
+		CallerID: "+15550100000", CallStatus: StatusInProgress, SipStatus: 200, SipReason: "OK",
+		AccountSid: c.info.AccountSid, ApplicationSid: c.info.ApplicationSid, TraceID: randomHex(16), FsSipAddress: c.info.FsSipAddress,
+	}
+	return other.fields()
 }
 
 // bot runs dialogflow, lex or rasa with Script.Bots: each exchange goes to the

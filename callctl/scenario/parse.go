@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -145,6 +146,14 @@ func (s *Scenario) check() *pathError {
 	if h := s.StatusHook; h != "" && !strings.HasPrefix(h, "/") {
 		if err := CheckAppURL(h); err != nil {
 			return at("$.status_hook", "%v (or write a path relative to the app, e.g. /status)", err)
+		}
+	}
+	if h := s.QueueEventHook; h != "" {
+		if err := CheckAppURL(h); err != nil {
+			return at("$.queue_event_hook", "%v", err)
+		}
+		if u, _ := url.Parse(h); u == nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return at("$.queue_event_hook", "%q: want an absolute http(s) URL (the account's webhook)", h)
 		}
 	}
 	for i, g := range s.Caller.Gathers {

@@ -22,9 +22,13 @@ type Scenario struct {
 	// EnvVars are the application's environment variables, sent as env_vars with
 	// the call (jambonz passes an application's env_vars with session:new and the
 	// call hook): where an app reads its API keys.
-	EnvVars map[string]any  `yaml:"env_vars"`
-	Caller  Caller          `yaml:"caller"`
-	Faults  []callctl.Fault `yaml:"faults"`
+	EnvVars map[string]any `yaml:"env_vars"`
+	// QueueEventHook is the account's queue event webhook (jambonz's account
+	// queue_event_hook): an absolute http(s) URL that gets queue:status as the call
+	// joins and leaves queues (callctl.Options.QueueEventHookURL).
+	QueueEventHook string          `yaml:"queue_event_hook"`
+	Caller         Caller          `yaml:"caller"`
+	Faults         []callctl.Fault `yaml:"faults"`
 	// Network is what goes wrong on the network between the node and the app
 	// (callctl.NetworkFaults).
 	Network Network      `yaml:"network"`
