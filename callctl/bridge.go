@@ -85,16 +85,25 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	}
 	start := c.elapsed()
 	gen := c.generation
-	c.dialing = &dialState{verb: d, leg: &leg}
+	bridge := &dialState{verb: d, leg: &leg, out: out, answered: start, end: start + duration}
+	c.dialing = bridge
 	c.bridgeEvents(ctx, d, out, &leg, start+duration)
+	if !c.ended && c.generation == gen && !c.cut {
+		c.spend(ctx, max(start+duration-c.elapsed(), 0))
+	}
 	c.dialing = nil
 	if c.ended {
 		return
 	}
-	if c.generation == gen && !c.cut {
-		c.spend(ctx, max(start+duration-c.elapsed(), 0))
-	}
-	if c.ended {
+	if bridge.adulted {
+		// _lccCallHook kills the dial once its leg adulted (dial.js on adulting
+		// detached it): the actionHook reports the leg as it was when answered,
+		// completed 200 without a duration, and its later statuses go to the leg's
+		// own session.
+		cut := c.cut
+		c.cut = false
+		c.actionHook(ctx, d.ActionHook, results)
+		c.cut = cut
 		return
 	}
 	secs := int((c.elapsed() - start) / time.Second)
@@ -108,10 +117,16 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	c.cut = cut
 }
 
-// dialState is the dial in progress (live call control's child_call_hook).
+// dialState is the dial whose legs are bridged (live call control's
+// child_call_hook).
 type dialState struct {
 	verb *verbs.Dial
 	leg  *CallInfo
+	out  DialOutcome
+	// answered and end are the call times the leg answered and hangs up.
+	answered, end time.Duration
+	// adulted: a child_call_hook made the leg a session of its own.
+	adulted bool
 }
 
 // dialedLeg is the call info of a dial's outbound leg: its own call_sid, outbound,

@@ -132,6 +132,30 @@ func (a *nodeApp) waitEvent(name string, timeout time.Duration) (appEvent, bool)
 	return evs[0], true
 }
 
+// waitMatch waits until an event called name for which match holds has arrived.
+func (a *nodeApp) waitMatch(name string, match func(appEvent) bool, timeout time.Duration) (appEvent, bool) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		a.mu.Lock()
+		wake := a.wake
+		for _, e := range a.events {
+			if e.str("event") == name && match(e) {
+				a.mu.Unlock()
+				return e, true
+			}
+		}
+		a.mu.Unlock()
+		select {
+		case <-wake:
+		case <-a.done:
+			return nil, false
+		case <-deadline.C:
+			return nil, false
+		}
+	}
+}
+
 // waitEvents waits until n events called name have arrived and returns them all.
 func (a *nodeApp) waitEvents(name string, n int, timeout time.Duration) ([]appEvent, bool) {
 	deadline := time.NewTimer(timeout)

@@ -211,7 +211,7 @@ func (p *serveProcess) startCallTo(a serveAccount, hookURL string) string {
 
 func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(appEventTimeout)
 	for time.Now().Before(deadline) {
 		var c serveCall
 		if code, raw := p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, nil, &c); code != http.StatusOK {

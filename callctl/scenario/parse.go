@@ -347,6 +347,11 @@ func (c *Caller) check() *pathError {
 				return at(fmt.Sprintf("%s.confirm[%d]", p, j), "give one of digits or speech")
 			}
 		}
+		for j, g := range d.Callee {
+			if g.Digits != "" && g.Speech != "" {
+				return at(fmt.Sprintf("%s.callee[%d]", p, j), "give one of digits or speech")
+			}
+		}
 	}
 	for i, q := range c.Queues {
 		p := fmt.Sprintf("$.caller.queues[%d]", i)

@@ -152,9 +152,11 @@ type Dial struct {
 	// fax, tone or error.
 	AMD string `yaml:"amd"`
 	// DTMF the parties key during the bridge; Confirm what the dialed party answers
-	// on the confirm leg's gathers; Refer a REFER it sends.
+	// on the confirm leg's gathers; Callee what it answers on the gathers of its own
+	// session once a child_call_hook made it one; Refer a REFER it sends.
 	DTMF    []DialDTMF `yaml:"dtmf"`
 	Confirm []Gather   `yaml:"confirm"`
+	Callee  []Gather   `yaml:"callee"`
 	Refer   *DialRefer `yaml:"refer"`
 }
 
@@ -186,6 +188,9 @@ func (s *Scenario) Script() callctl.Script {
 		}
 		for _, g := range d.Confirm {
 			out.Confirm = append(out.Confirm, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
+		}
+		for _, g := range d.Callee {
+			out.Callee = append(out.Callee, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
 		}
 		if r := d.Refer; r != nil {
 			out.Refer = &callctl.DialRefer{To: r.To, Leg: r.Leg, After: time.Duration(r.After)}
