@@ -634,7 +634,8 @@ func (c *callRun) bot(ctx context.Context, name string, action, eventHook *verbs
 	}
 	c.botNext++
 	gen := c.generation
-	for _, in := range b.Intents {
+	for i, in := range b.Intents {
+		last := i == len(b.Intents)-1
 		if !c.spend(ctx, orDefault(in.After, defaultTurnDelay)) || c.generation != gen {
 			return
 		}
@@ -652,12 +653,20 @@ func (c *callRun) bot(ctx context.Context, name string, action, eventHook *verbs
 			events = append(events, map[string]any{"event": "intent", "data": map[string]any{"name": in.Intent, "confirmationState": "None", "state": "InProgress"}},
 				map[string]any{"event": "transcription", "data": map[string]any{"transcript": in.Say}})
 			if in.Reply != "" {
-				events = append(events, map[string]any{"event": "response-text", "data": map[string]any{"type": "PlainText", "msg": in.Reply}})
+				// lex.js _onTextResponse reads the event's messages[0].msg and type.
+				events = append(events, map[string]any{"event": "response-text", "data": map[string]any{
+					"messages": []any{map[string]any{"type": "PlainText", "msg": in.Reply}}}})
 			}
 		default:
-			events = append(events, map[string]any{"event": "intent", "data": map[string]any{"response_id": newUUID(),
-				"query_result": map[string]any{"query_text": in.Say, "intent": map[string]any{"display_name": in.Intent}, "fulfillment_text": in.Reply}}},
-				map[string]any{"event": "transcription", "data": map[string]any{"transcript": in.Say}})
+			// dialogflow/index.js: the final transcription, then the intent, each the
+			// module's Dialogflow ES response as it is (transcription.js reads
+			// recognition_result; intent.js query_result, its intent's display_name
+			// and end_interaction, fulfillment_text). The scenario's last intent ends
+			// the interaction: the task then reports completed.
+			events = append(events,
+				map[string]any{"event": "transcription", "data": map[string]any{"response_id": "", "recognition_result": map[string]any{
+					"message_type": "TRANSCRIPT", "transcript": in.Say, "is_final": true, "confidence": 0.92, "language_code": "en-US"}}},
+				map[string]any{"event": "intent", "data": dialogflowIntent(in, last)})
 		}
 		for _, e := range events {
 			if eventHook == nil {
@@ -688,6 +697,26 @@ func (c *callRun) bot(ctx context.Context, name string, action, eventHook *verbs
 		result = map[string]string{"rasa": "timeout", "lex": "caller hungup"}[name]
 	}
 	c.actionHook(ctx, action, map[string]any{name + "_result": result})
+}
+
+// dialogflowIntent is a Dialogflow ES StreamingDetectIntentResponse for the intent
+// in, as the module hands it to jambonz (snake_case fields).
+func dialogflowIntent(in BotIntent, endInteraction bool) map[string]any {
+	var messages []any
+	if in.Reply != "" {
+		messages = []any{map[string]any{"text": map[string]any{"text": []any{in.Reply}}}}
+	}
+	return map[string]any{
+		"response_id": newUUID(),
+		"query_result": map[string]any{
+			"query_text": in.Say, "language_code": "en-US", "speech_recognition_confidence": 0.92,
+			"action": "", "parameters": map[string]any{}, "all_required_params_present": true,
+			"fulfillment_text": in.Reply, "fulfillment_messages": messages, "output_contexts": []any{},
+			"intent": map[string]any{"name": "projects/simulated/agent/intents/" + newUUID(), "display_name": in.Intent,
+				"end_interaction": endInteraction},
+			"intent_detection_confidence": 0.9,
+		},
+	}
 }
 
 // restDial places a REST-created call's leg and, once answered, requests its

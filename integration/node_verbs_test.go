@@ -351,12 +351,34 @@ expect:
 	)
 }
 
-// TestNodeVerbBots: dialogflow, lex and rasa, refused on today's main, run the
-// scenario's bot: its events at the eventHook, the result at the actionHook.
+// TestNodeVerbBots: dialogflow, lex and rasa run the scenario's bot: its events at
+// the eventHook with the payloads jambonz's tasks pass on (dialogflow: the final
+// transcription, then the intent, each the Dialogflow ES response an app reads:
+// recognition_result.transcript, query_result.intent.display_name and
+// fulfillment_text; lex: response-text's messages; rasa: the bot's messages), the
+// result at the actionHook.
 func TestNodeVerbBots(t *testing.T) {
 	t.Parallel()
-	for _, bot := range []struct{ name, first, result string }{
-		{"dialogflow", "intent", "completed"}, {"lex", "intent", "caller hungup"}, {"rasa", "userMessage", "timeout"},
+	for _, bot := range []struct{ name, first, result, check string }{
+		{"dialogflow", "transcription", "completed", `
+    - hook: /event
+      payload: {event: transcription, data.recognition_result.transcript: book a table, data.recognition_result.is_final: true}
+    - hook: /event
+      nth: 2
+      payload: {event: intent, data.query_result.intent.display_name: booking, data.query_result.fulfillment_text: For how many people?, data.query_result.intent.end_interaction: true}`},
+		{"lex", "intent", "caller hungup", `
+    - hook: /event
+      nth: 3
+      payload:
+        event: response-text
+        "data.messages[0].msg": For how many people?
+        "data.messages[0].type": PlainText`},
+		{"rasa", "userMessage", "timeout", `
+    - hook: /event
+      nth: 2
+      payload:
+        event: botMessage
+        "message[0].text": For how many people?`},
 	} {
 		t.Run(bot.name, func(t *testing.T) {
 			t.Parallel()
@@ -371,7 +393,7 @@ expect:
     - hook: /event
       payload: {event: `+bot.first+`}
     - hook: /action
-      payload: {`+bot.name+`_result: `+bot.result+`}
+      payload: {`+bot.name+`_result: `+bot.result+`}`+bot.check+`
 `, app.URL("ws", "/"+bot.name))
 		})
 	}
