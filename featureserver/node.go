@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -100,6 +101,10 @@ const (
 	consoleSessionLifetime = 12 * time.Hour
 )
 
+// writeTimeout bounds writing an answer, from the end of reading the request's
+// headers (net/http's WriteTimeout).
+const writeTimeout = 60 * time.Second
+
 // shutdownGrace is how long a stopping node waits for the API's connections to
 // close themselves (requests in flight to finish) before it closes them.
 const shutdownGrace = 5 * time.Second
@@ -119,9 +124,14 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if hooks.shutdownGrace > 0 {
 		n.shutdownGrace = hooks.shutdownGrace
 	}
+	secrets, err := parseSecretsKey("Config.SecretsKey", cfg.SecretsKey)
+	if err != nil {
+		return nil, err
+	}
 	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
+	n.db.secrets = secrets
 	opened, err := n.db.nodeStore(ctx)
 	if err != nil {
 		n.closeStores()
@@ -134,6 +144,15 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	if hooks.probeInterval > 0 {
 		h.interval = hooks.probeInterval
+	}
+	// A database whose secrets this node cannot open (encrypted, and no key or
+	// another key given) would fail every request: refuse to start, naming the
+	// variable.
+	if _, err := opened.ListAccounts(ctx); errors.Is(err, secretbox.ErrNoKey) || errors.Is(err, secretbox.ErrUnknownKey) || errors.Is(err, secretbox.ErrCorrupt) {
+		_ = opened.Close()
+		n.closeStores()
+		return nil, &ConfigError{Name: EnvSecretsKey, Value: "(hidden)",
+			Accept: "the key the database's secrets are encrypted with (first, or after a new one): " + err.Error()}
 	}
 	n.store = withStaleTokens(opened)
 	if hooks.wrapStore != nil {
@@ -220,8 +239,11 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		Handler:           n.withClient(nodeapi.Handler(mux, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		// A client that reads its answer too slowly (or never) is cut: no request
+		// the API serves takes long (live control forwarded to a peer: 10 s).
+		WriteTimeout:   writeTimeout,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
 	}
 	return n, nil
 }
@@ -255,7 +277,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	hookClient := transport.NewHTTPClient(hookRules, opts)
 	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
+		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log, Secrets: n.sealer(),
 		Notify:    n.notices.Notify,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
@@ -295,6 +317,15 @@ func (n *Node) withClient(next http.Handler) http.Handler {
 		addr := authlimit.ClientAddr(r, n.cfg.TrustedProxies)
 		next.ServeHTTP(w, r.WithContext(authlimit.WithClient(r.Context(), addr)))
 	})
+}
+
+// sealer is what seals the outbox's endpoint secrets: the node's keys, or none
+// (in clear) without SWITCHBOARD_SECRETS_KEY.
+func (n *Node) sealer() outbox.SecretSealer {
+	if !n.db.secrets.Enabled() {
+		return nil
+	}
+	return n.db.secrets
 }
 
 // callControlRules are the call-control egress rules plus the node's allow-list

@@ -321,3 +321,64 @@ func TestAppTestSnapshots(t *testing.T) {
 		t.Errorf("a changed app: exit %d", code)
 	}
 }
+
+// sbSimulate runs `switchboard simulate args...` in dir with env added to the clean
+// one.
+func sbSimulate(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), simulateTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, switchboardBin, append([]string{"simulate"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr) && ctx.Err() == nil:
+		code = exitErr.ExitCode()
+	default:
+		t.Fatalf("switchboard simulate %v: %v\n%s", args, err, errOut.String())
+	}
+	return code, out.String(), errOut.String()
+}
+
+// `simulate --scenario` plays a file of `switchboard test` as test reads it: its
+// ${VAR} references, its folder's app:, the case --case names; a file of several
+// cases without --case is bad usage naming them.
+func TestSimulateReadsTestScenarioFiles(t *testing.T) {
+	t.Parallel()
+	app := newScenarioApp(t)
+	dir := files(t, map[string]string{
+		"tests/switchboard-test.yaml": "app: ${APP}/call\n",
+		"tests/menu.yaml": `expect:
+  verbs: [say, gather, say, pause, say, hangup]
+cases:
+  - name: sales
+    caller: {gathers: [{digits: "${DIGIT:-1}"}]}
+    expect:
+      received: [{hook: /gather, payload: {digits: "${DIGIT:-1}"}}]
+  - name: no-input
+    caller: {gathers: [{timeout: true}]}
+    expect: {verbs: [say, gather, say, hangup]}
+`})
+	env := []string{"APP=" + app.origin}
+	code, stdout, stderr := sbSimulate(t, dir, env, "--scenario", "tests/menu.yaml", "--case", "sales")
+	if code != 0 || !strings.Contains(stdout, "caller.input  the caller keys 1") || !strings.Contains(stdout, app.origin+"/gather") {
+		t.Fatalf("--case sales: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = sbSimulate(t, dir, env, "--scenario", "tests/menu.yaml", "--case", "no-input")
+	if code != 0 || strings.Contains(stdout, "the caller keys") {
+		t.Fatalf("--case no-input: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = sbSimulate(t, dir, env, "--scenario", "tests/menu.yaml")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "tests/menu.yaml: has 2 cases (sales, no-input): choose one with --case NAME") {
+		t.Fatalf("no --case: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = sbSimulate(t, dir, nil, "--scenario", "tests/menu.yaml", "--case", "sales")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "tests/switchboard-test.yaml:1: ${APP}: APP is not set") {
+		t.Fatalf("APP unset: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

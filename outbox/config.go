@@ -31,6 +31,9 @@ type Config struct {
 	// answer means HTTPClient. Redirects are never followed, whatever the client.
 	// It runs on the attempt's goroutine, several at once. Default none.
 	HTTPClientFor func(Endpoint) *http.Client
+	// Secrets seals the endpoints' signing keys the store keeps and opens them when
+	// read (docs/outbox.md §5). Default: kept in clear.
+	Secrets SecretSealer
 	// Egress are the egress rules of the default HTTPClient. Default
 	// transport.PublicOnly(): loopback, private and special ranges are refused.
 	Egress *transport.EgressRules
@@ -114,6 +117,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Renderer == nil {
 		c.Renderer = DefaultRenderer
+	}
+	if c.Secrets == nil {
+		c.Secrets = clearSecrets{}
 	}
 	if c.Notify == nil {
 		c.Notify = func(Notice) {}

@@ -134,11 +134,7 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		o.IdleLimit, o.RealTime, o.EgressHint = f.idleLimit, f.realTime, simulation.EgressHint
 		return o
 	}
-	// A variable set to the empty string counts as unset: ${HOST} must name a host.
-	cfg.LookupEnv = func(name string) (string, bool) {
-		v := c.getenv(name)
-		return v, v != ""
-	}
+	cfg.LookupEnv = envLookup(c)
 	cfg.LogLevel = c.logger.GetLevel()
 	cfg.Stdout, cfg.Stderr = c.stdout, c.stderr
 	switch err := apptest.Run(ctx, cfg); {
@@ -148,4 +144,14 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		return failure(err)
 	}
 	return nil
+}
+
+// envLookup resolves the ${VAR} references of scenario files (docs/testing.md §1)
+// in c's environment. A variable set to the empty string counts as unset: ${HOST}
+// must name a host.
+func envLookup(c *cli) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v := c.getenv(name)
+		return v, v != ""
+	}
 }

@@ -46,7 +46,12 @@ func describe(api huma.API) {
 			if op == nil {
 				continue
 			}
-			codes := []int{http.StatusUnauthorized}
+			// Every operation takes a bearer token, said on the operation itself (the
+			// outbox's carry their own scheme), and failed tokens are limited (429).
+			if len(op.Security) == 0 {
+				op.Security = []map[string][]string{{bearerScheme: {}}}
+			}
+			codes := []int{http.StatusUnauthorized, http.StatusTooManyRequests}
 			if strings.Contains(p, "{") {
 				codes = append(codes, http.StatusNotFound)
 			}

@@ -51,7 +51,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	rn := &runner{cfg: c, logs: logs}
 	as := &apps{c: c, logs: logs}
-	defer as.stopAll()
+	defer as.close()
 	if c.Watch {
 		return rn.watch(ctx, as, run, s)
 	}

@@ -11,6 +11,10 @@ import (
 // SaveApplication upserts the row, its hooks as JSON; the upsert's WHERE leaves a row
 // of another account alone.
 func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) error {
+	app, err := nodestore.SealApplication(s.box, app)
+	if err != nil {
+		return err
+	}
 	callHook, statusHook, err := nodestore.EncodeHooks(app)
 	if err != nil {
 		return err
@@ -27,19 +31,25 @@ const applicationColumns = `sid, account_sid, name, call_hook::text, call_status
 // GetApplication reads the account's row of that sid.
 func (s *Store) GetApplication(ctx context.Context, p nodestore.GetApplicationParams) (nodestore.Application, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+applicationColumns+` FROM fs_applications WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.Sid)
-	return sqlrows.First(rows, err, scanApplication, nodestore.ErrNotFound)
+	return sqlrows.First(rows, err, s.scanApplication, nodestore.ErrNotFound)
 }
 
 // ListApplications reads the account's rows in creation order.
 func (s *Store) ListApplications(ctx context.Context, accountSid string) ([]nodestore.Application, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+applicationColumns+` FROM fs_applications WHERE account_sid = $1 ORDER BY created_at, sid`, accountSid)
-	return sqlrows.Collect([]nodestore.Application{}, rows, err, scanApplication)
+	return sqlrows.Collect([]nodestore.Application{}, rows, err, s.scanApplication)
 }
 
 // DeleteApplication deletes the account's row of that sid; no row deleted is
 // ErrNotFound.
 func (s *Store) DeleteApplication(ctx context.Context, p nodestore.DeleteApplicationParams) error {
 	return deleteRows(ctx, s.pool, `DELETE FROM fs_applications WHERE account_sid = $1 AND sid = $2`, p.AccountSid, p.Sid)
+}
+
+// scanApplication reads an application row, its hooks' passwords opened.
+func (s *Store) scanApplication(r sqlrows.Row) (nodestore.Application, error) {
+	app, err := scanApplication(r)
+	return nodestore.OpenApplication(s.box, app, err)
 }
 
 func scanApplication(r sqlrows.Row) (nodestore.Application, error) {
