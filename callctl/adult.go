@@ -36,7 +36,9 @@ type adultLeg struct {
 func (c *callRun) adult(ctx context.Context, leg CallInfo, vs []verbs.Verb, inputs []GatherInput, left, upBefore time.Duration) {
 	o := *c.opts
 	o.Control, o.OnEvent = nil, nil
-	o.Script = Script{Gathers: inputs, HangupAfter: left}
+	// The callee hangs up when the leg's time is over (a HangupAfter of zero would
+	// mean never).
+	o.Script = Script{Gathers: inputs, HangupAfter: max(left, time.Millisecond)}
 	o.app = adultTarget(c.callApp)
 	child := newCall(&o)
 	child.adulting, child.callApp, child.upBefore = true, c.callApp, upBefore
