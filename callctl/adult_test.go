@@ -3,12 +3,15 @@ package callctl_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/coder/websocket"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 )
@@ -109,6 +112,101 @@ func TestChildCallHookAdultsTheLeg(t *testing.T) {
 		}
 		if r.Status != callctl.StatusCompleted || r.Reason != callctl.ReasonAppHangup {
 			t.Errorf("call ended %s (%s)", r.Status, r.Reason)
+		}
+	})
+}
+
+// docs/compatibility.md §3: a WebSocket application's adulted leg gets a socket of
+// its own, to the call's URL with /adulting appended, whose first message is
+// session:adulting; no envelope on it carries a call_sid (jambonz's requestor takes
+// it from session:new, which this socket never sends); the ack's verbs are ignored;
+// the leg's hooks and its completed status come on it, and it is closed with 1000.
+func TestChildCallHookAdultsTheLegOverWebSocket(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		msgs := map[string][]map[string]any{} // by path
+		control := make(chan callctl.Control, 1)
+		ack := func(c *websocket.Conn, ctx context.Context, id string, verbs ...any) {
+			b, _ := json.Marshal(map[string]any{"type": "ack", "msgid": id, "data": verbs})
+			_ = c.Write(ctx, websocket.MessageText, b)
+		}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+			if err != nil {
+				return
+			}
+			defer c.CloseNow()
+			for {
+				_, raw, err := c.Read(r.Context())
+				if err != nil {
+					return
+				}
+				var m map[string]any
+				_ = json.Unmarshal(raw, &m)
+				mu.Lock()
+				msgs[r.URL.Path] = append(msgs[r.URL.Path], m)
+				mu.Unlock()
+				id, _ := m["msgid"].(string)
+				data, _ := m["data"].(map[string]any)
+				switch {
+				case m["type"] == "session:new":
+					ack(c, r.Context(), id, map[string]any{"verb": "dial", "actionHook": "/dial-action",
+						"target": []any{map[string]any{"type": "phone", "number": "+15550002222"}}})
+				case m["type"] == "call:status" && data["parent_call_sid"] != nil && data["call_status"] == "in-progress":
+					control <- callctl.Control{ChildCallHook: "/child"}
+				case m["hook"] == "/child":
+					ack(c, r.Context(), id, map[string]any{"verb": "gather", "input": []string{"digits"}, "actionHook": "/leg-gather", "timeout": 5},
+						map[string]any{"verb": "hangup"})
+				case m["hook"] == "/dial-action":
+					ack(c, r.Context(), id, map[string]any{"verb": "hangup"})
+				case m["type"] == "session:adulting":
+					ack(c, r.Context(), id, map[string]any{"verb": "say", "text": "ignored"})
+				case id != "" && m["type"] != "call:status":
+					ack(c, r.Context(), id)
+				}
+			}
+		})
+		o := realTimeOptions(t, h, "/ws/app")
+		o.Control = control
+		o.Script.Dials = []callctl.DialOutcome{{Duration: 60e9, DialExtras: callctl.DialExtras{Callee: []callctl.GatherInput{{Digits: "3"}}}}}
+		r, err := callctl.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		legMsgs := msgs["/ws/app/adulting"]
+		if len(legMsgs) < 3 || legMsgs[0]["type"] != "session:adulting" {
+			t.Fatalf("the leg's socket got %v, want session:adulting first", legMsgs)
+		}
+		first, _ := legMsgs[0]["data"].(map[string]any)
+		leg, _ := first["call_sid"].(string)
+		parentInfo, _ := first["parent_call_info"].(map[string]any)
+		if leg == "" || leg == r.CallSid || parentInfo["call_sid"] != r.CallSid {
+			t.Errorf("session:adulting data %v", first)
+		}
+		var types []string
+		for _, m := range legMsgs {
+			if _, has := m["call_sid"]; has {
+				t.Errorf("an envelope on the leg's socket carries call_sid: %v", m)
+			}
+			types = append(types, m["type"].(string)+" "+fmt.Sprint(m["hook"]))
+		}
+		if want := []string{"session:adulting <nil>", "verb:hook /leg-gather", "call:status <nil>"}; !slices.Equal(types, want) {
+			t.Errorf("the leg's socket got %q, want %q", types, want)
+		}
+		for _, e := range r.Timeline {
+			if e.Kind == callctl.KindSpoken && e.Value == "ignored" {
+				t.Errorf("the session:adulting ack's say ran: %v", e)
+			}
+			if e.Kind == callctl.KindWSClose && e.CallSid == leg && e.Code != 1000 {
+				t.Errorf("the leg's socket closed with %d", e.Code)
+			}
+		}
+		for _, m := range msgs["/ws/app"] {
+			if d, _ := m["data"].(map[string]any); m["type"] == "call:status" && d["call_sid"] == leg && d["call_status"] == "completed" {
+				t.Errorf("the call's socket heard the adulted leg complete: %v", m)
+			}
 		}
 	})
 }
