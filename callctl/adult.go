@@ -101,8 +101,8 @@ func (c *callRun) runAdult(ctx context.Context, parent map[string]any, vs []verb
 // adulting opens the leg's connection and sends session:adulting, its first message
 // (no session:new). The requestor never learnt a call_sid, so no envelope on this
 // connection carries one (ws-requestor.js sets it from session:new). The message is
-// acked, but doAdulting ignores the answer: verbs in the ack do not run, which is
-// logged. A connection that cannot be opened hangs the leg up.
+// acked, but doAdulting ignores the answer: verbs in the ack do not run, a compat
+// warning. A connection that cannot be opened hangs the leg up.
 func (a *wsApp) adulting(ctx context.Context, data map[string]any) {
 	c := a.c
 	if err := a.s.Dial(ctx); err != nil {
@@ -121,8 +121,7 @@ func (a *wsApp) adulting(ctx context.Context, data map[string]any) {
 		// doAdulting logs the failure; the leg's verbs run all the same.
 		c.log(zerolog.InfoLevel).Err(err).Msg("session:adulting was not acked")
 	case len(ack) > 0 && string(ack) != "[]" && string(ack) != "null":
-		c.log(zerolog.WarnLevel).RawJSON("ack", ack).
-			Msg("verbs in the session:adulting ack are ignored, as jambonz ignores them: the leg runs the child_call_hook's verbs")
+		c.compat(CompatAdultingAckVerbs, "the session:adulting ack carries verbs: jambonz ignores them, the leg runs the verbs its child_call_hook returned")
 	}
 }
 
@@ -141,7 +140,7 @@ func (a *httpApp) adulting(ctx context.Context, data map[string]any) {
 
 // joinLegs waits for the legs' sessions to end and adds what they did to the call's
 // Result: their timelines after the call's own (each line with the leg's call_sid and
-// the call's time), their requests, commands and alerts.
+// the call's time), their requests, commands, alerts and compat warnings.
 func (c *callRun) joinLegs() {
 	for _, l := range c.legs {
 		<-l.done
@@ -166,6 +165,7 @@ func (c *callRun) joinLegs() {
 			}
 		}
 		c.result.Alerts = append(c.result.Alerts, r.Alerts...)
+		c.result.Compat = append(c.result.Compat, r.Compat...)
 	}
 	c.legs = nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 )
 
-// docs/compatibility.md §3: a child_call_hook makes the bridged leg a session of its
+// docs/compatibility.md §13: a child_call_hook makes the bridged leg a session of its
 // own (place-outdial.js doAdulting): the hook comes as session:redirect with the
 // leg's call info, an HTTP application then gets session:adulting POSTed to
 // /adulting with the leg's and its parent's call info, and the hook's verbs run on
@@ -48,7 +48,7 @@ func TestChildCallHookAdultsTheLeg(t *testing.T) {
 				}
 				w.WriteHeader(http.StatusNoContent)
 			case "/child":
-				writeJSON(w, []any{map[string]any{"verb": "gather", "input": []string{"digits"}, "actionHook": "/leg-gather", "timeout": 5},
+				writeJSON(w, []any{map[string]any{"verb": "gather", "input": []string{"digits"}, "actionHook": "/leg-gather", "timeout": 5, "numDigits": 1},
 					map[string]any{"verb": "hangup"}})
 			case "/dial-action":
 				writeJSON(w, []any{map[string]any{"verb": "hangup"}})
@@ -116,7 +116,7 @@ func TestChildCallHookAdultsTheLeg(t *testing.T) {
 	})
 }
 
-// docs/compatibility.md §3: a WebSocket application's adulted leg gets a socket of
+// docs/compatibility.md §13: a WebSocket application's adulted leg gets a socket of
 // its own, to the call's URL with /adulting appended, whose first message is
 // session:adulting; no envelope on it carries a call_sid (jambonz's requestor takes
 // it from session:new, which this socket never sends); the ack's verbs are ignored;
@@ -155,7 +155,7 @@ func TestChildCallHookAdultsTheLegOverWebSocket(t *testing.T) {
 				case m["type"] == "call:status" && data["parent_call_sid"] != nil && data["call_status"] == "in-progress":
 					control <- callctl.Control{ChildCallHook: "/child"}
 				case m["hook"] == "/child":
-					ack(c, r.Context(), id, map[string]any{"verb": "gather", "input": []string{"digits"}, "actionHook": "/leg-gather", "timeout": 5},
+					ack(c, r.Context(), id, map[string]any{"verb": "gather", "input": []string{"digits"}, "actionHook": "/leg-gather", "timeout": 5, "numDigits": 1},
 						map[string]any{"verb": "hangup"})
 				case m["hook"] == "/dial-action":
 					ack(c, r.Context(), id, map[string]any{"verb": "hangup"})
@@ -202,6 +202,9 @@ func TestChildCallHookAdultsTheLegOverWebSocket(t *testing.T) {
 			if e.Kind == callctl.KindWSClose && e.CallSid == leg && e.Code != 1000 {
 				t.Errorf("the leg's socket closed with %d", e.Code)
 			}
+		}
+		if !slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return w.Rule == callctl.CompatAdultingAckVerbs }) {
+			t.Errorf("compat %v: want %s for the ack's verbs", r.Compat, callctl.CompatAdultingAckVerbs)
 		}
 		for _, m := range msgs["/ws/app"] {
 			if d, _ := m["data"].(map[string]any); m["type"] == "call:status" && d["call_sid"] == leg && d["call_status"] == "completed" {

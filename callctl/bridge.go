@@ -163,7 +163,7 @@ func dialConfirmHook(d *verbs.Dial) *verbs.Hook {
 // allowed; a hangup, a failed hook or another verb declines the call). It reports
 // whether the callee accepted.
 func (c *callRun) confirmLeg(ctx context.Context, h *verbs.Hook, leg *CallInfo, inputs []GatherInput) bool {
-	vs, _, ok := c.app.hook(ctx, wssession.MsgDialConfirm, h, leg.fields())
+	vs, _, ok := c.hookVerbs(ctx, wssession.MsgDialConfirm, h, leg.fields())
 	c.checkDeadline()
 	if !ok || c.ended {
 		return false
@@ -232,7 +232,7 @@ func (c *callRun) bridgeEvents(ctx context.Context, d *verbs.Dial, out DialOutco
 					if match := matchDTMF(*buf, patterns); match != "" {
 						info["dtmf"] = match
 						// dial.js _onInfo: a verb:hook, its answer ignored.
-						c.app.hook(ctx, wssession.MsgVerbHook, d.DtmfHook, info)
+						c.hookVerbs(ctx, wssession.MsgVerbHook, d.DtmfHook, info)
 						*buf = ""
 					}
 				}
@@ -266,7 +266,7 @@ func (c *callRun) bridgeEvents(ctx context.Context, d *verbs.Dial, out DialOutco
 // amdHook requests the amd actionHook: a verb:hook whose verbs replace the
 // application's (Task.performHook).
 func (c *callRun) amdHook(ctx context.Context, h *verbs.Hook, evt map[string]any) {
-	vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, c.payload(evt))
+	vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, h, c.payload(evt))
 	if ok && replace && !c.ended {
 		c.replaceQueue(vs)
 		c.cut = true
@@ -345,7 +345,7 @@ func (c *callRun) refer(ctx context.Context, d *verbs.Dial, r *DialRefer, leg *C
 		"sip_refer_to": "<" + to + ">", "refer_to_user": user,
 		"referring_call_sid": referring, "referred_call_sid": referred,
 	}
-	vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, d.ReferHook, info)
+	vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, d.ReferHook, info)
 	c.checkDeadline()
 	if ok && replace && !c.ended {
 		if r.Leg == "caller" {
@@ -398,7 +398,7 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 		gen := c.generation
 		for !c.ended && c.generation == gen {
 			if v.WaitHook != nil {
-				vs, _, ok := c.app.hook(ctx, wssession.MsgVerbHook, v.WaitHook, c.info.fields())
+				vs, _, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, v.WaitHook, c.info.fields())
 				if !ok || len(vs) == 0 {
 					v.WaitHook = nil
 				}
@@ -494,7 +494,7 @@ func (c *callRun) enqueue(ctx context.Context, v *verbs.Enqueue) {
 		if c.info.CustomerData != nil {
 			params["customerData"] = c.info.CustomerData
 		}
-		vs, _, ok := c.app.hook(ctx, wssession.MsgVerbHook, waitHook, params)
+		vs, _, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, waitHook, params)
 		c.checkDeadline()
 		if !ok || len(vs) == 0 {
 			waitHook = nil // jambonz stops asking, the caller stays in the queue
@@ -673,13 +673,13 @@ func (c *callRun) bot(ctx context.Context, name string, action, eventHook *verbs
 				break
 			}
 			gen := c.generation
-			vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, eventHook, c.payload(e))
+			vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, eventHook, c.payload(e))
 			if ok && replace && !c.ended {
 				c.replaceQueue(vs)
 			}
 			if c.generation != gen {
 				// The event hook redirected: the bot ends ("redirect"), its answer ignored.
-				c.app.hook(ctx, wssession.MsgVerbHook, action, c.payload(map[string]any{name + "_result": "redirect"}))
+				c.hookVerbs(ctx, wssession.MsgVerbHook, action, c.payload(map[string]any{name + "_result": "redirect"}))
 				return
 			}
 		}
@@ -736,7 +736,7 @@ func (c *callRun) restDial(ctx context.Context, v *verbs.RestDial) {
 		return
 	}
 	c.answer(ctx)
-	vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, v.CallHook, c.info.fields())
+	vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, v.CallHook, c.info.fields())
 	if ok && replace && !c.ended {
 		c.replaceQueue(vs)
 	}

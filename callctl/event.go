@@ -37,6 +37,10 @@ const (
 	// Jitter, "slow-app" with Delay); then one per connection attempt refused or reset
 	// ("refuse", "reset"), with the URL and Attempt of its hook.attempt, just before it.
 	KindFault Kind = "fault"
+	// KindCompat: the call did what jambonz does where that would silently hurt the
+	// application (a command before the session:new ack lost, a tag command ignored
+	// ...): Rule names the behaviour, Detail what happened (compat.go).
+	KindCompat Kind = "compat"
 	// KindSpoken: the agent spoke to the caller (Value): a say verb's text ("say"),
 	// streamed tokens once the stream spoke them ("tokens"), an LLM's turn ("llm"), a
 	// bot's reply ("bot"); Input names the source.
@@ -78,7 +82,9 @@ type Event struct {
 	SIPStatus int    // call.end
 
 	AlertType AlertType // alert
-	Detail    string    // alert
+	Detail    string    // alert, compat
+
+	Rule CompatRule // compat
 
 	Input string // caller.input: "digits" or "speech"; agent.spoke: the source
 	Value string // caller.input: the digits or the words; agent.spoke: the text
@@ -159,6 +165,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		str("fault", e.Fault)
 		delayedAttempt()
 		num("jitter_ms", e.Jitter.Milliseconds())
+	case KindCompat:
+		str("rule", string(e.Rule))
+		str("detail", e.Detail)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -207,6 +216,8 @@ func (e Event) String() string {
 		default:
 			what = fmt.Sprintf("%s: connection of attempt %d to %s", map[string]string{"refuse": "refused", "reset": "reset"}[e.Fault], e.Attempt, e.URL)
 		}
+	case KindCompat:
+		what = string(e.Rule) + ": " + e.Detail
 	case KindCallerInput:
 		if e.Input == "speech" {
 			what = fmt.Sprintf("the caller says %q", e.Value)

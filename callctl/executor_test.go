@@ -16,14 +16,14 @@ import (
 // gather: digits, speech and timeout give jambonz's actionHook payloads.
 func TestGatherPayloads(t *testing.T) {
 	doc := verbsReply(
-		map[string]any{"verb": "gather", "input": []string{"digits", "speech"}, "actionHook": "/g1", "timeout": 8},
+		map[string]any{"verb": "gather", "input": []string{"digits", "speech"}, "actionHook": "/g1", "timeout": 8, "finishOnKey": "#"},
 		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/g2"},
 		map[string]any{"verb": "gather", "actionHook": "/g3", "timeout": 8})
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": doc})
 	o := baseOptions(t, url+"/call")
 	o.Script.Gathers = []callctl.GatherInput{{Digits: "12#"}, {Speech: "talk to sales"}}
 	r := run(t, o)
-	if g := srv.last("/g1").payload; g["reason"] != "dtmfDetected" || g["digits"] != "12#" {
+	if g := srv.last("/g1").payload; g["reason"] != "dtmfDetected" || g["digits"] != "12" { // finishOnKey is not a digit
 		t.Fatalf("g1 %v", g)
 	}
 	g2 := srv.last("/g2").payload
@@ -74,11 +74,12 @@ func TestTagCustomerData(t *testing.T) {
 	}
 }
 
-// sip:decline rejects an unanswered call with its status.
+// sip:decline rejects an unanswered call with its status, as failed whatever the
+// status (lib/tasks/sip_decline.js).
 func TestSipDecline(t *testing.T) {
 	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(map[string]any{"verb": "sip:decline", "status": 486})})
 	r := run(t, baseOptions(t, url+"/call"))
-	wantEnd(t, r, callctl.StatusBusy, callctl.ReasonDeclined, 486)
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonDeclined, 486)
 }
 
 // A 30-minute call simulates in milliseconds (run gives it 30 s of real time); the
@@ -125,7 +126,8 @@ func TestEveryVerbRuns(t *testing.T) {
 	o.Script.Queues = []callctl.QueueOutcome{{DequeueAfter: 10 * time.Second}}
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if len(r.Verbs) != 17 || len(r.Alerts) != 0 {
+	// The alert verb raises its application alert, and only it.
+	if len(r.Verbs) != 17 || len(r.Alerts) != 1 || r.Alerts[0].Type != callctl.AlertApplication {
 		t.Fatalf("verbs %v alerts %v", r.Verbs, r.Alerts)
 	}
 	hooks := 0
@@ -155,7 +157,7 @@ func TestNotifyEventsVerbStatus(t *testing.T) {
 		}
 		t.Fatalf("verb:status %v", got)
 	}
-	if d := vs[1]["data"].(map[string]any); d["id"] != "greeting" || d["event"] != "starting" || d["verb"] != "say" {
+	if d := vs[1]["data"].(map[string]any); d["id"] != "greeting" || d["event"] != "starting" || d["name"] != "say" {
 		t.Fatalf("verb:status %v", d)
 	}
 }

@@ -74,6 +74,19 @@ func (h *httpServer) last(path string) recorded {
 	return recorded{}
 }
 
+// all returns the requests to path, in order.
+func (h *httpServer) all(path string) []recorded {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []recorded
+	for _, r := range h.requests {
+		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func verbsReply(vs ...map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -110,7 +123,8 @@ func TestHTTPCallHookFailureRejects(t *testing.T) {
 }
 
 // A call's final status carries the reason phrase of its final SIP status, not the
-// "Trying" of its start; a sip:decline's own reason wins.
+// "Trying" of its start; a sip:decline's own reason wins, and without one the call
+// keeps the reason it had, as jambonz's updateCallStatus does.
 func TestFinalStatusSIPReason(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -119,7 +133,7 @@ func TestFinalStatusSIPReason(t *testing.T) {
 		reason string
 	}{
 		{"call hook fails", statusReply(500), 480, "Temporarily Unavailable"},
-		{"declined", verbsReply(map[string]any{"verb": "sip:decline", "status": 486}), 486, "Busy Here"},
+		{"declined", verbsReply(map[string]any{"verb": "sip:decline", "status": 486}), 486, "Trying"},
 		{"declined with a reason", verbsReply(map[string]any{"verb": "sip:decline", "status": 603, "reason": "Gone fishing"}), 603, "Gone fishing"},
 		{"completed", verbsReply(map[string]any{"verb": "answer"}, hangupVerb), 200, "OK"},
 	} {
@@ -189,8 +203,12 @@ func TestHTTPOnlyAccepted200202204(t *testing.T) {
 	for _, code := range []int{200, 202, 204} {
 		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": statusReply(code)})
 		r := run(t, baseOptions(t, url+"/call"))
-		// No verbs: the HTTP call hangs up at once.
-		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonVerbsExhausted, 603)
+		// No verbs: jambonz rejects the call (lib/middleware.js: "malformed jambonz
+		// payload: must be array"), as for any call hook that gives none.
+		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonInvalidPayload, 480)
+		if !hasAlert(r, callctl.AlertInvalidAppPayload) {
+			t.Errorf("%d without verbs: no invalid-app-payload alert: %v", code, r.Alerts)
+		}
 	}
 }
 
@@ -221,7 +239,8 @@ func TestHTTPResponseBodies(t *testing.T) {
 		"text/plain":       {text, callctl.ReasonInvalidPayload, true},
 		"html":             {typed("text/html; charset=utf-8", "<html><body>It works!</body></html>"), callctl.ReasonInvalidPayload, true},
 		"no content type":  {typed("", "ok"), callctl.ReasonInvalidPayload, true},
-		"blank text":       {typed("text/plain", " \r\n"), callctl.ReasonVerbsExhausted, false},
+		"blank text":       {typed("text/plain", " \r\n"), callctl.ReasonInvalidPayload, true},
+		"empty array":      {typed("application/json", "[]"), callctl.ReasonInvalidPayload, true},
 		"invalid JSON":     {badJSON, callctl.ReasonInvalidPayload, true},
 		"unknown property": {unknownProp, callctl.ReasonInvalidPayload, true},
 	} {
@@ -302,7 +321,7 @@ func TestHTTPUnusableVerbsRetriedUnderAll(t *testing.T) {
 // sent.
 func TestHTTPHeadersAndGET(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
-		"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
+		"/call": verbsReply(map[string]any{"verb": "gather", "numDigits": 1, "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
 	})
 	o := baseOptions(t, url+"/call#rc=1")
 	o.Username, o.Password, o.Secret = "user", "pw", "sekrit"
@@ -339,10 +358,12 @@ func TestHTTPActionHookFailureContinues(t *testing.T) {
 	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
 		t.Fatalf("verbs %v", r.Verbs)
 	}
-	if n := len(r.Alerts); n != 3 { // /g, and /status twice (in-progress, completed)
+	// /g, as a webhook failure and as the gather's invalid-app-payload; /status four
+	// times (trying, in-progress, the gather's error notification, completed).
+	if n := len(r.Alerts); n != 6 {
 		t.Fatalf("alerts %v", r.Alerts)
 	}
-	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/g", "/status"}) {
+	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/status", "/g", "/status", "/status"}) {
 		t.Fatalf("requests %v", got)
 	}
 }
@@ -398,7 +419,9 @@ func TestHTTPHookPolicyInheritance(t *testing.T) {
 		"/inherits": flaky, "/own": flaky,
 	})
 	r := run(t, baseOptions(t, url+"/call#rc=2&rp=5xx"))
-	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonAppHangup, 603)
+	// The second redirect's hook fails: the redirect task throws and jambonz stops
+	// the call's tasks (the hangup never runs).
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonRedirectFailed, 603)
 	mu.Lock()
 	defer mu.Unlock()
 	if count["/inherits"] != 2 || count["/own"] != 1 {
@@ -431,7 +454,7 @@ func TestHTTPStatusNotifier(t *testing.T) {
 	n := &collectStatus{}
 	o.StatusNotifier = n
 	run(t, o)
-	if !slices.Equal(n.statuses, []any{"in-progress", "completed"}) || n.hook != url+"/status" {
+	if !slices.Equal(n.statuses, []any{"trying", "in-progress", "completed"}) || n.hook != url+"/status" {
 		t.Fatalf("notified %v to %s", n.statuses, n.hook)
 	}
 	if slices.Contains(srv.paths(), "/status") {

@@ -43,8 +43,9 @@ type Options struct {
 	// that parsed it to check it: the call uses it as it is, and AppURL is neither
 	// read nor parsed again. Default: AppURL parsed.
 	App fragment.Target
-	// StatusHookURL receives call:status notifications of an HTTP application
-	// (absolute, or relative to AppURL). Optional; unused for WebSocket apps.
+	// StatusHookURL receives the call's status notifications (absolute, or relative
+	// to AppURL). Optional. A WebSocket application gets them on its socket unless
+	// this is an http(s) URL, as jambonz does.
 	StatusHookURL string
 	// StatusHookMethod is POST or GET. Default POST.
 	StatusHookMethod string
@@ -76,6 +77,10 @@ type Options struct {
 	// when empty, an outbound call's stays as given (empty: none, as jambonz sends
 	// a call with an inline call_hook).
 	Call CallInfo
+	// Application is what the call hook tells the application about itself: its
+	// speech settings (defaults), env_vars and service provider. Default: jambonz's
+	// defaults, no env_vars.
+	Application Application
 	// Script is what the caller and the network do. Default: a caller who never
 	// keys anything, dials that are answered, no faults.
 	Script Script
@@ -105,6 +110,9 @@ type Options struct {
 	// WebhookErrorReturn is the SIP status (400..699) of a call rejected because its
 	// initial HTTP hook failed (JAMBONES_WEBHOOK_ERROR_RETURN). Default 480.
 	WebhookErrorReturn int
+	// RingTimeout is how long an outbound call rings before it is canceled as
+	// no-answer (the create-call request's timeout). Default 60 s.
+	RingTimeout time.Duration
 	// IdleLimit is how long (real time) a WebSocket call whose verbs ran out waits
 	// for a command before the node ends it. Default 30 s.
 	IdleLimit time.Duration
@@ -166,12 +174,14 @@ func (o Options) WithDefaults() Options {
 	setDefault(&o.AckTimeout, 5*time.Second)
 	setDefault(&o.WebhookErrorReturn, 480)
 	setDefault(&o.IdleLimit, 30*time.Second)
+	setDefault(&o.RingTimeout, defaultDialTimeout)
 	setDefault(&o.MaxDuration, defaultMaxDuration)
 	setDefault(&o.MaxRequests, 1000)
 	setDefault(&o.MaxEvents, 5000)
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
 	}
+	o.Application = o.Application.withDefaults()
 	return o
 }
 
@@ -209,7 +219,7 @@ func (o Options) prepare() (*prepared, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"AckTimeout", o.AckTimeout}, {"IdleLimit", o.IdleLimit}, {"MaxDuration", o.MaxDuration}} {
+	}{{"AckTimeout", o.AckTimeout}, {"IdleLimit", o.IdleLimit}, {"MaxDuration", o.MaxDuration}, {"RingTimeout", o.RingTimeout}} {
 		if d.v < 0 {
 			bad("%s %v is negative", d.name, d.v)
 		}
@@ -237,16 +247,17 @@ func (o Options) prepare() (*prepared, error) {
 		bad("application URL: %w", err)
 	} else {
 		p.app = app
-		if app.Policy.Transport == fragment.HTTP {
-			if o.Hooks == nil {
-				bad("an HTTP application needs Options.Hooks")
+		if app.Policy.Transport == fragment.HTTP && o.Hooks == nil {
+			bad("an HTTP application needs Options.Hooks")
+		}
+		if o.StatusHookURL != "" {
+			if t, err := fragment.Resolve(app, o.StatusHookURL); err != nil {
+				bad("status hook: %w", err)
+			} else {
+				p.statusURL = &t
 			}
-			if o.StatusHookURL != "" {
-				if t, err := fragment.Resolve(app, o.StatusHookURL); err != nil {
-					bad("status hook: %w", err)
-				} else {
-					p.statusURL = &t
-				}
+			if p.statusURL != nil && p.statusURL.Policy.Transport == fragment.HTTP && o.Hooks == nil {
+				bad("an http(s) status hook needs Options.Hooks")
 			}
 		}
 	}

@@ -22,6 +22,8 @@ const (
 	ReasonMaxRequests     = "max-requests"        // Options.MaxRequests requests were sent
 	ReasonMaxEvents       = "max-events"          // the timeline reached Options.MaxEvents
 	ReasonCanceled        = "canceled"            // the context ended
+	ReasonRedirectFailed  = "redirect-failed"     // the redirect verb's hook failed or answered invalid verbs
+	ReasonNotAnswered     = "not-answered"        // an outbound call's far end was busy, did not answer or failed (Script.Answer)
 )
 
 // Result is what a call did.
@@ -39,6 +41,9 @@ type Result struct {
 	// Timeline lists every event in order.
 	Timeline []Event
 	Alerts   []Alert
+	// Compat are the compat warnings of the call, in order: where the call did
+	// what jambonz does and that would silently hurt the application (KindCompat).
+	Compat []Compat
 	// Verbs are the names of the verbs executed, in order.
 	Verbs []string
 	// Hooks are the hooks requested (the path of an HTTP hook URL, the hook name of

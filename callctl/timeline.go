@@ -83,6 +83,8 @@ func compactOf(e Event) compactEvent {
 		ce.s[0], ce.s[1] = e.Input, e.Value
 	case KindFault:
 		ce.s[0], ce.s[1], ce.n[0], ce.d = e.Fault, e.URL, e.Attempt, [2]time.Duration{e.Delay, e.Jitter}
+	case KindCompat:
+		ce.s[0], ce.s[1] = string(e.Rule), e.Detail
 	}
 	return ce
 }
@@ -118,6 +120,8 @@ func (ce compactEvent) event(callSid string) Event {
 		e.Input, e.Value = ce.s[0], ce.s[1]
 	case KindFault:
 		e.Fault, e.URL, e.Attempt, e.Delay, e.Jitter = ce.s[0], ce.s[1], ce.n[0], ce.d[0], ce.d[1]
+	case KindCompat:
+		e.Rule, e.Detail = CompatRule(ce.s[0]), ce.s[1]
 	}
 	return e
 }

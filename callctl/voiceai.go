@@ -167,7 +167,7 @@ func (c *callRun) hear(ctx context.Context, u Utterance) {
 	if h := v.transcribing; h != nil && u.Speech != "" && !c.ended {
 		payload := transcriptionPayload(c.info.fields(), u.Speech)
 		gen := c.generation
-		vs, replace, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, payload)
+		vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, h, payload)
 		if ok && replace && !c.ended {
 			c.replaceQueue(vs)
 		}
@@ -334,7 +334,7 @@ func (c *callRun) configure(ctx context.Context, v *verbs.Config) {
 // transcribe runs the transcribe verb: it transcribes the caller until the call ends
 // or the application moves on (transcribe.js awaits its end).
 func (c *callRun) transcribe(ctx context.Context, v *verbs.Transcribe) {
-	c.answer(ctx)
+	c.answerUnless(ctx, v.EarlyMedia)
 	prev := c.ai.transcribing
 	c.ai.transcribing = v.TranscriptionHook
 	if v.TranscriptionHook != nil {

@@ -197,6 +197,25 @@ func TestAppTestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	untilWaiting("b.yaml mended")
+	// What editors and sed -i leave in the app's files for a moment (a temporary
+	// file, created then renamed away) or beside them (a backup) changes nothing:
+	// the next run is the scenario file's alone.
+	tmp := filepath.Join(dir, "app", "sedX1b2c3")
+	if err := os.WriteFile(tmp, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(t.TempDir(), "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app", "menu.txt~"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tests", "a.yaml"), []byte("caller:\n  gathers: [{digits: \"1\"}]\n# touched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if run := untilWaiting("a temporary file, a backup, then a.yaml"); !strings.HasPrefix(run, "\n--- tests/a.yaml changed: running 1 scenario(s)\n") {
+		t.Fatalf("a temporary file, a backup, then a.yaml: the next run is\n%s", run)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "app", "menu.txt"), []byte("v2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +249,7 @@ func TestAppTestStartRefusesATakenPort(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "ERROR menu  ") ||
 		!strings.Contains(stdout, "the app was not started: another process already listens at "+addr+", before the app is started (stop it, or leave out --start to test the app running there)") ||
 		!strings.Contains(stderr, "switchboard: did not start the app (touch started, from --start): another process already listens at "+addr) ||
+		!strings.Contains(stdout, "\nFAIL: 1 of 1 scenario(s) failed, 1 error(s), 0 passed, in ") ||
 		app.calls.Load() != 0 {
 		t.Fatalf("--start: exit %d, %d calls\nstdout:\n%s\nstderr:\n%s", code, app.calls.Load(), stdout, stderr)
 	}

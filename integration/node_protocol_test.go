@@ -178,7 +178,7 @@ func TestServeSDKAppFaultsThroughTheNodeEgressRules(t *testing.T) {
 		"call_hook": map[string]any{"url": app.URL("ws", "/app#rc=3")}, "from": "+1555", "to": "+1666",
 		"scenario": map[string]any{
 			"caller":  map[string]any{"gathers": []any{map[string]any{"digits": "7"}}},
-			"faults":  []any{map[string]any{"after_message": 2}},
+			"faults":  []any{map[string]any{"after_message": 5}}, // after trying, ringing, in-progress, session:new and its ack
 			"network": map[string]any{"refuse": 1},
 		},
 	}))

@@ -49,7 +49,7 @@ expect:
       hook: /amd
       payload: {type: amd_machine_detected, reason: long greeting}
     - type: call:status
-      nth: 3
+      nth: 4 # the call's trying and in-progress, the leg's trying, then its ringing
       payload: {call_status: ringing, direction: outbound}
 `, app.URL("ws", "/dial"))
 	confirm := tl.kind("msg.sent")

@@ -275,6 +275,10 @@ func TestServeEndToEnd(t *testing.T) {
 			statusHooks.Add(1)
 			w.WriteHeader(http.StatusNoContent)
 		case "/bad":
+			// An action hook answering a verb that does not validate: alerted (a
+			// REST call's call hook answering it is not, as in jambonz).
+			fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"actionHook":"/bad-answer","timeout":1}]`)
+		case "/bad-answer":
 			fmt.Fprint(w, `[{"verb":"dance"}]`)
 		}
 	}))

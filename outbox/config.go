@@ -97,6 +97,13 @@ type Config struct {
 	// ShutdownTimeout bounds how long Close waits for attempts in flight before it
 	// cancels them and releases their deliveries. Default 10 s.
 	ShutdownTimeout time.Duration
+	// GCPercent is the garbage collector's target (GOGC) that Start sets for the
+	// process, unless the program chose one (the GOGC environment variable, or
+	// debug.SetGCPercent with a value other than 100 before Start). Default 400: the
+	// heap may grow to five times what is live between collections, for fewer
+	// collections a delivery. Set GOMEMLIMIT to bound the heap, or -1 to leave the
+	// collector alone (docs/outbox.md §5, "Engine defaults").
+	GCPercent int
 }
 
 // WithDefaults returns c with every zero value replaced by its default.
@@ -139,6 +146,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.Retention, 7*24*time.Hour)
 	setDefault(&c.PurgeInterval, time.Hour)
 	setDefault(&c.ShutdownTimeout, 10*time.Second)
+	setDefault(&c.GCPercent, defaultGCPercent)
 	return c
 }
 
@@ -190,6 +198,7 @@ func (c Config) validate() error {
 		{c.Retention >= time.Hour, "Config.Retention", "must be at least 1 h"},
 		{c.PurgeInterval > 0, "Config.PurgeInterval", "must be positive"},
 		{c.ShutdownTimeout > 0, "Config.ShutdownTimeout", "must be positive"},
+		{c.GCPercent >= -1, "Config.GCPercent", "must be -1 (leave the collector alone) or a percent"},
 	}
 	var errs []error
 	for _, ch := range checks {

@@ -99,6 +99,7 @@ func (o *Outbox) Start(ctx context.Context) error {
 		return fmt.Errorf("outbox: already started")
 	}
 	o.started = true
+	tuneGC(o.cfg.GCPercent)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	o.run, o.stop, o.abort, o.done = runCtx, stop, abort, make(chan struct{})

@@ -48,6 +48,10 @@ type Expectations struct {
 	// MaxAnswerTime, when set, bounds every answer of the application: each HTTP
 	// hook's answered attempt, each ack.
 	MaxAnswerTime Duration `yaml:"max_answer_time"`
+	// Compat are compat warnings (callctl.CompatRule) that must each have been
+	// recorded at least once: a scenario that relies on a jambonz behaviour names
+	// it, and `--strict` then accepts it (Strict).
+	Compat []callctl.CompatRule `yaml:"compat"`
 }
 
 // Received is one request the application must have received: the Nth (from 1,
@@ -111,7 +115,7 @@ func (e Expectations) Set() bool {
 	return e.Verbs != nil || e.Hooks != nil || e.HooksExact != nil || e.HookCounts != nil || e.Status != "" ||
 		e.Reason != "" || e.Alerts != nil || e.NoAlerts != nil || e.Received != nil || e.MaxAnswerTime > 0 ||
 		e.VerbsInOrder != nil || e.VerbsInclude != nil || e.ToolCalls != nil || e.ToolOutputs != nil ||
-		e.Spoken != nil || e.Sent != nil
+		e.Spoken != nil || e.Sent != nil || e.Compat != nil
 }
 
 // ExpectFailure reports whether the expectations anticipate a call that fails
@@ -187,12 +191,30 @@ func (e Expectations) Evaluate(r *callctl.Result) []Failure {
 	for i, want := range e.Received {
 		ev.received(fmt.Sprintf("received[%d]", i), want)
 	}
+	for _, rule := range e.Compat {
+		if !slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return w.Rule == rule }) {
+			ev.fail("compat", ev.end, "no %s warning was recorded", rule)
+		}
+	}
 	if limit := time.Duration(e.MaxAnswerTime); limit > 0 {
 		for _, q := range r.Requests {
 			if q.Answered && q.AnswerTime > limit {
 				ev.fail("max_answer_time", q.Event, "%s answered in %v, want within %v", describe(q), q.AnswerTime.Round(time.Millisecond), limit)
 				break
 			}
+		}
+	}
+	return ev.failures
+}
+
+// Strict returns a failure for each compat warning of r that the expectations do not
+// name in expect.compat: what `switchboard test --strict` and `simulate --strict`
+// fail on (docs/compatibility.md §2). Each is located at its compat line.
+func (e Expectations) Strict(r *callctl.Result) []Failure {
+	ev := evaluation{r: r, end: len(r.Timeline) - 1}
+	for i, x := range r.Timeline {
+		if x.Kind == callctl.KindCompat && !slices.Contains(e.Compat, x.Rule) {
+			ev.fail("strict", i, "compat warning %s: %s", x.Rule, x.Detail)
 		}
 	}
 	return ev.failures

@@ -123,9 +123,10 @@ var (
 	validReasons      = []string{callctl.ReasonAppHangup, callctl.ReasonVerbsExhausted, callctl.ReasonCallerHangup,
 		callctl.ReasonAppClosed, callctl.ReasonIdle, callctl.ReasonDeclined, callctl.ReasonCallHookFailed,
 		callctl.ReasonInvalidPayload, callctl.ReasonConnectFailed, callctl.ReasonSessionFailed,
-		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup}
+		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed,
+		callctl.ReasonNotAnswered}
 	validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure),
-		string(callctl.AlertWebhookConnectionFailure)}
+		string(callctl.AlertWebhookConnectionFailure), string(callctl.AlertApplication)}
 )
 
 // maxRefusedAttempts bounds network.refuse + network.reset (callctl's own bound).
@@ -169,6 +170,17 @@ func (s *Scenario) check() *pathError {
 		}
 		if strings.Trim(string(g.Digits), "0123456789*#ABCD") != "" {
 			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", g.Digits)
+		}
+	}
+	if a := s.Answer; a.Status != "" && !slices.Contains(validDialStatuses, a.Status) {
+		return at("$.answer.status", "%q: want one of %s", a.Status, strings.Join(validDialStatuses, ", "))
+	}
+	if a := s.Answer; a.SIPStatus != 0 && (a.SIPStatus < 100 || a.SIPStatus > 699) {
+		return at("$.answer.sip_status", "%d is not a SIP status (100..699)", a.SIPStatus)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.SIP.Headers)) {
+		if !validHeaderName(name) || strings.ContainsAny(s.SIP.Headers[name], "\r\n") {
+			return at("$.sip.headers", "%q: a SIP header is a token name and a one-line value", name)
 		}
 	}
 	for i, d := range s.Caller.Dials {
@@ -262,6 +274,11 @@ func (s *Scenario) check() *pathError {
 			}
 		}
 	}
+	for i, rule := range e.Compat {
+		if !slices.Contains(callctl.CompatRules(), rule) {
+			return at(fmt.Sprintf("$.expect.compat[%d]", i), "%q is not a compat rule (docs/compatibility.md §2 lists them)", rule)
+		}
+	}
 	for _, h := range slices.Sorted(maps.Keys(e.HookCounts)) {
 		if e.HookCounts[h] < 0 {
 			return at("$.expect.hook_counts", "%s: a count must not be negative", h)
@@ -286,6 +303,19 @@ func (s *Scenario) check() *pathError {
 		}
 	}
 	return nil
+}
+
+// validHeaderName reports whether name is a SIP header name (RFC 3261 token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // check returns the first problem of the far end's script, at its YAML path.

@@ -19,9 +19,15 @@ type Scenario struct {
 
 	From string `yaml:"from"`
 	To   string `yaml:"to"`
+	// SIP is the simulated INVITE of an inbound call (its headers reach the call
+	// hook's sip.headers).
+	SIP SIP `yaml:"sip"`
+	// Answer is how the far end of an outbound call (one a node's REST API creates)
+	// answers.
+	Answer Answer `yaml:"answer"`
 	// EnvVars are the application's environment variables, sent as env_vars with
-	// the call (jambonz passes an application's env_vars with session:new and the
-	// call hook): where an app reads its API keys.
+	// the call hook (jambonz passes an application's env_vars with session:new and
+	// the call hook): where an app reads its API keys.
 	EnvVars map[string]any `yaml:"env_vars"`
 	// QueueEventHook is the account's queue event webhook (jambonz's account
 	// queue_event_hook): an absolute http(s) URL that gets queue:status as the call
@@ -43,6 +49,22 @@ type Network struct {
 	SlowApp Duration `yaml:"slow_app"`
 	Refuse  int      `yaml:"refuse"`
 	Reset   int      `yaml:"reset"`
+}
+
+// SIP is the simulated INVITE: headers added to the SBC's (X-Originating-Carrier
+// and X-Forwarded-For also name the call's origin).
+type SIP struct {
+	Headers map[string]string `yaml:"headers"`
+}
+
+// Answer is how the called party of an outbound call answers (callctl.AnswerOutcome):
+// after ringing for After (with early media: 183), with Status (completed, busy,
+// no-answer, failed) and SIPStatus.
+type Answer struct {
+	After      Duration `yaml:"after"`
+	EarlyMedia bool     `yaml:"early_media"`
+	Status     string   `yaml:"status"`
+	SIPStatus  int      `yaml:"sip_status"`
 }
 
 // Caller is what the far end does: the caller, the LLM, dialed parties, queue
@@ -137,10 +159,13 @@ type BotIntent struct {
 // Gather is the caller's answer to one gather: digits, speech, or (timeout: true,
 // or nothing) no answer.
 type Gather struct {
-	Digits  Digits   `yaml:"digits"`
-	Speech  string   `yaml:"speech"`
-	After   Duration `yaml:"after"`
-	Timeout bool     `yaml:"timeout"`
+	// Digits are keyed one at a time, KeyInterval apart (default 250 ms), the
+	// first After the prompt ended; the gather's rules decide which it takes.
+	Digits      Digits   `yaml:"digits"`
+	Speech      string   `yaml:"speech"`
+	After       Duration `yaml:"after"`
+	KeyInterval Duration `yaml:"key_interval"`
+	Timeout     bool     `yaml:"timeout"`
 }
 
 // Dial is the outcome of one dial, and what the dialed party does.
@@ -178,7 +203,8 @@ type DialRefer struct {
 func (s *Scenario) Script() callctl.Script {
 	var sc callctl.Script
 	for _, g := range s.Caller.Gathers {
-		sc.Gathers = append(sc.Gathers, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
+		sc.Gathers = append(sc.Gathers, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After),
+			KeyInterval: time.Duration(g.KeyInterval)})
 	}
 	for _, d := range s.Caller.Dials {
 		out := callctl.DialOutcome{Status: callctl.Status(d.Status), SIPStatus: d.SIPStatus, Duration: time.Duration(d.Duration)}
@@ -234,6 +260,9 @@ func (s *Scenario) Script() callctl.Script {
 		sc.Bots = append(sc.Bots, bs)
 	}
 	sc.HangupAfter = time.Duration(s.Caller.HangupAfter)
+	sc.SIPHeaders = s.SIP.Headers
+	sc.Answer = callctl.AnswerOutcome{After: time.Duration(s.Answer.After), EarlyMedia: s.Answer.EarlyMedia,
+		Status: callctl.Status(s.Answer.Status), SIPStatus: s.Answer.SIPStatus}
 	sc.Faults = append(sc.Faults, s.Faults...)
 	n := s.Network
 	sc.Network = callctl.NetworkFaults{Latency: time.Duration(n.Latency), Jitter: time.Duration(n.Jitter),

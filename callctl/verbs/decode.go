@@ -186,6 +186,10 @@ func (d *decoder) value(f *field, raw []byte, dst reflect.Value, path string) er
 		if err != nil {
 			return err
 		}
+		if dst.Kind() == reflect.Pointer {
+			dst.Set(reflect.New(dst.Type().Elem()))
+			dst = dst.Elem()
+		}
 		dst.SetFloat(n)
 	case kindInt:
 		n, err := d.integer(f, raw, t, path)

@@ -251,7 +251,7 @@ func TestDecodeValues(t *testing.T) {
 		&Say{VerbID: "intro", Text: []string{"a", "b"}, Loop: LoopForever},
 		&Play{URL: []string{"http://a"}, Loop: 3, TimeoutSecs: 2.5},
 		&Gather{Input: []string{"speech", "digits"}, ActionHook: &Hook{URL: "/g", Method: "GET", Username: "u", Password: "p"},
-			PartialResultHook: &Hook{URL: "/p"}, Say: &Say{Text: []string{"press"}}, Timeout: 8, NumDigits: 1},
+			PartialResultHook: &Hook{URL: "/p"}, Say: &Say{Text: []string{"press"}}, Timeout: new(8.0), NumDigits: 1},
 		&Dial{Target: []DialTarget{{Type: "sip", SipURI: "sip:a@b"}}, Headers: map[string]string{"X-N": "3", "X-B": "true", "X-S": "s"},
 			DtmfHook: &Hook{URL: "/d"}, Stream: &Listen{URL: "wss://l"}},
 		&Listen{URL: "wss://x", Metadata: map[string]any{"k": []any{float64(1), "v"}}},

@@ -144,6 +144,11 @@ func kindOf(t reflect.Type, sf reflect.StructField, f *field) kind {
 			f.elem = schemaFor(ft.Elem())
 			return kindNested
 		}
+		if ft.Elem().Kind() == reflect.Float64 {
+			// A number whose absence means something else than 0 (gather's timeout: 0
+			// is "no timeout", absent the default).
+			return kindNumber
+		}
 	case reflect.Slice:
 		et := ft.Elem()
 		if et.Kind() == reflect.Pointer && et.Elem().Kind() == reflect.Struct {

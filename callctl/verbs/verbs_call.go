@@ -5,7 +5,9 @@ type Answer struct {
 	VerbID string `json:"id,omitempty"`
 }
 
-// Alert sends a 180 with an Alert-Info header carrying Message.
+// Alert raises an application alert on the account carrying Message (jambonz's
+// lib/tasks/alert.js; the SDKs describe it as a 180 with Alert-Info, which the code
+// does not send).
 type Alert struct {
 	VerbID  string `json:"id,omitempty"`
 	Message string `json:"message,omitempty" verb:"required"`

@@ -29,6 +29,7 @@ type simulateFlags struct {
 	timeout     time.Duration
 	idleLimit   time.Duration
 	realTime    bool
+	strict      bool
 }
 
 func newSimulateCmd(c *cli) *cobra.Command {
@@ -72,6 +73,7 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does: media, retry delays and backoff take their real time")
+	fl.BoolVar(&f.strict, "strict", false, "count a call with a compat warning the scenario's expect.compat does not name as failed (docs/compatibility.md §2)")
 	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
 		appURL := ""
 		if len(args) == 1 {
@@ -133,7 +135,7 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	defer calls.CloseIdleConnections()
 	o := simulation.Options{AppURL: appURL, Scenario: sc, From: f.from, To: f.to, Secret: f.secret, StatusHook: f.statusHook,
 		Username: f.user, Password: f.pass, Calls: f.calls, Concurrency: f.concurrency, Timeout: f.timeout,
-		IdleLimit: f.idleLimit, RealTime: f.realTime, JSON: f.asJSON}
+		IdleLimit: f.idleLimit, RealTime: f.realTime, Strict: f.strict, JSON: f.asJSON}
 	if isTerminal(c.stderr) {
 		o.Progress = c.stderr
 	}

@@ -166,7 +166,7 @@ func TestSimulateRealTime(t *testing.T) {
 func TestSimulateAppFromScenario(t *testing.T) {
 	httpURL, _ := exampleServers(t)
 	sc := filepath.Join(t.TempDir(), "s.yaml")
-	src := "app: " + httpURL + "/call\nstatus_hook: /status\nexpect:\n  hook_counts: {/status: 2}\n"
+	src := "app: " + httpURL + "/call\nstatus_hook: /status\nexpect:\n  hook_counts: {/status: 3}\n"
 	if err := os.WriteFile(sc, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestSimulateReadsScenarioFilesAsTestDoes(t *testing.T) {
 	write("switchboard-test.yaml", "app: ${APP}/call\n")
 	menu := write("menu.yaml", `status_hook: ${STATUS_HOOK:-/status}
 expect:
-  hook_counts: {/status: 2}
+  hook_counts: {/status: 3}
 cases:
   - name: sales
     caller: {gathers: [{digits: "${DIGIT}"}]}

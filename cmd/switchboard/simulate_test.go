@@ -209,7 +209,7 @@ func TestSimulateExit1(t *testing.T) {
 	// answered), but it failed: expecting status completed does not excuse that;
 	// expecting its reason does.
 	_, wsURL := exampleServers(t)
-	drop := "faults:\n  - after_message: 5\n    close_code: 1011\n"
+	drop := "faults:\n  - after_message: 6\n    close_code: 1011\n"
 	for _, tc := range []struct {
 		expect string
 		code   int

@@ -1,9 +1,9 @@
 // A small tool-calling voice agent on the official @jambonz/sdk: an OpenAI realtime
 // (s2s) conversation whose model can look up the weather and an order, answered over
-// the same WebSocket. Run it, then test it without a phone or an LLM bill:
+// the same WebSocket. Test it without a phone or an LLM bill (switchboard test starts
+// it, runs the scenarios against it and stops it):
 //
-//   npm install && PORT=3000 node app.js
-//   switchboard test --app ws://127.0.0.1:3000 examples/voice-agent/scenarios
+//   npm install && switchboard test scenarios
 'use strict';
 
 const http = require('http');

@@ -157,6 +157,12 @@ func (m *Manager) Mute(accountSid, callSid string, mute bool) error {
 	return m.send(accountSid, callSid, callctl.Control{Mute: &mute})
 }
 
+// Update sends a live call control update acting on media (whisper, listen_status
+// ...: callctl.Control.Update). It fails as Mute does.
+func (m *Manager) Update(accountSid, callSid, update string) error {
+	return m.send(accountSid, callSid, callctl.Control{Update: update})
+}
+
 // active returns an active call of the account.
 func (m *Manager) active(accountSid, callSid string) (*liveCall, error) {
 	m.mu.Lock()

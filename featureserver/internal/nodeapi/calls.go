@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+
+	"github.com/switchboard-voice/switchboard/callctl"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,7 +34,7 @@ type createCallInput struct {
 type createCallBody struct {
 	ApplicationSid string         `json:"application_sid,omitempty" maxLength:"64" doc:"Application to run; or give call_hook"`
 	CallHook       *hookRef       `json:"call_hook,omitempty" doc:"Inline application (instead of application_sid): a URL or a webhook object"`
-	CallStatusHook *hookRef       `json:"call_status_hook,omitempty" doc:"Status hook: a URL or a webhook object; relative to call_hook, or replacing the application's"`
+	CallStatusHook *hookRef       `json:"call_status_hook,omitempty" doc:"Status hook: a URL or a webhook object (http(s) or ws(s)); relative to call_hook, or replacing the application's"`
 	From           string         `json:"from" minLength:"1" maxLength:"256"`
 	To             callTo         `json:"to" doc:"Where the call goes: a jambonz target object (or a phone number)"`
 	Tag            map[string]any `json:"tag,omitempty" doc:"customerData for the call's hooks"`
@@ -40,12 +42,12 @@ type createCallBody struct {
 
 	AnswerOnBridge             bool           `json:"answerOnBridge,omitempty" doc:"Accepted, ignored: the node places no SIP call"`
 	FromHost                   string         `json:"fromHost,omitempty" maxLength:"256" doc:"Accepted, ignored"`
-	Timeout                    int            `json:"timeout,omitempty" minimum:"0" doc:"Accepted, ignored: the simulated call is answered by its application"`
+	Timeout                    int            `json:"timeout,omitempty" minimum:"0" doc:"Seconds the call rings before it is canceled as no-answer (default 60); the scenario's answer says when the far end answers"`
 	TimeLimit                  int            `json:"timeLimit,omitempty" minimum:"0" doc:"Accepted, ignored"`
 	Headers                    map[string]any `json:"headers,omitempty" doc:"Accepted, ignored: SIP headers"`
 	SipRequestWithinDialogHook string         `json:"sipRequestWithinDialogHook,omitempty" maxLength:"2048" doc:"Accepted, ignored: no SIP dialog"`
 	CallerName                 string         `json:"callerName,omitempty" maxLength:"256" doc:"Accepted, ignored"`
-	SpeechSynthesisVendor      string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisVendor      string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"With call_hook: the call hook's defaults.synthesizer.vendor"`
 	SpeechSynthesisLanguage    string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
 	SpeechSynthesisVoice       string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
 	SpeechRecognizerVendor     string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
@@ -92,48 +94,51 @@ type updateCallInput struct {
 	Body        updateCallBody
 }
 
-// updateCallBody is jambonz's live call control. What needs media the node does
-// not have (listen, conference, recording, SIP requests, dubbing) is refused with a
-// message saying so, never accepted and dropped.
+// updateCallBody is jambonz's live call control. What acts on media the node
+// simulates (whisper, listen, conference, recording, dubbing) is accepted as jambonz
+// accepts it and recorded on the call (a whisper outside a dial is warned, as jambonz
+// ignores it); a SIP request, whose answer jambonz returns, is refused.
 type updateCallBody struct {
 	CallHook       *hookRef `json:"call_hook,omitempty" doc:"Redirect: a URL (absolute, or relative to the call's application) or a webhook object"`
-	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"With call_hook: the status hook from then on (HTTP applications)"`
+	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"With call_hook only; jambonz then ignores it, as the call does (a compat warning)"`
 	CallStatus     string   `json:"call_status,omitempty" enum:"completed,no-answer" doc:"completed hangs up the call; no-answer cancels a call not yet answered"`
 	MuteStatus     string   `json:"mute_status,omitempty" enum:"mute,unmute"`
-	Whisper        any      `json:"whisper,omitempty" doc:"Refused: the node simulates no dialed party to whisper to"`
+	Whisper        any      `json:"whisper,omitempty" doc:"Say or play verbs to the parties of a dial in progress; ignored otherwise, as jambonz ignores it (a compat warning)"`
 
 	ChildCallHook               *hookRef `json:"child_call_hook,omitempty" doc:"Moves the dialed leg of a dial in progress to this application (session:redirect with the leg's details; the leg leaves the call)"`
-	ConfMuteStatus              any      `json:"conf_mute_status,omitempty" doc:"Refused: no conferences"`
-	ConfHoldStatus              any      `json:"conf_hold_status,omitempty" doc:"Refused: no conferences"`
-	ListenStatus                any      `json:"listen_status,omitempty" doc:"Refused: no media streams"`
-	SipRequest                  any      `json:"sip_request,omitempty" doc:"Refused: no SIP dialog"`
-	Record                      any      `json:"record,omitempty" doc:"Refused: no recording"`
-	Dub                         any      `json:"dub,omitempty" doc:"Refused: no media"`
-	MediaPath                   any      `json:"media_path,omitempty" doc:"Refused: no media"`
-	ConferenceParticipantAction any      `json:"conferenceParticipantAction,omitempty" doc:"Refused: no conferences"`
+	ConfMuteStatus              any      `json:"conf_mute_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
+	ConfHoldStatus              any      `json:"conf_hold_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
+	ListenStatus                any      `json:"listen_status,omitempty" doc:"Accepted and recorded: media streams are simulated"`
+	SipRequest                  any      `json:"sip_request,omitempty" doc:"Refused: jambonz answers with the SIP response, which a simulated call has none of"`
+	Record                      any      `json:"record,omitempty" doc:"Accepted and recorded: no recording"`
+	Dub                         any      `json:"dub,omitempty" doc:"Accepted and recorded: media is simulated"`
+	MediaPath                   any      `json:"media_path,omitempty" doc:"Accepted and recorded: media is simulated"`
+	ConferenceParticipantAction any      `json:"conferenceParticipantAction,omitempty" doc:"Accepted and recorded: conferences are simulated"`
 }
 
 // refused names the fields of b the node cannot carry out.
 func (b *updateCallBody) refused() (field, why string) {
-	for _, f := range []struct {
-		given       bool
-		field, what string
-	}{
-		{b.Whisper != nil, "whisper", "the node simulates no dialed party to whisper to"},
-		{b.ConfMuteStatus != nil, "conf_mute_status", "the node has no conferences"},
-		{b.ConfHoldStatus != nil, "conf_hold_status", "the node has no conferences"},
-		{b.ConferenceParticipantAction != nil, "conferenceParticipantAction", "the node has no conferences"},
-		{b.ListenStatus != nil, "listen_status", "the node streams no media"},
-		{b.SipRequest != nil, "sip_request", "the node has no SIP dialog"},
-		{b.Record != nil, "record", "the node records no media"},
-		{b.Dub != nil, "dub", "the node has no media"},
-		{b.MediaPath != nil, "media_path", "the node has no media"},
-	} {
-		if f.given {
-			return f.field, f.what
-		}
+	if b.SipRequest != nil {
+		return "sip_request", "jambonz answers with the SIP response, and a simulated call has no SIP dialog"
 	}
 	return "", ""
+}
+
+// mediaUpdate names the field of b that acts on simulated media, "" when none.
+func (b *updateCallBody) mediaUpdate() string {
+	for _, f := range []struct {
+		given bool
+		name  string
+	}{
+		{b.Whisper != nil, "whisper"}, {b.ConfMuteStatus != nil, "conf_mute_status"}, {b.ConfHoldStatus != nil, "conf_hold_status"},
+		{b.ListenStatus != nil, "listen_status"}, {b.Record != nil, "record"}, {b.Dub != nil, "dub"}, {b.MediaPath != nil, "media_path"},
+		{b.ConferenceParticipantAction != nil, "conferenceParticipantAction"},
+	} {
+		if f.given {
+			return f.name
+		}
+	}
+	return ""
 }
 
 type acceptedOutput struct {
@@ -310,18 +315,25 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 		if err != nil { // checked when the application was stored
 			return req, a.internal(fmt.Errorf("application %s: %w", app.Sid, err))
 		}
+		// jambonz's API takes the application's hooks and speech settings
+		// (jambonz-api-server validateCreateCall).
 		req.CallHook, req.CallStatusHook = hook, app.CallStatusHook
+		req.Application = applicationOf(app.ApplicationSettings)
 	case b.CallHook != nil:
 		hook, err := b.CallHook.hook("call_hook", true)
 		if err != nil {
 			return req, err
 		}
 		req.CallHook = hook
+		req.Application = applicationOf(nodestore.ApplicationSettings{
+			SpeechSynthesisVendor: b.SpeechSynthesisVendor, SpeechSynthesisLanguage: b.SpeechSynthesisLanguage, SpeechSynthesisVoice: b.SpeechSynthesisVoice,
+			SpeechRecognizerVendor: b.SpeechRecognizerVendor, SpeechRecognizerLanguage: b.SpeechRecognizerLanguage})
 	default:
 		return req, huma.Error422UnprocessableEntity("application_sid or call_hook is required")
 	}
+	req.RingTimeout = time.Duration(b.Timeout) * time.Second
 	if b.CallStatusHook != nil {
-		status, err := b.CallStatusHook.spec("call_status_hook", false)
+		status, err := b.CallStatusHook.spec("call_status_hook", true)
 		if err != nil {
 			return req, err
 		}
@@ -348,13 +360,14 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 			Location: "body.call_status_hook", Message: "goes with call_hook: the status hook of the application redirected to"})
 	}
 	set := 0
-	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != "", b.ChildCallHook != nil} {
+	media := b.mediaUpdate()
+	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != "", media != "", b.ChildCallHook != nil} {
 		if given {
 			set++
 		}
 	}
 	if set != 1 {
-		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status, child_call_hook")
+		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status, child_call_hook or a media update (whisper, listen_status, record ...)")
 	}
 	var err error
 	status := ""
@@ -383,6 +396,8 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 			statusHook = &sh
 		}
 		err, status = a.calls.Redirect(acct.Sid, in.CallSid, hook, statusHook), "redirecting"
+	case media != "":
+		err, status = a.calls.Update(acct.Sid, in.CallSid, media), media
 	default:
 		err, status = a.calls.Mute(acct.Sid, in.CallSid, b.MuteStatus == "mute"), b.MuteStatus
 	}
@@ -415,4 +430,16 @@ func (a *API) liveCallError(err error) error {
 		return huma.Error503ServiceUnavailable("the node running the call lost its lease: the call is being recorded as ended")
 	}
 	return a.internal(err)
+}
+
+// applicationOf is the call's Application from an application's settings.
+func applicationOf(s nodestore.ApplicationSettings) callctl.Application {
+	return callctl.Application{
+		Synthesizer: callctl.Speech{Vendor: s.SpeechSynthesisVendor, Language: s.SpeechSynthesisLanguage, Voice: s.SpeechSynthesisVoice,
+			Label: s.SpeechSynthesisLabel, FallbackVendor: s.FallbackSpeechSynthesisVendor, FallbackLanguage: s.FallbackSpeechSynthesisLanguage,
+			FallbackVoice: s.FallbackSpeechSynthesisVoice, FallbackLabel: s.FallbackSpeechSynthesisLabel},
+		Recognizer: callctl.Speech{Vendor: s.SpeechRecognizerVendor, Language: s.SpeechRecognizerLanguage, Label: s.SpeechRecognizerLabel,
+			FallbackVendor: s.FallbackSpeechRecognizerVendor, FallbackLanguage: s.FallbackSpeechRecognizerLanguage, FallbackLabel: s.FallbackSpeechRecognizerLabel},
+		EnvVars: s.EnvVars,
+	}
 }

@@ -66,6 +66,20 @@ func EncodeHooks(app Application) (callHook, statusHook string, err error) {
 	return string(ch), string(sh), nil
 }
 
+// EncodeSettings returns app's settings as stored: JSON.
+func EncodeSettings(app Application) (string, error) {
+	b, err := json.Marshal(app.ApplicationSettings)
+	return string(b), err
+}
+
+// DecodeSettings sets app's settings from their stored JSON.
+func DecodeSettings(app *Application, stored string) error {
+	if err := json.Unmarshal([]byte(stored), &app.ApplicationSettings); err != nil {
+		return fmt.Errorf("application %s: settings: %w", app.Sid, err)
+	}
+	return nil
+}
+
 // DecodeHooks sets app's hooks from their stored JSON.
 func DecodeHooks(app *Application, callHook, statusHook string) error {
 	if err := json.Unmarshal([]byte(callHook), &app.CallHook); err != nil {

@@ -59,6 +59,7 @@ type Options struct {
 	Timeout            time.Duration // real-time limit of each call
 	IdleLimit          time.Duration
 	RealTime           bool
+	Strict             bool      // a compat warning the scenario does not name fails the call
 	JSON               bool      // print JSON lines instead of text
 	Progress           io.Writer // a terminal to draw a progress bar on; nil for none
 }
@@ -146,5 +147,10 @@ func (s *Simulation) one(ctx context.Context) *callctl.Result {
 // final status other than completed).
 func (s *Simulation) Check(r *callctl.Result) (failures []string, asExpected bool) {
 	failures = s.expect.Check(r)
+	if s.o.Strict {
+		for _, f := range s.expect.Strict(r) {
+			failures = append(failures, f.Message)
+		}
+	}
 	return failures, len(failures) == 0 && (!r.Failed() || s.expect.ExpectFailure())
 }

@@ -19,14 +19,18 @@ func (s *Store) SaveApplication(ctx context.Context, app nodestore.Application) 
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO fs_applications(sid, account_sid, name, call_hook, call_status_hook, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT(sid) DO UPDATE SET name = excluded.name, call_hook = excluded.call_hook,
-		call_status_hook = excluded.call_status_hook WHERE fs_applications.account_sid = excluded.account_sid`,
-		app.Sid, app.AccountSid, app.Name, callHook, statusHook, ms(app.CreatedAt))
+	settings, err := nodestore.EncodeSettings(app)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO fs_applications(sid, account_sid, name, call_hook, call_status_hook, created_at, settings)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT(sid) DO UPDATE SET name = excluded.name, call_hook = excluded.call_hook,
+		call_status_hook = excluded.call_status_hook, settings = excluded.settings WHERE fs_applications.account_sid = excluded.account_sid`,
+		app.Sid, app.AccountSid, app.Name, callHook, statusHook, ms(app.CreatedAt), settings)
 	return err
 }
 
-const applicationColumns = `sid, account_sid, name, call_hook::text, call_status_hook::text, created_at`
+const applicationColumns = `sid, account_sid, name, call_hook::text, call_status_hook::text, created_at, settings::text`
 
 // GetApplication reads the account's row of that sid.
 func (s *Store) GetApplication(ctx context.Context, p nodestore.GetApplicationParams) (nodestore.Application, error) {
@@ -57,12 +61,16 @@ func scanApplication(r sqlrows.Row) (nodestore.Application, error) {
 		a                    nodestore.Application
 		callHook, statusHook string
 		created              time.Time
+		settings             string
 	)
-	if err := r.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created); err != nil {
+	if err := r.Scan(&a.Sid, &a.AccountSid, &a.Name, &callHook, &statusHook, &created, &settings); err != nil {
 		return nodestore.Application{}, err
 	}
 	a.CreatedAt = created.UTC()
 	if err := nodestore.DecodeHooks(&a, callHook, statusHook); err != nil {
+		return nodestore.Application{}, err
+	}
+	if err := nodestore.DecodeSettings(&a, settings); err != nil {
 		return nodestore.Application{}, err
 	}
 	return a, nil
