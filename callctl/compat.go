@@ -66,12 +66,15 @@ const (
 	// CompatGetHookEmpty: a hook (or status hook) with method GET: jambonz sends it
 	// with no payload at all, neither body nor query.
 	CompatGetHookEmpty CompatRule = "get-hook-empty"
+	// CompatAdultingAckVerbs: the ack of session:adulting carries verbs, which
+	// jambonz ignores: an adulted leg runs the child_call_hook's verbs.
+	CompatAdultingAckVerbs CompatRule = "adulting-ack-verbs"
 )
 
 // compatRules lists every rule, for KnownCompatRule: a rule added above goes here too.
 var compatRules = []CompatRule{CompatCommandBeforeAck, CompatTagCommand, CompatUnknownCommand, CompatIgnoredProperty,
 	CompatActionHookNotVerbs, CompatGatherDigitsLost, CompatCallHookIgnored, CompatInvalidCommand, CompatRedirectCommandIgnored, CompatCommandWithoutEffect, CompatStatusToOldApp,
-	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty}
+	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs}
 
 // CompatRules returns every compat rule, in a fresh slice.
 func CompatRules() []CompatRule { return append([]CompatRule(nil), compatRules...) }

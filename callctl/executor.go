@@ -20,7 +20,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	}
 	switch v := v.(type) {
 	case *verbs.Say:
-		if v.Stream {
+		if v.Stream || c.ai.autoStream {
 			c.streamingSay(ctx, v)
 			return
 		}

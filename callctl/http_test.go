@@ -372,8 +372,10 @@ func TestHTTPActionHookFailureContinues(t *testing.T) {
 	}
 }
 
-// docs/call-control.md §6 row 2: a dial whose hook fails ends that dial (reported to its
-// actionHook as failed); the call continues.
+// docs/call-control.md §6 row 2: a dial whose confirm hook fails is declined, as
+// jambonz declines it (place-outdial.js _executeApp): the dial ends and its actionHook
+// reports the status the leg had, in-progress 200 without a duration; the leg gets no
+// completed status; the call continues.
 func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
 		"/call": verbsReply(map[string]any{"verb": "dial", "target": []any{map[string]any{"type": "phone", "number": "+15550001111"}},
@@ -383,7 +385,8 @@ func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	r := run(t, baseOptions(t, url+"/call"))
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	d := srv.last("/dialed").payload
-	if d["dial_call_status"] != "failed" || d["duration"] != float64(0) {
+	if d["dial_call_status"] != "in-progress" || d["dial_sip_status"] != float64(200) || d["duration"] != nil ||
+		d["dial_call_sid"] == nil {
 		t.Fatalf("dial action payload %v", d)
 	}
 	if !hasAlert(r, callctl.AlertWebhookFailure) {

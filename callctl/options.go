@@ -66,6 +66,11 @@ type Options struct {
 	// PreviousSecret, when set with Secret, signs every HTTP hook too (a second v1
 	// entry): the secret a rotation replaced, during its grace period.
 	PreviousSecret string
+	// QueueEventHookURL is the account's queue event webhook (jambonz's account
+	// queue_event_hook): an absolute http(s) URL, with an optional retry fragment,
+	// that gets queue:status when the call joins or leaves a queue, whatever the
+	// application's transport. Optional; requires Hooks.
+	QueueEventHookURL string
 
 	// Call describes the call. CallSid, CallID, TraceID and AccountSid are
 	// generated when empty; From defaults to "+15551230000" and To to
@@ -205,6 +210,7 @@ type prepared struct {
 	Options
 	app       fragment.Target
 	statusURL *fragment.Target
+	queueHook *fragment.Target
 }
 
 // prepare fills in the defaults and checks every field, reporting all that are bad
@@ -264,6 +270,19 @@ func (o Options) prepare() (*prepared, error) {
 			if p.statusURL != nil && p.statusURL.Policy.Transport == fragment.HTTP && o.Hooks == nil {
 				bad("an http(s) status hook needs Options.Hooks")
 			}
+		}
+	}
+	if h := o.QueueEventHookURL; h != "" {
+		t, err := fragment.Parse(h)
+		switch {
+		case err != nil:
+			bad("queue event hook: %w", err)
+		case t.Policy.Transport != fragment.HTTP:
+			bad("queue event hook %q: want an http(s) URL (jambonz requests it as a webhook)", t.Clean())
+		case o.Hooks == nil:
+			bad("a queue event hook needs Options.Hooks")
+		default:
+			p.queueHook = &t
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -36,8 +36,16 @@ type voiceAI struct {
 	transcribeRecognizer map[string]any
 	// ttsBackground: config ttsStream enabled a background streaming say.
 	ttsBackground bool
-	// streamingSay: the current verb is a say with stream: true.
+	// streamingSay: the current verb is a say with stream: true, or any say once
+	// config autoStreamTts is on.
 	streamingSay bool
+	// autoStream: config autoStreamTts, every say streams (say.js exec).
+	autoStream bool
+	// connected: the TTS stream is open (stream_open sent) and stays so until it
+	// is stopped (stream_closed): a later streaming say speaks on it without
+	// opening it again (tts-streaming-buffer.js start asserts NotConnected, and
+	// its rejection goes unhandled; Connected fires once).
+	connected bool
 	// flushed: the stream emptied after a tts:flush (a streaming say then ends).
 	flushed bool
 
@@ -299,9 +307,13 @@ func (c *callRun) configure(ctx context.Context, v *verbs.Config) {
 			c.ai.ttsBackground = true
 			c.ttsOpened(ctx)
 		case !t.Enable && c.ai.ttsBackground:
-			c.ttsStreamEvent(ctx, "stream_closed")
+			c.ttsClosed(ctx)
 			c.ai.ttsBackground = false
 		}
+	}
+	if v.AutoStreamTts != nil {
+		// config.js: cs.autoStreamTts; say.js streams every later say.
+		c.ai.autoStream = *v.AutoStreamTts
 	}
 	if t := v.Transcribe; t != nil {
 		if t.Enable && t.TranscriptionHook != nil {
@@ -326,12 +338,16 @@ func (c *callRun) transcribe(ctx context.Context, v *verbs.Transcribe) {
 	c.ai.transcribing, c.ai.transcribeRecognizer = prev, prevRecognizer
 }
 
-// streamingSay runs a say with stream: true: it speaks the application's tts:tokens
-// and ends when the stream empties after a tts:flush (say.js handlingStreaming,
-// notifyTtsStreamIsEmpty; jambonz reads closeOnStreamEmpty, which its spec does not
-// define, so a stream always closes when it empties).
+// streamingSay runs a say with stream: true, or any say once config autoStreamTts is
+// on: it speaks the application's tts:tokens and ends when the stream empties after a
+// tts:flush (say.js handlingStreaming, notifyTtsStreamIsEmpty; jambonz reads
+// closeOnStreamEmpty, which its spec does not define, so a stream always closes when
+// it empties). A say's own text goes through the stream and is flushed, taking the
+// time a say of it takes, during which the caller may talk over it.
 func (c *callRun) streamingSay(ctx context.Context, v *verbs.Say) {
-	if !c.isWS() {
+	if v.Stream && !c.isWS() {
+		// say.js checks stream: true before it adds autoStreamTts: only the verb's
+		// own flag needs a WebSocket application.
 		c.log(zerolog.WarnLevel).Msg("a streaming say needs a WebSocket application (jambonz fails the verb)")
 		return
 	}
@@ -339,26 +355,52 @@ func (c *callRun) streamingSay(ctx context.Context, v *verbs.Say) {
 	c.ai.streamingSay, c.ai.flushed = true, false
 	defer func() { c.ai.streamingSay = false }()
 	c.ttsOpened(ctx)
-	for _, t := range v.Text {
-		c.ttsBuffer(t)
+	if len(v.Text) > 0 {
+		for _, t := range v.Text {
+			c.ttsBuffer(t)
+		}
+		c.ttsFeed(ctx)
+		if !c.spend(ctx, sayDuration(v)) {
+			if !c.ended && c.ai.connected {
+				c.ttsClosed(ctx) // killed while it spoke: say.js kill stops the stream
+			}
+			return
+		}
 		c.ttsFlush(ctx)
 	}
 	c.hold(ctx, func() bool { return c.ai.flushed })
 	if !c.ai.flushed && !c.ended {
 		// Killed before the stream emptied: say.js kill stops the stream.
-		c.ttsStreamEvent(ctx, "stream_closed")
+		c.ttsClosed(ctx)
 	}
 }
 
-// ttsOpened: the TTS stream connected; what was buffered is spoken now.
+// ttsOpened: the TTS stream connected (once, until it is stopped); what was
+// buffered is spoken now.
 func (c *callRun) ttsOpened(ctx context.Context) {
-	c.ttsStreamEvent(ctx, "stream_open")
+	if !c.ai.connected {
+		c.ai.connected = true
+		c.ttsStreamEvent(ctx, "stream_open")
+	}
 	c.ttsFeed(ctx)
 }
 
-// ttsStreamEvent sends tts:streaming-event {event_type}.
+// ttsClosed: the stream was stopped (call-session.js stopTtsStream): stream_closed,
+// and the next streaming say opens it again.
+func (c *callRun) ttsClosed(ctx context.Context) {
+	c.ai.connected = false
+	c.ttsStreamEvent(ctx, "stream_closed")
+}
+
+// ttsStreamEvent sends tts:streaming-event {event_type}. jambonz requests it at
+// /streaming-event, which an HTTP application gets as a POST there (a say streamed by
+// autoStreamTts); a WebSocket message of this type carries no hook.
 func (c *callRun) ttsStreamEvent(ctx context.Context, typ string) {
-	c.app.message(ctx, wssession.MsgTtsStreamingEvent, nil, map[string]any{"event_type": typ})
+	var h *verbs.Hook
+	if !c.isWS() {
+		h = &verbs.Hook{URL: "/streaming-event"}
+	}
+	c.app.message(ctx, wssession.MsgTtsStreamingEvent, h, map[string]any{"event_type": typ})
 }
 
 // ttsBuffer adds tokens to the buffer.

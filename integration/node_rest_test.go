@@ -119,7 +119,7 @@ func (c *restClient) call(account, token, entity, op string, args ...any) restRe
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(30 * time.Second):
+	case <-time.After(appEventTimeout):
 		c.t.Fatalf("%s.%s(%v): no answer from the client", entity, op, args)
 		return restResult{}
 	}
@@ -172,7 +172,7 @@ type sdkApplication struct {
 // waitSDKCall polls calls.retrieve through the client until the call has ended.
 func waitSDKCall(t *testing.T, c *restClient, a serveAccount, sid string) sdkCall {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(appEventTimeout)
 	for time.Now().Before(deadline) {
 		v := decode[sdkCall](t, c.must(a.AccountSid, a.APIToken, "calls", "retrieve", sid))
 		if !v.Active {
