@@ -7,5 +7,5 @@
 // XML report (WriteJUnit).
 //
 // What a scenario file says is callctl/scenario's; how a call runs is callctl's.
-// The text, JSON and JUnit reports are the command's stable output (README).
+// The text, JSON and JUnit reports are the command's stable output (docs/cli.md).
 package suite

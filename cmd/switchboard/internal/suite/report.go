@@ -15,7 +15,7 @@ import (
 
 // Reporter prints a run of scenarios: as text, one line per scenario in the
 // order of the files whatever the order they end in, or as JSON events, each printed
-// as it happens (README: `switchboard test --json`).
+// as it happens (docs/cli.md: `switchboard test --json`).
 type Reporter struct {
 	mu    sync.Mutex
 	w     io.Writer
