@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +25,12 @@ const (
 	EnvDrainTimeout = "SWITCHBOARD_DRAIN_TIMEOUT_MS"
 	EnvEgressAllow  = "SWITCHBOARD_EGRESS_ALLOW"
 	EnvAdminToken   = "SWITCHBOARD_ADMIN_TOKEN"
-	EnvCallIdle     = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
-	EnvMaxCalls     = "SWITCHBOARD_MAX_CALLS"
-	EnvRetention    = "SWITCHBOARD_CALL_RETENTION_HOURS"
+	// EnvTrustedProxies lists the proxies (CIDRs) whose X-Forwarded-For names the
+	// client, for the limits on failed authentication.
+	EnvTrustedProxies = "SWITCHBOARD_TRUSTED_PROXIES"
+	EnvCallIdle       = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
+	EnvMaxCalls       = "SWITCHBOARD_MAX_CALLS"
+	EnvRetention      = "SWITCHBOARD_CALL_RETENTION_HOURS"
 	// The limits of one call (docs/call-control.md §4b).
 	EnvMaxCallDuration = "SWITCHBOARD_MAX_CALL_DURATION_MS"
 	EnvMaxCallRequests = "SWITCHBOARD_MAX_CALL_REQUESTS"
@@ -69,12 +73,19 @@ type Config struct {
 	// calls finish before it ends them. Default 30 s. A negative value ends them at
 	// once: what SWITCHBOARD_DRAIN_TIMEOUT_MS=0 sets.
 	DrainTimeout time.Duration
-	// EgressAllow lists CIDRs and host names that hooks may reach even when the
-	// call-control egress rules would refuse them (loopback, link-local). Default none.
+	// EgressAllow lists CIDRs and host names that hooks (call-control URLs) may reach
+	// even when the call-control egress rules would refuse them (loopback,
+	// link-local). Webhook endpoints have their own, Outbox.EgressAllow. Default none.
 	EgressAllow EgressAllowList
-	// AdminToken, when set, may create accounts through the API. Secret. Default
+	// AdminToken, when set, may create accounts through the API: at least 32
+	// characters, and none of the examples the documentation shows. Secret. Default
 	// none: account creation through the API is disabled.
 	AdminToken string
+	// TrustedProxies are the proxies (load balancers) in front of the node: for a
+	// request from one of them, the client whose failed authentications are
+	// counted is the last address of X-Forwarded-For outside them. Default none:
+	// the connection's peer is the client.
+	TrustedProxies []netip.Prefix
 	// CallIdleTimeout ends a WebSocket call whose verbs ran out and that has heard
 	// nothing for this long. Default 5 minutes.
 	CallIdleTimeout time.Duration
@@ -155,19 +166,15 @@ func (c Config) validate() error {
 		errs = append(errs, &ConfigError{Name: "Config.CallRetention", Value: c.CallRetention.String(),
 			Accept: fmt.Sprintf("a duration in [1h, %dh] (as %s)", envRetention.max, EnvRetention)})
 	}
-	if c.AdminToken != "" && len(c.AdminToken) < minTokenLength {
-		errs = append(errs, &ConfigError{Name: "Config.AdminToken", Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters", minTokenLength)})
+	if err := checkAdminToken("Config.AdminToken", c.AdminToken); err != nil {
+		errs = append(errs, err)
 	}
-	for _, h := range c.EgressAllow.Hosts {
-		if !validHostName(h) {
-			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Hosts", Value: h, Accept: "host names"})
-		}
-	}
-	for _, p := range c.EgressAllow.Prefixes {
+	for _, p := range c.TrustedProxies {
 		if !p.IsValid() {
-			errs = append(errs, &ConfigError{Name: "Config.EgressAllow.Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
+			errs = append(errs, &ConfigError{Name: "Config.TrustedProxies", Value: p.String(), Accept: "valid CIDR prefixes"})
 		}
 	}
+	errs = append(errs, c.EgressAllow.validate("Config.EgressAllow"))
 	errs = append(errs, c.CallControl.validate(), c.Outbox.validate(), c.Cluster.validate("Config.Cluster.NodeID", "Config.Cluster.NodeURL"))
 	return errors.Join(errs...)
 }
@@ -176,6 +183,22 @@ func (c Config) validate() error {
 type EgressAllowList struct {
 	Prefixes []netip.Prefix
 	Hosts    []string
+}
+
+// validate reports the bad entries of a list built in Go, field naming it.
+func (l EgressAllowList) validate(field string) error {
+	var errs []error
+	for _, h := range l.Hosts {
+		if !validHostName(h) {
+			errs = append(errs, &ConfigError{Name: field + ".Hosts", Value: h, Accept: "host names"})
+		}
+	}
+	for _, p := range l.Prefixes {
+		if !p.IsValid() {
+			errs = append(errs, &ConfigError{Name: field + ".Prefixes", Value: p.String(), Accept: "valid CIDR prefixes"})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // String renders the list as it is written in the variable.
@@ -225,8 +248,11 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 			c.LogLevel = level
 		}
 	}
-	if c.AdminToken != "" && len(c.AdminToken) < minTokenLength {
-		errs = append(errs, &ConfigError{Name: EnvAdminToken, Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters", minTokenLength)})
+	if err := checkAdminToken(EnvAdminToken, c.AdminToken); err != nil {
+		errs = append(errs, err)
+	}
+	if c.TrustedProxies, err = parsePrefixes(EnvTrustedProxies, get(EnvTrustedProxies)); err != nil {
+		errs = append(errs, err)
 	}
 	var n int64
 	c.DrainTimeout, err = envDrainTimeout.duration(get(EnvDrainTimeout))
@@ -250,7 +276,7 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	n, err = envRetention.parse(get(EnvRetention))
 	c.CallRetention = time.Duration(n) * time.Hour
 	errs = append(errs, err)
-	c.EgressAllow, err = parseEgressAllow(get(EnvEgressAllow))
+	c.EgressAllow, err = parseEgressAllow(EnvEgressAllow, get(EnvEgressAllow))
 	errs = append(errs, err)
 	c.Outbox, err = loadOutboxSettings(get)
 	errs = append(errs, err)
@@ -262,6 +288,53 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	return c.WithDefaults(), nil
 }
 
+// minAdminTokenLength keeps the token that creates accounts out of reach of
+// guessing, limits on failures or not.
+const minAdminTokenLength = 32
+
+// exampleAdminTokens are admin tokens the documentation shows: a node started with
+// one copied as it is would be open to anyone who read the same page.
+var exampleAdminTokens = []string{"change-me-admin-token", "change-me", "changeme", "admin", "secret"}
+
+// checkAdminToken refuses a set admin token shorter than minAdminTokenLength or
+// equal to a documented example, naming the variable (or field) name.
+func checkAdminToken(name, token string) error {
+	if token == "" {
+		return nil
+	}
+	for _, ex := range exampleAdminTokens {
+		if strings.EqualFold(token, ex) {
+			return &ConfigError{Name: name, Value: "(hidden)", Accept: "a token of your own: this one is an example from the documentation (make one with: openssl rand -base64 32)"}
+		}
+	}
+	if len(token) < minAdminTokenLength {
+		return &ConfigError{Name: name, Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters (make one with: openssl rand -base64 32)", minAdminTokenLength)}
+	}
+	return nil
+}
+
+// parsePrefixes parses a comma-separated list of CIDRs and addresses, the value v
+// of variable name.
+func parsePrefixes(name, v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(item); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, &ConfigError{Name: name, Value: v, Accept: fmt.Sprintf("a comma-separated list of CIDRs and IP addresses (%q is neither)", item)}
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
 // checkListen accepts host:port with a port in [0, 65535].
 func checkListen(v string) *ConfigError {
 	if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
@@ -270,7 +343,8 @@ func checkListen(v string) *ConfigError {
 	return nil
 }
 
-func parseEgressAllow(v string) (EgressAllowList, error) {
+// parseEgressAllow parses an allow-list variable, name, of value v.
+func parseEgressAllow(name, v string) (EgressAllowList, error) {
 	var l EgressAllowList
 	for _, item := range strings.Split(v, ",") {
 		item = strings.TrimSpace(item)
@@ -286,7 +360,7 @@ func parseEgressAllow(v string) (EgressAllowList, error) {
 			continue
 		}
 		if !validHostName(item) {
-			return EgressAllowList{}, &ConfigError{Name: EnvEgressAllow, Value: v,
+			return EgressAllowList{}, &ConfigError{Name: name, Value: v,
 				Accept: fmt.Sprintf("a comma-separated list of CIDRs, IP addresses and host names (%q is none of these)", item)}
 		}
 		l.Hosts = append(l.Hosts, strings.ToLower(item))
@@ -337,6 +411,15 @@ func parseDatabaseURL(v string) (dburl.Location, error) {
 	return loc, nil
 }
 
+// prefixList writes prefixes as their variable takes them.
+func prefixList(ps []netip.Prefix) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}
+
 // Printable returns the effective configuration as name/value pairs in a stable order,
 // secrets masked, for `serve --print-config`.
 func (c Config) Printable() [][2]string {
@@ -355,10 +438,13 @@ func (c Config) Printable() [][2]string {
 		{EnvLogLevel, c.LogLevel.String()},
 		{EnvDrainTimeout, ms(c.DrainTimeout)},
 		{EnvEgressAllow, c.EgressAllow.String()},
+		{EnvOutboxEgressAllow, c.Outbox.EgressAllow.String()},
 		{EnvEgressDeny, strings.Join(c.Outbox.EgressDeny, ",")},
 		{EnvSMTPURL, mask(c.Outbox.SMTPURL)},
 		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
+		{EnvEgressProxy, redactProxy(c.Outbox.EgressProxy)},
 		{EnvAdminToken, mask(c.AdminToken)},
+		{EnvTrustedProxies, prefixList(c.TrustedProxies)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},
 		{EnvRetention, strconv.FormatInt(int64(c.CallRetention/time.Hour), 10)},
@@ -376,4 +462,16 @@ func (c Config) Printable() [][2]string {
 		{envWSPingInterval.name, ms(cc.WSPingInterval)},
 		{envWebhookErrorReturn.name, strconv.Itoa(cc.WebhookErrorReturn)},
 	}
+}
+
+// redactProxy is a proxy URL with its password hidden.
+func redactProxy(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "********"
+	}
+	return u.Redacted()
 }

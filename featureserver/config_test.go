@@ -158,6 +158,11 @@ func TestLoadConfigRejects(t *testing.T) {
 		{EnvMaxCallEvents, "99"},
 		{EnvCallIdle, "5"},
 		{EnvAdminToken, "short"},
+		{EnvAdminToken, "aaaaaaaaaaaaaaaa"},
+		{EnvAdminToken, "0123456789012345678901234567890"}, // 31 characters
+		{EnvAdminToken, "change-me-admin-token"},           // the README's example
+		{EnvOutboxEgressAllow, "10.0.0.0/33"},
+		{EnvTrustedProxies, "proxy.example"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
@@ -169,6 +174,9 @@ func TestLoadConfigRejects(t *testing.T) {
 			var ce *ConfigError
 			if !errors.As(err, &ce) || ce.Name != tt.name || !strings.Contains(err.Error(), tt.name) || ce.Accept == "" {
 				t.Errorf("error %q does not name %s and its accepted range", err, tt.name)
+			}
+			if tt.name == EnvAdminToken && strings.Contains(err.Error(), tt.value) {
+				t.Errorf("error %q shows the token", err)
 			}
 		})
 	}
@@ -185,7 +193,7 @@ func TestLoadConfigRejects(t *testing.T) {
 
 func TestPrintableMasksSecrets(t *testing.T) {
 	t.Parallel()
-	c, err := LoadConfig(envOf(map[string]string{EnvAdminToken: "super-secret-admin-token",
+	c, err := LoadConfig(envOf(map[string]string{EnvAdminToken: "super-secret-admin-token-0123456789",
 		EnvDatabaseURL: "postgres://sb:super-secret-password@db.example:5432/sb"}), nil)
 	if err != nil {
 		t.Fatal(err)

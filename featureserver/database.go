@@ -31,12 +31,14 @@ type database struct {
 	loc  dburl.Location
 	pool *pgxpool.Pool // PostgreSQL only
 
-	// SQLite only: the lock that keeps a second node off the file, the outbox's
+	// health says whether the database takes writes, for /readyz and new calls.
+	health *dbHealth
+
+	// SQLite only: the lock that keeps a second node off the file, and the outbox's
 	// store, opened first since its single writer runs every write of the node's
-	// store too (one writer per file), and the file's health for /readyz.
+	// store too (one writer per file).
 	lock    *databaseLock
 	sqlite  *sqlitestore.Store
-	health  *dbHealth
 	ownsOut bool // the outbox's store is still the database's to close
 }
 
@@ -85,12 +87,17 @@ func (db *database) openSQLite(ctx context.Context) error {
 	if err := writable(path); err != nil {
 		return err
 	}
-	if db.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{}); err != nil {
+	db.health = newDBHealth(nil) // its probe comes with the node's store
+	if db.health.files, err = sqliteFiles(path); err != nil {
+		return err
+	}
+	// Every write through the file's single writer tells the health: a publish on a
+	// full disk shows at once.
+	if db.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{OnWrite: db.health.noteWrite}); err != nil {
 		return fmt.Errorf("outbox store: %w", err)
 	}
 	db.ownsOut = true
-	db.health, err = newDBHealth(path, db.sqlite)
-	return err
+	return nil
 }
 
 // nodeStore opens the node's records, migrating them as needed. On SQLite they are
@@ -98,9 +105,14 @@ func (db *database) openSQLite(ctx context.Context) error {
 // file must take a write now.
 func (db *database) nodeStore(ctx context.Context) (nodestore.Store, error) {
 	if db.pool != nil {
-		return pgnode.Open(ctx, db.pool, pgnode.Options{})
+		ps, err := pgnode.Open(ctx, db.pool, pgnode.Options{})
+		if err != nil {
+			return nil, err
+		}
+		db.health = newDBHealth(ps.CheckWritable)
+		return ps, nil
 	}
-	ns, err := sqlitenode.Open(ctx, db.loc.Path, sqlitenode.Options{Writer: db.health})
+	ns, err := sqlitenode.Open(ctx, db.loc.Path, sqlitenode.Options{Writer: db.sqlite})
 	if err != nil {
 		return nil, err
 	}
@@ -135,25 +147,12 @@ type outboxWatch struct {
 	depth func(ctx context.Context, now time.Time) (outboxdriver.QueueDepth, error)
 }
 
-// problem returns why the database cannot take the node's writes now, or nil: on
-// SQLite the file's health (deleted, replaced, not writable, a write failing); on
-// PostgreSQL the node store's Ping, which /readyz asks first, says it.
-func (db *database) problem(ctx context.Context) error {
-	if db.health == nil {
-		return nil
-	}
-	return db.health.problem(ctx)
-}
+// ready returns why the database cannot take the node's writes, as the last probe
+// and the writes since found (dbHealth.ready), or nil.
+func (db *database) ready() error { return db.health.ready() }
 
-// admit returns why a new call may not start, or nil: on SQLite the file's health
-// without a write probe (dbHealth.admit); on PostgreSQL nothing, the call's own
-// write to the node store says it.
-func (db *database) admit() error {
-	if db.health == nil {
-		return nil
-	}
-	return db.health.admit()
-}
+// admit returns why a new call may not start, or nil (dbHealth.admit).
+func (db *database) admit() error { return db.health.admit() }
 
 // close closes what the database still holds (the pool, once the stores on it are
 // closed; on SQLite the outbox's store when it was never handed over) and releases

@@ -60,3 +60,12 @@ func writable(path string) error {
 	}
 	return nil
 }
+
+// freeBytes is the space the file system holding path has left for the node.
+func freeBytes(path string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), nil // the fields' types vary by platform
+}

@@ -68,7 +68,7 @@ func BenchmarkHeldCalls(b *testing.B) {
 	sessions := make(chan struct{}, n)
 	app := pauseApp(b, secs, sessions)
 	cfg := Config{Listen: "127.0.0.1:0", DatabaseURL: "sqlite:" + filepath.Join(b.TempDir(), "node.db"), MaxCalls: n + 10}
-	cfg.EgressAllow, _ = parseEgressAllow("127.0.0.0/8")
+	cfg.EgressAllow, _ = parseEgressAllow(EnvEgressAllow, "127.0.0.0/8")
 	node, err := newNode(context.Background(), cfg, NodeOptions{}, nodeHooks{})
 	if err != nil {
 		b.Fatal(err)

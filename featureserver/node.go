@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/switchboard-voice/switchboard/featureserver/internal/authlimit"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/console"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/metrics"
@@ -43,6 +44,8 @@ type Node struct {
 	server           *http.Server
 	ready            atomic.Bool
 	version          string
+	resolver         transport.Resolver // nil: the system's (nodeHooks.resolver)
+	limiter          *authlimit.Limiter // failed authentication, per client and account
 }
 
 // NodeOptions are what a node needs besides its Config. Zero values take the
@@ -77,9 +80,16 @@ type nodeHooks struct {
 	observe func(outbox.Delivery, outbox.Attempt)
 	// shutdownGrace, when set, replaces shutdownGrace.
 	shutdownGrace time.Duration
-	// probeTimeout, when set, replaces the SQLite write probe's timeout (2 s), which
-	// a test on a loaded machine must not race.
+	// probeTimeout, when set, replaces the write probe's timeout (2 s), which a test
+	// on a loaded machine must not race.
 	probeTimeout time.Duration
+	// probeInterval, when set, replaces the write probe's interval (probeInterval).
+	probeInterval time.Duration
+	// probed, when set, is told each write probe's outcome once it is recorded.
+	probed func(error)
+	// resolver, when set, resolves the host names of the outbox's deliveries (a
+	// test's names that resolve where it says).
+	resolver transport.Resolver
 }
 
 // The console's sessions end after consoleSessionIdle unused or consoleSessionLifetime
@@ -103,23 +113,26 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace}
+	n := &Node{cfg: cfg, log: opts.Logger, metrics: metrics.New(), version: opts.Version, shutdownGrace: shutdownGrace, resolver: hooks.resolver,
+		limiter: authlimit.New(authlimit.Options{})}
 	if hooks.shutdownGrace > 0 {
 		n.shutdownGrace = hooks.shutdownGrace
 	}
 	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
-	if n.db.health != nil {
-		n.db.health.log = opts.Logger
-		if hooks.probeTimeout > 0 {
-			n.db.health.probeTimeout = hooks.probeTimeout
-		}
-	}
 	opened, err := n.db.nodeStore(ctx)
 	if err != nil {
 		n.closeStores()
 		return nil, err
+	}
+	h := n.db.health
+	h.log, h.probed = opts.Logger, hooks.probed
+	if hooks.probeTimeout > 0 {
+		h.probeTimeout = hooks.probeTimeout
+	}
+	if hooks.probeInterval > 0 {
+		h.interval = hooks.probeInterval
 	}
 	n.store = withStaleTokens(opened)
 	if hooks.wrapStore != nil {
@@ -158,9 +171,9 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	rules := callControlRules(cfg)
-	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken,
-		CheckNoticeURL: rules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
+	noticeRules := webhookRules(cfg)
+	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken, Limiter: n.limiter,
+		CheckNoticeURL: noticeRules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
 		Node: cfg.Cluster.NodeID,
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
 			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
@@ -180,24 +193,23 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	// A browser pointed at the node lands on the console, not on a 404.
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok", "") })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, true, "ok") })
+	// /readyz answers from what the periodic probe and the node's writes found: an
+	// anonymous caller makes the node write nothing, and learns no path nor driver
+	// error (the log has them).
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !n.ready.Load() {
-			writeHealth(w, false, "draining", "")
+			writeHealth(w, false, "draining")
 			return
 		}
-		if err := store.Ping(r.Context()); err != nil {
-			writeHealth(w, false, "database unavailable", err.Error())
+		if err := n.db.ready(); err != nil {
+			writeHealth(w, false, PublicNotWritable)
 			return
 		}
-		if err := n.db.problem(r.Context()); err != nil {
-			writeHealth(w, false, "database unavailable", err.Error())
-			return
-		}
-		writeHealth(w, true, "ready", "")
+		writeHealth(w, true, "ready")
 	})
 	n.server = &http.Server{
-		Handler:           nodeapi.Handler(mux, opts.Logger),
+		Handler:           n.withClient(nodeapi.Handler(mux, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -207,9 +219,11 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 }
 
 // openOutbox opens the outbox on the node's database, with the status hooks
-// wired in (package statushooks). Status hooks are application hooks, so the outbox
-// dials with the call-control egress rules (private addresses allowed, the node's
-// allow-list applied), not the public-only default.
+// wired in (package statushooks). Who set a URL decides its rules: the status hook
+// endpoints the node manages carry application URLs, dialed with the call-control
+// egress rules (private addresses allowed, EnvEgressAllow applied); every other
+// endpoint (an account's own, its notice URL) is dialed public-only
+// (EnvOutboxEgressAllow applied), every address checked at every dial.
 func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, outbox.Attempt)) error {
 	st, closeStore, watch, err := n.db.outboxStore(ctx, n.log)
 	if err != nil {
@@ -217,10 +231,21 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	}
 	// Closed by closeStores, in its order (after the node's store on SQLite).
 	n.closeOutboxStore = closeStore
-	rules := callControlRules(n.cfg)
+	hookRules, rules := callControlRules(n.cfg), webhookRules(n.cfg)
 	// A status receiver takes up to its endpoint's in-flight cap (10 under the standard
 	// profile) at once: keep that many connections to it rather than dial each time.
-	client := transport.NewHTTPClient(rules, transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16})
+	opts := transport.ClientOptions{ConnectTimeout: n.cfg.CallControl.HTTPTimeout, MaxIdleConnsPerHost: 16, Resolver: n.resolver}
+	if n.cfg.Outbox.EgressProxy != "" {
+		proxy, err := transport.ParseProxyURL(n.cfg.Outbox.EgressProxy) // validated with the config
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvEgressProxy, err)
+		}
+		// Both clients' connections go through the proxy: the account's endpoints
+		// and the status hooks alike (docs/outbox.md §6).
+		opts.Connect = transport.ProxyConnect(proxy)
+	}
+	hookClient := transport.NewHTTPClient(hookRules, opts)
+	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
 		Notify:    n.notices.Notify,
@@ -237,7 +262,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 			}
 		},
 	}, statushooks.Options{
-		Store: n.store, Logger: n.log,
+		Store: n.store, Logger: n.log, HookClient: hookClient,
 		OnAlert: func(a nodestore.Alert) { n.metrics.AlertRaised(a.Type) },
 	})
 	if err != nil {
@@ -253,26 +278,49 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	return nil
 }
 
-// callControlRules are the call-control egress rules plus the node's allow-list.
+// withClient passes each request on with its client's address in its context
+// (authlimit.WithClient), which the limits on failed authentication count by: the
+// connection's peer, or behind SWITCHBOARD_TRUSTED_PROXIES the client they name.
+// The console's in-process requests to the API inherit it.
+func (n *Node) withClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr := authlimit.ClientAddr(r, n.cfg.TrustedProxies)
+		next.ServeHTTP(w, r.WithContext(authlimit.WithClient(r.Context(), addr)))
+	})
+}
+
+// callControlRules are the call-control egress rules plus the node's allow-list
+// (docs/call-control.md §5): application URLs, which self-hosted apps put on
+// private networks.
 func callControlRules(cfg Config) transport.EgressRules {
 	rules := transport.CallControlRules(false)
+	rules.Name, rules.AllowSetting = "call-control rules", EnvEgressAllow
 	rules.AllowPrefixes = cfg.EgressAllow.Prefixes
 	rules.AllowHosts = cfg.EgressAllow.Hosts
 	rules.DenyHosts = cfg.Outbox.EgressDeny
 	return rules
 }
 
-// writeHealth answers a health check: {"status": ...} with, when set, the reason.
-func writeHealth(w http.ResponseWriter, ok bool, status, reason string) {
+// webhookRules are the rules of the URLs an account sets for the outbox to reach
+// (webhook endpoints, notice URLs): public addresses only, plus the outbox's own
+// allow-list (docs/outbox.md §6), checked at create, at update and at every dial.
+func webhookRules(cfg Config) transport.EgressRules {
+	rules := transport.PublicOnly()
+	rules.Name, rules.AllowSetting = "public-only rules of webhook endpoints", EnvOutboxEgressAllow
+	rules.AllowPrefixes = cfg.Outbox.EgressAllow.Prefixes
+	rules.AllowHosts = cfg.Outbox.EgressAllow.Hosts
+	rules.DenyHosts = cfg.Outbox.EgressDeny
+	return rules
+}
+
+// writeHealth answers a health check: {"status": ...}.
+func writeHealth(w http.ResponseWriter, ok bool, status string) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	body := map[string]string{"status": status}
-	if reason != "" {
-		body["reason"] = reason
-	}
-	_ = json.NewEncoder(w).Encode(body)
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": status})
 }
 
 // Run serves the node on cfg.Listen and starts delivering status notifications; it
@@ -303,6 +351,10 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 		return err
 	}
 	defer stopLease()
+	probeCtx, stopProbing := context.WithCancel(context.Background())
+	probing := make(chan struct{})
+	go func() { defer close(probing); n.db.health.run(probeCtx) }()
+	stopProbe := func() { stopProbing(); <-probing } // before the stores close
 	n.ready.Store(true)
 	n.log.Info().Str("listen", ln.Addr().String()).Str("console", "http://"+ln.Addr().String()+console.Prefix).
 		Str("node", n.cfg.Cluster.NodeID).Str("database", dburl.Redact(n.cfg.DatabaseURL)).Msg("switchboard node listening")
@@ -318,6 +370,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 	select {
 	case err := <-serveErr:
 		stopRetain()
+		stopProbe()
 		stopLease() // before the stores close: its give-up writes to them
 		_ = n.outbox.Close(context.Background())
 		n.closeStores()
@@ -353,6 +406,7 @@ func (n *Node) Run(ctx context.Context, onListening func(net.Addr)) error {
 		err = e
 	}
 	stopRetain()
+	stopProbe()
 	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}

@@ -42,11 +42,13 @@ func startNode(t *testing.T, mutate func(*Config)) *testNode {
 func testConfig(t *testing.T) Config {
 	t.Helper()
 	cfg, err := LoadConfig(envOf(map[string]string{
-		EnvListen:       "127.0.0.1:0",
-		EnvDatabaseURL:  "sqlite:" + filepath.Join(t.TempDir(), "node.db"),
-		EnvAdminToken:   testAdminToken,
-		EnvEgressAllow:  "127.0.0.0/8",
-		EnvDrainTimeout: "5000",
+		EnvListen:      "127.0.0.1:0",
+		EnvDatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "node.db"),
+		EnvAdminToken:  testAdminToken,
+		EnvEgressAllow: "127.0.0.0/8",
+		// The tests' webhook receivers listen on loopback too.
+		EnvOutboxEgressAllow: "127.0.0.0/8",
+		EnvDrainTimeout:      "5000",
 	}), nil)
 	if err != nil {
 		t.Fatal(err)

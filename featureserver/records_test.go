@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/pgtest"
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
@@ -48,44 +49,115 @@ func TestSecondNodeOnTheDatabaseIsRefused(t *testing.T) {
 	again.stop()
 }
 
-// readyz answers 503 with the reason while the database cannot be written.
+// probes tells each write probe's outcome (nodeHooks.probed).
+type probes chan error
+
+func (p probes) probed(err error) {
+	select {
+	case p <- err:
+	default: // a test waits for the next one
+	}
+}
+
+// waitFailing waits for a probe that finds the database not writable and returns
+// its error.
+func (p probes) waitFailing(t *testing.T) error {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-p:
+			if err != nil {
+				return err
+			}
+		case <-deadline:
+			t.Fatal("no probe found the database not writable")
+		}
+	}
+}
+
+// waitPassing waits for a probe that finds the database writable.
+func (p probes) waitPassing(t *testing.T) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-p:
+			if err == nil {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no probe found the database writable again")
+		}
+	}
+}
+
+// startProbedNode starts a node whose write probe runs every few milliseconds and
+// tells the test each outcome, logging to logs.
+func startProbedNode(t *testing.T, cfg Config, logs *testkit.SyncBuffer) (*testNode, probes) {
+	t.Helper()
+	p := make(probes, 1)
+	n := runNodeWith(t, cfg, zerolog.New(logs), nodeHooks{probeInterval: 10 * time.Millisecond, probed: p.probed})
+	return n, p
+}
+
+// readyz is /readyz's status code and whole body.
+func readyz(n *testNode) (int, string) {
+	code, _, raw := n.do("GET", "/readyz", "", nil, nil)
+	return code, strings.TrimSpace(string(raw))
+}
+
+const notWritableBody = `{"status":"database not writable"}`
+
+// /readyz answers 503 "database not writable" once the periodic write probe finds
+// the database deleted or read-only, or a write failed on a full one, with nothing
+// of the path or the driver's error, which the log has.
 func TestReadyzReportsAnUnwritableDatabase(t *testing.T) {
 	t.Parallel()
-	readyz := func(n *testNode) (int, string) {
-		code, _, raw := n.do("GET", "/readyz", "", nil, nil)
-		var body struct{ Status, Reason string }
-		_ = json.Unmarshal(raw, &body)
-		return code, body.Reason
-	}
 	t.Run("deleted", func(t *testing.T) {
 		t.Parallel()
-		n := startNode(t, nil)
-		if code, _ := readyz(n); code != http.StatusOK {
-			t.Fatalf("readyz %d before the file was deleted", code)
+		var logs testkit.SyncBuffer
+		n, p := startProbedNode(t, testConfig(t), &logs)
+		p.waitPassing(t)
+		if code, body := readyz(n); code != http.StatusOK {
+			t.Fatalf("readyz %d %s before the file was deleted", code, body)
 		}
-		if err := os.Remove(n.node.db.health.path); err != nil {
+		path := dbPath(n)
+		if err := os.Remove(path); err != nil {
 			t.Fatal(err)
 		}
-		if code, reason := readyz(n); code != http.StatusServiceUnavailable || !strings.Contains(reason, "deleted") {
-			t.Errorf("readyz %d %q, want 503 saying the file was deleted", code, reason)
+		if err := p.waitFailing(t); !strings.Contains(err.Error(), "was deleted") {
+			t.Errorf("probe: %v, want the file deleted", err)
 		}
-		if _, err := os.Stat(n.node.db.health.path); !os.IsNotExist(err) {
+		if code, body := readyz(n); code != http.StatusServiceUnavailable || body != notWritableBody {
+			t.Errorf("readyz %d %s, want 503 %s", code, body, notWritableBody)
+		}
+		if !strings.Contains(logs.String(), "was deleted") {
+			t.Errorf("the log does not say why:\n%s", logs.String())
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
 			t.Errorf("the node made a new database file: %v", err)
 		}
 	})
 	t.Run("read-only", func(t *testing.T) {
 		t.Parallel()
-		n := startNode(t, nil)
+		var logs testkit.SyncBuffer
+		n, p := startProbedNode(t, testConfig(t), &logs)
 		// SQLite's own read-only mode on the one writer connection: every write
 		// fails as on a read-only file (which root, running CI, could still write).
 		setPragma(t, n, "query_only = 1")
-		if code, reason := readyz(n); code != http.StatusServiceUnavailable || !strings.Contains(reason, "readonly") {
-			t.Errorf("readyz %d %q, want 503 saying the database is read-only", code, reason)
+		p.waitFailing(t)
+		if code, body := readyz(n); code != http.StatusServiceUnavailable || body != notWritableBody {
+			t.Errorf("readyz %d %s, want 503 %s", code, body, notWritableBody)
+		}
+		if !strings.Contains(logs.String(), "readonly") {
+			t.Errorf("the log does not say the database is read-only:\n%s", logs.String())
 		}
 	})
 	t.Run("full", func(t *testing.T) {
 		t.Parallel()
-		n := startNode(t, nil)
+		var logs testkit.SyncBuffer
+		n, _ := startProbedNode(t, testConfig(t), &logs)
 		acct := n.createAccount("acme")
 		// The file may not grow: the writes that need a new page fail as on a
 		// full disk.
@@ -100,10 +172,23 @@ func TestReadyzReportsAnUnwritableDatabase(t *testing.T) {
 		if !failed {
 			t.Fatal("no write failed on a full database")
 		}
-		if code, reason := readyz(n); code != http.StatusServiceUnavailable || !strings.Contains(reason, "full") {
-			t.Errorf("readyz %d %q after a write failed, want 503 saying the database is full", code, reason)
+		// The failed write itself turns /readyz: no probe needed.
+		if code, body := readyz(n); code != http.StatusServiceUnavailable || body != notWritableBody {
+			t.Errorf("readyz %d %s after a write failed, want 503 %s", code, body, notWritableBody)
+		}
+		if !strings.Contains(logs.String(), "full") {
+			t.Errorf("the log does not say the database is full:\n%s", logs.String())
 		}
 	})
+}
+
+// dbPath is the SQLite file of a test node.
+func dbPath(n *testNode) string {
+	loc, err := parseDatabaseURL(n.cfg.DatabaseURL)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return loc.Path
 }
 
 // setPragma sets a pragma on the node's one writer connection.
@@ -162,7 +247,7 @@ func TestNodeFilesAreOwnerOnly(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nil)
 	n.createAccount("acme") // a write: the WAL exists
-	path := n.node.db.health.path
+	path := dbPath(n)
 	for _, name := range []string{path, path + "-wal", path + ".lock"} {
 		fi, err := os.Stat(name)
 		if err != nil || fi.Mode().Perm() != 0o600 {
@@ -171,9 +256,9 @@ func TestNodeFilesAreOwnerOnly(t *testing.T) {
 	}
 }
 
-// While the database cannot be written, new calls are refused with 503 naming why
-// (a deleted SQLite file still takes the node's writes, which would vanish), by
-// REST and with a scenario alike, and the condition is logged at error once.
+// While the database cannot be written, new calls are refused with 503 (a deleted
+// SQLite file still takes the node's writes, which would vanish), by REST and with a
+// scenario alike, and the condition is logged at error once, saying why.
 func TestCallsAreRefusedWhileTheDatabaseCannotBeWritten(t *testing.T) {
 	t.Parallel()
 	var logs testkit.SyncBuffer
@@ -184,7 +269,7 @@ func TestCallsAreRefusedWhileTheDatabaseCannotBeWritten(t *testing.T) {
 		"scenario": {"call_hook": map[string]any{"url": "http://127.0.0.1:1/call"}, "from": "a", "to": "b",
 			"scenario": map[string]any{"expect": map[string]any{"verbs": []string{"say"}}}},
 	}
-	if err := os.Remove(n.node.db.health.path); err != nil {
+	if err := os.Remove(dbPath(n)); err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range bodies {
@@ -195,8 +280,9 @@ func TestCallsAreRefusedWhileTheDatabaseCannotBeWritten(t *testing.T) {
 			}
 			code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, body, nil)
 			_ = json.Unmarshal(raw, &problem)
-			if code != http.StatusServiceUnavailable || problem.Status != http.StatusServiceUnavailable || !strings.Contains(problem.Detail, "was deleted") {
-				t.Errorf("%s call on a deleted database: %d %s, want 503 saying the file was deleted", name, code, raw)
+			if code != http.StatusServiceUnavailable || problem.Status != http.StatusServiceUnavailable || !strings.Contains(problem.Detail, "cannot be written") ||
+				strings.Contains(string(raw), dbPath(n)) {
+				t.Errorf("%s call on a deleted database: %d %s, want 503 saying the database cannot be written, without its path", name, code, raw)
 			}
 		}
 	}
@@ -212,5 +298,31 @@ func TestCallsAreRefusedWhileTheDatabaseCannotBeWritten(t *testing.T) {
 	}
 	if errorLines != 1 {
 		t.Errorf("%d error lines about the deleted database, want 1:\n%s", errorLines, logs.String())
+	}
+}
+
+// On PostgreSQL the periodic write probe turns /readyz 503 while the node's tables
+// refuse writes, and back to 200 once they take them.
+func TestReadyzProbesPostgres(t *testing.T) {
+	t.Parallel()
+	dbURL, _ := pgtest.Schema(t)
+	var logs testkit.SyncBuffer
+	n, p := startProbedNode(t, pgConfig(t, dbURL, "node-a"), &logs)
+	p.waitPassing(t)
+	exec := func(q string) {
+		t.Helper()
+		if _, err := n.node.db.pool.Exec(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`ALTER TABLE node_migrations RENAME TO node_migrations_away`)
+	p.waitFailing(t)
+	if code, body := readyz(n); code != http.StatusServiceUnavailable || body != notWritableBody {
+		t.Errorf("readyz %d %s, want 503 %s", code, body, notWritableBody)
+	}
+	exec(`ALTER TABLE node_migrations_away RENAME TO node_migrations`)
+	p.waitPassing(t)
+	if code, body := readyz(n); code != http.StatusOK {
+		t.Errorf("readyz %d %s once writable again, want 200", code, body)
 	}
 }

@@ -246,9 +246,9 @@ func TestNodeServesTheOutboxAPI(t *testing.T) {
 	}
 }
 
-// TestOutboxSettings: SWITCHBOARD_EGRESS_DENY_HOSTS and SWITCHBOARD_SMTP_URL are
-// read, and a bad value is a *ConfigError naming its variable (the SMTP URL, which
-// may carry a password, hidden).
+// TestOutboxSettings: SWITCHBOARD_EGRESS_DENY_HOSTS, SWITCHBOARD_SMTP_URL and
+// SWITCHBOARD_EGRESS_PROXY are read, and a bad value is a *ConfigError naming its
+// variable (the SMTP and proxy URLs, which may carry a password, hidden).
 func TestOutboxSettings(t *testing.T) {
 	cfg, err := LoadConfig(envOf(map[string]string{EnvEgressDeny: "Blocked.Example, .internal.example,*.corp.example", EnvSMTPURL: "smtp://u:pw@mail.example:2525"}), nil)
 	if err != nil || strings.Join(cfg.Outbox.EgressDeny, ",") != "blocked.example,.internal.example,*.corp.example" || cfg.Outbox.SMTPURL == "" {
@@ -257,7 +257,8 @@ func TestOutboxSettings(t *testing.T) {
 	if rules := callControlRules(cfg); len(rules.DenyHosts) != 3 {
 		t.Fatalf("call-control rules deny %v", rules.DenyHosts)
 	}
-	for k, v := range map[string]string{EnvEgressDeny: "ok.example,bad host", EnvSMTPURL: "http://u:secretpw@mail.example"} {
+	for k, v := range map[string]string{EnvEgressDeny: "ok.example,bad host", EnvSMTPURL: "http://u:secretpw@mail.example",
+		EnvEgressProxy: "https://u:secretpw@proxy.example:3128"} {
 		_, err := LoadConfig(envOf(map[string]string{k: v}), nil)
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Name != k || strings.Contains(err.Error(), "secretpw") {
@@ -267,6 +268,15 @@ func TestOutboxSettings(t *testing.T) {
 	for _, kv := range cfg.Printable() {
 		if kv[0] == EnvSMTPURL && kv[1] != "********" {
 			t.Errorf("print-config shows the SMTP URL: %q", kv[1])
+		}
+	}
+	cfg, err = LoadConfig(envOf(map[string]string{EnvEgressProxy: "http://relay:secretpw@10.0.0.8:3128"}), nil)
+	if err != nil || cfg.Outbox.EgressProxy != "http://relay:secretpw@10.0.0.8:3128" {
+		t.Fatalf("%s: %+v %v", EnvEgressProxy, cfg.Outbox, err)
+	}
+	for _, kv := range cfg.Printable() {
+		if kv[0] == EnvEgressProxy && kv[1] != "http://relay:xxxxx@10.0.0.8:3128" {
+			t.Errorf("print-config shows the proxy as %q", kv[1])
 		}
 	}
 }

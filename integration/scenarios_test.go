@@ -89,8 +89,8 @@ func runTestCmd(t *testing.T, args ...string) (code int, stdout, stderr string) 
 func TestExampleScenariosPassAgainstDemo(t *testing.T) {
 	t.Parallel()
 	origin := demoServe(t)
-	code, stdout, stderr := runTestCmd(t, "--app", origin, "examples/scenarios")
-	files, _ := filepath.Glob(filepath.Join("..", "examples", "scenarios", "*.yaml"))
+	code, stdout, stderr := runTestCmd(t, "--no-start", "--app", origin, "examples/scenarios")
+	files := exampleScenarioFiles(t)
 	oks := 0
 	for _, l := range strings.Split(stdout, "\n") {
 		if strings.HasPrefix(l, "ok    ") {
@@ -108,7 +108,7 @@ func TestBrokenScenarioFailsNamingTheExpectation(t *testing.T) {
 	t.Parallel()
 	origin := demoServe(t)
 	report := filepath.Join(t.TempDir(), "report.xml")
-	code, stdout, _ := runTestCmd(t, "--app", origin, "--junit", report, "examples/scenarios", "integration/testdata/scenarios")
+	code, stdout, _ := runTestCmd(t, "--no-start", "--app", origin, "--junit", report, "examples/scenarios", "integration/testdata/scenarios")
 	const want = `received[1]: the 1st /gather: payload digits is "1", want "2"`
 	if code != 1 || !strings.Contains(stdout, "FAIL  http-sales-broken") || !strings.Contains(stdout, want) || !strings.Contains(stdout, "ok    ws-speech") {
 		t.Fatalf("exit %d\n%s", code, stdout)
@@ -144,4 +144,21 @@ func TestBrokenScenarioFailsNamingTheExpectation(t *testing.T) {
 	if doc.Failures != 1 || len(doc.Suites) != 2 || len(failed) != 1 || failed[0] != "integration/testdata/scenarios/http-sales-broken: received[1]: "+want {
 		t.Fatalf("failures %d in %d suites: %v", doc.Failures, len(doc.Suites), failed)
 	}
+}
+
+// exampleScenarioFiles are the scenario files of examples/scenarios: its YAML files
+// but the folder's settings (switchboard-test.yaml).
+func exampleScenarioFiles(t *testing.T) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join("..", "examples", "scenarios", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		if filepath.Base(f) != "switchboard-test.yaml" {
+			files = append(files, f)
+		}
+	}
+	return files
 }

@@ -44,7 +44,7 @@ func startServe(t *testing.T, dbPath string, extraEnv ...string) *serveProcess {
 func spawnServe(t testing.TB, databaseURL string, flags []string, extraEnv ...string) *serveProcess {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--database-url", databaseURL,
-		"--admin-token", serveAdminToken, "--egress-allow", "127.0.0.0/8", "--drain-timeout-ms", "15000"}, flags...)
+		"--admin-token", serveAdminToken, "--egress-allow", "127.0.0.0/8", "--outbox-egress-allow", "127.0.0.0/8", "--drain-timeout-ms", "15000"}, flags...)
 	cmd := exec.Command(switchboardBin, args...)
 	cmd.Env = append(cleanEnv(), extraEnv...)
 	stdout, err := cmd.StdoutPipe()

@@ -74,7 +74,7 @@ func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Pol
 	req.Header = out.header
 
 	start := time.Now()
-	resp, err := o.cfg.HTTPClient.Do(req)
+	resp, err := o.client(job.Endpoint).Do(req)
 	if err != nil {
 		a.Duration = time.Since(start)
 		if ctx.Err() != nil {

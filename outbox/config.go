@@ -24,6 +24,13 @@ type Config struct {
 	// never follows redirects. Default: transport.NewHTTPClient(Egress, ...), which
 	// checks every destination IP at dial time.
 	HTTPClient *http.Client
+	// HTTPClientFor, when set, picks the client of each attempt by its endpoint as it
+	// is at attempt time: a program whose endpoints may reach different destinations
+	// (a node dials the status hooks it manages under its call-control rules and
+	// every other endpoint public-only: docs/outbox.md §6) gives each its own. A nil
+	// answer means HTTPClient. Redirects are never followed, whatever the client.
+	// It runs on the attempt's goroutine, several at once. Default none.
+	HTTPClientFor func(Endpoint) *http.Client
 	// Egress are the egress rules of the default HTTPClient. Default
 	// transport.PublicOnly(): loopback, private and special ranges are refused.
 	Egress *transport.EgressRules

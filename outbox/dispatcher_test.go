@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -320,5 +321,67 @@ func TestRedirectsNeverFollowedWhateverTheClient(t *testing.T) {
 	}
 	if own.CheckRedirect != nil {
 		t.Fatal("the caller's client was changed")
+	}
+}
+
+// countingTransport counts the requests it carries.
+type countingTransport struct {
+	n    atomic.Int32
+	base http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+// HTTPClientFor picks the client of each attempt by its endpoint; nil means
+// HTTPClient; a chosen client follows no redirect either.
+func TestHTTPClientForPicksEachEndpointsClient(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, false, func(_ int, r *http.Request) reply {
+		if r.URL.Path == "/moved" {
+			return reply{status: http.StatusNoContent}
+		}
+		return reply{status: http.StatusFound, headers: map[string]string{"Location": "/moved"}}
+	})
+	def := &countingTransport{base: http.DefaultTransport}
+	managed := &countingTransport{base: http.DefaultTransport}
+	managedClient := &http.Client{Transport: managed} // follows redirects by default
+	ob, err := outbox.Open(context.Background(), outbox.Config{Store: openStore(t), HTTPClient: &http.Client{Transport: def},
+		HTTPClientFor: func(ep outbox.Endpoint) *http.Client {
+			if ep.Managed {
+				return managedClient
+			}
+			return nil
+		}, Clock: testkit.NewClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close(context.Background())
+	ctx := context.Background()
+	for _, m := range []bool{true, false} {
+		if _, err := ob.CreateEndpoint(ctx, outbox.EndpointSpec{Account: "a", URL: rc.srv.URL + "/hook", Managed: m,
+			Overrides: outbox.Overrides{AllowHTTP: ptr(true)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub, err := ob.Publish(ctx, outbox.Event{Account: "a", Type: "t", Data: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d, m := def.n.Load(), managed.n.Load(); d != 1 || m != 1 {
+		t.Fatalf("requests through the default client %d, the managed endpoint's %d; want 1 each", d, m)
+	}
+	for _, d := range pub.Deliveries {
+		if _, as, err := ob.GetDelivery(ctx, "a", d.ID); err != nil || len(as) != 1 || as[0].Status != http.StatusFound {
+			t.Errorf("delivery %s: %+v, %v; want one 302, not followed", d.ID, as, err)
+		}
+	}
+	if managedClient.CheckRedirect != nil {
+		t.Error("the caller's client was changed")
 	}
 }

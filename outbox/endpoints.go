@@ -2,6 +2,8 @@ package outbox
 
 import (
 	"context"
+	"encoding/json"
+	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
@@ -23,7 +25,18 @@ type EndpointSpec struct {
 	Events     []string
 	APIVersion string
 	// Secrets are "whsec_"/"whsk_" keys; empty generates one whsec_ secret.
-	Secrets   []string
+	Secrets []string
+	// Headers are sent on every attempt (docs/outbox.md §1): not a reserved name
+	// (ReservedHeader), at most MaxHeaders.
+	Headers map[string]string
+	// Channels, when given, are the only channels the endpoint takes events of.
+	Channels []string
+	// Filter, when given, is the JSON condition on an event's data that decides
+	// whether the endpoint gets it (docs/outbox.md §1, filters).
+	Filter json.RawMessage
+	// RateLimit caps the deliveries started per second (0: none; at most
+	// MaxRateLimit), across every node sharing the store.
+	RateLimit int
 	Profile   string
 	Overrides Overrides
 	Managed   bool
@@ -42,6 +55,15 @@ type EndpointUpdate struct {
 	// Secrets replaces the signing keys (whsec_ and whsk_, newest first) at once: the
 	// old ones stop signing, where RotateSecret keeps them signing for a while.
 	Secrets *[]string
+	// Headers sets each header given and removes each given nil; the others keep
+	// their value.
+	Headers map[string]*string
+	// Channels replaces the channels (empty: none).
+	Channels *[]string
+	// Filter replaces the filter (empty or null: none).
+	Filter *json.RawMessage
+	// RateLimit replaces the rate limit (0: none).
+	RateLimit *int
 	// By is who changes it, for the audit entry of a change of keys.
 	By Actor
 }
@@ -57,6 +79,7 @@ func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoin
 		ID: ids.New("ep"), Account: spec.Account, URL: spec.URL, Events: spec.Events,
 		APIVersion: spec.APIVersion, Profile: spec.Profile, Overrides: spec.Overrides,
 		Managed: spec.Managed, Status: EndpointActive, CreatedAt: now,
+		Headers: spec.Headers, Channels: spec.Channels, Filter: spec.Filter, RateLimit: spec.RateLimit,
 	}
 	if ep.Account == "" {
 		return Endpoint{}, invalid("account", "required")
@@ -78,6 +101,9 @@ func (o *Outbox) CreateEndpoint(ctx context.Context, spec EndpointSpec) (Endpoin
 		ep.Secrets = append(ep.Secrets, Secret{Key: k})
 	}
 	if err := o.checkEndpoint(&ep); err != nil {
+		return Endpoint{}, err
+	}
+	if err := o.checkSubscriptions(ctx, ep.Account, ep.Events); err != nil {
 		return Endpoint{}, err
 	}
 	audit := []AuditEntry{decide.Audit(ep, AuditCreated, "", now)}
@@ -131,6 +157,18 @@ func (o *Outbox) checkEndpoint(ep *Endpoint) error {
 	if len(ep.APIVersion) > 64 || !printable(ep.APIVersion) && ep.APIVersion != "" {
 		return invalid("apiVersion", "at most 64 visible ASCII characters")
 	}
+	if ep.Headers, err = checkHeaders(ep.Headers, p.DeliveryHeader); err != nil {
+		return err
+	}
+	if ep.Channels, err = checkChannels("channels", ep.Channels, maxEndpointChannels); err != nil {
+		return err
+	}
+	if ep.Filter, err = checkFilter(ep.Filter); err != nil {
+		return err
+	}
+	if ep.RateLimit < 0 || ep.RateLimit > MaxRateLimit {
+		return invalid("rateLimit", "deliveries per second: 0 (none) to %d", MaxRateLimit)
+	}
 	ep.InFlightCap = p.MaxInFlight
 	return nil
 }
@@ -151,6 +189,22 @@ func (o *Outbox) ListEndpoints(ctx context.Context, account string) ([]Endpoint,
 // changes nothing.
 func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u EndpointUpdate) (Endpoint, error) {
 	now := o.now()
+	if u.Events != nil {
+		if err := o.checkSubscriptions(ctx, account, *u.Events); err != nil {
+			return Endpoint{}, err
+		}
+	}
+	// The headers given are checked as given, so that an error names them so; the
+	// endpoint's headers as they become are checked again with the rest.
+	given := map[string]string{}
+	for k, v := range u.Headers {
+		if v != nil {
+			given[k] = *v
+		}
+	}
+	if _, err := checkHeaders(given, ""); err != nil {
+		return Endpoint{}, err
+	}
 	return o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		setGiven(&ep.URL, u.URL)
 		if u.Events != nil {
@@ -163,6 +217,12 @@ func (o *Outbox) UpdateEndpoint(ctx context.Context, account, id string, u Endpo
 		setGiven(&ep.Profile, u.Profile)
 		setGiven(&ep.Overrides, u.Overrides)
 		setGiven(&ep.Managed, u.Managed)
+		setGiven(&ep.Channels, u.Channels)
+		setGiven(&ep.Filter, u.Filter)
+		setGiven(&ep.RateLimit, u.RateLimit)
+		if u.Headers != nil {
+			ep.Headers = mergeHeaders(ep.Headers, u.Headers)
+		}
 		var audits []AuditEntry
 		if u.Secrets != nil {
 			if _, err := webhooksig.NewSigner(*u.Secrets...); err != nil || len(*u.Secrets) == 0 {
@@ -266,12 +326,58 @@ func (o *Outbox) RotateSecret(ctx context.Context, account, id string, grace tim
 	})
 }
 
-// RotateSecretTo is RotateSecret to a key the caller chose (a whsec_ secret or a
-// whsk_ signing key): a node's status hook endpoints sign with a secret derived
-// from the account's webhook secret, and follow its rotation.
-func (o *Outbox) RotateSecretTo(ctx context.Context, account, id, key string, grace time.Duration, by Actor) (Endpoint, error) {
-	ep, _, err := o.rotateSecret(ctx, account, id, grace, by, func(Endpoint) (string, string) { return key, "" })
-	return ep, err
+// RotateSecretTo is RotateSecret to a key the caller chose: a whsec_ secret, or a
+// whsk_ signing key, whose whpk_ public key it returns to show (for a secret, the
+// secret). A key that is neither, or malformed, is a *ValidationError naming
+// "secret". A node's status hook endpoints sign with a secret derived from the
+// account's webhook secret, and follow its rotation.
+func (o *Outbox) RotateSecretTo(ctx context.Context, account, id, key string, grace time.Duration, by Actor) (Endpoint, string, error) {
+	shown, err := VerifyingKey(key)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	return o.rotateSecret(ctx, account, id, grace, by, func(Endpoint) (string, string) { return key, shown })
+}
+
+// VerifyingKey is what a receiver verifies the signatures of key with: a whsec_
+// secret itself, or the whpk_ public key of a whsk_ signing key. Any other key is a
+// *ValidationError naming "secret".
+func VerifyingKey(key string) (string, error) {
+	switch webhooksig.KindOf(key) {
+	case webhooksig.KindSecret:
+		if _, err := webhooksig.ParseSecret(key); err != nil {
+			return "", invalid("secret", "%v", err)
+		}
+		return key, nil
+	case webhooksig.KindSigningKey:
+		k, err := webhooksig.ParseSigningKey(key)
+		if err != nil {
+			return "", invalid("secret", "%v", err)
+		}
+		return k.Public().Encode(), nil
+	case webhooksig.KindPublicKey:
+		return "", invalid("secret", "a whpk_ public key only verifies: give the whsk_ signing key, the receiver gets its whpk_ key")
+	}
+	return "", invalid("secret", "want a whsec_ secret (v1, HMAC-SHA256) or a whsk_ ed25519 signing key (v1a)")
+}
+
+// mergeHeaders is h with each header of set given its value, or removed for nil.
+func mergeHeaders(h map[string]string, set map[string]*string) map[string]string {
+	out := make(map[string]string, len(h)+len(set))
+	for k, v := range h {
+		out[k] = v
+	}
+	for k, v := range set {
+		canon := textproto.CanonicalMIMEHeaderKey(k)
+		if !headerToken(k) {
+			canon = k // kept as given, for checkHeaders to refuse by its name
+		}
+		delete(out, canon)
+		if v != nil {
+			out[canon] = *v
+		}
+	}
+	return out
 }
 
 func (o *Outbox) rotateSecret(ctx context.Context, account, id string, grace time.Duration, by Actor, newKey func(Endpoint) (key, shown string)) (Endpoint, string, error) {

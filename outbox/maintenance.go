@@ -33,14 +33,16 @@ func (o *Outbox) Reap(ctx context.Context) (int, error) {
 	}
 }
 
-// Purge deletes events, deliveries and attempts older than the retention window, in
+// Purge deletes events, deliveries and attempts older than the retention window
+// (and Idempotency-Keys older than IdempotencyWindow), in
 // batches of Config.PurgeBatch rows so that no transaction holds the database long.
 // On a store error or an ended ctx it stops between batches and returns what it
 // deleted before, with the error. Start runs it every Config.PurgeInterval.
 func (o *Outbox) Purge(ctx context.Context) (deliveries, events int, err error) {
 	before := o.now().Add(-o.cfg.Retention)
 	for {
-		d, e, err := o.store.Purge(ctx, outboxdriver.PurgeParams{Before: before, Limit: o.cfg.PurgeBatch})
+		d, e, err := o.store.Purge(ctx, outboxdriver.PurgeParams{Before: before, Limit: o.cfg.PurgeBatch,
+			KeysBefore: o.now().Add(-IdempotencyWindow)})
 		deliveries += d
 		events += e
 		if err != nil || d < o.cfg.PurgeBatch && e < o.cfg.PurgeBatch {

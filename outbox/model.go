@@ -33,7 +33,19 @@ type (
 	DeliveryQuery = outboxdriver.DeliveryQuery
 	// AuditQuery selects audit entries of an account (ListAudit).
 	AuditQuery = outboxdriver.ListAuditParams
+	// Exclusion records that an endpoint's filter kept an event from it.
+	Exclusion = outboxdriver.Exclusion
+	// EventType is an entry of an account's event-type catalog.
+	EventType = outboxdriver.EventType
+	// Catalog is an account's settings of its event-type catalog.
+	Catalog = outboxdriver.Catalog
+	// EventTypeQuery selects event types of an account (ListEventTypes).
+	EventTypeQuery = outboxdriver.ListEventTypesParams
 )
+
+// ExcludedByFilter is the reason of an Exclusion: the endpoint's filter did not
+// match the event.
+const ExcludedByFilter = outboxdriver.ExcludedByFilter
 
 // Endpoint states.
 const (

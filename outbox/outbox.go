@@ -26,6 +26,14 @@ type Outbox struct {
 	// disp is the running dispatcher (nil before Start): Publish hands it new
 	// deliveries directly while it has idle workers.
 	disp atomic.Pointer[dispatch.Dispatcher]
+	// clients holds the copy that follows no redirect of each client
+	// Config.HTTPClientFor gave (*http.Client → *http.Client).
+	clients sync.Map
+
+	// filters and catalog cache what publishes read of endpoint filters and of the
+	// event-type catalog.
+	filters filters
+	catalog schemas
 
 	mu      sync.Mutex
 	started bool
@@ -50,10 +58,32 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	}
 	// Redirects are never followed (docs/outbox.md §2 step 3), whatever client the caller
 	// gave: a copy of it returns the 3xx as the answer.
-	client := *cfg.HTTPClient
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	cfg.HTTPClient = &client
+	cfg.HTTPClient = noRedirects(cfg.HTTPClient)
 	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: cfg.Logger, wake: make(chan struct{}, 1)}, nil
+}
+
+// noRedirects is a copy of c that returns a 3xx as the answer.
+func noRedirects(c *http.Client) *http.Client {
+	client := *c
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &client
+}
+
+// client is the client of an attempt to ep: Config.HTTPClientFor's choice, made not
+// to follow redirects (one copy per client given), or Config.HTTPClient.
+func (o *Outbox) client(ep Endpoint) *http.Client {
+	if o.cfg.HTTPClientFor == nil {
+		return o.cfg.HTTPClient
+	}
+	c := o.cfg.HTTPClientFor(ep)
+	if c == nil {
+		return o.cfg.HTTPClient
+	}
+	if copied, ok := o.clients.Load(c); ok {
+		return copied.(*http.Client)
+	}
+	copied, _ := o.clients.LoadOrStore(c, noRedirects(c))
+	return copied.(*http.Client)
 }
 
 // Start runs the dispatcher, the reaper and the retention purge until Close. The

@@ -3,12 +3,16 @@ package outbox
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox/internal/decide"
 	"github.com/switchboard-voice/switchboard/outbox/internal/dispatch"
+	"github.com/switchboard-voice/switchboard/outbox/internal/filter"
 	"github.com/switchboard-voice/switchboard/outbox/internal/ids"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
@@ -30,8 +34,47 @@ const PingEventType = "settings.webhook.ping"
 // ErrUnavailable. When ctx ends before the event is stored, Publish returns ctx's
 // error and nothing is stored.
 func (o *Outbox) Publish(ctx context.Context, ev Event) (Published, error) {
-	return o.publish(ctx, nil, ev, nil)
+	return o.publish(ctx, nil, ev, nil, idempotency{})
 }
+
+// IdempotencyWindow is how long an Idempotency-Key answers with the event it
+// published (PublishOptions.IdempotencyKey).
+const IdempotencyWindow = 24 * time.Hour
+
+// maxIdempotencyKeyLen bounds an Idempotency-Key.
+const maxIdempotencyKeyLen = 255
+
+// PublishOptions are the optional inputs of PublishWith.
+type PublishOptions struct {
+	// EndpointID, when set, addresses the event to that endpoint alone, as
+	// PublishTo does.
+	EndpointID string
+	// IdempotencyKey, when set, makes the publish answer, for IdempotencyWindow,
+	// every publish of the same key in the account with what it published (the
+	// same event and its deliveries, Published.Duplicate set), and fail one of the
+	// same key with other content (event, id, createdAt, channels or endpoint)
+	// with ErrConflict. 1 to 255 visible ASCII characters.
+	IdempotencyKey string
+}
+
+// PublishWith is Publish (or PublishTo, with opts.EndpointID) with options.
+func (o *Outbox) PublishWith(ctx context.Context, ev Event, opts PublishOptions) (Published, error) {
+	key := opts.IdempotencyKey
+	if key != "" && (len(key) > maxIdempotencyKeyLen || !printableWithSpace(key)) {
+		return Published{}, invalid("idempotencyKey", "1 to %d visible ASCII characters", maxIdempotencyKeyLen)
+	}
+	var idem idempotency
+	if key != "" {
+		idem = idempotency{key: key, fingerprint: publishFingerprint(ev, opts.EndpointID)}
+	}
+	if opts.EndpointID != "" {
+		return o.publishTo(ctx, ev, opts.EndpointID, idem)
+	}
+	return o.publish(ctx, nil, ev, nil, idem)
+}
+
+// idempotency is a publish's Idempotency-Key, with the fingerprint of its request.
+type idempotency struct{ key, fingerprint string }
 
 // PublishTx is Publish inside the caller's transaction on the store's database: the
 // event and its deliveries commit or roll back with the caller's own changes, so
@@ -45,7 +88,7 @@ func (o *Outbox) PublishTx(ctx context.Context, tx any, ev Event) (Published, er
 	if tx == nil {
 		return Published{}, invalid("tx", "nil transaction")
 	}
-	return o.publish(ctx, tx, ev, nil)
+	return o.publish(ctx, tx, ev, nil, idempotency{})
 }
 
 // Ping sends a settings.webhook.ping event to one endpoint whatever events it chose,
@@ -56,7 +99,7 @@ func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery
 		return Delivery{}, err
 	}
 	ev := Event{Account: account, Type: PingEventType, Data: json.RawMessage(`{}`)}
-	pub, err := o.publish(ctx, nil, ev, func(ep Endpoint) bool { return ep.ID == endpointID })
+	pub, err := o.publish(ctx, nil, ev, func(ep Endpoint) bool { return ep.ID == endpointID }, idempotency{})
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -66,11 +109,16 @@ func (o *Outbox) Ping(ctx context.Context, account, endpointID string) (Delivery
 	return pub.Deliveries[0], nil
 }
 
-func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoint) bool) (Published, error) {
+func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoint) bool, idem idempotency) (Published, error) {
 	now := o.now()
 	createdAtGiven := !ev.CreatedAt.IsZero()
 	if err := validateEvent(&ev, now); err != nil {
 		return Published{}, err
+	}
+	if ev.Type != PingEventType {
+		if err := o.checkData(ctx, ev); err != nil {
+			return Published{}, err
+		}
 	}
 	// Deliveries stored in the caller's transaction become visible when it commits,
 	// which may never happen: only the outbox's own publishes are handed over.
@@ -78,22 +126,50 @@ func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoi
 	if d := o.disp.Load(); d != nil && tx == nil {
 		hand = d.Handoff()
 	}
+	// The event's data as filters read it, decoded once, for the first endpoint
+	// with a filter.
+	var (
+		data    any
+		decoded bool
+	)
+	excluded := map[string]bool{}
 	plan := func(ep Endpoint) (Delivery, *Attempt, bool) {
+		excluded[ep.ID] = false // a store may plan again (a retried transaction)
 		if only != nil {
 			if !only(ep) {
 				return Delivery{}, nil, false
 			}
-		} else if !ep.Wants(ev.Type) {
+		} else if !ep.Wants(ev.Type) || !outboxdriver.TakesChannels(ep.Channels, ev.Channels) {
 			return Delivery{}, nil, false
+		} else if f := o.filters.of(ep); f != nil {
+			if !decoded {
+				data, _ = filter.Decode(ev.Data) // validated: compact JSON
+				decoded = true
+			}
+			if !f.Match(data) {
+				excluded[ep.ID] = true
+				return Delivery{}, nil, false
+			}
 		}
 		d, a, ok := decide.Plan(o.policyOf(ep), ev, ep, ids.New("dlv"), now)
-		if ok && hand != nil && d.Status == DeliveryPending && ep.Status == EndpointActive && hand.Take(d.ID, ep) {
+		// A rate-limited endpoint's deliveries are claimed, where its bucket is kept.
+		if ok && hand != nil && d.Status == DeliveryPending && ep.Status == EndpointActive && ep.RateLimit == 0 && hand.Take(d.ID, ep) {
 			lease := now.Add(o.cfg.LeaseDuration)
 			d.LeaseUntil = &lease
 		}
 		return d, a, ok
 	}
-	pub, err := o.store.Publish(ctx, outboxdriver.PublishParams{Tx: tx, Event: ev, Now: now, Plan: plan})
+	exclude := func(ep Endpoint) string {
+		if excluded[ep.ID] {
+			return ExcludedByFilter
+		}
+		return ""
+	}
+	params := outboxdriver.PublishParams{Tx: tx, Event: ev, Now: now, Plan: plan, Exclude: exclude}
+	if idem.key != "" {
+		params.IdempotencyKey, params.Fingerprint, params.KeySince = idem.key, idem.fingerprint, now.Add(-IdempotencyWindow)
+	}
+	pub, err := o.store.Publish(ctx, params)
 	handedAll := false
 	if hand != nil {
 		handedAll = hand.Finish(pub, err)
@@ -101,16 +177,40 @@ func (o *Outbox) publish(ctx context.Context, tx any, ev Event, only func(Endpoi
 	if err != nil {
 		return Published{}, err
 	}
-	if pub.Duplicate && createdAtGiven && !pub.Event.CreatedAt.Equal(ev.CreatedAt) {
+	if pub.Duplicate && pub.Event.ID == ev.ID {
 		// The store compares what every publish has; a createdAt the publisher gave
-		// is part of the event's content too (a publish without one is stamped now).
-		return Published{}, fmt.Errorf("%w: event %s exists with createdAt %s, not %s", ErrConflict, ev.ID,
-			pub.Event.CreatedAt.Format(time.RFC3339Nano), ev.CreatedAt.Format(time.RFC3339Nano))
+		// and the channels are part of the event's content too (a publish without
+		// createdAt is stamped now).
+		if createdAtGiven && !pub.Event.CreatedAt.Equal(ev.CreatedAt) {
+			return Published{}, fmt.Errorf("%w: event %s exists with createdAt %s, not %s", ErrConflict, ev.ID,
+				pub.Event.CreatedAt.Format(time.RFC3339Nano), ev.CreatedAt.Format(time.RFC3339Nano))
+		}
+		if !slices.Equal(pub.Event.Channels, ev.Channels) {
+			return Published{}, fmt.Errorf("%w: event %s exists with channels %v, not %v", ErrConflict, ev.ID,
+				pub.Event.Channels, ev.Channels)
+		}
 	}
 	if tx == nil && !pub.Duplicate && !handedAll {
 		o.nudge()
 	}
 	return pub, nil
+}
+
+// publishFingerprint identifies a publish's request for its Idempotency-Key: what
+// the publisher gave of the event (its id and createdAt only when given) and the
+// endpoint it was addressed to.
+func publishFingerprint(ev Event, endpointID string) string {
+	data, err := compactJSON(ev.Data)
+	if err != nil {
+		data = ev.Data // refused by validateEvent before the fingerprint matters
+	}
+	var created string
+	if !ev.CreatedAt.IsZero() {
+		created = ev.CreatedAt.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+	}
+	b, _ := json.Marshal([]any{ev.ID, ev.Type, created, ev.Channels, json.RawMessage(data), endpointID})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // validateEvent checks ev and fills its defaults (id, createdAt).
@@ -125,6 +225,10 @@ func validateEvent(ev *Event, now time.Time) error {
 		ev.ID = ids.New("evt")
 	} else if err := checkID(ev.ID); err != nil {
 		return invalid("id", "%s", err)
+	}
+	var err error
+	if ev.Channels, err = checkChannels("channels", ev.Channels, maxEventChannels); err != nil {
+		return err
 	}
 	if ev.CreatedAt.IsZero() {
 		ev.CreatedAt = now
@@ -167,4 +271,14 @@ func printable(s string) bool {
 		}
 	}
 	return true
+}
+
+// printableWithSpace reports whether s is visible ASCII and spaces, not empty.
+func printableWithSpace(s string) bool {
+	for _, c := range []byte(s) {
+		if c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -13,10 +13,14 @@ import (
 // and ErrNotFound for an endpoint that is not there, ErrEndpointNotActive for a
 // disabled one (nothing is then stored for it).
 func (o *Outbox) PublishTo(ctx context.Context, ev Event, endpointID string) (Published, error) {
+	return o.publishTo(ctx, ev, endpointID, idempotency{})
+}
+
+func (o *Outbox) publishTo(ctx context.Context, ev Event, endpointID string, idem idempotency) (Published, error) {
 	if _, err := o.store.GetEndpoint(ctx, outboxdriver.GetEndpointParams{Account: ev.Account, ID: endpointID}); err != nil {
 		return Published{}, err
 	}
-	pub, err := o.publish(ctx, nil, ev, func(ep Endpoint) bool { return ep.ID == endpointID })
+	pub, err := o.publish(ctx, nil, ev, func(ep Endpoint) bool { return ep.ID == endpointID }, idem)
 	if err != nil {
 		return Published{}, err
 	}

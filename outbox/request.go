@@ -33,8 +33,9 @@ type Request struct {
 	Method string
 	// Header is sent as the hook leaves it, under the headers the outbox sets last:
 	// webhook-id, webhook-timestamp and webhook-signature, and no Content-Type for a
-	// GET. As built it holds Content-Type, User-Agent (Config.UserAgent) and the
-	// delivery header of the endpoint's policy, if any.
+	// GET. As built it holds Content-Type, User-Agent (Config.UserAgent), the
+	// delivery header of the endpoint's policy, if any, and the endpoint's own
+	// headers (Endpoint.Headers, which may replace User-Agent).
 	Header http.Header
 
 	body []byte // as rendered
@@ -74,6 +75,9 @@ func (o *Outbox) shape(ctx context.Context, job outboxdriver.Job, now time.Time,
 	r.Header.Set("User-Agent", o.cfg.UserAgent)
 	if p.DeliveryHeader != "" {
 		r.Header.Set(p.DeliveryHeader, job.Delivery.ID)
+	}
+	for name, value := range job.Endpoint.Headers {
+		r.Header[name] = []string{value} // canonical: checked when written
 	}
 	if o.cfg.Request != nil {
 		if err := o.cfg.Request(ctx, r); err != nil {

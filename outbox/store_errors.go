@@ -111,3 +111,27 @@ func (c checkedStore) ListAudit(ctx context.Context, p outboxdriver.ListAuditPar
 func (c checkedStore) Purge(ctx context.Context, p outboxdriver.PurgeParams) (int, int, error) {
 	return checked2(c.s.Purge(ctx, p))
 }
+
+func (c checkedStore) CreateEventType(ctx context.Context, t outboxdriver.EventType) error {
+	return storeErr(c.s.CreateEventType(ctx, t))
+}
+
+func (c checkedStore) GetEventType(ctx context.Context, p outboxdriver.GetEventTypeParams) (EventType, error) {
+	return checked(c.s.GetEventType(ctx, p))
+}
+
+func (c checkedStore) ListEventTypes(ctx context.Context, p outboxdriver.ListEventTypesParams) ([]EventType, error) {
+	return checked(c.s.ListEventTypes(ctx, p))
+}
+
+func (c checkedStore) UpdateEventType(ctx context.Context, p outboxdriver.UpdateEventTypeParams) (EventType, error) {
+	return checked(c.s.UpdateEventType(ctx, p))
+}
+
+func (c checkedStore) GetCatalog(ctx context.Context, account string) (Catalog, error) {
+	return checked(c.s.GetCatalog(ctx, account))
+}
+
+func (c checkedStore) SetCatalog(ctx context.Context, cat Catalog) error {
+	return storeErr(c.s.SetCatalog(ctx, cat))
+}

@@ -59,11 +59,11 @@ func NewDialer(rules EgressRules, connectTimeout time.Duration) *net.Dialer {
 func (r EgressRules) checkDialAddress(address string) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return &RefusedError{Host: address, Reason: "unparseable dial address"}
+		return &RefusedError{Host: address, Reason: "unparseable dial address", Rules: r.Name}
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return &RefusedError{Host: host, Reason: "dial address is not an IP"}
+		return &RefusedError{Host: host, Reason: "dial address is not an IP", Rules: r.Name}
 	}
 	return r.CheckIP(ip)
 }

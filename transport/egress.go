@@ -24,19 +24,33 @@ type RefusedError struct {
 	IP netip.Addr
 	// Reason says why, e.g. "loopback" or "scheme \"ftp\" not allowed".
 	Reason string
+	// Rules names the rules that refused it (EgressRules.Name), when they have a
+	// name.
+	Rules string
+	// Setting names what can let the refused address through (EgressRules.AllowSetting),
+	// for a refusal of an address's range only.
+	Setting string
 }
 
 func (e *RefusedError) Error() string {
+	var msg string
 	switch {
 	case e.IP.IsValid() && e.Host != "" && e.Host != e.IP.String():
-		return fmt.Sprintf("egress refused: %s (%s): %s", e.Host, e.IP, e.Reason)
+		msg = fmt.Sprintf("egress refused: %s (%s): %s", e.Host, e.IP, e.Reason)
 	case e.IP.IsValid():
-		return fmt.Sprintf("egress refused: %s: %s", e.IP, e.Reason)
+		msg = fmt.Sprintf("egress refused: %s: %s", e.IP, e.Reason)
 	case e.Host != "":
-		return fmt.Sprintf("egress refused: %s: %s", e.Host, e.Reason)
+		msg = fmt.Sprintf("egress refused: %s: %s", e.Host, e.Reason)
 	default:
-		return "egress refused: " + e.Reason
+		msg = "egress refused: " + e.Reason
 	}
+	if e.Rules != "" {
+		msg += " (the " + e.Rules + ")"
+	}
+	if e.Setting != "" {
+		msg += "; " + e.Setting + " can allow it"
+	}
+	return msg
 }
 
 // Is makes a *RefusedError match ErrEgressRefused.
@@ -65,6 +79,13 @@ type EgressRules struct {
 	// under it. Matching is case-insensitive and ignores a trailing dot. A denied name
 	// is refused even when AllowHosts lists it.
 	DenyHosts []string
+	// Name names the rules in their refusals (RefusedError.Rules), e.g. "public-only
+	// rules of webhook endpoints". Default none.
+	Name string
+	// AllowSetting names the operator's setting that lets refused ranges through
+	// (AllowPrefixes, AllowHosts), in the refusals of an address's range
+	// (RefusedError.Setting), e.g. "SWITCHBOARD_OUTBOX_EGRESS_ALLOW". Default none.
+	AllowSetting string
 	// AllowUserInfo lets URLs carry user:password@ (refused by default: credentials
 	// belong in the request options, and user-info is a classic way to disguise the
 	// real host, as in http://public.example@127.0.0.1/).
@@ -103,7 +124,7 @@ func unmapPrefix(p netip.Prefix) netip.Prefix {
 // are ignored.
 func (r EgressRules) CheckIP(ip netip.Addr) error {
 	if !ip.IsValid() {
-		return &RefusedError{Reason: "invalid address"}
+		return &RefusedError{Reason: "invalid address", Rules: r.Name}
 	}
 	ip = ip.Unmap().WithZone("")
 	for _, p := range r.AllowPrefixes {
@@ -126,7 +147,7 @@ func (r EgressRules) CheckIP(ip netip.Addr) error {
 	if allowed {
 		return nil
 	}
-	return &RefusedError{IP: ip, Reason: reason}
+	return &RefusedError{IP: ip, Reason: reason, Rules: r.Name, Setting: r.AllowSetting}
 }
 
 // CheckURL checks what can be checked before dialing: the scheme, user-info, and the
@@ -134,14 +155,14 @@ func (r EgressRules) CheckIP(ip netip.Addr) error {
 // dialed). It returns nil or a *RefusedError.
 func (r EgressRules) CheckURL(u *url.URL) error {
 	if u == nil {
-		return &RefusedError{Reason: "no URL"}
+		return &RefusedError{Reason: "no URL", Rules: r.Name}
 	}
 	scheme := strings.ToLower(u.Scheme)
 	if !slices.Contains(r.Schemes, scheme) {
-		return &RefusedError{Host: u.Host, Reason: fmt.Sprintf("scheme %q not allowed", u.Scheme)}
+		return &RefusedError{Host: u.Host, Reason: fmt.Sprintf("scheme %q not allowed", u.Scheme), Rules: r.Name}
 	}
 	if u.User != nil && !r.AllowUserInfo {
-		return &RefusedError{Host: u.Hostname(), Reason: "URL carries user-info"}
+		return &RefusedError{Host: u.Hostname(), Reason: "URL carries user-info", Rules: r.Name}
 	}
 	return r.checkHost(u.Hostname())
 }
@@ -149,7 +170,7 @@ func (r EgressRules) CheckURL(u *url.URL) error {
 // checkHost checks a host name or literal taken from a URL or a dial address.
 func (r EgressRules) checkHost(host string) error {
 	if host == "" {
-		return &RefusedError{Reason: "no host"}
+		return &RefusedError{Reason: "no host", Rules: r.Name}
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if err := r.CheckIP(ip); err != nil {
@@ -162,7 +183,7 @@ func (r EgressRules) checkHost(host string) error {
 		return nil
 	}
 	if entry, denied := r.hostDenied(host); denied {
-		return &RefusedError{Host: host, Reason: fmt.Sprintf("host name denied by the egress rules (%q)", entry)}
+		return &RefusedError{Host: host, Reason: fmt.Sprintf("host name denied by the egress rules (%q)", entry), Rules: r.Name}
 	}
 	if r.hostAllowed(host) {
 		return nil
@@ -170,7 +191,7 @@ func (r EgressRules) checkHost(host string) error {
 	if looksNumeric(host) {
 		// "127.1", "0x7f000001", "2130706433": not IP literals to Go, but some
 		// resolvers (getaddrinfo) read them as IPv4. Refuse rather than guess.
-		return &RefusedError{Host: host, Reason: "ambiguous numeric host"}
+		return &RefusedError{Host: host, Reason: "ambiguous numeric host", Rules: r.Name}
 	}
 	return nil
 }

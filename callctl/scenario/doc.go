@@ -11,7 +11,10 @@
 // time) and a bound on every answer. Parse turns a file into a Scenario, locating
 // every problem at a line of the file; Scenario.Script is what callctl.Run takes as
 // Options.Script; Expectations.Evaluate compares a callctl.Result with the file's
-// expect section and locates each failure on the call's timeline.
+// expect section and locates each failure on the call's timeline. ParseFile reads a
+// file of `switchboard test`: a scenario, or several cases sharing its keys, each
+// with its skip reason and what its snapshot records, and with ${VAR} references to
+// the environment resolved when the caller gives a lookup.
 //
 // The package knows files and expectations, not how a call runs (package callctl).
 package scenario

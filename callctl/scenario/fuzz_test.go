@@ -75,3 +75,52 @@ func fuzzResult() *callctl.Result {
 			Answered: true, AnswerTime: time.Second, Event: 1, HookIndex: 0}},
 	}
 }
+
+// FuzzParseFile: any file parses or is refused with a *scenario.Error, never a
+// panic; every case it yields has a scenario whose script and app the runtime
+// accept, a valid name (unique in the file) when the file has cases, and the same
+// cases whatever the environment when the file names no variable.
+func FuzzParseFile(f *testing.F) {
+	for _, seed := range []string{
+		"app: http://${HOST:-127.0.0.1}:3000/call\ncases:\n  - name: a\n  - name: b\n    caller: {gathers: [{digits: \"${D:-1}\"}]}\n",
+		"skip: later\nsnapshot: {payload: [digits, '*'], mask: [call_sid]}\n",
+		"cases:\n  - {name: x, skip: no}\n  - name: x\n", "cases: [1]\n", "cases:\n  - name: &a a\n    expect: *a\n",
+		"network:\n  refuse: ${N}\n", "a: $${X}\n", "- 1\n", "---\n---\n", "cases:\n  - !!map {name: t}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	env := func(name string) (string, bool) {
+		return map[string]string{"HOST": "localhost", "N": "2", "D": "9"}[name], name != "UNSET"
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		file, err := scenario.ParseFile(src, scenario.FileOptions{LookupEnv: env})
+		if err != nil {
+			var se *scenario.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("ParseFile error %v (%T) is not a *scenario.Error", err, err)
+			}
+			return
+		}
+		names := map[string]bool{}
+		for _, c := range file.Cases {
+			if c.Scenario == nil || (len(file.Cases) > 1 || c.Name != "") && (c.Name == "" || names[c.Name]) {
+				t.Fatalf("case %+v of %d", c, len(file.Cases))
+			}
+			names[c.Name] = true
+			app := "ws://127.0.0.1:1/"
+			if c.Scenario.App != "" {
+				app = c.Scenario.App
+			}
+			o := callctl.Options{AppURL: app, Script: c.Scenario.Script(), Hooks: noHooks{}}
+			if err := o.Validate(); err != nil {
+				t.Fatalf("parsed case gives invalid options: %v", err)
+			}
+		}
+		if !strings.Contains(string(src), "$") {
+			again, err := scenario.ParseFile(src, scenario.FileOptions{})
+			if err != nil || len(again.Cases) != len(file.Cases) {
+				t.Fatalf("without a lookup: %v", err)
+			}
+		}
+	})
+}

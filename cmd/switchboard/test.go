@@ -2,26 +2,21 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"regexp"
+	"errors"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-voice/switchboard/callctl/scenario"
-	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/suite"
+	"github.com/switchboard-voice/switchboard/callctl"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/simulation"
 )
 
 type testFlags struct {
+	run        apptest.Config
 	network    map[string]string // the JAMBONES_* flags given, by variable
-	app        string
-	parallel   int
-	run        string
-	asJSON     bool
-	junit      string
 	realTime   bool
-	timeout    time.Duration
 	idleLimit  time.Duration
 	secret     string
 	user, pass string
@@ -35,33 +30,73 @@ func newTestCmd(c *cli) *cobra.Command {
 		Long: `Test runs scenario files (every *.yaml and *.yml of each DIR, default ./scenarios, and
 each FILE) against the applications they name (app:), one simulated call each, up to
 --parallel at a time, and prints one line per scenario as go test does: "ok" and its
-time, or "FAIL" with the first expectation that did not hold and the timeline lines
-around it; then a summary. A scenario passes when every expectation holds and its
-call did not fail (unless it expects the failure: a reason, or a status other than
-completed).
+time, "FAIL" with the first expectation that did not hold and the timeline lines
+around it, "ERROR" with the reason its app could not be reached, or "SKIP" with the
+reason its file gives (skip:); then a summary. A scenario passes when every
+expectation holds and its call did not fail (unless it expects the failure: a
+reason, or a status other than completed). A file with cases: holds several
+scenarios, named FILE/CASE, sharing the file's keys. ${VAR} and ${VAR:-default} in
+any string of a file read the environment.
 
 Every file is read and checked before any call is made: an unknown key, a value of the
-wrong type, a malformed app URL exits with status 2, naming the file and the line.
+wrong type, a malformed app URL, a variable not set exits with status 2, naming the
+file and the line.
 
 --app URL points the scenarios elsewhere: a URL with only a scheme and a host
 (http://ci-host:8080) moves every scenario's app there, keeping its path, its retry
 fragment and its transport (an https or wss URL makes them secure); a URL with a path
 replaces every scenario's app.
 
-Exit status: 0 when every scenario passed, 1 when one failed, 2 for bad usage or a bad
-scenario file.`,
-		Example: "  switchboard demo --serve 127.0.0.1:3000 &\n" +
-			"  switchboard test examples/scenarios\n" +
-			"  switchboard test --run 'ws-' --junit report.xml examples/scenarios",
+--count N runs each scenario N times; it passes when every run passes, or with
+--pass-rate R when at least that share of its runs pass (for apps that answer
+differently run to run).
+
+--start "CMD" (or start: in a folder's switchboard-test.yaml) starts the app under
+test in a process group of its own, waits until the addresses of its scenarios' apps
+accept connections (--start-timeout; its output is shown when it does not), runs the
+scenarios and stops the group: "switchboard test --start 'npm start' tests/" is a
+whole CI step. "switchboard" in the command is this binary.
+
+--watch runs the scenarios again whenever a scenario file changes (that file's
+scenarios), or the app's files (--start: the current directory; start: its dir or the
+folder's watch:), restarting the app first; Ctrl-C ends it.
+
+Snapshots: --update records what each scenario's call did (verbs, hooks, the requests
+the app received with the payload fields its snapshot: key chooses, alerts) in
+FILE.snap.yaml beside it; later runs compare each call with it and print a diff when
+it changed. Ids, addresses and timestamps are masked.
+
+Logs never mix with the report: -v prints each scenario's timeline and logs,
+--log-file FILE keeps every log line.
+
+Exit status: 0 when every scenario passed, 1 when one failed or could not reach its
+app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide.`,
+		Example: "  switchboard test examples/scenarios           # its switchboard-test.yaml starts the example apps\n" +
+			"  switchboard test --start 'npm start' --junit report.xml tests/\n" +
+			"  switchboard test --update scenarios/ && git diff scenarios/\n" +
+			"  switchboard test --run 'ws-' --junit report.xml examples/scenarios\n" +
+			"  switchboard test --count 10 --pass-rate 0.9 -v scenarios/agent.yaml",
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.app, "app", "", "application URL for every scenario: an origin (http://host:port) moves each scenario's app there; a full URL replaces it")
-	fl.IntVar(&f.parallel, "parallel", 4, "scenarios run at once")
-	fl.StringVar(&f.run, "run", "", "run only the scenarios whose name matches this regular expression")
-	fl.BoolVar(&f.asJSON, "json", false, "print one JSON event per line instead of text")
-	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
+	r := &f.run
+	fl.StringVar(&r.App, "app", "", "application URL for every scenario: an origin (http://host:port) moves each scenario's app there; a full URL replaces it")
+	fl.IntVar(&r.Parallel, "parallel", 4, "calls run at once")
+	fl.StringVar(&r.Run, "run", "", "run only the scenarios whose name (FILE or FILE/CASE) matches this regular expression")
+	fl.IntVar(&r.Count, "count", 1, "run each scenario this many times")
+	fl.Float64Var(&r.PassRate, "pass-rate", 0, "with --count: pass a scenario when at least this share of its runs pass (0.9: 9 in 10); default every run")
+	fl.BoolVar(&r.FailFast, "fail-fast", false, "start no scenario once one has failed")
+	fl.BoolVar(&r.List, "list", false, "list the scenarios selected, run nothing")
+	fl.BoolVarP(&r.Verbose, "verbose", "v", false, "print every scenario's timeline and logs")
+	fl.BoolVar(&r.JSON, "json", false, "print one JSON event per line instead of text")
+	fl.StringVar(&r.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	fl.StringVar(&r.Start, "start", "", `shell command that starts the app under test ("npm start"): run before the scenarios, waited for until the apps' addresses accept connections, stopped after`)
+	fl.BoolVar(&r.NoStart, "no-start", false, "do not run the folders' start: (the apps already run)")
+	fl.DurationVar(&r.StartTimeout, "start-timeout", time.Minute, "how long a started app may take to accept connections")
+	fl.BoolVar(&r.Watch, "watch", false, "run the scenarios again whenever their files or their app's files change, until Ctrl-C")
+	fl.BoolVar(&r.Update, "update", false, "record each scenario's call as its snapshot (FILE.snap.yaml beside its file) instead of comparing with it")
+	fl.StringVar(&r.LogFile, "log-file", "", "append every log line (JSON) to this file")
+	fl.DurationVar(&r.Timeout, "timeout", time.Minute, "real-time limit for each scenario's call")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does")
-	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each scenario's call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
 	fl.StringVar(&f.secret, "secret", "", "webhook secret: sign HTTP hooks with Jambonz-Signature")
 	fl.StringVar(&f.user, "username", "", "HTTP Basic auth username for the apps' hooks")
@@ -74,65 +109,43 @@ scenario file.`,
 
 func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 	switch {
-	case f.parallel < 1:
-		return usageError("--parallel must be at least 1")
-	case f.timeout <= 0 || f.idleLimit <= 0:
-		return usageError("--timeout and --idle-limit must be positive")
+	// 0 would mean the default to apptest: given, it is a mistake.
+	case f.run.Parallel < 1 || f.run.Count < 1:
+		return usageError("--parallel and --count must be at least 1")
+	case f.idleLimit <= 0 || f.run.Timeout <= 0 || f.run.StartTimeout <= 0:
+		return usageError("--timeout, --idle-limit and --start-timeout must be positive")
 	case (f.user == "") != (f.pass == ""):
 		return usageError("--username and --password go together")
 	}
-	var selected *regexp.Regexp
-	if f.run != "" {
-		var err error
-		if selected, err = regexp.Compile(f.run); err != nil {
-			return usageError("--run: %v", err)
-		}
-	}
-	if f.app != "" {
-		if err := scenario.CheckAppURL(f.app); err != nil {
-			return usageError("--app: %v", err)
-		}
-	}
-	files, err := suite.Files(args)
-	if err != nil {
-		return usageError("%v", err)
-	}
-	calls, err := newCLICallNetwork(c, f.network, f.parallel)
+	// The calls log through the runner (each run's own logger); the network's
+	// logger stays quiet so that nothing reaches stderr beside the report.
+	quiet := *c
+	quiet.logger = zerolog.Nop()
+	calls, err := newCLICallNetwork(&quiet, f.network, f.run.Parallel)
 	if err != nil {
 		return err
 	}
 	defer calls.CloseIdleConnections()
-	all, err := suite.Load(files, suite.Config{App: f.app, Network: calls, Secret: f.secret, Username: f.user, Password: f.pass,
-		IdleLimit: f.idleLimit, RealTime: f.realTime})
-	if err != nil {
+	cfg := f.run
+	cfg.Paths = args
+	cfg.CallOptions = func(app string) callctl.Options {
+		o := calls.CallOptions(app)
+		o.Username, o.Password, o.Secret = f.user, f.pass, f.secret
+		o.IdleLimit, o.RealTime, o.EgressHint = f.idleLimit, f.realTime, simulation.EgressHint
+		return o
+	}
+	// A variable set to the empty string counts as unset: ${HOST} must name a host.
+	cfg.LookupEnv = func(name string) (string, bool) {
+		v := c.getenv(name)
+		return v, v != ""
+	}
+	cfg.LogLevel = c.logger.GetLevel()
+	cfg.Stdout, cfg.Stderr = c.stdout, c.stderr
+	switch err := apptest.Run(ctx, cfg); {
+	case errors.Is(err, apptest.ErrUsage):
 		return usageError("%v", err)
-	}
-	run := suite.Select(all, selected)
-	if len(run) == 0 {
-		return usageError("no scenario matches --run %q (of %d)", f.run, len(all))
-	}
-	var junit *os.File
-	if f.junit != "" {
-		// Opened now, so that a report that cannot be written is known before the
-		// calls are made.
-		if junit, err = os.Create(f.junit); err != nil {
-			return usageError("--junit: %v", err)
-		}
-		defer junit.Close()
-	}
-	rep := suite.NewReporter(c.stdout, f.asJSON, run)
-	res := suite.Run(ctx, run, f.parallel, f.timeout, rep)
-	rep.Summary(res)
-	if junit != nil {
-		if err := suite.WriteJUnit(junit, res); err != nil {
-			return failure(fmt.Errorf("--junit: %w", err))
-		}
-	}
-	switch {
-	case ctx.Err() != nil:
-		return failure(fmt.Errorf("interrupted: %w", ctx.Err()))
-	case res.Failed > 0:
-		return failure(fmt.Errorf("%d of %d scenario(s) failed", res.Failed, len(res.Outcomes)))
+	case err != nil:
+		return failure(err)
 	}
 	return nil
 }

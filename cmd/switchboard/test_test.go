@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
 )
 
@@ -53,16 +54,19 @@ func writeScenarios(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// The examples pass against the example apps, moved there by an --app origin: one
+// The examples pass against the example apps, moved there by an --app origin (and
+// --no-start: the folder would start its own on port 3000): one
 // "ok" line per scenario in file order, then the summary.
 func TestTestExamplesPass(t *testing.T) {
 	origin, _ := exampleOrigin(t)
-	code, stdout, stderr := runCLI(t, nil, "test", "--parallel", "3", "--app", origin, examplesDir)
+	code, stdout, stderr := runCLI(t, nil, "test", "--no-start", "--parallel", "3", "--app", origin, examplesDir)
 	wantExit(t, code, exitOK, stdout, stderr)
 	entries, _ := os.ReadDir(examplesDir)
 	var names, lines []string
 	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+		if e.Name() != apptest.FolderConfigName && !strings.HasSuffix(e.Name(), apptest.SnapshotSuffix) {
+			names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+		}
 	}
 	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		if f := strings.Fields(l); len(f) == 3 && f[0] == "ok" && strings.HasSuffix(f[2], "s") {
@@ -214,9 +218,11 @@ func TestTestSelectionAndUsage(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "ok    http-one") || !strings.Contains(stdout, "ok    http-two") || strings.Contains(stdout, "ws-one") {
 		t.Fatalf("--run, --app: exit %d\n%s", code, stdout)
 	}
-	// Without --app they point at a closed port: the calls fail, and say why.
+	// Without --app they point at a closed port: the scenario is an error that
+	// says why first.
 	code, stdout, _ = runCLI(t, nil, "test", "--run", "http-one", dir)
-	if code != exitFailure || !strings.Contains(stdout, "call: ended failed (call-hook-failed), SIP 480") {
+	if code != exitFailure || !strings.Contains(stdout, "ERROR http-one  ") ||
+		!strings.Contains(stdout, "\n      cannot reach the app at 127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused\n") {
 		t.Fatalf("a failing call: exit %d\n%s", code, stdout)
 	}
 	other := writeScenarios(t, map[string]string{"ws-one.yaml": "app: ws://127.0.0.1:1/ws\n"})
@@ -256,5 +262,37 @@ func TestTestInterrupted(t *testing.T) {
 	if code != exitFailure || !strings.Contains(errOut.String(), "interrupted") || !strings.Contains(string(raw), `skipped="2"`) ||
 		strings.Count(out.String(), "SKIP  ") != 2 || !strings.Contains(out.String(), "2 not run") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nreport:\n%s", code, out.String(), errOut.String(), raw)
+	}
+}
+
+// A folder's settings and a scenario's snapshots are read with the files, before
+// anything runs: a bad one exits 2 naming the file and the line; flags that do not
+// go together exit 2.
+func TestTestBadSettingsRunNothing(t *testing.T) {
+	origin, requests := exampleOrigin(t)
+	for _, tc := range []struct {
+		files map[string]string
+		want  string
+	}{
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "switchboard-test.yaml": "start: x\ncolour: red\n"}, `switchboard-test.yaml:2: [2:1] unknown field "colour"`},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "switchboard-test.yaml": "start: ${NO_SUCH_VAR}\n"}, "switchboard-test.yaml:1: ${NO_SUCH_VAR}: NO_SUCH_VAR is not set"},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "switchboard-test.yaml": "dir: src\n"}, "dir and start_timeout go with start:"},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\n", "a.snap.yaml": "a:\n  status: completed\n  colour: red\n"}, `a.snap.yaml:3: `},
+		{map[string]string{"a.yaml": "app: " + origin + "/call\ncases:\n  - name: x\n  - name: x\n"}, `a.yaml:4: cases[1].name: "x" is also the name of cases[0]`},
+	} {
+		dir := writeScenarios(t, tc.files)
+		code, stdout, stderr := runCLI(t, nil, "test", dir)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q, %q; want 2 naming %q", tc.files, code, stdout, stderr, tc.want)
+		}
+	}
+	dir := writeScenarios(t, map[string]string{"a.yaml": "app: " + origin + "/call\n"})
+	for _, args := range [][]string{{"--watch", "--list"}, {"--watch", "--junit", "r.xml"}, {"--start", "x", "--no-start"}, {"--start-timeout", "0s"}} {
+		if code, _, stderr := runCLI(t, nil, append(append([]string{"test"}, args...), dir)...); code != exitUsage {
+			t.Errorf("%v: exit %d, %q; want 2", args, code, stderr)
+		}
+	}
+	if requests.Load() != 0 {
+		t.Errorf("%d requests reached the app", requests.Load())
 	}
 }

@@ -94,6 +94,7 @@ func send[T any](w *webhooksRun, call outboxapi.Call[T], human func(T) error) er
 func webhooksCommands() []webhooksCmd {
 	var (
 		events, apiVersion, profile, policy string
+		routing                             routingFlags
 		page                                outboxapi.Page
 		status, typ, eventID                string
 		reason, since                       string
@@ -123,11 +124,16 @@ func webhooksCommands() []webhooksCmd {
 				cmd.Flags().StringVar(&apiVersion, "api-version", "", "rendered into every attempt's body")
 				cmd.Flags().StringVar(&profile, "profile", "", "sajn, digize, lucibook or standard (default)")
 				cmd.Flags().StringVar(&policy, "policy", "", `overrides of the profile as JSON, e.g. '{"scheduleSeconds":[1,1],"allowHttp":true}'`)
+				cmd.Flags().StringVar(&routing.secret, "secret", "", "its signing key: a whsec_ secret, or a whsk_ ed25519 key (then its whpk_ public key is printed); default a new whsec_ secret")
+				routing.bind(cmd)
 			},
 			run: func(w *webhooksRun, args []string) error {
-				req := outboxapi.CreateWebhookRequest{URL: args[0], APIVersion: apiVersion, Profile: profile}
+				req := outboxapi.CreateWebhookRequest{URL: args[0], APIVersion: apiVersion, Profile: profile, Secret: routing.secret}
 				if events != "" {
 					req.Events = strings.Split(events, ",")
+				}
+				if err := routing.apply(&req); err != nil {
+					return err
 				}
 				call := outboxapi.CreateWebhook(req)
 				if policy != "" {
@@ -143,7 +149,7 @@ func webhooksCommands() []webhooksCmd {
 					}{req, json.RawMessage(policy)}
 				}
 				return send(w, call, func(ep outboxapi.WebhookEndpointWithSecret) error {
-					fmt.Fprintf(w.c.stdout, "created %s %s\nsecret: %s\n", ep.ID, ep.URL, ep.Secret)
+					fmt.Fprintf(w.c.stdout, "created %s %s\n%s\n", ep.ID, ep.URL, verifyingKeyLine(ep.Secret))
 					fmt.Fprintln(w.c.stderr, "the secret is shown this once: store it where the receiver verifies signatures")
 					return nil
 				})
@@ -219,13 +225,14 @@ func webhooksCommands() []webhooksCmd {
 			flags: func(cmd *cobra.Command) {
 				withReason(cmd)
 				cmd.Flags().DurationVar(&grace, "grace", 0, "how long the old secret keeps signing beside the new one (default 24h, at most 168h)")
+				cmd.Flags().StringVar(&routing.secret, "secret", "", "the new key: a whsec_ secret or a whsk_ ed25519 key (default a new key of the scheme the endpoint signs with)")
 			},
 			run: func(w *webhooksRun, args []string) error {
 				if grace < 0 || grace > 7*24*time.Hour {
 					return usageError("--grace %s: want 0 to 168h", grace)
 				}
-				return send(w, outboxapi.RotateWebhookSecret(args[0], grace, reason), func(ep outboxapi.WebhookEndpointWithSecret) error {
-					fmt.Fprintf(w.c.stdout, "rotated %s\nsecret: %s\n", ep.ID, ep.Secret)
+				return send(w, outboxapi.RotateWebhookSecretTo(args[0], grace, reason, routing.secret), func(ep outboxapi.WebhookEndpointWithSecret) error {
+					fmt.Fprintf(w.c.stdout, "rotated %s\n%s\n", ep.ID, verifyingKeyLine(ep.Secret))
 					fmt.Fprintln(w.c.stderr, "the old secret keeps signing beside it for the grace period; the new one is shown this once")
 					return nil
 				})
@@ -243,4 +250,59 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("want an RFC 3339 time or a duration ago such as 24h")
 	}
 	return now.Add(-d).UTC().Truncate(time.Second), nil
+}
+
+// routingFlags are the flags of an endpoint's headers, channels, filter and rate
+// limit (docs/outbox.md §1), and its secret.
+type routingFlags struct {
+	headers   []string
+	channels  string
+	filter    string
+	rateLimit int
+	secret    string
+}
+
+func (f *routingFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.headers, "header", nil, `a header sent on every attempt, "Name: value" (repeatable), e.g. --header "Authorization: Bearer $TOKEN"`)
+	cmd.Flags().StringVar(&f.channels, "channels", "", "comma-separated channels: it takes only the events of one of them")
+	cmd.Flags().StringVar(&f.filter, "filter", "", `a JSON condition on an event's data, e.g. '{"amount":{"$gte":100}}' (docs/outbox.md §1)`)
+	cmd.Flags().IntVar(&f.rateLimit, "rate-limit", 0, "deliveries started per second at most, across every node (0: none)")
+}
+
+// apply puts the flags given into req; a malformed one is a usage error. What is
+// well formed goes as written: the API judges it, and names what it refuses.
+func (f *routingFlags) apply(req *outboxapi.CreateWebhookRequest) error {
+	for _, h := range f.headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return usageError(`--header %q: want "Name: value"`, h)
+		}
+		if req.Headers == nil {
+			req.Headers = map[string]string{}
+		}
+		req.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	if f.channels != "" {
+		req.Channels = strings.Split(f.channels, ",")
+	}
+	if f.filter != "" {
+		if !json.Valid([]byte(f.filter)) {
+			return usageError("--filter: not JSON: %s", f.filter)
+		}
+		req.Filter = json.RawMessage(f.filter)
+	}
+	if f.rateLimit < 0 {
+		return usageError("--rate-limit %d: want 0 or more deliveries per second", f.rateLimit)
+	}
+	req.RateLimit = f.rateLimit
+	return nil
+}
+
+// verifyingKeyLine names what a receiver verifies with: a whsec_ secret, or the
+// whpk_ public key of an ed25519 endpoint.
+func verifyingKeyLine(key string) string {
+	if strings.HasPrefix(key, "whpk_") {
+		return "public key: " + key
+	}
+	return "secret: " + key
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,11 +32,29 @@ func (w *webhooksRun) printEndpoint(ep outboxapi.WebhookEndpoint) error {
 		{"id", ep.ID}, {"url", ep.URL}, {"events", strings.Join(ep.Events, ",")}, {"apiVersion", ep.APIVersion},
 		{"profile", ep.Profile}, {"policy", string(policy)}, {"status", endpointStatus(ep)}, {"failures", strconv.Itoa(ep.Failures)},
 		{"lastDeliveryAt", stamp(ep.LastDeliveryAt)}, {"pausedAt", stamp(ep.PausedAt)}, {"disabledAt", stamp(ep.DisabledAt)},
-		{"holdUntil", stamp(ep.HoldUntil)},
+		{"holdUntil", stamp(ep.HoldUntil)}, {"channels", strings.Join(ep.Channels, ",")}, {"filter", filterText(ep.Filter)},
+		{"rateLimit", rateText(ep.RateLimit)},
 	} {
 		fmt.Fprintf(t, "%s:\t%s\n", kv[0], kv[1])
 	}
+	for _, name := range slices.Sorted(maps.Keys(ep.Headers)) {
+		fmt.Fprintf(t, "header:\t%s: %s\n", name, ep.Headers[name]) // masked by the API
+	}
 	return t.Flush()
+}
+
+func filterText(f json.RawMessage) string {
+	if len(f) == 0 || string(f) == "null" {
+		return "-"
+	}
+	return string(f)
+}
+
+func rateText(n *int) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.Itoa(*n) + "/s"
 }
 
 func (w *webhooksRun) printDelivery(what string) func(outboxapi.WebhookDelivery) error {

@@ -32,8 +32,9 @@ type Config struct {
 	// Outbox serves every route. Required.
 	Outbox *outbox.Outbox
 	// Authenticate resolves the bearer token of a request (the text after
-	// "Bearer "). An error wrapping ErrUnauthenticated answers 401; any other, 500.
-	// Required.
+	// "Bearer "). An error wrapping ErrUnauthenticated answers 401; a
+	// huma.StatusError is answered as it is, its headers included (a 429 with
+	// Retry-After, from a limit on failed tokens); any other, 500. Required.
 	Authenticate func(ctx context.Context, token string) (Principal, error)
 	// FromContext, when set, authenticates a request that carries no bearer token by
 	// its context: a caller the embedding program authenticated itself and serves
@@ -114,6 +115,7 @@ func Register(api huma.API, cfg Config) error {
 	s.registerDeliveries()
 	s.registerAudit()
 	s.registerStats()
+	s.registerEventTypes()
 	return nil
 }
 
@@ -179,6 +181,19 @@ func (s *server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	if errors.Is(err, ErrUnauthenticated) || err == nil && p.Account == "" {
 		ctx.SetHeader("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
 		_ = huma.WriteErr(s.api, ctx, http.StatusUnauthorized, "invalid bearer token")
+		return
+	}
+	var refused huma.StatusError
+	if errors.As(err, &refused) {
+		var withHeaders huma.HeadersError
+		if errors.As(err, &withHeaders) {
+			for k, vs := range withHeaders.GetHeaders() {
+				for _, v := range vs {
+					ctx.AppendHeader(k, v)
+				}
+			}
+		}
+		_ = huma.WriteErr(s.api, ctx, refused.GetStatus(), refused.Error())
 		return
 	}
 	if err != nil {

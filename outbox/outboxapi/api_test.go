@@ -26,6 +26,8 @@ var routes = []string{
 	"GET /api/v1/webhooks/{id}/deliveries", "GET /api/v1/webhooks/{id}/deliveries/{deliveryId}",
 	"POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry", "POST /api/v1/webhooks/{id}/recover", "GET /api/v1/audit",
 	"GET /api/v1/webhooks/{id}/stats",
+	"POST /api/v1/event-types", "GET /api/v1/event-types", "GET /api/v1/event-types/{name}", "PATCH /api/v1/event-types/{name}",
+	"DELETE /api/v1/event-types/{name}", "GET /api/v1/event-catalog", "PUT /api/v1/event-catalog",
 }
 
 // TestEveryRouteInOpenAPI: the standalone handler's /openapi.json, and the document
@@ -63,7 +65,7 @@ func TestEveryRouteInOpenAPI(t *testing.T) {
 	for _, r := range routes {
 		method, path, _ := strings.Cut(r, " ")
 		item := api.OpenAPI().Paths[path]
-		if item == nil || map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PATCH": item.Patch, "DELETE": item.Delete}[method] == nil {
+		if item == nil || map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PATCH": item.Patch, "PUT": item.Put, "DELETE": item.Delete}[method] == nil {
 			t.Errorf("%s missing from the embedding API's document", r)
 		}
 	}
@@ -98,8 +100,8 @@ func TestEndpointLifecycle(t *testing.T) {
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("secret %q", secret)
 	}
-	wantKeys := []string{"apiVersion", "disabledAt", "events", "failures", "holdUntil", "id", "lastDeliveryAt", "pauseReason",
-		"pausedAt", "policy", "profile", "status", "url"}
+	wantKeys := []string{"apiVersion", "channels", "disabledAt", "events", "failures", "filter", "headers", "holdUntil", "id",
+		"lastDeliveryAt", "pauseReason", "pausedAt", "policy", "profile", "rateLimit", "status", "url"}
 	got := e.must(http.StatusOK, "GET", "/api/v1/webhooks/"+id, "token-a", nil)
 	if keys := sortedKeys(got); !slices.Equal(keys, wantKeys) {
 		t.Fatalf("endpoint keys %v, want %v", keys, wantKeys)

@@ -50,6 +50,8 @@ type Call[T any] struct {
 	Path   string
 	Query  url.Values
 	Body   any
+	// Header holds headers of the request's own (Idempotency-Key); nil for none.
+	Header http.Header
 }
 
 // NoContent is the answer of an operation that answers 204 with no body.
@@ -129,6 +131,9 @@ func Send[T any](ctx context.Context, c *Client, call Call[T]) (T, json.RawMessa
 	req, err := http.NewRequestWithContext(ctx, call.Method, u.String(), body)
 	if err != nil {
 		return out, nil, err
+	}
+	for k, vs := range call.Header {
+		req.Header[k] = vs
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Accept", "application/json")
@@ -236,11 +241,21 @@ func ResumeWebhook(id, reason string) Call[WebhookEndpoint] {
 // RotateWebhookSecret gives an endpoint a new secret, shown this once; the old one
 // keeps signing for grace (0: the API's default, 24 h), in whole seconds.
 func RotateWebhookSecret(id string, grace time.Duration, reason string) Call[WebhookEndpointWithSecret] {
+	return RotateWebhookSecretTo(id, grace, reason, "")
+}
+
+// RotateWebhookSecretTo is RotateWebhookSecret to key (a whsec_ secret or a whsk_
+// signing key; "" for one the node makes).
+func RotateWebhookSecretTo(id string, grace time.Duration, reason, key string) Call[WebhookEndpointWithSecret] {
 	q := withReason(nil, reason)
 	if grace > 0 {
 		q.Set("graceSeconds", strconv.Itoa(int(grace.Seconds())))
 	}
-	return Call[WebhookEndpointWithSecret]{Method: http.MethodPost, Path: webhookPath(id, "rotate-secret"), Query: q}
+	call := Call[WebhookEndpointWithSecret]{Method: http.MethodPost, Path: webhookPath(id, "rotate-secret"), Query: q}
+	if key != "" {
+		call.Body = RotateSecretRequest{Secret: key}
+	}
+	return call
 }
 
 // DeliveryFilter selects deliveries of an endpoint's log; empty fields select all.
@@ -282,14 +297,67 @@ func RecoverWebhook(id string, since time.Time, reason string) Call[Recovered] {
 }
 
 // PublishEvent publishes an event to every endpoint that takes its type (or to
-// req.EndpointID alone).
+// req.EndpointID alone); WithIdempotencyKey gives it a key.
 func PublishEvent(req PublishRequest) Call[Published] {
 	return Call[Published]{Method: http.MethodPost, Path: "/api/v1/events", Body: req}
 }
 
-// GetEvent reads one event.
-func GetEvent(id string) Call[WebhookEvent] {
-	return Call[WebhookEvent]{Method: http.MethodGet, Path: "/api/v1/events/" + url.PathEscape(id)}
+// WithIdempotencyKey is call sent with the Idempotency-Key key (docs/outbox.md §4);
+// "" sends none.
+func (c Call[T]) WithIdempotencyKey(key string) Call[T] {
+	if key != "" {
+		c.Header = c.Header.Clone()
+		if c.Header == nil {
+			c.Header = http.Header{}
+		}
+		c.Header.Set("Idempotency-Key", key)
+	}
+	return c
+}
+
+// GetEvent reads one event, with its deliveries and the endpoints whose filter
+// excluded it.
+func GetEvent(id string) Call[WebhookEventDetail] {
+	return Call[WebhookEventDetail]{Method: http.MethodGet, Path: "/api/v1/events/" + url.PathEscape(id)}
+}
+
+// CreateEventType adds a type to the account's catalog.
+func CreateEventType(req CreateEventTypeRequest) Call[WebhookEventType] {
+	return Call[WebhookEventType]{Method: http.MethodPost, Path: "/api/v1/event-types", Body: req}
+}
+
+// ListEventTypes lists the account's catalog by name, archived types too when asked.
+func ListEventTypes(p Page, includeArchived bool) Call[EventTypeList] {
+	q := p.query()
+	if includeArchived {
+		q.Set("includeArchived", "true")
+	}
+	return Call[EventTypeList]{Method: http.MethodGet, Path: "/api/v1/event-types", Query: q}
+}
+
+// GetEventType reads one event type.
+func GetEventType(name string) Call[WebhookEventType] {
+	return Call[WebhookEventType]{Method: http.MethodGet, Path: "/api/v1/event-types/" + url.PathEscape(name)}
+}
+
+// UpdateEventType changes the fields of an event type that req gives.
+func UpdateEventType(name string, req UpdateEventTypeRequest) Call[WebhookEventType] {
+	return Call[WebhookEventType]{Method: http.MethodPatch, Path: "/api/v1/event-types/" + url.PathEscape(name), Body: req}
+}
+
+// ArchiveEventType archives an event type.
+func ArchiveEventType(name string) Call[WebhookEventType] {
+	return Call[WebhookEventType]{Method: http.MethodDelete, Path: "/api/v1/event-types/" + url.PathEscape(name)}
+}
+
+// GetCatalog reads the account's catalog settings.
+func GetCatalog() Call[WebhookCatalog] {
+	return Call[WebhookCatalog]{Method: http.MethodGet, Path: "/api/v1/event-catalog"}
+}
+
+// SetCatalog replaces the account's catalog settings.
+func SetCatalog(c WebhookCatalog) Call[WebhookCatalog] {
+	return Call[WebhookCatalog]{Method: http.MethodPut, Path: "/api/v1/event-catalog", Body: c}
 }
 
 // EventFilter selects events; empty fields select all.

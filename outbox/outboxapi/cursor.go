@@ -16,6 +16,7 @@ const (
 	cursorDeliveries = "d"
 	cursorAudit      = "a"
 	cursorEndpoints  = "w"
+	cursorTypes      = "t"
 )
 
 // encodeCursor is the cursor after key in a listing of kind.

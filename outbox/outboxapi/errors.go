@@ -49,6 +49,10 @@ func location(field string) string {
 		return "query.status"
 	case field == "grace":
 		return "body.graceSeconds"
+	case field == "idempotencyKey":
+		return "header.Idempotency-Key"
+	case field == "secrets":
+		return "body.secret"
 	}
 	return "body." + field
 }

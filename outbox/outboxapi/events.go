@@ -11,13 +11,18 @@ import (
 )
 
 type publishInput struct {
-	Body PublishRequest
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"The same key with the same body within 24 h answers the event the first publish stored (200, duplicate); with another body, 409. Per account"`
+	Body           PublishRequest
 }
 
 type publishOutput struct {
 	Status int
 	Body   Published
 }
+
+// maxEventDeliveries bounds the deliveries an event's view lists: an event has one
+// per endpoint of its account that took it.
+const maxEventDeliveries = 500
 
 type eventPath struct {
 	ID string `path:"id" maxLength:"128"`
@@ -30,7 +35,7 @@ type listEventsInput struct {
 	Limit  int       `query:"limit" minimum:"1" maximum:"500" default:"50"`
 }
 
-type eventOutput struct{ Body WebhookEvent }
+type eventOutput struct{ Body WebhookEventDetail }
 
 type eventListOutput struct{ Body EventList }
 
@@ -46,19 +51,12 @@ func (s *server) registerEvents() {
 	huma.Register(s.api, s.operation("publish-event", http.MethodPost, "/api/v1/events",
 		"Publish an event to every endpoint that takes its type (or to endpointId); answers it with its deliveries", http.StatusCreated),
 		func(ctx context.Context, in *publishInput) (*publishOutput, error) {
-			ev := outbox.Event{ID: in.Body.ID, Account: principal(ctx).Account, Type: in.Body.Type, Data: in.Body.Data}
+			ev := outbox.Event{ID: in.Body.ID, Account: principal(ctx).Account, Type: in.Body.Type, Data: in.Body.Data,
+				Channels: in.Body.Channels}
 			if in.Body.CreatedAt != nil {
 				ev.CreatedAt = *in.Body.CreatedAt
 			}
-			var (
-				pub outbox.Published
-				err error
-			)
-			if in.Body.EndpointID != "" {
-				pub, err = s.ob.PublishTo(ctx, ev, in.Body.EndpointID)
-			} else {
-				pub, err = s.ob.Publish(ctx, ev)
-			}
+			pub, err := s.ob.PublishWith(ctx, ev, outbox.PublishOptions{EndpointID: in.Body.EndpointID, IdempotencyKey: in.IdempotencyKey})
 			if err != nil {
 				return nil, s.problem(err, "event")
 			}
@@ -74,13 +72,27 @@ func (s *server) registerEvents() {
 			return out, nil
 		})
 
-	huma.Register(s.api, s.operation("get-event", http.MethodGet, "/api/v1/events/{id}", "Read one event", http.StatusOK),
+	huma.Register(s.api, s.operation("get-event", http.MethodGet, "/api/v1/events/{id}",
+		"Read one event, with its deliveries and the endpoints whose filter excluded it", http.StatusOK),
 		func(ctx context.Context, in *eventPath) (*eventOutput, error) {
-			ev, err := s.ob.GetEvent(ctx, principal(ctx).Account, in.ID)
+			account := principal(ctx).Account
+			ev, err := s.ob.GetEvent(ctx, account, in.ID)
 			if err != nil {
 				return nil, s.problem(err, "event")
 			}
-			return &eventOutput{Body: eventJSON(ev)}, nil
+			ds, err := s.ob.ListDeliveries(ctx, outbox.DeliveryQuery{Account: account, EventID: ev.ID, Limit: maxEventDeliveries})
+			if err != nil {
+				return nil, s.problem(err, "event")
+			}
+			out := WebhookEventDetail{WebhookEvent: eventJSON(ev), Deliveries: make([]WebhookDelivery, 0, len(ds)),
+				Excluded: make([]WebhookExclusion, 0, len(ev.Excluded))}
+			for i := len(ds) - 1; i >= 0; i-- { // listed newest first
+				out.Deliveries = append(out.Deliveries, deliveryJSON(ds[i]))
+			}
+			for _, x := range ev.Excluded {
+				out.Excluded = append(out.Excluded, WebhookExclusion{EndpointID: x.EndpointID, Reason: x.Reason})
+			}
+			return &eventOutput{Body: out}, nil
 		})
 
 	huma.Register(s.api, s.operation("list-events", http.MethodGet, "/api/v1/events", "The account's events, oldest first", http.StatusOK),

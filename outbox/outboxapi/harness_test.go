@@ -38,6 +38,7 @@ type receiver struct {
 	mu      sync.Mutex
 	got     []*http.Request
 	bodies  [][]byte
+	at      []time.Time // when each request arrived
 	answer  func(n int) int
 	changed chan struct{}
 }
@@ -50,6 +51,7 @@ func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 		n := len(rc.got)
 		rc.got = append(rc.got, r)
 		rc.bodies = append(rc.bodies, body)
+		rc.at = append(rc.at, time.Now())
 		rc.mu.Unlock()
 		code := http.StatusNoContent
 		if rc.answer != nil {

@@ -48,6 +48,7 @@ type rotateInput struct {
 	ID           string `path:"id" maxLength:"128" doc:"Endpoint id"`
 	Reason       string `query:"reason" maxLength:"500" doc:"Why, for the audit log"`
 	GraceSeconds int    `query:"graceSeconds" minimum:"0" maximum:"604800" doc:"How long the old secret keeps signing beside the new one; default 86400"`
+	Body         *RotateSecretRequest
 }
 
 func (s *server) registerWebhooks() {
@@ -57,16 +58,28 @@ func (s *server) registerWebhooks() {
 			if err := s.checkURL(in.Body.URL); err != nil {
 				return nil, err
 			}
-			spec := outbox.EndpointSpec{Account: principal(ctx).Account, URL: in.Body.URL, Events: in.Body.Events,
-				APIVersion: in.Body.APIVersion, Profile: in.Body.Profile, By: actor(ctx, "")}
-			if in.Body.Policy != nil {
-				spec.Overrides = *in.Body.Policy
+			b := in.Body
+			spec := outbox.EndpointSpec{Account: principal(ctx).Account, URL: b.URL, Events: b.Events,
+				APIVersion: b.APIVersion, Profile: b.Profile, By: actor(ctx, ""),
+				Headers: b.Headers, Channels: b.Channels, Filter: b.Filter, RateLimit: b.RateLimit}
+			if b.Policy != nil {
+				spec.Overrides = *b.Policy
+			}
+			if b.Secret != "" {
+				if _, err := outbox.VerifyingKey(b.Secret); err != nil {
+					return nil, s.problem(err, "endpoint")
+				}
+				spec.Secrets = []string{b.Secret}
 			}
 			ep, err := s.ob.CreateEndpoint(ctx, spec)
 			if err != nil {
 				return nil, s.problem(err, "endpoint")
 			}
-			return &webhookSecretOutput{Body: WebhookEndpointWithSecret{WebhookEndpoint: endpointJSON(ep), Secret: ep.Secrets[0].Key}}, nil
+			shown, err := outbox.VerifyingKey(ep.Secrets[0].Key)
+			if err != nil {
+				return nil, s.problem(err, "endpoint")
+			}
+			return &webhookSecretOutput{Body: WebhookEndpointWithSecret{WebhookEndpoint: endpointJSON(ep), Secret: shown}}, nil
 		})
 
 	huma.Register(s.api, s.operation("list-webhooks", http.MethodGet, "/api/v1/webhooks",
@@ -107,7 +120,7 @@ func (s *server) registerWebhooks() {
 		})
 
 	huma.Register(s.api, s.operation("update-webhook", http.MethodPatch, "/api/v1/webhooks/{id}",
-		"Change an endpoint's URL, events, apiVersion, profile or policy; the next attempt uses them", http.StatusOK),
+		"Change an endpoint's URL, events, apiVersion, profile, policy, headers, channels, filter or rate limit; the next attempt uses them", http.StatusOK),
 		func(ctx context.Context, in *updateWebhookInput) (*webhookOutput, error) {
 			b := in.Body
 			if b.URL != nil {
@@ -115,8 +128,12 @@ func (s *server) registerWebhooks() {
 					return nil, err
 				}
 			}
-			ep, err := s.ob.UpdateEndpoint(ctx, principal(ctx).Account, in.ID, outbox.EndpointUpdate{
-				URL: b.URL, Events: b.Events, APIVersion: b.APIVersion, Profile: b.Profile, Overrides: b.Policy, By: actor(ctx, "")})
+			u := outbox.EndpointUpdate{URL: b.URL, Events: b.Events, APIVersion: b.APIVersion, Profile: b.Profile,
+				Overrides: b.Policy, By: actor(ctx, ""), Headers: b.Headers, Channels: b.Channels, RateLimit: b.RateLimit}
+			if len(b.Filter) > 0 {
+				u.Filter = &b.Filter
+			}
+			ep, err := s.ob.UpdateEndpoint(ctx, principal(ctx).Account, in.ID, u)
 			if err != nil {
 				return nil, s.problem(err, "endpoint")
 			}
@@ -141,7 +158,17 @@ func (s *server) registerWebhooks() {
 	huma.Register(s.api, s.operation("rotate-webhook-secret", http.MethodPost, "/api/v1/webhooks/{id}/rotate-secret",
 		"A new secret first; the old ones keep signing for the grace period (attempts carry both signatures)", http.StatusOK),
 		func(ctx context.Context, in *rotateInput) (*webhookSecretOutput, error) {
-			ep, shown, err := s.ob.RotateSecret(ctx, principal(ctx).Account, in.ID, time.Duration(in.GraceSeconds)*time.Second, actor(ctx, in.Reason))
+			grace, by := time.Duration(in.GraceSeconds)*time.Second, actor(ctx, in.Reason)
+			var (
+				ep    outbox.Endpoint
+				shown string
+				err   error
+			)
+			if in.Body != nil && in.Body.Secret != "" {
+				ep, shown, err = s.ob.RotateSecretTo(ctx, principal(ctx).Account, in.ID, in.Body.Secret, grace, by)
+			} else {
+				ep, shown, err = s.ob.RotateSecret(ctx, principal(ctx).Account, in.ID, grace, by)
+			}
 			if err != nil {
 				return nil, s.problem(err, "endpoint")
 			}

@@ -19,6 +19,41 @@ type Event struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// Data is the event's JSON payload.
 	Data json.RawMessage `json:"data"`
+	// Channels, when given, narrow the event to the endpoints that subscribed to one
+	// of them (Endpoint.Channels); an event without channels reaches the endpoints
+	// without channels.
+	Channels []string `json:"channels,omitempty"`
+	// Excluded names the endpoints that took the event's type and channels but whose
+	// filter decided against it: no delivery was created for them. The store writes
+	// it at publish from PublishParams.Exclude.
+	Excluded []Exclusion `json:"excluded,omitempty"`
+}
+
+// Exclusion records that an endpoint got no delivery of an event although it takes
+// the event's type and channels.
+type Exclusion struct {
+	EndpointID string `json:"endpointId"`
+	// Reason is ExcludedByFilter.
+	Reason string `json:"reason"`
+}
+
+// ExcludedByFilter is the reason of an endpoint whose filter did not match the event.
+const ExcludedByFilter = "filter"
+
+// TakesChannels reports whether an endpoint subscribed to endpoint channels takes an
+// event of event channels: they share one, or neither has any.
+func TakesChannels(endpoint, event []string) bool {
+	if len(endpoint) == 0 || len(event) == 0 {
+		return len(endpoint) == 0 && len(event) == 0
+	}
+	for _, c := range event {
+		for _, e := range endpoint {
+			if c == e {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // EndpointStatus is the state of an endpoint.
@@ -68,6 +103,20 @@ type Endpoint struct {
 	Overrides Overrides `json:"overrides"`
 	// Managed endpoints were installed by an integration: never paused automatically.
 	Managed bool `json:"managed"`
+	// Headers are sent on every attempt (canonical names), under the headers the
+	// outbox sets itself. Values may be credentials: never logged.
+	Headers map[string]string `json:"-"`
+	// Channels, when given, are the only channels the endpoint takes events of
+	// (TakesChannels).
+	Channels []string `json:"channels,omitempty"`
+	// Filter, when not empty, is the JSON condition on an event's data that decides
+	// whether the endpoint gets a delivery of it (docs/outbox.md §1, filters).
+	Filter json.RawMessage `json:"filter,omitempty"`
+	// RateLimit caps the deliveries the endpoint starts per second, across every node
+	// sharing the store (0: none). Claims take from a bucket of RateLimit tokens that
+	// refills at RateLimit per second (RateRoom); deliveries over it wait, due,
+	// without using an attempt.
+	RateLimit int `json:"rateLimit,omitempty"`
 
 	Status         EndpointStatus `json:"status"`
 	Failures       int            `json:"failures"`

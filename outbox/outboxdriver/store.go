@@ -2,6 +2,7 @@ package outboxdriver
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -48,8 +49,9 @@ type Store interface {
 	// Claim leases up to p.Limit due deliveries atomically (one statement, or one
 	// transaction that holds the write lock from its start): PENDING, unleased,
 	// NextAttemptAt <= p.Now, on ACTIVE endpoints that are not held at p.Now, without
-	// exceeding any endpoint's InFlightCap counting the leases it already has. Each
-	// claimed delivery gets LeaseUntil and Token.
+	// exceeding any endpoint's InFlightCap counting the leases it already has, nor the
+	// room of its RateLimit at p.Now (RateRoom), whose bucket it then takes them from
+	// (RateAfter). Each claimed delivery gets LeaseUntil and Token.
 	Claim(ctx context.Context, p ClaimParams) ([]Job, error)
 	// NextDue returns the earliest NextAttemptAt among unleased PENDING deliveries, and
 	// false when there is none.
@@ -87,8 +89,73 @@ type Store interface {
 
 	// Purge deletes up to p.Limit deliveries (with their attempts) created before
 	// p.Before and not leased, then up to p.Limit events stored before p.Before that no
-	// delivery refers to. It returns how many rows of each it deleted.
+	// delivery refers to, and up to p.Limit idempotency keys stored before
+	// p.KeysBefore. It returns how many deliveries and events it deleted.
 	Purge(ctx context.Context, p PurgeParams) (deliveries, events int, err error)
+
+	// CreateEventType inserts t into its account's catalog; a name that exists there
+	// (archived or not) is ErrConflict.
+	CreateEventType(ctx context.Context, t EventType) error
+	// GetEventType returns one event type of the account, archived or not.
+	GetEventType(ctx context.Context, p GetEventTypeParams) (EventType, error)
+	// ListEventTypes returns the account's event types by name.
+	ListEventTypes(ctx context.Context, p ListEventTypesParams) ([]EventType, error)
+	// UpdateEventType reads the event type and stores what p.Change returns (its
+	// description, schema, archived time and updated time), in one transaction, and
+	// returns it as stored. An error from p.Change aborts with nothing written.
+	UpdateEventType(ctx context.Context, p UpdateEventTypeParams) (EventType, error)
+	// GetCatalog returns the account's catalog settings (the zero Catalog, with the
+	// account set, when it has none).
+	GetCatalog(ctx context.Context, account string) (Catalog, error)
+	// SetCatalog stores the account's catalog settings.
+	SetCatalog(ctx context.Context, c Catalog) error
+}
+
+// EventType is an entry of an account's event-type catalog (docs/outbox.md §1).
+type EventType struct {
+	Account string `json:"account"`
+	// Name is the event type, as events carry it.
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Schema, when not empty, is the JSON Schema every published event's data of
+	// this type must pass.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// ArchivedAt, when set, retires the type: a strict catalog no longer lets
+	// endpoints subscribe to it; events of it are still checked and delivered.
+	ArchivedAt *time.Time `json:"archivedAt,omitempty"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+}
+
+// Catalog is an account's settings of its event-type catalog.
+type Catalog struct {
+	Account string `json:"account"`
+	// Strict lets endpoints subscribe only to the catalog's types that are not
+	// archived (or to every type, "*").
+	Strict bool `json:"strict"`
+}
+
+// GetEventTypeParams are the inputs of Store.GetEventType.
+type GetEventTypeParams struct {
+	Account string
+	Name    string
+}
+
+// ListEventTypesParams are the inputs of Store.ListEventTypes.
+type ListEventTypesParams struct {
+	Account string
+	// IncludeArchived lists archived types too.
+	IncludeArchived bool
+	// AfterName continues a listing after that name (cursor).
+	AfterName string
+	Limit     int
+}
+
+// UpdateEventTypeParams are the inputs of Store.UpdateEventType.
+type UpdateEventTypeParams struct {
+	Account string
+	Name    string
+	Change  func(t EventType) (EventType, error)
 }
 
 // CreateEndpointParams are the inputs of Store.CreateEndpoint.
@@ -123,6 +190,26 @@ type PublishParams struct {
 	// Now is the time of storing, from which retention counts.
 	Now  time.Time
 	Plan PlanFunc
+	// Exclude, when not nil, is asked about every endpoint Plan gave no delivery, right
+	// after Plan: a reason it returns is recorded in the event's Excluded.
+	Exclude func(ep Endpoint) (reason string)
+	// IdempotencyKey, when set, is the publisher's Idempotency-Key: the store keeps it
+	// with Fingerprint and the event's id, in the publish's transaction. When the
+	// account holds the key already, stored at or after KeySince, the publish writes
+	// nothing: with the same Fingerprint it returns that event and its deliveries with
+	// Duplicate set (an event since purged counts as no key); with another one it fails
+	// with ErrConflict. A key stored before KeySince is replaced.
+	IdempotencyKey string
+	Fingerprint    string
+	KeySince       time.Time
+}
+
+// Excluded is p.Exclude(ep), or "" without Exclude.
+func (p PublishParams) Excluded(ep Endpoint) string {
+	if p.Exclude == nil {
+		return ""
+	}
+	return p.Exclude(ep)
 }
 
 // GetEventParams are the inputs of Store.GetEvent.
@@ -235,6 +322,8 @@ type ListAuditParams struct {
 type PurgeParams struct {
 	Before time.Time
 	Limit  int
+	// KeysBefore, when not zero, purges the idempotency keys stored before it.
+	KeysBefore time.Time
 }
 
 // PlanFunc decides the delivery of a new event to one endpoint: ok false creates none;
@@ -242,7 +331,8 @@ type PurgeParams struct {
 //
 // A PENDING d with LeaseUntil set asks to be leased as it is stored, with the token
 // PublishLeaseToken(d.ID): the store grants it when the endpoint is ACTIVE, not held
-// at the time of storing, and under its InFlightCap counting the leases it already
+// at the time of storing, without a RateLimit (whose bucket only claims take from),
+// and under its InFlightCap counting the leases it already
 // has (those granted earlier in the same transaction included), and otherwise stores
 // the delivery unleased, LeaseUntil nil in the Published result. A store whose
 // publishes never wait may also store it unleased while another transaction holds the
@@ -274,7 +364,9 @@ type Change struct {
 	// Attempt, when not nil, is inserted.
 	Attempt *Attempt
 	// Endpoint, when not nil, replaces the endpoint's mutable fields: URL, events, API
-	// version, secrets, profile, overrides, managed, status, health and InFlightCap.
+	// version, secrets, headers, channels, filter, rate limit, profile, overrides,
+	// managed, status, health and InFlightCap (not the state of its rate limit's
+	// bucket, which only claims change).
 	// A RemovedAt set removes it: it disappears from reads and fan-out.
 	Endpoint *Endpoint
 	// At is when the change happens: the updated time of the waiting deliveries it

@@ -81,6 +81,12 @@ func Run(t *testing.T, newStore Factory) {
 		{"CompleteUnleased", onEndpoint(testCompleteUnleased)},
 		{"RecoverNotFound", testRecoverNotFound},
 		{"QueueDepth", testQueueDepth},
+		{"RoutingFields", testRoutingFields},
+		{"IdempotencyKeys", testIdempotencyKeys},
+		{"IdempotencyKeyConcurrent", testIdempotencyKeyConcurrent},
+		{"ClaimRateLimit", testClaimRateLimit},
+		{"ClaimRateLimitConcurrent", testClaimRateLimitConcurrent},
+		{"EventCatalog", testEventCatalog},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,11 @@ import (
 //   - picked: per endpoint no more than its room, earliest first, Limit in all.
 //   - leased, counted: the leases and the endpoints' in-flight counts.
 //
+// An endpoint's rate limit (outboxdriver.RateRoom) is kept under the same lock as its
+// in-flight count: open reads its bucket in its latest version and counts the room it
+// has, and counted takes the leases from it (outboxdriver.RateAfter), in microseconds
+// as the engine computes them.
+//
 // $1 is the time (NULL: the database's now()), $2 the window, $3 the limit, $4 the
 // lease's length from that time, $5 the token.
 var claimSQL = `
@@ -34,15 +39,17 @@ WITH due AS (
       AND d.next_attempt_at <= coalesce($1::timestamptz, now())
       AND e.status = 'ACTIVE' AND e.removed_at IS NULL AND e.in_flight < e.in_flight_cap
       AND (e.hold_until IS NULL OR e.hold_until <= coalesce($1::timestamptz, now()))
+      AND ` + rateOpen("e.") + `
     ORDER BY d.next_attempt_at, d.id
     LIMIT $2
     FOR UPDATE OF d SKIP LOCKED
 ), open AS (
-    SELECT ` + endpointColumns + `, in_flight_cap - in_flight AS room
+    SELECT ` + endpointColumns + `, least(in_flight_cap - in_flight, ` + rateRoom + `) AS room
     FROM outbox_endpoints
     WHERE id IN (SELECT endpoint_id FROM due)
       AND status = 'ACTIVE' AND removed_at IS NULL AND in_flight < in_flight_cap
       AND (hold_until IS NULL OR hold_until <= coalesce($1::timestamptz, now()))
+      AND ` + rateOpen("") + `
     FOR NO KEY UPDATE SKIP LOCKED
 ), ranked AS (
     SELECT due.id, due.endpoint_id, due.next_attempt_at, open.room,
@@ -55,13 +62,35 @@ WITH due AS (
     FROM picked WHERE d.id = picked.id
     RETURNING d.*
 ), counted AS (
-    UPDATE outbox_endpoints e SET in_flight = e.in_flight + c.n
+    UPDATE outbox_endpoints e SET in_flight = e.in_flight + c.n,
+        rate_tat = CASE WHEN e.rate_limit > 0
+            THEN greatest(e.rate_tat, coalesce($1::timestamptz, now())) + c.n * ` + rateInterval("e.") + `
+            ELSE e.rate_tat END
     FROM (SELECT endpoint_id, count(*) AS n FROM leased GROUP BY endpoint_id) c
     WHERE e.id = c.endpoint_id
 )
 SELECT ` + leasedColumns + `, ` + jobEventColumns + `, ` + jobEndpointColumns + `
 FROM leased d JOIN outbox_events v ON v.account = d.account AND v.id = d.event_id JOIN open e ON e.id = d.endpoint_id
 ORDER BY d.next_attempt_at, d.id`
+
+// rateInterval is outboxdriver.RateInterval of the rate_limit of the endpoint
+// columns prefixed with p: one second over it, rounded up to the microsecond.
+func rateInterval(p string) string {
+	return `(((1000000 + ` + p + `rate_limit - 1) / ` + p + `rate_limit) * interval '1 microsecond')`
+}
+
+// rateOpen is true when the endpoint (columns prefixed with p) has room under its
+// rate limit at $1: its bucket's tat is no later than the tolerance of a full bucket.
+func rateOpen(p string) string {
+	return `(` + p + `rate_limit = 0 OR ` + p + `rate_tat IS NULL
+       OR ` + p + `rate_tat <= coalesce($1::timestamptz, now()) + (` + p + `rate_limit - 1) * ` + rateInterval(p) + `)`
+}
+
+// rateRoom is outboxdriver.RateRoom of an endpoint row at $1, in_flight_cap when it
+// has no rate limit (the cap bounds it anyway).
+var rateRoom = `CASE WHEN rate_limit = 0 THEN in_flight_cap ELSE least(rate_limit, floor(
+    (extract(epoch FROM coalesce($1::timestamptz, now()) - greatest(rate_tat, coalesce($1::timestamptz, now()))) * 1000000
+     + (rate_limit - 1) * ((1000000 + rate_limit - 1) / rate_limit)) / ((1000000 + rate_limit - 1) / rate_limit))::int + 1) END`
 
 var (
 	leasedColumns      = prefixed("d.", deliveryColumns)
@@ -124,7 +153,11 @@ func (s *Store) claimIn(ctx context.Context, q querier, p outboxdriver.ClaimPara
 			}
 			endpoints[d.EndpointID] = ep
 		}
-		jobs = append(jobs, outboxdriver.Job{Delivery: d, Event: vs.event(), Endpoint: ep, Token: p.Token})
+		ev, err := vs.event()
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, outboxdriver.Job{Delivery: d, Event: ev, Endpoint: ep, Token: p.Token})
 	}
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: claim: %w", err)

@@ -130,7 +130,16 @@ func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveri
 			SELECT v.account, v.id FROM outbox_events v WHERE v.stored_at < $1
 			AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.account = v.account AND d.event_id = v.id)
 			ORDER BY v.stored_at LIMIT $2 FOR UPDATE SKIP LOCKED)`), p.Before, p.Limit)
+		if err != nil {
+			return err
+		}
 		deliveries, events = len(ids), int(n)
+		if p.KeysBefore.IsZero() {
+			return nil
+		}
+		_, err = q.exec(ctx, s.q(`DELETE FROM outbox_idempotency_keys WHERE (account, key) IN (
+			SELECT account, key FROM outbox_idempotency_keys WHERE created_at < $1
+			ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`), p.KeysBefore, p.Limit)
 		return err
 	})
 	if err != nil {

@@ -33,11 +33,11 @@ func (s *Store) CreateEndpoint(ctx context.Context, p outboxdriver.CreateEndpoin
 	}
 	return s.write(ctx, func(q querier) error {
 		n, err := q.exec(ctx, s.q(`INSERT INTO outbox_endpoints (`+endpointColumns+`)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)
 			ON CONFLICT (id) DO NOTHING`),
 			ep.ID, ep.Account, ep.URL, j.events, ep.APIVersion, j.secrets, ep.Profile, j.overrides, ep.Managed,
 			string(ep.Status), ep.Failures, ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt, ep.PauseReason,
-			ep.DisabledAt, ep.HoldUntil, ep.RemovedAt, ep.CreatedAt, ep.InFlightCap)
+			ep.DisabledAt, ep.HoldUntil, ep.RemovedAt, ep.CreatedAt, ep.InFlightCap, j.headers, j.channels, j.filter, ep.RateLimit)
 		if err != nil {
 			return err
 		}
@@ -131,8 +131,9 @@ func (s *Store) updateEndpoints(ctx context.Context, q querier, ups []endpointUp
 	var (
 		ids, urls, events, versions, secrets, profiles, overrides, statuses, reasons = make([]string, n), make([]string, n),
 			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		headers, channels, filters                     = make([]string, n), make([]string, n), make([]string, n)
 		managed                                        = make([]bool, n)
-		failures, caps, released                       = make([]int32, n), make([]int32, n), make([]int32, n)
+		failures, caps, released, rates                = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 		failing, last, paused, disabled, hold, removed = timeCols(n), timeCols(n), timeCols(n), timeCols(n), timeCols(n), timeCols(n)
 	)
 	for i, u := range ups {
@@ -144,6 +145,7 @@ func (s *Store) updateEndpoints(ctx context.Context, q querier, ups []endpointUp
 		ids[i], urls[i], events[i], versions[i], secrets[i], profiles[i], overrides[i] = u.id, ep.URL, j.events, ep.APIVersion, j.secrets, ep.Profile, j.overrides
 		statuses[i], reasons[i], managed[i] = string(ep.Status), ep.PauseReason, ep.Managed
 		failures[i], caps[i], released[i] = int32(ep.Failures), int32(ep.InFlightCap), int32(u.released)
+		headers[i], channels[i], filters[i], rates[i] = j.headers, j.channels, j.filter, int32(ep.RateLimit)
 		failing[i], last[i], paused[i], disabled[i], hold[i], removed[i] = ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt, ep.DisabledAt, ep.HoldUntil, ep.RemovedAt
 	}
 	_, err := q.exec(ctx, s.q(`UPDATE outbox_endpoints e SET url = v.url, events = v.events::jsonb,
@@ -151,15 +153,18 @@ func (s *Store) updateEndpoints(ctx context.Context, q querier, ups []endpointUp
 		managed = v.managed, status = v.status, failures = v.failures, failing_since = v.failing_since,
 		last_delivery_at = v.last_delivery_at, paused_at = v.paused_at, pause_reason = v.pause_reason,
 		disabled_at = v.disabled_at, hold_until = v.hold_until, removed_at = v.removed_at,
-		in_flight_cap = v.in_flight_cap, in_flight = e.in_flight - v.released
+		in_flight_cap = v.in_flight_cap, in_flight = e.in_flight - v.released,
+		headers = v.headers, channels = v.channels, filter = v.filter, rate_limit = v.rate_limit
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[],
 			$9::text[], $10::int[], $11::timestamptz[], $12::timestamptz[], $13::timestamptz[], $14::text[],
-			$15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::int[], $19::int[])
+			$15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::int[], $19::int[],
+			$20::text[], $21::text[], $22::text[], $23::int[])
 			AS v(id, url, events, api_version, secrets, profile, overrides, managed, status, failures, failing_since,
-			last_delivery_at, paused_at, pause_reason, disabled_at, hold_until, removed_at, in_flight_cap, released)
+			last_delivery_at, paused_at, pause_reason, disabled_at, hold_until, removed_at, in_flight_cap, released,
+			headers, channels, filter, rate_limit)
 		WHERE e.id = v.id`),
 		ids, urls, events, versions, secrets, profiles, overrides, managed, statuses, failures, failing, last, paused,
-		reasons, disabled, hold, removed, caps, released)
+		reasons, disabled, hold, removed, caps, released, headers, channels, filters, rates)
 	if err != nil {
 		return fmt.Errorf("pgstore: update endpoints: %w", err)
 	}

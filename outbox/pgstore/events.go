@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -58,10 +59,19 @@ func callerTx(tx any) (querier, error) {
 
 func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishParams) (outboxdriver.Published, error) {
 	ev := p.Event
+	if p.IdempotencyKey != "" {
+		if pub, done, err := s.claimKey(ctx, q, p); done || err != nil {
+			return pub, err
+		}
+	}
+	channels, _, err := outboxdriver.EncodeEventRouting(ev)
+	if err != nil {
+		return outboxdriver.Published{}, err
+	}
 	// Insert first: the common case (a new id) costs one statement.
-	n, err := q.exec(ctx, s.q(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account, id) DO NOTHING`),
-		ev.ID, ev.Account, ev.Type, ev.CreatedAt, p.Now, []byte(ev.Data))
+	n, err := q.exec(ctx, s.q(`INSERT INTO outbox_events (id, account, type, created_at, stored_at, data, channels)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account, id) DO NOTHING`),
+		ev.ID, ev.Account, ev.Type, ev.CreatedAt, p.Now, []byte(ev.Data), channels)
 	if err != nil {
 		return outboxdriver.Published{}, fmt.Errorf("pgstore: insert event: %w", err)
 	}
@@ -79,6 +89,9 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 	for _, ep := range eps {
 		d, a, ok := p.Plan(ep)
 		if !ok {
+			if why := p.Excluded(ep); why != "" {
+				pub.Event.Excluded = append(pub.Event.Excluded, outboxdriver.Exclusion{EndpointID: ep.ID, Reason: why})
+			}
 			continue
 		}
 		if d.LeaseUntil != nil {
@@ -100,6 +113,16 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 	if err := s.insertAttempts(ctx, q, attempts); err != nil {
 		return outboxdriver.Published{}, err
 	}
+	if len(pub.Event.Excluded) > 0 {
+		_, excluded, err := outboxdriver.EncodeEventRouting(pub.Event)
+		if err != nil {
+			return outboxdriver.Published{}, err
+		}
+		if _, err := q.exec(ctx, s.q(`UPDATE outbox_events SET excluded = $1 WHERE account = $2 AND id = $3`),
+			excluded, ev.Account, ev.ID); err != nil {
+			return outboxdriver.Published{}, fmt.Errorf("pgstore: record exclusions: %w", err)
+		}
+	}
 	// Deliveries another node may claim: wake the dispatchers when the transaction
 	// commits (a rolled-back one sends nothing).
 	if claimable && s.notify.due() {
@@ -110,20 +133,72 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 	return pub, nil
 }
 
+// claimKey takes p's idempotency key for the event p publishes (outboxdriver.PublishParams):
+// new, or replacing one stored before p.KeySince. When the account holds it already,
+// done is true and the answer is the event it published (or ErrConflict for another
+// fingerprint). A publish of the same key under way in another transaction holds
+// the key's row until it ends: the insert waits for it, and then reads what it
+// committed.
+func (s *Store) claimKey(ctx context.Context, q querier, p outboxdriver.PublishParams) (outboxdriver.Published, bool, error) {
+	ev := p.Event
+	var took int
+	err := q.queryRow(ctx, s.q(`INSERT INTO outbox_idempotency_keys (account, key, fingerprint, event_id, created_at)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (account, key) DO UPDATE SET fingerprint = excluded.fingerprint, event_id = excluded.event_id,
+			created_at = excluded.created_at
+		WHERE outbox_idempotency_keys.created_at < $6
+		RETURNING 1`), ev.Account, p.IdempotencyKey, p.Fingerprint, ev.ID, p.Now, p.KeySince).Scan(&took)
+	if err == nil {
+		return outboxdriver.Published{}, false, nil
+	}
+	if !isNoRows(err) {
+		return outboxdriver.Published{}, false, fmt.Errorf("pgstore: idempotency key: %w", err)
+	}
+	var fingerprint, eventID string
+	if err := q.queryRow(ctx, s.q(`SELECT fingerprint, event_id FROM outbox_idempotency_keys WHERE account = $1 AND key = $2`),
+		ev.Account, p.IdempotencyKey).Scan(&fingerprint, &eventID); err != nil {
+		return outboxdriver.Published{}, false, fmt.Errorf("pgstore: idempotency key: %w", err)
+	}
+	if fingerprint != p.Fingerprint {
+		return outboxdriver.Published{}, true, fmt.Errorf("%w: Idempotency-Key %q was used with another request", outboxdriver.ErrConflict, p.IdempotencyKey)
+	}
+	old, err := one(q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`),
+		ev.Account, eventID), scanEvent, "event", eventID)
+	if err == nil {
+		pub, err := s.eventPublished(ctx, q, old)
+		return pub, true, err
+	}
+	if !errors.Is(err, outboxdriver.ErrNotFound) {
+		return outboxdriver.Published{}, false, err
+	}
+	// Its event was purged: the key is taken anew.
+	if _, err := q.exec(ctx, s.q(`UPDATE outbox_idempotency_keys SET event_id = $3, created_at = $4
+		WHERE account = $1 AND key = $2`), ev.Account, p.IdempotencyKey, ev.ID, p.Now); err != nil {
+		return outboxdriver.Published{}, false, fmt.Errorf("pgstore: idempotency key: %w", err)
+	}
+	return outboxdriver.Published{}, false, nil
+}
+
 // duplicate answers a publish of an id that exists: the stored event and its
 // deliveries when it is the same event, ErrConflict otherwise.
 func (s *Store) duplicate(ctx context.Context, q querier, ev outboxdriver.Event) (outboxdriver.Published, error) {
-	var sc eventScan
-	if err := q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`), ev.Account, ev.ID).Scan(sc.Dest()...); err != nil {
+	old, err := one(q.queryRow(ctx, s.q(`SELECT `+eventColumns+` FROM outbox_events WHERE account = $1 AND id = $2`), ev.Account, ev.ID),
+		scanEvent, "event", ev.ID)
+	if err != nil {
 		return outboxdriver.Published{}, err
 	}
-	old := sc.event()
 	if old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
 		return outboxdriver.Published{}, fmt.Errorf("%w: event %s exists with other content", outboxdriver.ErrConflict, ev.ID)
 	}
+	return s.eventPublished(ctx, q, old)
+}
+
+// eventPublished is the answer of a publish that found ev stored: ev and its
+// deliveries, Duplicate set.
+func (s *Store) eventPublished(ctx context.Context, q querier, ev outboxdriver.Event) (outboxdriver.Published, error) {
 	ds, err := scanDeliveries(q.query(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries
 		WHERE account = $1 AND event_id = $2 ORDER BY created_at, id`), ev.Account, ev.ID))
-	return outboxdriver.Published{Event: old, Deliveries: ds, Duplicate: true}, err
+	return outboxdriver.Published{Event: ev, Deliveries: ds, Duplicate: true}, err
 }
 
 // grantLeaseSQL leases one more delivery of endpoint $1 as it is published: when the
@@ -139,7 +214,7 @@ RETURNING coalesce($2::timestamptz, now()) + $3::interval`
 
 // grantLease returns the lease d gets (outboxdriver.PlanFunc), or nil.
 func (s *Store) grantLease(ctx context.Context, q querier, ep outboxdriver.Endpoint, d outboxdriver.Delivery, now time.Time) (*time.Time, error) {
-	if d.Status != outboxdriver.DeliveryPending {
+	if d.Status != outboxdriver.DeliveryPending || ep.RateLimit > 0 {
 		return nil, nil
 	}
 	var until time.Time

@@ -34,14 +34,17 @@ func normalizedPtr(t *time.Time) *time.Time {
 	return &u
 }
 
+// endpointColumns are an endpoint's columns. Its rate limit's bucket (rate_tat) is
+// not among them: only claims read and change it.
 const endpointColumns = `id, account, url, events, api_version, secrets, profile, overrides, managed,
 	status, failures, failing_since, last_delivery_at, paused_at, pause_reason, disabled_at,
-	hold_until, removed_at, created_at, in_flight_cap`
+	hold_until, removed_at, created_at, in_flight_cap, headers, channels, filter, rate_limit`
 
 // endpointScan holds the destinations of one endpoint row.
 type endpointScan struct {
 	ep                         outboxdriver.Endpoint
 	events, secrets, overrides []byte
+	headers, channels, filter  string
 	status                     string
 }
 
@@ -49,7 +52,8 @@ func (s *endpointScan) Dest() []any {
 	e := &s.ep
 	return []any{&e.ID, &e.Account, &e.URL, &s.events, &e.APIVersion, &s.secrets, &e.Profile, &s.overrides,
 		&e.Managed, &s.status, &e.Failures, &e.FailingSince, &e.LastDeliveryAt, &e.PausedAt, &e.PauseReason,
-		&e.DisabledAt, &e.HoldUntil, &e.RemovedAt, &e.CreatedAt, &e.InFlightCap}
+		&e.DisabledAt, &e.HoldUntil, &e.RemovedAt, &e.CreatedAt, &e.InFlightCap,
+		&s.headers, &s.channels, &s.filter, &e.RateLimit}
 }
 
 func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
@@ -67,11 +71,15 @@ func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
 	if err := json.Unmarshal(s.overrides, &ep.Overrides); err != nil {
 		return ep, fmt.Errorf("pgstore: endpoint %s overrides: %w", ep.ID, err)
 	}
+	var err error
+	if ep.Headers, ep.Channels, ep.Filter, err = outboxdriver.DecodeRouting(s.headers, s.channels, s.filter); err != nil {
+		return ep, fmt.Errorf("pgstore: endpoint %s: %w", ep.ID, err)
+	}
 	return ep, nil
 }
 
-// endpointJSON is the JSON columns of ep.
-type endpointJSON struct{ events, secrets, overrides string }
+// endpointJSON is the JSON and text columns of ep.
+type endpointJSON struct{ events, secrets, overrides, headers, channels, filter string }
 
 func encodeEndpoint(ep outboxdriver.Endpoint) (endpointJSON, error) {
 	events, err := json.Marshal(ep.Events)
@@ -86,7 +94,11 @@ func encodeEndpoint(ep outboxdriver.Endpoint) (endpointJSON, error) {
 	if err != nil {
 		return endpointJSON{}, err
 	}
-	return endpointJSON{string(events), string(secrets), string(overrides)}, nil
+	headers, channels, filter, err := outboxdriver.EncodeRouting(ep)
+	if err != nil {
+		return endpointJSON{}, err
+	}
+	return endpointJSON{string(events), string(secrets), string(overrides), headers, channels, filter}, nil
 }
 
 // normalizedEndpoint is ep as a read after writing it returns it: times in UTC
@@ -96,7 +108,8 @@ func normalizedEndpoint(ep outboxdriver.Endpoint) (outboxdriver.Endpoint, error)
 	if err != nil {
 		return ep, err
 	}
-	sc := endpointScan{ep: ep, events: []byte(j.events), secrets: []byte(j.secrets), overrides: []byte(j.overrides), status: string(ep.Status)}
+	sc := endpointScan{ep: ep, events: []byte(j.events), secrets: []byte(j.secrets), overrides: []byte(j.overrides),
+		headers: j.headers, channels: j.channels, filter: j.filter, status: string(ep.Status)}
 	sc.ep.Events, sc.ep.Secrets, sc.ep.Overrides = nil, nil, outboxdriver.Overrides{}
 	out, err := sc.endpoint()
 	if err != nil {
@@ -147,27 +160,32 @@ func scanDeliveries(rs rows, err error) ([]outboxdriver.Delivery, error) {
 	return sqlrows.Collect(nil, rs, err, scanDelivery)
 }
 
-const eventColumns = `id, account, type, created_at, data`
+const eventColumns = `id, account, type, created_at, data, channels, excluded`
 
 type eventScan struct {
-	ev   outboxdriver.Event
-	data []byte
+	ev                 outboxdriver.Event
+	data               []byte
+	channels, excluded string
 }
 
 func (s *eventScan) Dest() []any {
-	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data}
+	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.ev.CreatedAt, &s.data, &s.channels, &s.excluded}
 }
 
 // Value implements sqlrows.Buffer.
-func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event(), nil }
+func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event() }
 
 var scanEvent = sqlrows.Scan[outboxdriver.Event, eventScan]
 
-func (s *eventScan) event() outboxdriver.Event {
+func (s *eventScan) event() (outboxdriver.Event, error) {
 	ev := s.ev
 	ev.CreatedAt = utc(ev.CreatedAt)
 	ev.Data = json.RawMessage(append([]byte(nil), s.data...))
-	return ev
+	var err error
+	if ev.Channels, ev.Excluded, err = outboxdriver.DecodeEventRouting(s.channels, s.excluded); err != nil {
+		return ev, fmt.Errorf("pgstore: event %s: %w", ev.ID, err)
+	}
+	return ev, nil
 }
 
 const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`

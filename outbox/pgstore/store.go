@@ -124,7 +124,8 @@ var (
 )
 
 // tableNames are the outbox's tables, as statements name them.
-var tableNames = []string{"outbox_endpoints", "outbox_events", "outbox_deliveries", "outbox_attempts", "outbox_audit"}
+var tableNames = []string{"outbox_endpoints", "outbox_events", "outbox_deliveries", "outbox_attempts", "outbox_audit",
+	"outbox_idempotency_keys", "outbox_event_types", "outbox_catalogs"}
 
 // OpenURL connects to the database at dbURL (postgres://...; a search_path parameter
 // chooses the schema) and opens the store on a pool of its own, closed by Close.

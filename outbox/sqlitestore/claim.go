@@ -26,7 +26,7 @@ WITH busy AS (
     SELECT endpoint_id, count(*) AS n FROM outbox_deliveries
     WHERE lease_until IS NOT NULL GROUP BY endpoint_id
 )
-SELECT d.id, d.endpoint_id, d.next_attempt_at, e.in_flight_cap - coalesce(b.n, 0) AS room
+SELECT d.id, d.endpoint_id, d.next_attempt_at, e.in_flight_cap - coalesce(b.n, 0) AS room, e.rate_limit, e.rate_tat
 FROM outbox_deliveries d
 JOIN outbox_endpoints e ON e.id = d.endpoint_id
 LEFT JOIN busy b ON b.endpoint_id = d.endpoint_id
@@ -34,6 +34,8 @@ WHERE d.status = 'PENDING' AND d.lease_until IS NULL AND d.next_attempt_at <= :n
   AND e.status = 'ACTIVE' AND e.removed_at IS NULL
   AND (e.hold_until IS NULL OR e.hold_until <= :now)
   AND e.in_flight_cap > coalesce(b.n, 0)
+  AND (e.rate_limit = 0 OR e.rate_tat IS NULL
+       OR e.rate_tat <= :now + (e.rate_limit - 1) * ((1000000 + e.rate_limit - 1) / e.rate_limit))
 ORDER BY d.next_attempt_at
 LIMIT :scan`
 
@@ -43,11 +45,14 @@ const leaseSQL = `UPDATE outbox_deliveries SET lease_until = ?, lease_token = ?
 WHERE id IN (SELECT value FROM json_each(?)) AND status = 'PENDING' AND lease_until IS NULL
 RETURNING ` + deliveryColumns
 
-// dueRow is one delivery of the claim window.
+// dueRow is one delivery of the claim window. room is what its endpoint may take: under
+// its in-flight cap and, when rateLimit is set, the room its bucket has (rateTAT).
 type dueRow struct {
 	id, endpointID string
 	next           int64
 	room           int
+	rateLimit      int
+	rateTAT        sql.NullInt64
 }
 
 // pickDue chooses up to limit deliveries of the window, earliest first (then by id),
@@ -80,24 +85,24 @@ func pickDue(window []dueRow, limit int) []string {
 // after them. Otherwise (an endpoint at its room, or a tie at the cut) it reads the
 // full window. A saturated node claims from a backlog, where the first read is
 // enough; the window join costs the single writer per row read.
-func claimPick(ctx context.Context, tx querier, now int64, limit int) ([]string, error) {
+func claimPick(ctx context.Context, tx querier, now int64, limit int) ([]string, []dueRow, error) {
 	window, err := claimWindow(ctx, tx, now, limit+1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(window) <= limit {
 		// Every due row the full window could hold.
-		return pickDue(window, limit), nil
+		return pickDue(window, limit), window, nil
 	}
 	if window[limit].next > window[limit-1].next {
 		if picked := pickDue(window[:limit], limit); len(picked) == limit {
-			return picked, nil
+			return picked, window, nil
 		}
 	}
 	if window, err = claimWindow(ctx, tx, now, 4*limit); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return pickDue(window, limit), nil
+	return pickDue(window, limit), window, nil
 }
 
 // claimWindow reads up to scan rows of claimSQL, in its order (next_attempt_at).
@@ -108,9 +113,42 @@ func claimWindow(ctx context.Context, tx querier, now int64, scan int) ([]dueRow
 	}
 	return sqlrows.Collect(make([]dueRow, 0, scan), rows, nil, func(r sqlrows.Row) (dueRow, error) {
 		var d dueRow
-		err := r.Scan(&d.id, &d.endpointID, &d.next, &d.room)
-		return d, err
+		if err := r.Scan(&d.id, &d.endpointID, &d.next, &d.room, &d.rateLimit, &d.rateTAT); err != nil {
+			return d, err
+		}
+		if d.rateLimit > 0 {
+			d.room = min(d.room, outboxdriver.RateRoom(d.rateLimit, fromNull(d.rateTAT), fromMicros(now)))
+		}
+		return d, nil
 	})
+}
+
+// takeRate takes the claimed deliveries of rate-limited endpoints from their buckets
+// (outboxdriver.RateAfter), in the claim's transaction.
+func takeRate(ctx context.Context, tx querier, window []dueRow, claimed []outboxdriver.Delivery, now int64) error {
+	limited := map[string]dueRow{}
+	for _, r := range window {
+		if r.rateLimit > 0 {
+			limited[r.endpointID] = r
+		}
+	}
+	if len(limited) == 0 {
+		return nil
+	}
+	taken := map[string]int{}
+	for _, d := range claimed {
+		if _, ok := limited[d.EndpointID]; ok {
+			taken[d.EndpointID]++
+		}
+	}
+	for id, n := range taken {
+		r := limited[id]
+		tat := outboxdriver.RateAfter(r.rateLimit, fromNull(r.rateTAT), fromMicros(now), n)
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox_endpoints SET rate_tat = ? WHERE id = ?`, micros(tat), id); err != nil {
+			return fmt.Errorf("sqlitestore: rate limit: %w", err)
+		}
+	}
+	return nil
 }
 
 // Claim implements outboxdriver.Store.
@@ -137,7 +175,7 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	if p = p.Reserved(); p.Limit <= 0 {
 		return nil, nil
 	}
-	picked, err := claimPick(ctx, tx, micros(p.Now), p.Limit)
+	picked, window, err := claimPick(ctx, tx, micros(p.Now), p.Limit)
 	if err != nil || len(picked) == 0 {
 		return nil, err
 	}
@@ -151,6 +189,9 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	}
 	claimed, err := sqlrows.Collect(nil, rows, nil, scanDelivery)
 	if err != nil || len(claimed) == 0 {
+		return nil, err
+	}
+	if err := takeRate(ctx, tx, window, claimed, micros(p.Now)); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(claimed, func(a, b outboxdriver.Delivery) int {

@@ -44,7 +44,10 @@ func TestClaimPickMatchesFullWindow(t *testing.T) {
 				EventType: ev.Type, EndpointID: ep.ID, Status: outboxdriver.DeliveryPending, NextAttemptAt: next,
 				CreatedAt: base, UpdatedAt: base}, nil, true
 		}
-		if err := st.write(ctx, func(q querier) error { _, err := publish(ctx, q, ev, base, plan); return err }); err != nil {
+		if err := st.write(ctx, func(q querier) error {
+			_, err := publish(ctx, q, outboxdriver.PublishParams{Event: ev, Now: base, Plan: plan})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +58,7 @@ func TestClaimPickMatchesFullWindow(t *testing.T) {
 			now := micros(base.Add(at))
 			for limit := 1; limit <= 50; limit++ {
 				err := st.write(ctx, func(q querier) error {
-					got, err := claimPick(ctx, q, now, limit)
+					got, _, err := claimPick(ctx, q, now, limit)
 					if err != nil {
 						return err
 					}

@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -92,6 +93,7 @@ func (b *batchApplier) change(ctx context.Context, ch outboxdriver.Change, deliv
 			// already normalized, so only the times need it.
 			nep = normalizedTimes(*ep)
 			nep.Events, nep.Secrets, nep.Overrides = c.ep.Events, c.ep.Secrets, c.ep.Overrides
+			nep.Headers, nep.Channels, nep.Filter = c.ep.Headers, c.ep.Channels, c.ep.Filter
 		} else {
 			var err error
 			if nep, err = normalizedEndpoint(*ep); err != nil {
@@ -146,7 +148,7 @@ func (b *batchApplier) Flush(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := b.tx.ExecContext(ctx, updateEndpointSQL, append(append(args[2:18:18], args[19]), id)...); err != nil {
+		if _, err := b.tx.ExecContext(ctx, updateEndpointSQL, endpointUpdateArgs(args)...); err != nil {
 			return fmt.Errorf("sqlitestore: update endpoint: %w", err)
 		}
 	}
@@ -250,7 +252,8 @@ func normalizedEndpoint(ep outboxdriver.Endpoint) (outboxdriver.Endpoint, error)
 // sameEncodedFields reports whether a and b agree on the fields stored as JSON.
 func sameEncodedFields(a, b outboxdriver.Endpoint) bool {
 	return reflect.DeepEqual(a.Events, b.Events) && reflect.DeepEqual(a.Secrets, b.Secrets) &&
-		reflect.DeepEqual(a.Overrides, b.Overrides)
+		reflect.DeepEqual(a.Overrides, b.Overrides) && reflect.DeepEqual(a.Headers, b.Headers) &&
+		reflect.DeepEqual(a.Channels, b.Channels) && bytes.Equal(a.Filter, b.Filter)
 }
 
 // normalizedTimes is ep with its times as a read after writing them returns them.

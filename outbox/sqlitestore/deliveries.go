@@ -181,7 +181,16 @@ func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveri
 			return err
 		}
 		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
 		deliveries, events = len(ids), int(n)
+		if p.KeysBefore.IsZero() {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM outbox_idempotency_keys WHERE (account, key) IN (
+			SELECT account, key FROM outbox_idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+			micros(p.KeysBefore), limit)
 		return err
 	})
 	if err != nil {

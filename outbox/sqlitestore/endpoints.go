@@ -24,7 +24,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, p outboxdriver.CreateEndpoin
 			return fmt.Errorf("%w: endpoint %s exists", outboxdriver.ErrConflict, ep.ID)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_endpoints (`+endpointColumns+`)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
+			VALUES `+rowsSQL(1, len(args)), args...); err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, []outboxdriver.AuditEntry{p.Audit})
@@ -90,7 +90,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, p outboxdriver.UpdateEndpoin
 const updateEndpointSQL = `UPDATE outbox_endpoints SET url = ?, events = ?, api_version = ?,
 	secrets = ?, profile = ?, overrides = ?, managed = ?, status = ?, failures = ?, failing_since = ?,
 	last_delivery_at = ?, paused_at = ?, pause_reason = ?, disabled_at = ?, hold_until = ?,
-	removed_at = ?, in_flight_cap = ? WHERE id = ?`
+	removed_at = ?, in_flight_cap = ?, headers = ?, channels = ?, filter = ?, rate_limit = ? WHERE id = ?`
 
 // applyChange writes a Change about delivery deliveryID ("" for none) of endpoint
 // endpointID.
@@ -122,7 +122,7 @@ func applyChange(ctx context.Context, tx querier, ch outboxdriver.Change, delive
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, updateEndpointSQL,
-			append(append(args[2:18:18], args[19]), ep.ID)...); err != nil {
+			endpointUpdateArgs(args)...); err != nil {
 			return fmt.Errorf("sqlitestore: update endpoint: %w", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,23 +17,25 @@ import (
 // the publish runs on it (it holds SQLite's write lock from BEGIN IMMEDIATE) and the
 // caller commits.
 func (s *Store) Publish(ctx context.Context, p outboxdriver.PublishParams) (outboxdriver.Published, error) {
-	ev, now, plan := p.Event, p.Now, p.Plan
 	if p.Tx != nil {
 		tx, err := callerTx(p.Tx)
 		if err != nil {
 			return outboxdriver.Published{}, err
 		}
-		return publish(ctx, s.on(tx), ev, now, plan)
+		return publish(ctx, s.on(tx), p)
 	}
 	// The group may write this publish with the others of its transaction; fn is the
-	// way on its own.
-	pr := &pubReq{ev: ev, now: now, plan: plan}
-	err := s.submit(ctx, &writeReq{pub: pr, fn: func(q querier) error {
+	// way on its own. A publish with an idempotency key always goes its own way.
+	pr := &pubReq{p: p}
+	req := &writeReq{fn: func(q querier) error {
 		var err error
-		pr.out, err = publish(ctx, q, ev, now, plan)
+		pr.out, err = publish(ctx, q, p)
 		return err
-	}})
-	if err != nil {
+	}}
+	if p.IdempotencyKey == "" {
+		req.pub = pr
+	}
+	if err := s.submit(ctx, req); err != nil {
 		return outboxdriver.Published{}, err
 	}
 	return pr.out, nil
@@ -53,28 +56,36 @@ func callerTx(tx any) (*sql.Tx, error) {
 	}
 }
 
-func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Time, plan outboxdriver.PlanFunc) (outboxdriver.Published, error) {
+func publish(ctx context.Context, tx querier, p outboxdriver.PublishParams) (outboxdriver.Published, error) {
+	ev, now := p.Event, p.Now
+	if p.IdempotencyKey != "" {
+		if pub, done, err := claimKey(ctx, tx, p); done || err != nil {
+			return pub, err
+		}
+	}
+	channels, _, err := outboxdriver.EncodeEventRouting(ev)
+	if err != nil {
+		return outboxdriver.Published{}, err
+	}
 	// Insert first: the common case (a new id) costs one statement.
-	res, err := tx.ExecContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account, id) DO NOTHING`,
-		ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(now), []byte(ev.Data))
+	res, err := tx.ExecContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data, channels)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account, id) DO NOTHING`,
+		ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(now), []byte(ev.Data), channels)
 	if err != nil {
 		return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert event: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return outboxdriver.Published{}, err
 	} else if n == 0 {
-		var sc eventScan
-		if err := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE account = ? AND id = ?`,
-			ev.Account, ev.ID).Scan(sc.Dest()...); err != nil {
+		old, err := one(tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE account = ? AND id = ?`,
+			ev.Account, ev.ID), scanEvent, "event", ev.ID)
+		if err != nil {
 			return outboxdriver.Published{}, err
 		}
-		old := sc.event()
 		if old.Type != ev.Type || !sameJSON(old.Data, ev.Data) {
 			return outboxdriver.Published{}, fmt.Errorf("%w: event %s exists with other content", outboxdriver.ErrConflict, ev.ID)
 		}
-		ds, err := queryDeliveries(ctx, tx, `FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
-		return outboxdriver.Published{Event: old, Deliveries: ds, Duplicate: true}, err
+		return eventPublished(ctx, tx, old)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, ev.Account)
@@ -85,8 +96,11 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 	pub := outboxdriver.Published{Event: ev}
 	leases := newPublishLeases(tx, now)
 	for _, ep := range endpoints {
-		d, a, ok := plan(ep)
+		d, a, ok := p.Plan(ep)
 		if !ok {
+			if why := p.Excluded(ep); why != "" {
+				pub.Event.Excluded = append(pub.Event.Excluded, outboxdriver.Exclusion{EndpointID: ep.ID, Reason: why})
+			}
 			continue
 		}
 		if err := leases.grant(ctx, ep, &d); err != nil {
@@ -103,7 +117,71 @@ func publish(ctx context.Context, tx querier, ev outboxdriver.Event, now time.Ti
 		}
 		pub.Deliveries = append(pub.Deliveries, d)
 	}
+	if err := recordExcluded(ctx, tx, pub.Event); err != nil {
+		return outboxdriver.Published{}, err
+	}
 	return pub, nil
+}
+
+// eventPublished is the answer of a publish that found ev stored: ev and its
+// deliveries, Duplicate set.
+func eventPublished(ctx context.Context, tx querier, ev outboxdriver.Event) (outboxdriver.Published, error) {
+	ds, err := queryDeliveries(ctx, tx, `FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
+	return outboxdriver.Published{Event: ev, Deliveries: ds, Duplicate: true}, err
+}
+
+// recordExcluded writes the exclusions of a new event, when it has any: they are
+// known once its endpoints were planned, after the event's row was inserted.
+func recordExcluded(ctx context.Context, tx querier, ev outboxdriver.Event) error {
+	if len(ev.Excluded) == 0 {
+		return nil
+	}
+	_, excluded, err := outboxdriver.EncodeEventRouting(ev)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE outbox_events SET excluded = ? WHERE account = ? AND id = ?`,
+		excluded, ev.Account, ev.ID); err != nil {
+		return fmt.Errorf("sqlitestore: record exclusions: %w", err)
+	}
+	return nil
+}
+
+// claimKey takes p's idempotency key for the event p publishes (outboxdriver.PublishParams):
+// new, or replacing one stored before p.KeySince. When the account holds it already,
+// done is true and the answer is the event it published (or ErrConflict for another
+// fingerprint). The publish's transaction holds the write lock: no other can take
+// the key meanwhile.
+func claimKey(ctx context.Context, tx querier, p outboxdriver.PublishParams) (outboxdriver.Published, bool, error) {
+	ev := p.Event
+	var fingerprint, eventID string
+	err := tx.QueryRowContext(ctx, `SELECT fingerprint, event_id FROM outbox_idempotency_keys
+		WHERE account = ? AND key = ? AND created_at >= ?`, ev.Account, p.IdempotencyKey, micros(p.KeySince)).Scan(&fingerprint, &eventID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return outboxdriver.Published{}, false, fmt.Errorf("sqlitestore: idempotency key: %w", err)
+	case fingerprint != p.Fingerprint:
+		return outboxdriver.Published{}, true, fmt.Errorf("%w: Idempotency-Key %q was used with another request", outboxdriver.ErrConflict, p.IdempotencyKey)
+	default:
+		old, err := one(tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM outbox_events WHERE account = ? AND id = ?`,
+			ev.Account, eventID), scanEvent, "event", eventID)
+		if err == nil {
+			pub, err := eventPublished(ctx, tx, old)
+			return pub, true, err
+		}
+		if !errors.Is(err, outboxdriver.ErrNotFound) {
+			return outboxdriver.Published{}, false, err
+		}
+		// Its event was purged: the key is taken anew.
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_idempotency_keys (account, key, fingerprint, event_id, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (account, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+		event_id = excluded.event_id, created_at = excluded.created_at`,
+		ev.Account, p.IdempotencyKey, p.Fingerprint, ev.ID, micros(p.Now)); err != nil {
+		return outboxdriver.Published{}, false, fmt.Errorf("sqlitestore: idempotency key: %w", err)
+	}
+	return outboxdriver.Published{}, false, nil
 }
 
 // insertDeliveryColumns are the columns a new delivery sets, in deliveryArgs' order.
@@ -151,7 +229,8 @@ func (l *publishLeases) grant(ctx context.Context, ep outboxdriver.Endpoint, d *
 		return nil
 	}
 	held := ep.HoldUntil != nil && ep.HoldUntil.After(l.now)
-	if d.Status != outboxdriver.DeliveryPending || ep.Status != outboxdriver.EndpointActive || ep.RemovedAt != nil || held {
+	if d.Status != outboxdriver.DeliveryPending || ep.Status != outboxdriver.EndpointActive || ep.RemovedAt != nil || held ||
+		ep.RateLimit > 0 {
 		d.LeaseUntil = nil
 		return nil
 	}

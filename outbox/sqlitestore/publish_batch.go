@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
@@ -11,10 +10,8 @@ import (
 
 // pubReq is one Publish waiting in a group commit.
 type pubReq struct {
-	ev   outboxdriver.Event
-	now  time.Time
-	plan outboxdriver.PlanFunc
-	out  outboxdriver.Published
+	p   outboxdriver.PublishParams
+	out outboxdriver.Published
 }
 
 // publishTogether writes the publishes of a group with multi-row statements: the new
@@ -64,13 +61,17 @@ func (s *Store) publishTogether(q querier, batch []*writeReq, done []bool) {
 func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error) {
 	inserted := map[string]bool{}
 	err := chunks(len(reqs), func(i, j int) error {
-		args := make([]any, 0, (j-i)*6)
+		args := make([]any, 0, (j-i)*7)
 		for _, r := range reqs[i:j] {
-			ev := r.ev
-			args = append(args, ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(r.now), []byte(ev.Data))
+			ev := r.p.Event
+			channels, _, err := outboxdriver.EncodeEventRouting(ev)
+			if err != nil {
+				return err
+			}
+			args = append(args, ev.ID, ev.Account, ev.Type, micros(ev.CreatedAt), micros(r.p.Now), []byte(ev.Data), channels)
 		}
-		rows, err := q.QueryContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data)
-			VALUES `+rowsSQL(j-i, 6)+` ON CONFLICT (account, id) DO NOTHING RETURNING account, id`, args...)
+		rows, err := q.QueryContext(ctx, `INSERT INTO outbox_events (id, account, type, created_at, stored_at, data, channels)
+			VALUES `+rowsSQL(j-i, 7)+` ON CONFLICT (account, id) DO NOTHING RETURNING account, id`, args...)
 		if err != nil {
 			return fmt.Errorf("sqlitestore: insert events: %w", err)
 		}
@@ -96,29 +97,33 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 	)
 	for k, r := range reqs {
 		// The first request with a new id inserted it; a repeat goes its own way.
-		key := eventKey(r.ev.Account, r.ev.ID)
+		ev := r.p.Event
+		key := eventKey(ev.Account, ev.ID)
 		if !inserted[key] {
 			continue
 		}
 		delete(inserted, key)
 		wrote[k] = true
-		eps, ok := endpoints[r.ev.Account]
+		eps, ok := endpoints[ev.Account]
 		if !ok {
 			rows, err := q.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
-				WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, r.ev.Account)
+				WHERE account = ? AND removed_at IS NULL ORDER BY created_at, id`, ev.Account)
 			if eps, err = sqlrows.Collect(nil, rows, err, scanEndpoint); err != nil {
 				return nil, err
 			}
-			endpoints[r.ev.Account] = eps
+			endpoints[ev.Account] = eps
 		}
-		r.out = outboxdriver.Published{Event: r.ev}
+		r.out = outboxdriver.Published{Event: ev}
 		if leases == nil {
-			leases = newPublishLeases(q, r.now)
+			leases = newPublishLeases(q, r.p.Now)
 		}
-		leases.now = r.now
+		leases.now = r.p.Now
 		for _, ep := range eps {
-			d, a, ok := r.plan(ep)
+			d, a, ok := r.p.Plan(ep)
 			if !ok {
+				if why := r.p.Excluded(ep); why != "" {
+					r.out.Event.Excluded = append(r.out.Event.Excluded, outboxdriver.Exclusion{EndpointID: ep.ID, Reason: why})
+				}
 				continue
 			}
 			if err := leases.grant(ctx, ep, &d); err != nil {
@@ -129,6 +134,9 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 				attempts = append(attempts, *a)
 			}
 			r.out.Deliveries = append(r.out.Deliveries, d)
+		}
+		if err := recordExcluded(ctx, q, r.out.Event); err != nil {
+			return nil, err
 		}
 	}
 	err = chunks(len(deliveries), func(i, j int) error {

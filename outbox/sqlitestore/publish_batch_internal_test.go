@@ -45,10 +45,10 @@ func (h *groupHarness) publishReq(id, account, data, attemptOn string) *writeReq
 		d.Status = outboxdriver.DeliveryFailed
 		return d, &outboxdriver.Attempt{DeliveryID: d.ID, At: h.now, ScheduledAt: h.now, Class: outboxdriver.ClassEndpointPaused}, true
 	}
-	pr := &pubReq{ev: ev, now: h.now, plan: plan}
+	pr := &pubReq{p: outboxdriver.PublishParams{Event: ev, Now: h.now, Plan: plan}}
 	return &writeReq{pub: pr, done: make(chan error, 1), fn: func(q querier) error {
 		var err error
-		pr.out, err = publish(context.Background(), q, ev, h.now, plan)
+		pr.out, err = publish(context.Background(), q, pr.p)
 		return err
 	}}
 }
@@ -159,15 +159,15 @@ func TestPublishTogetherFallsBack(t *testing.T) {
 	good := h.publishReq("e1", "b", `{"n":1}`, "")
 	bad := h.publishReq("e2", "b", `{"n":2}`, "")
 	// The bad one plans a delivery id the good one takes: the multi-row insert fails.
-	plan := bad.pub.plan
-	bad.pub.plan = func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
+	plan := bad.pub.p.Plan
+	bad.pub.p.Plan = func(ep outboxdriver.Endpoint) (outboxdriver.Delivery, *outboxdriver.Attempt, bool) {
 		d, a, ok := plan(ep)
 		d.ID = "dlv_e1_" + ep.ID
 		return d, a, ok
 	}
 	bad.fn = func(q querier) error {
 		var err error
-		bad.pub.out, err = publish(context.Background(), q, bad.pub.ev, h.now, bad.pub.plan)
+		bad.pub.out, err = publish(context.Background(), q, bad.pub.p)
 		return err
 	}
 	h.st.runGroup([]*writeReq{good, bad})

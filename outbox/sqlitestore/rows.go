@@ -32,14 +32,17 @@ func fromNull(v sql.NullInt64) *time.Time {
 	return &t
 }
 
+// endpointColumns are an endpoint's columns. Its rate limit's bucket (rate_tat) is
+// not among them: only claims read and change it.
 const endpointColumns = `id, account, url, events, api_version, secrets, profile, overrides, managed,
 	status, failures, failing_since, last_delivery_at, paused_at, pause_reason, disabled_at,
-	hold_until, removed_at, created_at, in_flight_cap`
+	hold_until, removed_at, created_at, in_flight_cap, headers, channels, filter, rate_limit`
 
 // endpointScan holds the destinations of one endpoint row.
 type endpointScan struct {
 	ep                                        outboxdriver.Endpoint
 	events, secrets, overrides                string
+	headers, channels, filter                 string
 	failing, last, paused, disabled, hold, rm sql.NullInt64
 	created                                   int64
 	status                                    string
@@ -48,7 +51,8 @@ type endpointScan struct {
 func (s *endpointScan) Dest() []any {
 	return []any{&s.ep.ID, &s.ep.Account, &s.ep.URL, &s.events, &s.ep.APIVersion, &s.secrets,
 		&s.ep.Profile, &s.overrides, &s.ep.Managed, &s.status, &s.ep.Failures, &s.failing, &s.last,
-		&s.paused, &s.ep.PauseReason, &s.disabled, &s.hold, &s.rm, &s.created, &s.ep.InFlightCap}
+		&s.paused, &s.ep.PauseReason, &s.disabled, &s.hold, &s.rm, &s.created, &s.ep.InFlightCap,
+		&s.headers, &s.channels, &s.filter, &s.ep.RateLimit}
 }
 
 func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
@@ -65,6 +69,10 @@ func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
 	}
 	if err := json.Unmarshal([]byte(s.overrides), &ep.Overrides); err != nil {
 		return ep, fmt.Errorf("sqlitestore: endpoint %s overrides: %w", ep.ID, err)
+	}
+	var err error
+	if ep.Headers, ep.Channels, ep.Filter, err = outboxdriver.DecodeRouting(s.headers, s.channels, s.filter); err != nil {
+		return ep, fmt.Errorf("sqlitestore: endpoint %s: %w", ep.ID, err)
 	}
 	return ep, nil
 }
@@ -83,10 +91,24 @@ func endpointArgs(ep outboxdriver.Endpoint) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	headers, channels, filter, err := outboxdriver.EncodeRouting(ep)
+	if err != nil {
+		return nil, err
+	}
 	return []any{ep.ID, ep.Account, ep.URL, string(events), ep.APIVersion, string(secrets), ep.Profile,
 		string(overrides), ep.Managed, string(ep.Status), ep.Failures, microsPtr(ep.FailingSince),
 		microsPtr(ep.LastDeliveryAt), microsPtr(ep.PausedAt), ep.PauseReason, microsPtr(ep.DisabledAt),
-		microsPtr(ep.HoldUntil), microsPtr(ep.RemovedAt), micros(ep.CreatedAt), ep.InFlightCap}, nil
+		microsPtr(ep.HoldUntil), microsPtr(ep.RemovedAt), micros(ep.CreatedAt), ep.InFlightCap,
+		headers, channels, filter, ep.RateLimit}, nil
+}
+
+// endpointUpdateArgs are the arguments of updateEndpointSQL for ep: every column of
+// endpointArgs but id, account and created_at, then the id.
+func endpointUpdateArgs(args []any) []any {
+	out := make([]any, 0, len(args)-2)
+	out = append(out, args[2:18]...)
+	out = append(out, args[19:]...)
+	return append(out, args[0])
 }
 
 const deliveryColumns = `id, account, event_id, event_type, endpoint_id, status, attempts, run_start,
@@ -112,23 +134,28 @@ func (s *deliveryScan) delivery() outboxdriver.Delivery {
 	return d
 }
 
-const eventColumns = `id, account, type, created_at, data`
+const eventColumns = `id, account, type, created_at, data, channels, excluded`
 
 type eventScan struct {
-	ev      outboxdriver.Event
-	created int64
-	data    []byte
+	ev                 outboxdriver.Event
+	created            int64
+	data               []byte
+	channels, excluded string
 }
 
 func (s *eventScan) Dest() []any {
-	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data}
+	return []any{&s.ev.ID, &s.ev.Account, &s.ev.Type, &s.created, &s.data, &s.channels, &s.excluded}
 }
 
-func (s *eventScan) event() outboxdriver.Event {
+func (s *eventScan) event() (outboxdriver.Event, error) {
 	ev := s.ev
 	ev.CreatedAt = fromMicros(s.created)
 	ev.Data = json.RawMessage(append([]byte(nil), s.data...))
-	return ev
+	var err error
+	if ev.Channels, ev.Excluded, err = outboxdriver.DecodeEventRouting(s.channels, s.excluded); err != nil {
+		return ev, fmt.Errorf("sqlitestore: event %s: %w", ev.ID, err)
+	}
+	return ev, nil
 }
 
 const attemptColumns = `delivery_id, number, at, scheduled_at, duration_us, status, class, error, response`
@@ -165,7 +192,7 @@ func (s *deliveryScan) Value() (outboxdriver.Delivery, error) { return s.deliver
 var scanDelivery = sqlrows.Scan[outboxdriver.Delivery, deliveryScan]
 
 // Value implements sqlrows.Buffer.
-func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event(), nil }
+func (s *eventScan) Value() (outboxdriver.Event, error) { return s.event() }
 
 var scanEvent = sqlrows.Scan[outboxdriver.Event, eventScan]
 

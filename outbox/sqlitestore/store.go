@@ -35,6 +35,12 @@ type Options struct {
 	Synchronous string
 	// MaxOpenConns bounds the connection pool. Default 8.
 	MaxOpenConns int
+	// OnWrite, when set, is told the outcome of every write through the single
+	// writer (the outbox's and WriteTx's), with the writer's context: a program
+	// watching whether the file can be written (a full disk, a read-only file) sees
+	// the first failure of any write. It runs on the writer's caller and must not
+	// block. Default none.
+	OnWrite func(ctx context.Context, err error)
 }
 
 // Store is the SQLite implementation of outboxdriver.Store: one database file in WAL mode.
@@ -50,6 +56,7 @@ type Store struct {
 	writer  *sql.DB
 	writes  stmtCache
 	commits groupCommit
+	onWrite func(ctx context.Context, err error) // Options.OnWrite
 }
 
 // stmtCache caches prepared statements of one handle by query text: parsing SQL
@@ -134,7 +141,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(opts.MaxOpenConns)
 	db.SetMaxIdleConns(opts.MaxOpenConns)
-	s := &Store{db: db, reads: newStmtCache(db, false)}
+	s := &Store{db: db, reads: newStmtCache(db, false), onWrite: opts.OnWrite}
 	if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
 		return nil, err

@@ -77,8 +77,18 @@ func (s *Store) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return s.write(ctx, func(q querier) error { return fn(q.(conn).tx) })
 }
 
-// submit runs req in a write transaction shared with concurrent writers.
+// submit runs req in a write transaction shared with concurrent writers, and tells
+// Options.OnWrite its outcome.
 func (s *Store) submit(ctx context.Context, req *writeReq) error {
+	err := s.queueAndRun(ctx, req)
+	if s.onWrite != nil {
+		s.onWrite(ctx, err)
+	}
+	return err
+}
+
+// queueAndRun runs req in a write transaction shared with concurrent writers.
+func (s *Store) queueAndRun(ctx context.Context, req *writeReq) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

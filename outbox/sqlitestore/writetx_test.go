@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
+	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
 // WriteTx runs a program's own writes on the store's writer: concurrent ones commit
@@ -52,5 +56,44 @@ func TestWriteTxSharesTheWriter(t *testing.T) {
 	var n int
 	if err := st.DB().QueryRow(`SELECT count(*) FROM mine`).Scan(&n); err != nil || n != 16 {
 		t.Errorf("%d rows (%v), want the 16 writes that succeeded", n, err)
+	}
+}
+
+// OnWrite hears the outcome of every write through the writer, the outbox's own
+// and WriteTx's, with the writer's context.
+func TestOnWriteHearsEveryWrite(t *testing.T) {
+	t.Parallel()
+	type key struct{}
+	var (
+		mu   sync.Mutex
+		errs []error
+		ctxs int
+	)
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "outbox.db"), sqlitestore.Options{
+		OnWrite: func(ctx context.Context, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
+			if ctx.Value(key{}) != nil {
+				ctxs++
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.WithValue(context.Background(), key{}, true)
+	boom := errors.New("boom")
+	_ = st.WriteTx(ctx, func(*sql.Tx) error { return nil })
+	_ = st.WriteTx(ctx, func(*sql.Tx) error { return boom })
+	if err := st.CreateEndpoint(ctx, outboxdriver.CreateEndpointParams{Endpoint: outboxdriver.Endpoint{ID: "ep", Account: "a", URL: "https://x.example/",
+		Events: []string{"*"}, Profile: "standard", Status: outboxdriver.EndpointActive, CreatedAt: time.Now()},
+		Audit: outboxdriver.AuditEntry{EndpointID: "ep", Account: "a", Action: "endpoint.created", At: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 3 || errs[0] != nil || !errors.Is(errs[1], boom) || errs[2] != nil || ctxs != 3 {
+		t.Fatalf("OnWrite heard %v (%d with the caller's context), want nil, boom, nil", errs, ctxs)
 	}
 }

@@ -51,8 +51,12 @@ func (e *apiError) Error() string {
 	return msg
 }
 
-// statusOf is the HTTP status an error of the API stands for: 500 for anything else.
+// statusOf is the HTTP status an error of the API stands for: 200 for none, 500 for
+// anything else.
 func statusOf(err error) int {
+	if err == nil {
+		return http.StatusOK
+	}
 	if e, ok := err.(*apiError); ok {
 		return e.Status
 	}

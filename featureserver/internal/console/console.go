@@ -176,16 +176,14 @@ func csrfToken(secret string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// whoami asks the API which account api acts for.
-func (c *Console) whoami(ctx context.Context, api apiClient) (accountSid, name string, err error) {
+// whoami asks the API which account api acts for; header is the answer's.
+func (c *Console) whoami(ctx context.Context, api apiClient) (accountSid, name string, header http.Header, err error) {
 	var me struct {
 		AccountSid string `json:"account_sid"`
 		Name       string `json:"name"`
 	}
-	if _, err := api.get(ctx, "/v1/Me", nil, &me); err != nil {
-		return "", "", err
-	}
-	return me.AccountSid, me.Name, nil
+	header, err = api.get(ctx, "/v1/Me", nil, &me)
+	return me.AccountSid, me.Name, header, err
 }
 
 // forSession serves a page only to a signed-in session (signedIn), with that
@@ -232,7 +230,7 @@ func (c *Console) signedIn(w http.ResponseWriter, r *http.Request) (session, boo
 	}
 	api := apiClient{h: c.opts.API, caller: &nodeapi.Caller{Account: stored.AccountSid, TokenHash: stored.TokenHash}}
 	s := session{api: api, CSRF: csrfToken(ck.Value)}
-	if s.AccountSid, s.Name, err = c.whoami(r.Context(), api); err != nil {
+	if s.AccountSid, s.Name, _, err = c.whoami(r.Context(), api); err != nil {
 		if statusOf(err) == http.StatusUnauthorized {
 			c.endSession(r, idHash)
 			clearCookie(w, r)

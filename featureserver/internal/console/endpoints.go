@@ -2,10 +2,13 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
 	"html/template"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +20,10 @@ import (
 // when the API refuses them.
 type endpointForm struct {
 	URL, Events, Profile, Policy, APIVersion string
+	// Headers holds one "Name: value" a line; Channels are comma-separated;
+	// RateLimit is deliveries per second ("" or 0 for none); Secret is given at
+	// creation only (empty: the node makes one).
+	Headers, Channels, Filter, RateLimit, Secret string
 }
 
 type endpointsData struct {
@@ -43,7 +50,27 @@ func (c *Console) renderEndpoints(w http.ResponseWriter, r *http.Request, s sess
 
 func formOf(r *http.Request) endpointForm {
 	return endpointForm{URL: strings.TrimSpace(r.PostFormValue("url")), Events: r.PostFormValue("events"),
-		Profile: r.PostFormValue("profile"), Policy: r.PostFormValue("policy"), APIVersion: strings.TrimSpace(r.PostFormValue("apiVersion"))}
+		Profile: r.PostFormValue("profile"), Policy: r.PostFormValue("policy"), APIVersion: strings.TrimSpace(r.PostFormValue("apiVersion")),
+		Headers: r.PostFormValue("headers"), Channels: r.PostFormValue("channels"), Filter: r.PostFormValue("filter"),
+		RateLimit: strings.TrimSpace(r.PostFormValue("rateLimit")), Secret: strings.TrimSpace(r.PostFormValue("secret"))}
+}
+
+// routing reads the form's headers, channels, filter and rate limit; what cannot be
+// put into a request is an error, the rest is the API's to judge.
+func (f endpointForm) routing() (headers map[string]string, channels []string, filter json.RawMessage, rate int, err error) {
+	if headers, err = parseHeaders(f.Headers); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	channels = parseEvents(f.Channels)
+	if filter, err = parseFilter(f.Filter); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	if f.RateLimit != "" {
+		if rate, err = strconv.Atoi(f.RateLimit); err != nil {
+			return nil, nil, nil, 0, errors.New("rate limit: a whole number of deliveries per second")
+		}
+	}
+	return headers, channels, filter, rate, nil
 }
 
 // secretData is the page that shows a secret once: after a creation or a rotation.
@@ -61,9 +88,29 @@ func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, s sessi
 		c.renderEndpoints(w, r, s, http.StatusUnprocessableEntity, f, err.Error())
 		return
 	}
+	headers, channels, filter, rate, err := f.routing()
+	if err != nil {
+		c.renderEndpoints(w, r, s, http.StatusUnprocessableEntity, f, err.Error())
+		return
+	}
 	body := map[string]any{"url": f.URL}
 	if events != nil {
 		body["events"] = events
+	}
+	if headers != nil {
+		body["headers"] = headers
+	}
+	if channels != nil {
+		body["channels"] = channels
+	}
+	if filter != nil {
+		body["filter"] = filter
+	}
+	if rate != 0 {
+		body["rateLimit"] = rate
+	}
+	if f.Secret != "" {
+		body["secret"] = f.Secret
 	}
 	if f.Profile != "" {
 		body["profile"] = f.Profile
@@ -162,7 +209,11 @@ func (c *Console) renderEndpoint(w http.ResponseWriter, r *http.Request, s sessi
 		if string(policy) == "{}" || string(policy) == "null" {
 			policy = nil
 		}
-		d.Form = endpointForm{URL: ep.URL, Events: strings.Join(ep.Events, ", "), Profile: ep.Profile, Policy: string(policy), APIVersion: ep.APIVersion}
+		d.Form = endpointForm{URL: ep.URL, Events: strings.Join(ep.Events, ", "), Profile: ep.Profile, Policy: string(policy), APIVersion: ep.APIVersion,
+			Headers: headerLines(ep.Headers), Channels: strings.Join(ep.Channels, ", "), Filter: filterText(ep.Filter)}
+		if ep.RateLimit != nil {
+			d.Form.RateLimit = strconv.Itoa(*ep.RateLimit)
+		}
 	}
 	c.render(w, status, "endpoint", view{Title: "Endpoint " + ep.URL, Nav: "endpoints", Session: &s, Notice: notice(r), Error: errMsg, Data: d})
 }
@@ -192,7 +243,24 @@ func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request, s sessi
 		if policy == nil {
 			policy = json.RawMessage("{}")
 		}
-		body := map[string]any{"url": f.URL, "events": events, "policy": policy, "apiVersion": f.APIVersion}
+		headers, channels, filter, rate, rerr := f.routing()
+		if rerr != nil {
+			c.renderEndpoint(w, r, s, http.StatusUnprocessableEntity, &f, rerr.Error())
+			return
+		}
+		var cur outboxapi.WebhookEndpoint
+		if _, err := s.api.get(r.Context(), base, nil, &cur); err != nil {
+			c.fail(w, r, &s, err)
+			return
+		}
+		if channels == nil {
+			channels = []string{}
+		}
+		if filter == nil {
+			filter = json.RawMessage("null")
+		}
+		body := map[string]any{"url": f.URL, "events": events, "policy": policy, "apiVersion": f.APIVersion,
+			"headers": headerChanges(cur.Headers, headers), "channels": channels, "filter": filter, "rateLimit": rate}
 		if f.Profile != "" {
 			body["profile"] = f.Profile
 		}
@@ -297,4 +365,51 @@ func (c *Console) retry(w http.ResponseWriter, r *http.Request, s session) {
 		return
 	}
 	http.Redirect(w, r, "/console/endpoints/"+esc(id)+"/deliveries/"+esc(did)+"?done=retried", http.StatusSeeOther)
+}
+
+// headerLines writes an endpoint's headers (masked as the API shows them) one
+// "Name: value" a line, by name.
+func headerLines(h map[string]string) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		b.WriteString(name + ": " + h[name] + "\n")
+	}
+	return b.String()
+}
+
+// headerChanges is the PATCH of an endpoint's headers from the edit form: the headers
+// the form gives with the value shown (masked) keep theirs, the others are set, and
+// those the form dropped are removed. So a credential can be kept without being
+// known, or replaced by writing the new value.
+func headerChanges(shown, form map[string]string) map[string]*string {
+	out := map[string]*string{}
+	for name, v := range form {
+		if shownValue, ok := lookupHeader(shown, name); ok && shownValue == v {
+			continue
+		}
+		out[name] = &v
+	}
+	for name := range shown {
+		if _, ok := lookupHeader(form, name); !ok {
+			out[name] = nil
+		}
+	}
+	return out
+}
+
+// lookupHeader finds a header by name, whatever its case.
+func lookupHeader(h map[string]string, name string) (string, bool) {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func filterText(f json.RawMessage) string {
+	if len(f) == 0 || string(f) == "null" {
+		return ""
+	}
+	return string(f)
 }

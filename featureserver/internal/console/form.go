@@ -72,3 +72,38 @@ func parseTime(field string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time: give 2006-01-02T15:04 (UTC) or RFC 3339", field)
 }
+
+// parseHeaders reads a headers field: one "Name: value" a line, blank lines
+// skipped; empty is none (nil). Which names and values are acceptable is the API's to
+// say.
+func parseHeaders(field string) (map[string]string, error) {
+	var out map[string]string
+	for i, line := range strings.Split(field, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("headers, line %d: want Name: value", i+1)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return out, nil
+}
+
+// parseFilter reads a filter field: JSON, or empty for none (nil), handed to the API
+// as written.
+func parseFilter(field string) (json.RawMessage, error) {
+	field = strings.TrimSpace(field)
+	if field == "" {
+		return nil, nil
+	}
+	if !json.Valid([]byte(field)) {
+		return nil, errors.New("filter: not JSON")
+	}
+	return json.RawMessage(field), nil
+}

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/console/consoletest"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
+	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
 // The console's forms driven over plain HTTP, as a browser without script posts
@@ -531,5 +534,78 @@ func TestCallStatusDeliveries(t *testing.T) {
 	}
 	if code, _, d := c.get(links[0][1]); code != http.StatusOK || !strings.Contains(d, `id="attempts"`) {
 		t.Fatalf("status delivery %s: %d", links[0][1], code)
+	}
+}
+
+// The endpoint forms carry its headers, channels, filter, rate limit and, at
+// creation, its signing key: an ed25519 key shows its public key; the page shows the
+// headers masked; an edit that leaves a masked value as shown keeps the header's
+// value (the next attempt still sends it), one that drops a header removes it; what
+// the API refuses is shown and changes nothing.
+func TestEndpointRoutingForms(t *testing.T) {
+	node := startNode(t)
+	c := signedIn(t, node, "A")
+	got := make(chan http.Header, 4)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.Close)
+
+	signing, public := webhooksig.NewKeyPair()
+	code, _, page := c.form("/console/endpoints", "url", rc.URL, "policy", `{"allowHttp": true}`, "secret", signing,
+		"headers", "Authorization: Bearer sk_live_0123456789abcdef\nX-Tenant: acme", "channels", "eu, us",
+		"filter", `{"amount": {"$gte": 10}}`, "rateLimit", "20")
+	if code != http.StatusCreated || !strings.Contains(html.UnescapeString(page), `id="secret">`+public+`<`) || !strings.Contains(page, "public key") {
+		t.Fatalf("create: %d\n%s", code, page)
+	}
+	var list struct{ Data []outboxapi.WebhookEndpoint }
+	if err := node.Do("GET", "/api/v1/webhooks", c.acct.APIToken, nil, &list); err != nil || len(list.Data) != 1 {
+		t.Fatalf("endpoints: %v %v", list, err)
+	}
+	ep := list.Data[0]
+	if ep.RateLimit == nil || *ep.RateLimit != 20 || strings.Join(ep.Channels, ",") != "eu,us" || string(ep.Filter) != `{"amount":{"$gte":10}}` {
+		t.Fatalf("created %+v", ep)
+	}
+	_, _, page = c.get("/console/endpoints/" + ep.ID)
+	for _, want := range []string{"Authorization: Bearer ****cdef", "X-Tenant: acme", `id="ep-channels">eu, us<`, `id="ep-rate">20 deliveries/s`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the endpoint page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "sk_live_0123456789abcdef") {
+		t.Fatal("the endpoint page shows the credential")
+	}
+
+	// Keep the masked Authorization as shown, change X-Tenant, add one, drop the filter.
+	if code, _, page := c.form("/console/endpoints/"+ep.ID+"/edit", "url", rc.URL, "policy", `{"allowHttp": true}`,
+		"headers", "Authorization: Bearer ****cdef\nX-Tenant: globex\nX-New: 1", "channels", "", "filter", "", "rateLimit", ""); code != http.StatusSeeOther {
+		t.Fatalf("edit: %d\n%s", code, page)
+	}
+	var after outboxapi.WebhookEndpoint
+	if err := node.Do("GET", "/api/v1/webhooks/"+ep.ID, c.acct.APIToken, nil, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.RateLimit != nil || len(after.Channels) != 0 || string(after.Filter) != "null" || after.Headers["X-Tenant"] != "globex" || after.Headers["X-New"] != "1" {
+		t.Fatalf("after edit: %+v", after)
+	}
+	if code, _, _ := c.form("/console/endpoints/" + ep.ID + "/ping"); code != http.StatusSeeOther {
+		t.Fatalf("ping: %d", code)
+	}
+	h := <-got
+	if h.Get("Authorization") != "Bearer sk_live_0123456789abcdef" || h.Get("X-Tenant") != "globex" {
+		t.Fatalf("the ping after the edit sent %v", h)
+	}
+
+	for _, bad := range [][]string{{"headers", "Host: evil.example"}, {"headers", "no colon"}, {"filter", `{"amount": {"$gt": "x"}}`},
+		{"filter", "{"}, {"rateLimit", "fast"}, {"rateLimit", "20000"}} {
+		code, _, page := c.form("/console/endpoints/"+ep.ID+"/edit", "url", rc.URL, "policy", `{"allowHttp": true}`, bad[0], bad[1])
+		if code != http.StatusUnprocessableEntity || !strings.Contains(page, `id="error"`) {
+			t.Errorf("edit with %s=%q: %d", bad[0], bad[1], code)
+		}
+	}
+	var unchanged outboxapi.WebhookEndpoint
+	if err := node.Do("GET", "/api/v1/webhooks/"+ep.ID, c.acct.APIToken, nil, &unchanged); err != nil || unchanged.Headers["X-New"] != "1" || len(unchanged.Headers) != 3 {
+		t.Fatalf("a refused edit changed the endpoint: %+v %v", unchanged, err)
 	}
 }

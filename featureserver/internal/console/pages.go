@@ -41,14 +41,20 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusUnprocessableEntity, "signin", view{Title: "Sign in", Error: "Give the account's API token."})
 		return
 	}
-	account, _, err := c.whoami(r.Context(), apiClient{h: c.opts.API, token: token})
-	if err != nil {
-		status := statusOf(err)
-		if status != http.StatusUnauthorized {
-			c.fail(w, r, nil, err)
-			return
-		}
-		c.render(w, status, "signin", view{Title: "Sign in", Error: "That token belongs to no account."})
+	account, _, header, err := c.whoami(r.Context(), apiClient{h: c.opts.API, token: token})
+	switch statusOf(err) {
+	case http.StatusOK:
+	case http.StatusUnauthorized:
+		c.render(w, http.StatusUnauthorized, "signin", view{Title: "Sign in", Error: "That token belongs to no account."})
+		return
+	case http.StatusTooManyRequests:
+		// The API's limit on failed tokens, counted by this browser's address.
+		w.Header().Set("Retry-After", header.Get("Retry-After"))
+		c.render(w, http.StatusTooManyRequests, "signin", view{Title: "Sign in",
+			Error: "Too many failed sign-ins from your address: wait " + header.Get("Retry-After") + " s and try again."})
+		return
+	default:
+		c.fail(w, r, nil, err)
 		return
 	}
 	if err := c.StartSession(w, r, account, nodestore.HashToken(token)); err != nil {

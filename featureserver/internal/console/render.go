@@ -50,10 +50,11 @@ func (c *Console) parseTemplates() error {
 			}
 			return *s
 		},
-		"join":  strings.Join,
-		"ms":    func(f float64) string { return fmt.Sprintf("%.1f ms", f) },
-		"esc":   esc,
-		"lower": strings.ToLower,
+		"join":      strings.Join,
+		"ms":        func(f float64) string { return fmt.Sprintf("%.1f ms", f) },
+		"esc":       esc,
+		"lower":     strings.ToLower,
+		"hasPrefix": strings.HasPrefix,
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {

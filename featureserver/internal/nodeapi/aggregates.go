@@ -56,7 +56,7 @@ func (a *API) registerAggregates(api huma.API) {
 		OperationID: "whoami", Method: http.MethodGet, Path: "/v1/Me",
 		Summary: "The account of the bearer token",
 	}, func(ctx context.Context, in *whoamiInput) (*whoamiOutput, error) {
-		acct, err := a.accountOfToken(ctx, in.Authorization)
+		acct, err := a.accountOfToken(ctx, in.Authorization, "")
 		if err != nil {
 			return nil, err
 		}

@@ -2,10 +2,12 @@ package nodeapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +55,10 @@ type Options struct {
 	// Peers sends that live control. Default: a client of its own with a 10 s
 	// timeout.
 	Peers *http.Client
+	// Limiter, when set, limits failed authentication (wrong bearer or admin
+	// tokens): a client or account past its budget gets 429 with Retry-After before
+	// its token is checked. Default none.
+	Limiter Limiter
 	// Clock stamps new accounts, applications and notice settings. Default the wall
 	// clock.
 	Clock retry.Clock
@@ -68,6 +74,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Peers == nil {
 		o.Peers = &http.Client{Timeout: 10 * time.Second}
+	}
+	if o.Limiter == nil {
+		o.Limiter = noLimit{}
 	}
 	return o
 }
@@ -87,8 +96,26 @@ func (o Options) validate() error {
 	return errors.Join(errs...)
 }
 
+// Limiter limits failed authentication by the client of a request's context and the
+// account it names (package authlimit's Limiter).
+type Limiter interface {
+	// Check reports whether an authentication may be tried now, or how long until.
+	Check(ctx context.Context, account string) (time.Duration, bool)
+	// Failed counts a failed one; Succeeded records a success for account.
+	Failed(ctx context.Context, account string)
+	Succeeded(ctx context.Context, account string)
+}
+
+// noLimit limits nothing.
+type noLimit struct{}
+
+func (noLimit) Check(context.Context, string) (time.Duration, bool) { return 0, true }
+func (noLimit) Failed(context.Context, string)                      {}
+func (noLimit) Succeeded(context.Context, string)                   {}
+
 // API serves the node's REST API.
 type API struct {
+	limiter        Limiter
 	store          nodestore.Store
 	calls          *calls.Manager
 	admin          string
@@ -145,7 +172,7 @@ func Register(mux *http.ServeMux, o Options) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	a := &API{store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger,
+	a := &API{limiter: o.Limiter, store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger,
 		node: o.Node, peers: o.Peers, secretRotated: o.SecretRotated}
 	config := huma.DefaultConfig("Switchboard feature server", o.Version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
@@ -188,7 +215,7 @@ func (a *API) authenticateFirst(api huma.API) func(huma.Context, func(huma.Conte
 		var err error
 		switch {
 		case adminOperations[op.OperationID]:
-			err = a.authorizeAdmin(ctx.Header("Authorization"))
+			err = a.authorizeAdmin(ctx.Context(), ctx.Header("Authorization"))
 		case strings.HasPrefix(op.Path, "/v1/Accounts/{account}"):
 			var acct nodestore.Account
 			acct, err = a.authorize(ctx.Context(), AccountParams{Account: ctx.Param("account"), Authorization: ctx.Header("Authorization")})
@@ -230,7 +257,7 @@ func (a *API) authorize(ctx context.Context, p AccountParams) (nodestore.Account
 	if acct, ok := ctx.Value(accountKey{}).(nodestore.Account); ok && acct.Sid == p.Account {
 		return acct, nil // already checked by authenticateFirst
 	}
-	acct, err := a.accountOfToken(ctx, p.Authorization)
+	acct, err := a.accountOfToken(ctx, p.Authorization, p.Account)
 	if err != nil {
 		return nodestore.Account{}, err
 	}
@@ -240,10 +267,12 @@ func (a *API) authorize(ctx context.Context, p AccountParams) (nodestore.Account
 	return acct, nil
 }
 
-// accountOfToken resolves the bearer token of an Authorization header: 401 when
-// there is none or it is no account's. An in-process request without the header
-// acts for its Caller (WithCaller), if any.
-func (a *API) accountOfToken(ctx context.Context, header string) (nodestore.Account, error) {
+// accountOfToken resolves the bearer token of an Authorization header, for a
+// request naming account (empty: none): 401 when there is none or it is no
+// account's, 429 while the client or the account is past its budget of failures
+// (Options.Limiter). An in-process request without the header acts for its Caller
+// (WithCaller), if any.
+func (a *API) accountOfToken(ctx context.Context, header, account string) (nodestore.Account, error) {
 	token := bearer(header)
 	if c, ok := CallerOf(ctx); ok && header == "" {
 		acct, err := ResolveCaller(ctx, a.store, c)
@@ -259,27 +288,53 @@ func (a *API) accountOfToken(ctx context.Context, header string) (nodestore.Acco
 		return nodestore.Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("missing bearer token"),
 			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard"`}})
 	}
+	if wait, ok := a.limiter.Check(ctx, account); !ok {
+		return nodestore.Account{}, TooManyFailures(wait)
+	}
 	acct, err := a.store.AccountByToken(ctx, nodestore.HashToken(token))
 	if errors.Is(err, nodestore.ErrNotFound) {
+		a.limiter.Failed(ctx, account)
 		return nodestore.Account{}, huma.ErrorWithHeaders(huma.Error401Unauthorized("invalid bearer token"),
 			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard", error="invalid_token"`}})
 	}
 	if err != nil {
 		return nodestore.Account{}, a.internal(err)
 	}
+	a.limiter.Succeeded(ctx, acct.Sid)
 	return acct, nil
 }
 
-func (a *API) authorizeAdmin(header string) error {
+// TooManyFailures is the answer to a client or account past its budget of failed
+// authentications: 429 with Retry-After in whole seconds (at least 1).
+func TooManyFailures(wait time.Duration) error {
+	secs := max(int64((wait+time.Second-1)/time.Second), 1)
+	return huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests, "too many failed authentications: retry later"),
+		http.Header{"Retry-After": {strconv.FormatInt(secs, 10)}})
+}
+
+func (a *API) authorizeAdmin(ctx context.Context, header string) error {
 	token := bearer(header)
 	if a.admin == "" {
 		return huma.Error403Forbidden("account administration through the API is disabled: set SWITCHBOARD_ADMIN_TOKEN or use serve --bootstrap")
 	}
-	if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(a.admin)) != 1 {
+	if wait, ok := a.limiter.Check(ctx, ""); !ok {
+		return TooManyFailures(wait)
+	}
+	if token == "" || !sameSecret(token, a.admin) {
+		if token != "" {
+			a.limiter.Failed(ctx, "")
+		}
 		return huma.ErrorWithHeaders(huma.Error401Unauthorized("invalid admin token"),
 			http.Header{"WWW-Authenticate": {`Bearer realm="switchboard"`}})
 	}
 	return nil
+}
+
+// sameSecret compares two secrets in constant time, their lengths included: it
+// compares their SHA-256 digests.
+func sameSecret(a, b string) bool {
+	da, db := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(da[:], db[:]) == 1
 }
 
 // internal logs an unexpected error and hides its details from the client.

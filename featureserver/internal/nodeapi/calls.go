@@ -161,8 +161,9 @@ func (a *API) registerCalls(api huma.API) {
 		case errors.Is(err, calls.ErrTooManyCalls):
 			return nil, huma.Error503ServiceUnavailable("too many active calls")
 		case errors.Is(err, calls.ErrUnwritable):
-			// The reason (the file deleted, read-only, full) is the operator's to fix.
-			return nil, huma.Error503ServiceUnavailable(err.Error())
+			// The reason (the file deleted, read-only, full) is the operator's to fix,
+			// in the node's log: the answer shows no path nor driver error.
+			return nil, huma.Error503ServiceUnavailable(calls.ErrUnwritable.Error())
 		case err != nil:
 			return nil, a.internal(err)
 		}

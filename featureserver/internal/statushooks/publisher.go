@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,12 @@ type Options struct {
 	// Logger receives the failures to hand a notification over or to store an alert.
 	// Default: the zero Logger, which discards them.
 	Logger zerolog.Logger
+	// HookClient, when set, makes the attempts of the status hook endpoints
+	// (Publisher.StatusEndpoint): status hooks are application URLs, reached under
+	// the node's call-control egress rules, where every other endpoint of the outbox
+	// goes through its Config.HTTPClient (public-only: docs/outbox.md §6). Default:
+	// the outbox's client for every endpoint.
+	HookClient *http.Client
 }
 
 // WithDefaults returns o with every zero value replaced by its default.
@@ -95,7 +102,15 @@ func Open(ctx context.Context, cfg outbox.Config, opts Options) (*Publisher, err
 		hooks: map[string]nodestore.HookSpec{}, urls: map[string]string{}, seq: map[string]int{},
 		deliveries: map[string][]nodestore.StatusDelivery{}}
 	observe := cfg.Observe
-	cfg.Renderer, cfg.Request = render, p.dressRequest
+	cfg.Renderer, cfg.Request = p.render, p.dressRequest
+	if opts.HookClient != nil {
+		cfg.HTTPClientFor = func(ep outbox.Endpoint) *http.Client {
+			if p.StatusEndpoint(context.Background(), ep) {
+				return opts.HookClient
+			}
+			return nil
+		}
+	}
 	cfg.Observe = func(d outbox.Delivery, a outbox.Attempt) {
 		if observe != nil {
 			observe(d, a)
@@ -247,6 +262,20 @@ func (p *Publisher) hookFor(ctx context.Context, account, url string) (nodestore
 	return h, true
 }
 
+// StatusEndpoint reports whether ep is one of the status hook endpoints the node
+// manages: managed, taking call.status only, at a URL an application of its
+// account configured as its status hook. Only those are rendered and signed as
+// jambonz status hooks and dialed under the call-control rules; an endpoint the
+// account made, or changed to other events or to a URL no application of it
+// configured, is an ordinary endpoint whatever its events carry.
+func (p *Publisher) StatusEndpoint(ctx context.Context, ep outbox.Endpoint) bool {
+	if !ep.Managed || len(ep.Events) != 1 || ep.Events[0] != EventType {
+		return false
+	}
+	_, ok := p.hookFor(ctx, ep.Account, ep.URL)
+	return ok
+}
+
 // urlOf returns the URL of a status endpoint, if known.
 func (p *Publisher) urlOf(endpointID string) string {
 	p.mu.Lock()
@@ -313,7 +342,7 @@ func (p *Publisher) RotateAccount(ctx context.Context, old, rotated nodestore.Ac
 			continue
 		}
 		if grace > 0 {
-			_, err = p.ob.RotateSecretTo(ctx, rotated.Sid, ep.ID, to, grace, by)
+			_, _, err = p.ob.RotateSecretTo(ctx, rotated.Sid, ep.ID, to, grace, by)
 		} else {
 			_, err = p.ob.UpdateEndpoint(ctx, rotated.Sid, ep.ID, outbox.EndpointUpdate{Secrets: &[]string{to}, By: by})
 		}

@@ -8,15 +8,16 @@ import (
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
-// dressRequest makes the outbox's delivery of a call status notification the status
-// hook a jambonz application expects (docs/call-control.md §3): its configured method
-// (GET sends the fields as query parameters), its Basic auth, and the Jambonz-Signature
-// of the account's webhook secret over what is sent, beside the outbox's own Standard
-// Webhooks signature and the node's User-Agent (outbox.Config.UserAgent). Other events
-// go as the outbox builds them. A hook or an account that cannot be read leaves the
-// request as it is, as the hook did before it was known.
+// dressRequest makes the outbox's delivery to a status hook endpoint
+// (StatusEndpoint) the status hook a jambonz application expects
+// (docs/call-control.md §3): its configured method (GET sends the fields as query
+// parameters), its Basic auth, and the Jambonz-Signature of the account's webhook
+// secret over what is sent, beside the outbox's own Standard Webhooks signature and
+// the node's User-Agent (outbox.Config.UserAgent). Deliveries to other endpoints go
+// as the outbox builds them, whatever their event's type. A hook or an account that
+// cannot be read leaves the request as it is, as the hook did before it was known.
 func (p *Publisher) dressRequest(ctx context.Context, r *outbox.Request) error {
-	if r.Event.Type != EventType {
+	if !p.StatusEndpoint(ctx, r.Endpoint) {
 		return nil
 	}
 	// The endpoint's URL is the hook's, its own query included: that is the key.
@@ -34,10 +35,12 @@ func (p *Publisher) dressRequest(ctx context.Context, r *outbox.Request) error {
 	return nil
 }
 
-// render sends a call.status event as the application expects a status hook: the
-// call's fields, flat (jambonz's shape); other events get the outbox envelope.
-func render(ctx context.Context, ev outbox.Event, ep outbox.Endpoint) ([]byte, error) {
-	if ev.Type == EventType {
+// render sends what goes to a status hook endpoint (StatusEndpoint) as the
+// application expects a status hook: the call's fields, flat (jambonz's shape);
+// every other endpoint gets the outbox envelope, a call.status event an account
+// published to its own endpoint included.
+func (p *Publisher) render(ctx context.Context, ev outbox.Event, ep outbox.Endpoint) ([]byte, error) {
+	if p.StatusEndpoint(ctx, ep) {
 		return ev.Data, nil
 	}
 	return outbox.DefaultRenderer(ctx, ev, ep)

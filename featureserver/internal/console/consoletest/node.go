@@ -33,11 +33,12 @@ type Node struct {
 // and receivers. Stop it with Stop.
 func Start(dir string, log zerolog.Logger) (*Node, error) {
 	env := map[string]string{
-		featureserver.EnvListen:       "127.0.0.1:0",
-		featureserver.EnvDatabaseURL:  "sqlite:" + filepath.Join(dir, "node.db"),
-		featureserver.EnvAdminToken:   AdminToken,
-		featureserver.EnvEgressAllow:  "127.0.0.0/8",
-		featureserver.EnvDrainTimeout: "0",
+		featureserver.EnvListen:            "127.0.0.1:0",
+		featureserver.EnvDatabaseURL:       "sqlite:" + filepath.Join(dir, "node.db"),
+		featureserver.EnvAdminToken:        AdminToken,
+		featureserver.EnvEgressAllow:       "127.0.0.0/8",
+		featureserver.EnvOutboxEgressAllow: "127.0.0.0/8",
+		featureserver.EnvDrainTimeout:      "0",
 	}
 	cfg, err := featureserver.LoadConfig(func(k string) string { return env[k] }, nil)
 	if err != nil {

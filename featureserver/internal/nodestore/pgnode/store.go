@@ -136,3 +136,11 @@ func deleteRows(ctx context.Context, db interface {
 	}
 	return nil
 }
+
+// CheckWritable commits a write transaction that rewrites one row as it is (a
+// migration's record): it fails as the store's writes would on a server that
+// refuses writes (a read-only standby after a failover, a full disk) or is gone.
+func (s *Store) CheckWritable(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `UPDATE `+MigrationTable+` SET applied_at = applied_at WHERE version = (SELECT min(version) FROM `+MigrationTable+`)`)
+	return err
+}
