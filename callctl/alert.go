@@ -22,6 +22,9 @@ const (
 	// AlertWebhookConnectionFailure: the WebSocket could not be opened, or a
 	// mid-call drop could not be repaired within the reconnect budget.
 	AlertWebhookConnectionFailure AlertType = "webhook-connection-failure"
+	// AlertApplication: the application raised an alert itself (the alert verb),
+	// with its message as the detail.
+	AlertApplication AlertType = "application"
 )
 
 // Alert is one alert raised during a call.

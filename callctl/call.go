@@ -22,14 +22,14 @@ import (
 // application is the transport side of a call: an HTTP webhook app or a WebSocket
 // session. All methods run on the call's goroutine.
 type application interface {
-	// start asks the application for the call's first verbs. ok false means the
-	// call already ended (start called c.end).
-	start(ctx context.Context) (vs []verbs.Verb, ok bool)
-	// hook requests a hook of a verb. replace reports verbs that replace the
-	// remaining ones; ok false means the request failed (already alerted).
-	// typ is the WebSocket message type: verb:hook, or dial:confirm for a dial's
-	// confirm hook.
-	hook(ctx context.Context, typ string, h *verbs.Hook, payload map[string]any) (vs []verbs.Verb, replace bool, ok bool)
+	// start asks the application for the call's first verbs: its answer, which
+	// startVerbs judges. ok false means the call already ended (start called
+	// c.end).
+	start(ctx context.Context) (ans answer, ok bool)
+	// hook requests a hook of a verb and returns the application's answer; ok
+	// false means the request failed (already alerted). typ is the WebSocket message
+	// type: verb:hook, or dial:confirm for a dial's confirm hook.
+	hook(ctx context.Context, typ string, h *verbs.Hook, payload map[string]any) (ans answer, ok bool)
 	// notify sends a fire-and-forget notification (call:status), best effort.
 	notify(ctx context.Context, payload map[string]any)
 	// between runs between verbs: a WebSocket app's commands are applied here.
@@ -39,12 +39,25 @@ type application interface {
 	exhausted(ctx context.Context) (more bool, reason string)
 	// verbStatus reports a verb starting or finishing (config notifyEvents).
 	verbStatus(ctx context.Context, data map[string]any)
-	// finish releases the application at the end of the call.
+	// finish sends the final status notification and releases the application at
+	// the end of the call.
 	finish(ctx context.Context)
+	// release releases the application at the end of the call, when the status
+	// notifications go elsewhere (callRun.notifier).
+	release(ctx context.Context)
 	// listen waits up to d on the wall clock while media plays, handling what the
 	// application sends meanwhile (a WebSocket app's commands). It returns after d,
 	// after each message handled, or when ctx ends.
 	listen(ctx context.Context, d time.Duration) error
+	// message sends a fire-and-forget message (llm:event, tts:*, session:adulting,
+	// a dialed leg's call:status) with its hook, nil for none: a WebSocket app gets
+	// it on its socket; an HTTP app gets the hook requested, its answer ignored (a
+	// message without a hook goes nowhere).
+	message(ctx context.Context, typ string, h *verbs.Hook, data map[string]any)
+	// toolCall requests an llm verb's toolHook. An HTTP app's answer is the tool
+	// output (answered true); a WebSocket app answers later, with an llm:tool-output
+	// command.
+	toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (output json.RawMessage, answered bool)
 }
 
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent
@@ -55,8 +68,12 @@ type callRun struct {
 	start time.Time // on clock
 	info  CallInfo
 	app   application
+	// notifier, when set, is where the status notifications go instead of app: the
+	// application the call had when a handover moved it (keepNotifier).
+	notifier application
 
 	queue    []verbs.Verb // the verbs still to run
+	current  verbs.Verb   // the verb running, nil between verbs
 	answered bool
 	ended    bool
 	result   Result
@@ -64,6 +81,31 @@ type callRun struct {
 	gatherNext   int
 	dialNext     int
 	notifyEvents bool // config notifyEvents: verb:status messages to a WebSocket app
+
+	// ai is what listens to the caller in the background and the TTS stream.
+	ai voiceAI
+	// recognizer is the session's, once a config verb set it (speech.go).
+	recognizer recognizer
+	// llmNext counts the llm verbs run, llmTurns their turns; llmCurrent is the
+	// llm verb running.
+	llmNext, llmTurns int
+	llmCurrent        *llmRun
+	// generation counts the times the remaining verbs were replaced (a hook's or a
+	// command's verbs): a verb that holds the call ends when it moves.
+	generation int
+	// dialing is the dial whose legs are bridged, nil when none.
+	dialing *dialState
+	// callApp is the application the call started with (jambonz's
+	// application.call_hook, which a redirect does not change): where an adulted
+	// leg's session goes. legs are those sessions, running (adult.go).
+	callApp fragment.Target
+	legs    []*adultLeg
+	// adulting: this is a dialed leg's own session. upBefore is how long the leg
+	// was up before it adulted.
+	adulting bool
+	upBefore time.Duration
+	// farEnd counts the scripted queues, dequeues, conferences and bots used.
+	queueNext, dequeueNext, confNext, botNext int
 
 	// ctx is the call's own context: what is read while polling with a shorter one
 	// (see wsApp.receive) is handled on it.
@@ -137,16 +179,29 @@ func setUp(o *Options) (*callRun, error) {
 }
 
 func newCall(p *prepared) *callRun {
-	info := p.Call.WithDefaults()
+	info := p.Call
+	if info.Direction != "outbound" {
+		// The INVITE's headers name where the call came from (lib/session/call-info.js).
+		for k, v := range p.Script.SIPHeaders {
+			switch strings.ToLower(k) {
+			case "x-originating-carrier":
+				info.OriginatingSipTrunkName = v
+			case "x-forwarded-for":
+				info.OriginatingSipIP = v
+			}
+		}
+	}
+	info = info.WithDefaults()
 	var clock callClock = newSimulatedClock(p.Clock)
 	if p.RealTime {
 		clock = wallClock{}
 	}
 	c := &callRun{
-		opts:  p,
-		clock: clock,
-		start: clock.Now(),
-		info:  info,
+		opts:    p,
+		clock:   clock,
+		start:   clock.Now(),
+		info:    info,
+		callApp: p.app,
 	}
 	c.result.CallSid = info.CallSid
 	if nf := netfault.Config(p.Script.Network); nf.Active() {
@@ -158,6 +213,9 @@ func newCall(p *prepared) *callRun {
 func (c *callRun) run(ctx context.Context) {
 	c.ctx = ctx
 	c.recordStart()
+	for _, w := range c.opts.Compat {
+		c.compat(w.Rule, "%s", w.Detail)
+	}
 	c.recordNetwork()
 	c.recordStatus(StatusTrying)
 	if c.opts.app.Policy.Transport == fragment.WebSocket {
@@ -165,18 +223,82 @@ func (c *callRun) run(ctx context.Context) {
 	} else {
 		c.app = newHTTPApp(c)
 	}
-	vs, ok := c.app.start(ctx)
-	if ok {
-		c.queue = vs
-		c.execute(ctx)
+	if c.info.Direction != "outbound" || c.placeOutbound(ctx) {
+		if ans, ok := c.app.start(ctx); ok && !c.ended {
+			if vs, ok := c.startVerbs(ans); ok {
+				if c.info.Direction != "outbound" {
+					// trying, once the call has its verbs (lib/session/inbound-call-session.js).
+					c.statusApp().notify(ctx, c.info.fields())
+				}
+				c.queue = vs
+				c.execute(ctx)
+			}
+		}
 	}
-	c.app.finish(ctx)
+	c.finishApps(ctx)
 	c.result.Duration = c.elapsed()
-	// call.end is the call's last event, after the final notification and close.
+	// call.end is the call's last event, after the final notification and close;
+	// the sessions of its adulted legs follow it, each a call of its own.
 	c.recordEnd()
-	c.result.Timeline = c.timeline.all(c.info.CallSid)
+	c.joinLegs()
+	c.result.Timeline = c.timeline.all(c.result.CallSid)
 	c.timeline = timeline{}
 	c.decodePayloads()
+}
+
+// placeOutbound plays the outbound leg of a call a REST API created, as jambonz's
+// lib/http-routes/api/create-call.js sees it (docs/compatibility.md §7): trying; the
+// far end's 180 (ringing) or 183 with SDP (early-media), whose notification keeps
+// the sip_reason it had; then its answer (in-progress, 200), after which the call
+// hook is requested, or its final failure (busy for 486 and 603, no-answer for 487,
+// failed otherwise), which ends the call with no call hook. It reports whether the
+// call was answered.
+func (c *callRun) placeOutbound(ctx context.Context) bool {
+	a := c.opts.Script.Answer.withDefaults()
+	c.statusApp().notify(ctx, c.info.fields())
+	if c.ended {
+		return false
+	}
+	status, sip := StatusRinging, 180
+	if a.EarlyMedia {
+		status, sip = StatusEarlyMedia, 183
+	}
+	c.setStatus(ctx, status, sip, c.info.SipReason)
+	ring := a.After
+	if a.Status == StatusNoAnswer || ring >= c.opts.RingTimeout {
+		// Unanswered: jambonz cancels the INVITE at the request's timeout.
+		ring, a.Status, a.SIPStatus = c.opts.RingTimeout, StatusNoAnswer, 487
+	}
+	if !c.spend(ctx, ring) && !c.ended && ctx.Err() != nil {
+		c.endCanceled()
+	}
+	if c.ended {
+		return false
+	}
+	if a.Status == StatusCompleted {
+		c.answer(ctx)
+		return !c.ended
+	}
+	switch {
+	case a.SIPStatus == 486 || a.SIPStatus == 603:
+		a.Status = StatusBusy
+	case a.SIPStatus == 487:
+		a.Status = StatusNoAnswer
+	default:
+		a.Status = StatusFailed
+	}
+	c.end(a.Status, ReasonNotAnswered, a.SIPStatus)
+	return false
+}
+
+// finishApps sends the final status notification and releases the application,
+// and the one a handover kept for the notifications (notifier).
+func (c *callRun) finishApps(ctx context.Context) {
+	n := c.statusApp()
+	n.finish(ctx)
+	if c.app != n {
+		c.app.release(ctx)
+	}
 }
 
 // execute runs verbs until the call ends.
@@ -211,7 +333,9 @@ func (c *callRun) execute(ctx context.Context) {
 		c.result.Verbs = append(c.result.Verbs, v.Name())
 		c.recordVerb(KindVerbStart, v.Name())
 		c.reportVerb(ctx, v, "starting")
+		c.current = v
 		c.runVerb(ctx, v)
+		c.current = nil
 		c.recordVerb(KindVerbEnd, v.Name())
 		c.reportVerb(ctx, v, "finished")
 	}
@@ -221,7 +345,10 @@ func (c *callRun) reportVerb(ctx context.Context, v verbs.Verb, event string) {
 	if !c.notifyEvents {
 		return
 	}
-	data := map[string]any{"verb": v.Name(), "event": event}
+	// jambonz's call session reports the task's start and end with its name
+	// (lib/session/call-session.js _notifyTaskStatus); the verbs' own events carry
+	// verb instead.
+	data := map[string]any{"name": v.Name(), "event": event}
 	if id := v.ID(); id != "" {
 		data["id"] = id
 	}
@@ -303,11 +430,11 @@ func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
 // record appends an event stamped with the call's clock.
 func (c *callRun) record(e Event) {
 	e.At = c.elapsed()
-	e.CallSid = c.info.CallSid
+	e.CallSid = c.result.CallSid // the call's, also while a dialed leg's confirm verbs run
 	if e.Kind == KindHookAttempt || e.Kind == KindMsgSent {
 		c.requests++
 	}
-	c.timeline.add(e, c.info.CallSid)
+	c.timeline.add(e, c.result.CallSid)
 	if c.opts.OnEvent != nil {
 		c.opts.OnEvent(e)
 	}
@@ -354,7 +481,7 @@ func (c *callRun) setStatus(ctx context.Context, s Status, sip int, reason strin
 	c.info.CallStatus, c.info.SipStatus, c.info.SipReason = s, sip, reason
 	c.recordStatus(s)
 	if c.app != nil {
-		c.app.notify(ctx, c.info.fields())
+		c.statusApp().notify(ctx, c.info.fields())
 	}
 }
 
@@ -415,8 +542,21 @@ func (c *callRun) end(s Status, reason string, sip int) {
 	c.ended = true
 	c.queue = nil
 	if s == StatusCompleted {
-		d := int(c.elapsed().Round(time.Second) / time.Second)
+		up := c.elapsed()
+		if reason == ReasonCallerHangup {
+			// An adulted leg's far end hanging up: jambonz counts from the leg's
+			// answer (place-outdial.js); its own hangups from the adulting
+			// (call-session.js wrapDialog).
+			up += c.upBefore
+		}
+		d := int(up.Round(time.Second) / time.Second)
 		c.info.Duration = &d
+		// Who ended the dialog: the caller's BYE, or jambonz destroying it
+		// (lib/session/call-session.js wrapDialog, inbound-call-session.js _hangup).
+		c.info.CallTerminationBy = "jambonz"
+	}
+	if reason == ReasonCallerHangup {
+		c.info.CallTerminationBy = "caller" // a BYE, or the caller's CANCEL (_onCancel)
 	}
 	if sip != c.info.SipStatus {
 		c.info.SipReason = sipReason(sip)

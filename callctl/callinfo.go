@@ -28,23 +28,37 @@ func (s Status) Final() bool {
 // CallInfo is the call's description sent with every hook and WebSocket message
 // (docs/call-control.md §8). Keys are snake_case except customerData.
 type CallInfo struct {
-	CallSid        string         `json:"call_sid"`
-	Direction      string         `json:"direction"`
-	From           string         `json:"from"`
-	To             string         `json:"to"`
-	CallID         string         `json:"call_id"`
-	SbcCallID      string         `json:"sbc_callid"`
-	SipStatus      int            `json:"sip_status"`
-	SipReason      string         `json:"sip_reason"`
-	CallStatus     Status         `json:"call_status"`
-	CallerID       string         `json:"caller_id"`
-	AccountSid     string         `json:"account_sid"`
-	TraceID        string         `json:"trace_id"`
-	ApplicationSid string         `json:"application_sid,omitempty"`
-	FsSipAddress   string         `json:"fs_sip_address"`
-	ParentCallSid  string         `json:"parent_call_sid,omitempty"`
-	Duration       *int           `json:"duration,omitempty"` // seconds, once completed
-	CustomerData   map[string]any `json:"customerData,omitempty"`
+	CallSid        string `json:"call_sid"`
+	Direction      string `json:"direction"`
+	From           string `json:"from"`
+	To             string `json:"to"`
+	CallID         string `json:"call_id"`
+	SbcCallID      string `json:"sbc_callid"`
+	SipStatus      int    `json:"sip_status"`
+	SipReason      string `json:"sip_reason"`
+	CallStatus     Status `json:"call_status"`
+	CallerID       string `json:"caller_id,omitempty"` // only a dialed leg has one in jambonz
+	AccountSid     string `json:"account_sid"`
+	TraceID        string `json:"trace_id"`
+	ApplicationSid string `json:"application_sid,omitempty"`
+	FsSipAddress   string `json:"fs_sip_address"`
+	ParentCallSid  string `json:"parent_call_sid,omitempty"`
+	// OriginatingSipIP and OriginatingSipTrunkName are where an inbound call came
+	// from (the INVITE's X-Forwarded-For and X-Originating-Carrier).
+	OriginatingSipIP        string `json:"originating_sip_ip,omitempty"`
+	OriginatingSipTrunkName string `json:"originating_sip_trunk_name,omitempty"`
+	// CallerName is the display name of the INVITE's From; only the inbound call
+	// hook carries it (caller_name).
+	CallerName string `json:"-"`
+	// CallTerminationBy says who ended the call: "caller" (a BYE or a CANCEL) or
+	// "jambonz" (the node hung up), once it ended.
+	CallTerminationBy string         `json:"call_termination_by,omitempty"`
+	Duration          *int           `json:"duration,omitempty"` // seconds, once completed
+	CustomerData      map[string]any `json:"customerData,omitempty"`
+	// EnvVars are the application's environment variables (env_vars): the call
+	// hook (or session:new) carries them, as jambonz sends an application's, and no
+	// later hook does. Options.Application.EnvVars, when set, wins.
+	EnvVars map[string]any `json:"env_vars,omitempty"`
 }
 
 // Fields returns the call info as a fresh map, as every hook and status notification
@@ -55,7 +69,8 @@ func (ci *CallInfo) Fields() map[string]any { return ci.fields() }
 // WithDefaults returns the call info a call of ci runs with (what Run does with
 // Options.Call): the identifiers generated when empty (CallSid, CallID, SbcCallID,
 // TraceID), AccountSid set to a placeholder when empty, From and To defaulted,
-// CallerID From, Direction inbound unless it is outbound, an inbound call's
+// Direction inbound unless it is outbound, an inbound call's OriginatingSipIP set to
+// a documentation address (192.0.2.1) when empty, an inbound call's
 // ApplicationSid set to a placeholder when empty (an outbound call's stays as
 // given), the status trying (SIP 100).
 func (ci CallInfo) WithDefaults() CallInfo {
@@ -81,7 +96,9 @@ func (ci CallInfo) WithDefaults() CallInfo {
 	}
 	fill(&info.From, defaultFrom)
 	fill(&info.To, defaultTo)
-	fill(&info.CallerID, info.From)
+	if info.Direction == "inbound" {
+		fill(&info.OriginatingSipIP, "192.0.2.1")
+	}
 	fill(&info.FsSipAddress, "127.0.0.1:5070")
 	info.CallStatus = StatusTrying
 	info.SipStatus = 100
@@ -100,7 +117,6 @@ func (ci *CallInfo) fields() map[string]any {
 		"sip_status":     ci.SipStatus,
 		"sip_reason":     ci.SipReason,
 		"call_status":    string(ci.CallStatus),
-		"caller_id":      ci.CallerID,
 		"account_sid":    ci.AccountSid,
 		"trace_id":       ci.TraceID,
 		"fs_sip_address": ci.FsSipAddress,
@@ -108,8 +124,20 @@ func (ci *CallInfo) fields() map[string]any {
 	if ci.ApplicationSid != "" {
 		m["application_sid"] = ci.ApplicationSid // none: an outbound call with an inline call_hook
 	}
+	if ci.CallerID != "" {
+		m["caller_id"] = ci.CallerID
+	}
 	if ci.ParentCallSid != "" {
 		m["parent_call_sid"] = ci.ParentCallSid
+	}
+	if ci.OriginatingSipIP != "" {
+		m["originating_sip_ip"] = ci.OriginatingSipIP
+	}
+	if ci.OriginatingSipTrunkName != "" {
+		m["originating_sip_trunk_name"] = ci.OriginatingSipTrunkName
+	}
+	if ci.CallTerminationBy != "" {
+		m["call_termination_by"] = ci.CallTerminationBy
 	}
 	if ci.Duration != nil {
 		m["duration"] = *ci.Duration

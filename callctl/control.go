@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -37,6 +38,16 @@ type Control struct {
 	// Mute mutes (true) or unmutes (false) the caller. Media is simulated, so this
 	// only changes the call's muted state, which is logged.
 	Mute *bool
+	// Update names another field of jambonz's live call control (whisper,
+	// listen_status, record ...): media the call simulates, so it is recorded, and
+	// a whisper outside a dial or listen is warned as jambonz ignores it.
+	Update string
+	// ChildCallHook moves the dialed leg of a dial in progress to another application
+	// (jambonz's child_call_hook): its URL is requested as session:redirect with the
+	// leg's call info, the leg leaves the call with the verbs it returns
+	// (session:adulting) and the dial ends. Without a dial in progress nothing
+	// happens, as in jambonz.
+	ChildCallHook string
 	// StatusHook, with Redirect, is the status hook from then on, once the
 	// redirect took effect: its URL resolves against the new application's (an
 	// HTTP application's status hook, Options.StatusHookURL). Default: the call
@@ -54,13 +65,13 @@ type StatusHook struct {
 // Validate checks a Control before it is sent to a call.
 func (ctl Control) Validate() error {
 	set := 0
-	for _, given := range []bool{ctl.Redirect != "", ctl.Hangup, ctl.Mute != nil} {
+	for _, given := range []bool{ctl.Redirect != "", ctl.Hangup, ctl.Mute != nil, ctl.Update != "", ctl.ChildCallHook != ""} {
 		if given {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute", ErrInvalidOptions)
+		return fmt.Errorf("%w: a control sets exactly one of Redirect, Hangup, Mute, Update, ChildCallHook", ErrInvalidOptions)
 	}
 	if ctl.StatusHook != nil && ctl.Redirect == "" {
 		return fmt.Errorf("%w: a control's StatusHook goes with Redirect", ErrInvalidOptions)
@@ -149,11 +160,42 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 	case ctl.Mute != nil:
 		c.muted = *ctl.Mute
 		c.log(zerolog.InfoLevel).Bool("muted", c.muted).Msg("mute changed by live call control")
+	case ctl.Update == "whisper":
+		c.whisper()
+	case ctl.Update != "":
+		c.log(zerolog.InfoLevel).Str("update", ctl.Update).Msg("live call control (media is simulated)")
 	case ctl.Redirect != "":
-		if c.redirect(ctx, ctl.Redirect) && ctl.StatusHook != nil {
-			c.moveStatusHook(*ctl.StatusHook)
+		if ctl.StatusHook != nil {
+			// jambonz checks that call_status_hook comes with call_hook, then never
+			// reads it (lib/session/call-session.js updateCall, _lccCallHook).
+			c.compat(CompatIgnoredProperty, "call_status_hook of live call control: jambonz ignores it; status notifications keep going where they went")
 		}
+		c.redirect(ctx, ctl.Redirect)
+	case ctl.ChildCallHook != "":
+		c.childCallHook(ctx, ctl.ChildCallHook)
 	}
+}
+
+// childCallHook moves the dialed leg to another application (call-session.js
+// _lccCallHook with child_call_hook): the hook is requested on the call's own
+// application as session:redirect with the leg's call info, and the verbs it returns
+// run in the leg's own session (adult.go), while the dial ends (its actionHook
+// follows, dial.go).
+func (c *callRun) childCallHook(ctx context.Context, url string) {
+	d := c.dialing
+	if d == nil || d.adulted {
+		c.log(zerolog.InfoLevel).Msg("child_call_hook while no dial is bridged: jambonz ignores it")
+		return
+	}
+	vs, _, ok := c.hookVerbs(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: url}, d.leg.fields())
+	if !ok || c.ended {
+		return
+	}
+	d.adulted = true
+	now := c.elapsed()
+	c.adult(ctx, *d.leg, vs, d.out.Callee, max(d.end-now, 0), now-d.answered)
+	c.log(zerolog.InfoLevel).Int("verbs", len(vs)).Msg("the dialed leg left the call for a session of its own with the child_call_hook's verbs")
+	c.cut = true
 }
 
 // moveStatusHook sends the call's status notifications to h from now on; a URL
@@ -169,19 +211,20 @@ func (c *callRun) moveStatusHook(h StatusHook) {
 	c.opts.StatusNotifier = h.Notifier
 }
 
-// redirect moves the call to another application, as jambonz's live call control
-// does: an http(s) URL is requested like a call hook and its verbs replace the
-// remaining ones. A WebSocket application asked to move within itself (a relative
-// URL, or a ws(s) URL of its own scheme and host) gets session:redirect on the session
-// it has, with the URL as its hook and the call's details as its data, and the ack's
-// verbs replace the remaining ones. Any other ws(s) URL opens a new WebSocket session
-// there (session:new) whose verbs replace them. Either way later relative hooks
-// resolve against the new application and use its transport; a WebSocket session
-// being left is closed with 1000. When the new application cannot be reached, or
-// session:redirect is not acked, the failure is alerted and the call goes on with
-// the application and verbs it had; a new WebSocket that cannot be opened fails the
-// call, as an initial connection would (docs/call-control.md §6). It reports
-// whether the call moved.
+// redirect moves the call to another application as jambonz's live call control
+// does (lib/session/call-session.js _lccCallHook; docs/compatibility.md §6), for a
+// node's API and the redirect command's call_hook. A WebSocket application gets
+// session:redirect on its session for any ws(s) or relative URL, whatever its host,
+// with the URL as given as its hook; an absolute http(s) URL is requested as a
+// webhook and the call's application becomes HTTP there (the WebSocket is closed with
+// 1000, and, as in jambonz, no status notification follows). An HTTP application
+// requests the URL (relative ones against its own) and keeps its base; a ws(s) URL
+// opens a new WebSocket application there (session:new), its status notifications
+// staying with the status hook. A non-empty array of verbs in the answer replaces the
+// remaining verbs, an empty one clears them; no verbs stop the verb playing and leave
+// the rest. When the application cannot be reached, the failure is alerted and the
+// call goes on; a new WebSocket that cannot be opened fails the call, as an initial
+// connection would (docs/call-control.md §6). It reports whether the call moved.
 func (c *callRun) redirect(ctx context.Context, raw string) bool {
 	t, err := fragment.Resolve(c.opts.app, raw)
 	if err == nil && t.Policy.Transport == fragment.HTTP && c.opts.Hooks == nil {
@@ -191,29 +234,41 @@ func (c *callRun) redirect(ctx context.Context, raw string) bool {
 		c.alert(AlertWebhookFailure, fragment.Redact(raw), fmt.Sprintf("redirect: %v", err))
 		return false
 	}
-	if ws, isWS := c.app.(*wsApp); isWS && !ws.s.Ended() && !c.otherApp(t) {
-		// The application keeps its session: it learns of the move from the message,
-		// as from jambonz, and not from a new connection (hook drops the fragment).
-		vs, _, ok := ws.hook(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields())
-		if ok {
-			c.queue = vs
+	var ans answer
+	var ok bool
+	switch app := c.app.(type) {
+	case *wsApp:
+		if t.Policy.Transport == fragment.WebSocket || !isAbsolute(raw) {
+			if app.s.Ended() {
+				c.alert(AlertWebhookFailure, fragment.Redact(raw), "redirect: the application closed its WebSocket: jambonz sends nothing more on it")
+				return false
+			}
+			ans, ok = app.hook(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields())
+			break
 		}
-		return ok // when not ok, hook alerted (unless the call ended meanwhile)
-	}
-	old := c.app
-	var vs []verbs.Verb
-	if t.Policy.Transport == fragment.HTTP {
-		var ok bool
-		if vs, _, ok = (&httpApp{c: c}).hook(ctx, "redirect", &verbs.Hook{URL: raw}, c.info.fields()); !ok {
+		if ans, ok = (&httpApp{c: c}).hook(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields()); !ok {
 			return false // alerted; the call goes on with the application it had
 		}
+		// The WebSocket requestor closes and hands over to an HTTP one; the
+		// notifier was that requestor, now closed (lib/utils/ws-requestor.js).
+		c.keepNotifier(app)
+		app.s.Close(1000, "call redirected")
+		if h := c.opts.statusURL; h == nil || h.Policy.Transport != fragment.HTTP {
+			c.compat(CompatStatusToOldApp, "the call moved from a WebSocket application to the HTTP application %s: jambonz sends no more call status notifications (they went over the WebSocket, now closed)", t.Clean())
+		}
 		c.opts.app, c.app = t, newHTTPApp(c)
-	} else {
+	case *httpApp:
+		if t.Policy.Transport == fragment.HTTP {
+			// Requested where it points; the application's base stays (no handover).
+			if ans, ok = app.hook(ctx, wssession.MsgSessionRedirect, &verbs.Hook{URL: raw}, c.info.fields()); !ok {
+				return false
+			}
+			break
+		}
 		oldTarget := c.opts.app
 		c.opts.app = t
 		next := newWSApp(c)
-		var ok bool
-		if vs, ok = next.start(ctx); !ok {
+		if ans, ok = next.start(ctx); !ok {
 			// start alerted and ended the call: jambonz fails a call whose
 			// WebSocket cannot be opened.
 			if !c.ended {
@@ -221,26 +276,59 @@ func (c *callRun) redirect(ctx context.Context, raw string) bool {
 			}
 			return false
 		}
+		c.keepNotifier(app)
 		c.app = next
 	}
-	if ws, isWS := old.(*wsApp); isWS && ws != c.app {
-		ws.s.Close(1000, "call redirected")
+	if !ok {
+		return false // when not ok, hook alerted (unless the call ended meanwhile)
 	}
-	c.queue = vs
+	switch {
+	case ans.isArray():
+		c.queue = ans.verbs
+	case ans.err != nil:
+		c.compat(CompatInvalidCommand, "redirect: %s answered verbs that do not validate (%v): jambonz ignores them and changes nothing", ans.url, ans.err)
+	case ans.notArray != "":
+		c.compat(CompatActionHookNotVerbs, "redirect: %s answered %s: jambonz reads no verbs from it; it stops the verb playing and keeps the rest", ans.url, ans.notArray)
+	}
 	return true
 }
 
-// movesToAnotherApp reports whether a redirect verb's hook names another application:
-// an absolute URL whose scheme or host differs from the current application's.
-func (c *callRun) movesToAnotherApp(h *verbs.Hook) bool {
-	if h == nil {
-		return false
+// whisper applies a whisper (live call control or the command): jambonz plays it to
+// a dial's or a listen's parties and ignores it otherwise (_lccWhisper).
+func (c *callRun) whisper() {
+	if c.current != nil && (c.current.Name() == "dial" || c.current.Name() == "listen") {
+		c.log(zerolog.InfoLevel).Msg("whisper to the parties of the " + c.current.Name() + " (media is simulated)")
+		return
 	}
-	t, err := fragment.Resolve(c.opts.app, h.URL)
-	if err != nil {
-		return false
+	c.compat(CompatCommandWithoutEffect, "whisper: jambonz whispers only while a dial or listen is in progress, and ignores it otherwise")
+}
+
+// keepNotifier keeps app as where the call's status notifications go, when the call
+// moves to another application: jambonz's notifier is the application's first
+// requestor (lib/middleware.js), which a handover does not change.
+func (c *callRun) keepNotifier(app application) {
+	if c.notifier == nil {
+		c.notifier = app
 	}
-	return c.otherApp(t)
+}
+
+// statusApp is where the call's status notifications go: its first application, or
+// the one a handover kept (keepNotifier).
+func (c *callRun) statusApp() application {
+	if c.notifier != nil {
+		return c.notifier
+	}
+	return c.app
+}
+
+// isAbsolute reports whether raw is an absolute URL of a scheme jambonz requests.
+func isAbsolute(raw string) bool {
+	for _, p := range []string{"http://", "https://", "ws://", "wss://"} {
+		if len(raw) >= len(p) && strings.EqualFold(raw[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }
 
 // otherApp reports whether t is another application than the current one: its scheme

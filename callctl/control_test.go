@@ -134,17 +134,47 @@ func TestControlRedirectSwitchesTransport(t *testing.T) {
 	}
 }
 
-// A redirect to a WebSocket URL opens a new session there.
+// An HTTP application redirected to a WebSocket URL opens a new session there
+// (jambonz's HTTP requestor switches to a WebSocket and sends session:new); its
+// status notifications stay with the status hook.
 func TestControlRedirectToWebSocket(t *testing.T) {
 	next := sessionApp(t, func(msgid string) []string {
 		return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"new app"},{"verb":"hangup"}]}`, msgid)}
 	})
-	o := baseOptions(t, idleWSApp(t))
-	o.IdleLimit = 20 * time.Second
+	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"say","text":"hello"},{"verb":"pause","length":30}]`)
+	}), false)
+	o := baseOptions(t, app+"/call")
 	r := controlled(t, o, callctl.Control{Redirect: next + "/other"})
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if !slices.Equal(r.Verbs, []string{"say", "say", "hangup"}) || strings.Count(strings.Join(kinds(r), ","), "session:new") != 2 {
+	if !slices.Equal(r.Verbs, []string{"say", "say", "hangup"}) || strings.Count(strings.Join(kinds(r), ","), "session:new") != 1 ||
+		slices.Contains(kinds(r), "msg.sent call:status") {
 		t.Errorf("verbs %v timeline %v", r.Verbs, kinds(r))
+	}
+}
+
+// A WebSocket application redirected to a ws(s) URL, even another host's, gets
+// session:redirect on its own session with that URL as the hook, as jambonz's
+// WebSocket requestor sends any hook that is not http(s).
+func TestControlRedirectWSAppToWebSocketURL(t *testing.T) {
+	var redirected atomic.Value
+	app := serve(t, testkit.JambonzWSApp(func(msgType, msgID string) []string {
+		switch msgType {
+		case "session:new":
+			return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"say","text":"hello"}]}`, msgID)}
+		case "session:redirect":
+			redirected.Store(true)
+			return []string{fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"hangup"}]}`, msgID)}
+		}
+		return nil
+	}), true)
+	o := baseOptions(t, app)
+	o.IdleLimit = 20 * time.Second
+	r := controlled(t, o, callctl.Control{Redirect: "ws://other.example.com/next"})
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if redirected.Load() == nil || !slices.Contains(r.Hooks, "ws://other.example.com/next") || len(kinds(r, callctl.KindWSOpen)) != 1 {
+		t.Errorf("hooks %v timeline %v", r.Hooks, kinds(r))
 	}
 }
 
@@ -211,15 +241,16 @@ func TestRedirectCommandWithCallHook(t *testing.T) {
 	}), false)
 	app := sessionApp(t, func(msgid string) []string {
 		return []string{
-			fmt.Sprintf(`{"type":"ack","msgid":%q}`, msgid),
-			fmt.Sprintf(`{"type":"command","command":"redirect","data":{"url":%q}}`, web+"/moved"),
+			fmt.Sprintf(`{"type":"ack","msgid":%q,"data":[{"verb":"answer"}]}`, msgid),
+			fmt.Sprintf(`{"type":"command","command":"redirect","data":{"call_hook":%q}}`, web+"/moved"),
 		}
 	})
 	o := baseOptions(t, app)
 	o.IdleLimit = 20 * time.Second
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if !slices.Equal(r.Verbs, []string{"say", "hangup"}) || !slices.Contains(r.Hooks, "/moved") {
+	// The command comes right after the ack: before or after the answer verb ran.
+	if v := r.Verbs; len(v) < 2 || !slices.Equal(v[len(v)-2:], []string{"say", "hangup"}) || !slices.Contains(r.Hooks, "/moved") {
 		t.Errorf("verbs %v hooks %v", r.Verbs, r.Hooks)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,8 +21,8 @@ const (
 	KindWSOpen      Kind = "ws.open"      // URL
 	KindWSClose     Kind = "ws.close"     // Code (1006 when the connection ended without a close frame)
 	KindWSReconnect Kind = "ws.reconnect" // Attempt
-	KindMsgSent     Kind = "msg.sent"     // Type, MsgID
-	KindMsgRecv     Kind = "msg.recv"     // Type, MsgID
+	KindMsgSent     Kind = "msg.sent"     // Type, MsgID, Data (the payload of the message types of voice AI)
+	KindMsgRecv     Kind = "msg.recv"     // Type, MsgID, Command and Data of a command
 	KindVerbStart   Kind = "verb.start"   // Verb
 	KindVerbEnd     Kind = "verb.end"     // Verb
 	KindCallStatus  Kind = "call.status"  // Status
@@ -36,6 +37,14 @@ const (
 	// Jitter, "slow-app" with Delay); then one per connection attempt refused or reset
 	// ("refuse", "reset"), with the URL and Attempt of its hook.attempt, just before it.
 	KindFault Kind = "fault"
+	// KindCompat: the call did what jambonz does where that would silently hurt the
+	// application (a command before the session:new ack lost, a tag command ignored
+	// ...): Rule names the behaviour, Detail what happened (compat.go).
+	KindCompat Kind = "compat"
+	// KindSpoken: the agent spoke to the caller (Value): a say verb's text ("say"),
+	// streamed tokens once the stream spoke them ("tokens"), an LLM's turn ("llm"), a
+	// bot's reply ("bot"); Input names the source.
+	KindSpoken Kind = "agent.spoke"
 )
 
 // Event is one line of a call's timeline. Which fields are meaningful depends on Kind
@@ -60,6 +69,11 @@ type Event struct {
 
 	Type  string // msg.sent, msg.recv
 	MsgID string // msg.sent, msg.recv
+	// Command names a received command; Data is the JSON payload of a command, and
+	// of a sent message of the voice-AI and dialed-leg types (llm:*, tts:*,
+	// session:adulting, call:status of a dialed leg), at most maxEventData bytes.
+	Command string
+	Data    string
 
 	Verb string // verb.start, verb.end
 
@@ -68,10 +82,12 @@ type Event struct {
 	SIPStatus int    // call.end
 
 	AlertType AlertType // alert
-	Detail    string    // alert
+	Detail    string    // alert, compat
 
-	Input string // caller.input: "digits" or "speech"
-	Value string // caller.input: the digits or the words
+	Rule CompatRule // compat
+
+	Input string // caller.input: "digits" or "speech"; agent.spoke: the source
+	Value string // caller.input: the digits or the words; agent.spoke: the text
 
 	Fault  string        // fault: latency, slow-app, refuse or reset (also URL, Attempt, Delay)
 	Jitter time.Duration // fault: the latency's jitter
@@ -121,6 +137,16 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case KindMsgSent, KindMsgRecv:
 		str("type", e.Type)
 		str("msgid", e.MsgID)
+		if e.Command != "" {
+			str("command", e.Command)
+		}
+		if e.Data != "" {
+			b.WriteString(`,"data":`)
+			b.WriteString(e.Data)
+		}
+	case KindSpoken:
+		str("source", e.Input)
+		str("text", e.Value)
 	case KindVerbStart, KindVerbEnd:
 		str("verb", e.Verb)
 	case KindCallStatus:
@@ -139,6 +165,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		str("fault", e.Fault)
 		delayedAttempt()
 		num("jitter_ms", e.Jitter.Milliseconds())
+	case KindCompat:
+		str("rule", string(e.Rule))
+		str("detail", e.Detail)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -165,9 +194,11 @@ func (e Event) String() string {
 	case KindWSReconnect:
 		what = fmt.Sprintf("reconnect attempt %d", e.Attempt)
 	case KindMsgSent:
-		what = "→ " + e.Type + msgIDSuffix(e.MsgID)
+		what = "→ " + e.Type + msgIDSuffix(e.MsgID) + dataSuffix(e.Data)
 	case KindMsgRecv:
-		what = "← " + e.Type + msgIDSuffix(e.MsgID)
+		what = "← " + strings.TrimSpace(e.Type+" "+e.Command) + msgIDSuffix(e.MsgID) + dataSuffix(e.Data)
+	case KindSpoken:
+		what = fmt.Sprintf("the agent says %q (%s)", e.Value, e.Input)
 	case KindVerbStart, KindVerbEnd:
 		what = e.Verb
 	case KindCallStatus:
@@ -185,6 +216,8 @@ func (e Event) String() string {
 		default:
 			what = fmt.Sprintf("%s: connection of attempt %d to %s", map[string]string{"refuse": "refused", "reset": "reset"}[e.Fault], e.Attempt, e.URL)
 		}
+	case KindCompat:
+		what = string(e.Rule) + ": " + e.Detail
 	case KindCallerInput:
 		if e.Input == "speech" {
 			what = fmt.Sprintf("the caller says %q", e.Value)
@@ -193,6 +226,43 @@ func (e Event) String() string {
 		}
 	}
 	return fmt.Sprintf("%9.3fs  %-12s  %s", e.At.Seconds(), e.Kind, what)
+}
+
+// maxEventData bounds the payload a msg event keeps (Event.Data); a longer one is
+// kept as its first bytes in a JSON string, marked cut.
+const maxEventData = 4096
+
+// eventData is the Data of a msg event for payload v.
+func eventData(v any) string {
+	var b []byte
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case json.RawMessage:
+		b = x
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return ""
+		}
+	}
+	if len(b) > maxEventData {
+		cut, _ := json.Marshal(map[string]string{"cut": string(b[:maxEventData])})
+		return string(cut)
+	}
+	return string(b)
+}
+
+// dataSuffix shows a message's payload in a timeline line, shortened.
+func dataSuffix(data string) string {
+	const show = 160
+	if data == "" {
+		return ""
+	}
+	if len(data) > show {
+		data = data[:show] + "…"
+	}
+	return " " + data
 }
 
 func msgIDSuffix(id string) string {

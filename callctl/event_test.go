@@ -33,6 +33,7 @@ func TestEventJSON(t *testing.T) {
 		{callctl.Event{Kind: callctl.KindAlert, AlertType: callctl.AlertWebhookFailure, Detail: `say "hi"`}, `"type":"webhook-failure","detail":"say \"hi\""`},
 		{callctl.Event{Kind: callctl.KindCallEnd, Status: "failed", Reason: "call-hook-failed", SIPStatus: 480}, `"status":"failed","reason":"call-hook-failed","sip_status":480`},
 		{callctl.Event{Kind: callctl.KindCallerInput, Input: "speech", Value: "sales please"}, `"input":"speech","value":"sales please"`},
+		{callctl.Event{Kind: callctl.KindCompat, Rule: callctl.CompatTagCommand, Detail: "jambonz ignores it"}, `"rule":"tag-command","detail":"jambonz ignores it"`},
 	} {
 		tc.e.At, tc.e.CallSid = at, "CA1"
 		b, err := json.Marshal(tc.e)

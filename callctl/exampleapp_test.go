@@ -25,14 +25,15 @@ func TestHTTPAppIVR(t *testing.T) {
 	for _, rq := range app.Requests() {
 		paths = append(paths, rq.Path)
 	}
-	if want := []string{"/call", "/status", "/gather", "/status"}; !slices.Equal(paths, want) {
+	// trying, in-progress, completed (jambonz notifies trying once the call has its verbs).
+	if want := []string{"/call", "/status", "/status", "/gather", "/status"}; !slices.Equal(paths, want) {
 		t.Fatalf("requests %v, want %v", paths, want)
 	}
-	g := app.Requests()[2].Payload
+	g := app.Requests()[3].Payload
 	if g["reason"] != "dtmfDetected" || g["digits"] != "1" || g["call_sid"] != r.CallSid {
 		t.Fatalf("gather payload %v", g)
 	}
-	if last := app.Requests()[3].Payload; last["call_status"] != "completed" || last["duration"] == nil {
+	if last := app.Requests()[4].Payload; last["call_status"] != "completed" || last["duration"] == nil {
 		t.Fatalf("final status payload %v", last)
 	}
 	// say(23 chars) + gather prompt + 2 s input + say + pause 1 s + say: simulated,
@@ -50,7 +51,7 @@ func TestWSAppIVR(t *testing.T) {
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	got := kinds(r, callctl.KindMsgSent, callctl.KindMsgRecv, callctl.KindWSOpen, callctl.KindWSClose)
-	want := []string{"ws.open", "msg.sent session:new", "msg.recv ack", "msg.sent call:status",
+	want := []string{"ws.open", "msg.sent session:new", "msg.recv ack", "msg.sent call:status", "msg.sent call:status",
 		"msg.sent verb:hook", "msg.recv ack", "msg.sent call:status", "ws.close 1000"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("messages\n%v\nwant\n%v", got, want)
@@ -69,7 +70,7 @@ func TestWSAppAcksSessionRedirect(t *testing.T) {
 	o.Control = ctl
 	sent := false
 	o.OnEvent = func(e callctl.Event) {
-		if e.Kind == callctl.KindMsgRecv && !sent { // session:new's empty ack: the call waits
+		if e.Kind == callctl.KindMsgRecv && !sent { // session:new's ack
 			sent = true
 			ctl <- callctl.Control{Redirect: "/ws"}
 		}
@@ -77,7 +78,7 @@ func TestWSAppAcksSessionRedirect(t *testing.T) {
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	got := kinds(r, callctl.KindMsgSent, callctl.KindWSOpen)
-	want := []string{"ws.open", "msg.sent session:new", "msg.sent session:redirect", "msg.sent call:status",
+	want := []string{"ws.open", "msg.sent session:new", "msg.sent call:status", "msg.sent session:redirect", "msg.sent call:status",
 		"msg.sent verb:hook", "msg.sent call:status"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("messages\n%v\nwant\n%v", got, want)

@@ -2,6 +2,7 @@ package callctl
 
 import (
 	"context"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"strings"
 	"time"
 
@@ -13,12 +14,22 @@ import (
 
 // runVerb executes one verb with simulated media.
 func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
+	if names, source := verbs.Ignored(v); names != nil {
+		c.compat(CompatIgnoredProperty, "%s %s: jambonz never reads %s (%s): it has no effect there",
+			v.Name(), propertyWord(len(names)), strings.Join(names, ", "), source)
+	}
 	switch v := v.(type) {
 	case *verbs.Say:
-		c.answer(ctx)
-		c.spend(ctx, sayDuration(v))
+		if v.Stream || c.ai.autoStream {
+			c.streamingSay(ctx, v)
+			return
+		}
+		c.answerUnless(ctx, v.EarlyMedia)
+		if c.spend(ctx, sayDuration(v)) {
+			c.recordSpoken("say", strings.Join(v.Text, " "))
+		}
 	case *verbs.Play:
-		c.answer(ctx)
+		c.answerUnless(ctx, v.EarlyMedia)
 		d := playDuration(v)
 		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
@@ -33,30 +44,23 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Dial:
 		c.dial(ctx, v)
 	case *verbs.Redirect:
-		if c.movesToAnotherApp(v.ActionHook) {
-			// An absolute URL on another host (or transport) is another application,
-			// as in jambonz: the call moves there and later relative hooks follow.
-			c.redirect(ctx, v.ActionHook.URL)
-			return
-		}
-		// Over a WebSocket the hook goes as session:redirect, as jambonz sends it
-		// (docs/call-control.md §4); over HTTP the type is not sent.
-		c.actionHookAs(ctx, wssession.MsgSessionRedirect, v.ActionHook, nil)
+		c.redirectVerb(ctx, v)
 	case *verbs.Hangup:
 		c.hangup(ReasonAppHangup)
 	case *verbs.Answer:
 		c.answer(ctx)
 	case *verbs.Alert:
-		if !c.answered {
-			c.info.SipStatus, c.info.SipReason = 180, "Ringing"
-			c.record(Event{Kind: KindCallStatus, Status: string(StatusRinging)})
-		}
+		// jambonz raises an application alert on the account with the verb's
+		// message (lib/tasks/alert.js); the call's state does not change.
+		c.alert(AlertApplication, "", v.Message)
 	case *verbs.SipDecline:
 		c.decline(v)
 	case *verbs.Tag:
 		// jambonz replaces customerData with the tag's data; later hooks carry it.
 		c.info.CustomerData = v.Data
 	case *verbs.Config:
+		c.setRecognizer(v.Recognizer)
+		c.configure(ctx, v)
 		c.notifyEvents = c.notifyEvents || v.NotifyEvents
 		for _, r := range v.Reset {
 			if r == "notifyEvents" {
@@ -72,22 +76,19 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Conference:
 		c.conference(ctx, v)
 	case *verbs.Enqueue:
-		c.answer(ctx)
-		if v.WaitHook != nil {
-			c.sideHook(ctx, v.WaitHook, map[string]any{"queue_position": 0, "queue_size": 1, "queue_time": 0})
-		}
-		if c.spend(ctx, defaultDialDuration) {
-			c.actionHook(ctx, v.ActionHook, map[string]any{
-				"queue_sid": v.QueueName, "queue_result": "leave", "queue_time": int(defaultDialDuration / time.Second),
-			})
-		}
+		c.enqueue(ctx, v)
 	case *verbs.Dequeue:
-		wait := seconds(v.Timeout)
-		if c.spend(ctx, wait) {
-			c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "timeout"})
-		}
+		c.dequeue(ctx, v)
+	case *verbs.Dialogflow:
+		c.bot(ctx, v.Name(), v.ActionHook, v.EventHook)
+	case *verbs.Lex:
+		c.bot(ctx, v.Name(), v.ActionHook, v.EventHook)
+	case *verbs.Rasa:
+		c.bot(ctx, v.Name(), v.ActionHook, v.EventHook)
+	case *verbs.RestDial:
+		c.restDial(ctx, v)
 	case *verbs.Listen:
-		c.answer(ctx)
+		c.answerUnless(ctx, v.EarlyMedia)
 		d := defaultDialDuration
 		if v.MaxLength > 0 {
 			d = seconds(v.MaxLength)
@@ -96,10 +97,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 			c.actionHook(ctx, v.ActionHook, nil)
 		}
 	case *verbs.Llm:
-		c.answer(ctx)
-		if c.spend(ctx, defaultDialDuration) {
-			c.actionHook(ctx, v.ActionHook, map[string]any{"completion_reason": "normal conversation end"})
-		}
+		c.llm(ctx, v)
 	case *verbs.Message:
 		c.actionHook(ctx, v.ActionHook, map[string]any{"message_sid": newUUID(), "message_status": "success"})
 	case *verbs.SipRefer:
@@ -107,14 +105,20 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.SipRequest:
 		c.actionHook(ctx, v.ActionHook, map[string]any{"result": "success", "sip_status": 200, "sip_reason": "OK"})
 	case *verbs.Transcribe:
-		// Transcription runs in the background of later verbs: with no audio there
-		// is nothing to report, so nothing happens.
-		c.answer(ctx)
+		c.transcribe(ctx, v)
 	case *verbs.Dub, *verbs.Leave:
 		// No audio, no queue or conference to leave: nothing to simulate.
 	default:
 		c.log(zerolog.WarnLevel).Str("verb", v.Name()).Msg("verb not simulated")
 	}
+}
+
+// propertyWord is "property" or "properties" for n of them.
+func propertyWord(n int) string {
+	if n == 1 {
+		return "property"
+	}
+	return "properties"
 }
 
 // actionHook requests a verb's action hook; verbs it returns replace the remaining
@@ -123,17 +127,111 @@ func (c *callRun) actionHook(ctx context.Context, h *verbs.Hook, extra map[strin
 	return c.actionHookAs(ctx, wssession.MsgVerbHook, h, extra)
 }
 
-// actionHookAs is actionHook with the WebSocket message type to send it as.
+// actionHookAs is actionHook with the WebSocket message type to send it as. The
+// payload carries verb_id when the verb has an id, as jambonz's performAction adds it.
 func (c *callRun) actionHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) (ok bool) {
 	if h == nil || c.ended || c.cut {
 		return true
 	}
-	vs, replace, ok := c.app.hook(ctx, typ, h, c.payload(extra))
-	if ok && replace {
-		c.queue = vs
+	payload := c.payload(extra)
+	if c.current != nil && c.current.ID() != "" {
+		payload["verb_id"] = c.current.ID()
+	}
+	ans, ok := c.app.hook(ctx, typ, h, payload)
+	if ok {
+		c.takeAnswer(ctx, c.current, ans)
 	}
 	c.checkDeadline()
 	return ok
+}
+
+// redirectVerb runs the redirect verb as jambonz's lib/tasks/redirect.js does
+// (docs/compatibility.md §6). Its hook goes as session:redirect over a WebSocket.
+// An absolute URL in a WebSocket application hands the call to a new requestor
+// there: a ws(s) URL opens a new WebSocket whose first message is session:redirect,
+// an http(s) one is requested as a webhook and the call's application becomes HTTP;
+// either way the old socket stays open and keeps getting call:status, as jambonz's
+// notifier does. In an HTTP application an absolute URL of another scheme or host
+// moves the call's base there (a ws(s) URL opens a WebSocket with session:new). A
+// statusHook moves an HTTP application's status notifications.
+func (c *callRun) redirectVerb(ctx context.Context, v *verbs.Redirect) {
+	h := v.ActionHook
+	if url := hookURL(v.StatusHook); url != "" {
+		if _, isWS := c.statusApp().(*wsApp); isWS {
+			c.compat(CompatIgnoredProperty, "redirect statusHook in a WebSocket application: jambonz opens a new WebSocket there for the call's status notifications only; Switchboard keeps sending them on the application's socket")
+		} else {
+			c.moveStatusHook(StatusHook{URL: url})
+		}
+	}
+	payload := c.payload(nil)
+	if id := v.ID(); id != "" {
+		payload["verb_id"] = id
+	}
+	var ans answer
+	var ok bool
+	t, err := fragment.Resolve(c.opts.app, h.URL)
+	switch app := c.app.(type) {
+	case *wsApp:
+		if !isAbsolute(h.URL) || err != nil {
+			ans, ok = app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		c.keepNotifier(app)
+		c.compat(CompatStatusToOldApp, "the redirect verb moved the call to %s: jambonz keeps sending call:status to the application it left, whose socket stays open until the call ends", t.Clean())
+		c.opts.app = t
+		if t.Policy.Transport == fragment.HTTP {
+			c.app = newHTTPApp(c)
+			ans, ok = c.app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		next := newWSApp(c)
+		c.app = next
+		hook, _, _ := strings.Cut(h.URL, "#")
+		ans, ok = next.first(ctx, wssession.MsgSessionRedirect, hook, payload)
+	case *httpApp:
+		if !isAbsolute(h.URL) || err != nil || !c.otherApp(t) {
+			ans, ok = app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		c.opts.app = t
+		if t.Policy.Transport == fragment.HTTP {
+			c.app = newHTTPApp(c)
+			ans, ok = c.app.hook(ctx, wssession.MsgSessionRedirect, h, payload)
+			break
+		}
+		// An HTTP requestor given a ws(s) URL switches to a WebSocket and sends
+		// session:new there (lib/utils/http-requestor.js); the status hook stays.
+		c.keepNotifier(app)
+		next := newWSApp(c)
+		c.app = next
+		ans, ok = next.first(ctx, wssession.MsgSessionNew, "", payload)
+	}
+	if c.ended {
+		return
+	}
+	if !ok || ans.err != nil {
+		// The redirect task throws, and jambonz's call session stops running tasks:
+		// the call ends (lib/session/call-session.js exec).
+		if ans.err != nil {
+			c.alert(AlertInvalidAppPayload, ans.url, "actionHook returned invalid verb syntax: "+ans.err.Error())
+		}
+		c.hangup(ReasonRedirectFailed)
+		return
+	}
+	c.takeAnswer(ctx, v, ans)
+	c.checkDeadline()
+}
+
+// hookURL is the URL of a hook given as a string or an object with a url.
+func hookURL(h any) string {
+	switch h := h.(type) {
+	case string:
+		return h
+	case map[string]any:
+		url, _ := h["url"].(string)
+		return url
+	}
+	return ""
 }
 
 // sideHook requests a hook whose verbs do not change the call's course (wait,
@@ -143,11 +241,29 @@ func (c *callRun) sideHook(ctx context.Context, h *verbs.Hook, extra map[string]
 	return c.sideHookAs(ctx, wssession.MsgVerbHook, h, extra)
 }
 
+// unreadHook requests a hook whose answer jambonz's code never reads (what names it):
+// its requestor's promise is only caught, so verbs answered there, valid or not, run
+// nowhere and raise no alert; a compat warning says so.
+func (c *callRun) unreadHook(ctx context.Context, h *verbs.Hook, payload map[string]any, what string) {
+	if h == nil || c.ended || c.cut {
+		return
+	}
+	ans, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, payload)
+	if ok && (len(ans.verbs) > 0 || ans.err != nil) {
+		c.compat(CompatAnswerIgnored, "%s %s answered verbs: jambonz never reads that hook's answer, and runs none of them", what, ans.url)
+	}
+	c.checkDeadline()
+}
+
 func (c *callRun) sideHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) bool {
 	if h == nil || c.ended || c.cut {
 		return true
 	}
-	_, _, ok := c.app.hook(ctx, typ, h, c.payload(extra))
+	ans, ok := c.app.hook(ctx, typ, h, c.payload(extra))
+	if ok && ans.err != nil {
+		c.alert(AlertInvalidAppPayload, ans.url, "hook returned invalid verb syntax: "+ans.err.Error())
+		ok = false
+	}
 	c.checkDeadline()
 	return ok
 }
@@ -168,157 +284,131 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	c.gatherNext++
 	wantsSpeech := contains(g.Input, "speech")
 	wantsDigits := len(g.Input) == 0 || contains(g.Input, "digits")
-	var result map[string]any
-	switch {
-	case in.Digits != "" && wantsDigits:
-		result = map[string]any{"reason": "dtmfDetected", "digits": in.Digits}
-	case in.Speech != "" && wantsSpeech:
-		result = map[string]any{"reason": "speechDetected", "speech": map[string]any{
-			"language_code": "en-US", "is_final": true,
-			"alternatives": []any{map[string]any{"transcript": in.Speech, "confidence": 0.92}},
-		}}
-	}
-	if result == nil {
-		wait := defaultGatherWait
-		if g.Timeout > 0 {
-			wait = seconds(g.Timeout)
-		}
-		if !c.spend(ctx, prompt+wait) {
-			return
-		}
-		c.actionHook(ctx, g.ActionHook, map[string]any{"reason": "timeout"})
-		return
-	}
 	after := in.After
 	if after == 0 {
 		after = defaultInputDelay
 	}
-	if !c.spend(ctx, prompt+after) {
-		return
-	}
-	if result["reason"] == "speechDetected" {
-		c.recordInput("speech", in.Speech)
-	} else {
-		c.recordInput("digits", in.Digits)
-	}
-	if result["reason"] == "speechDetected" && g.PartialResultHook != nil {
-		partial := strings.Fields(in.Speech)
-		if len(partial) > 1 {
-			c.sideHook(ctx, g.PartialResultHook, map[string]any{"speech": map[string]any{
-				"language_code": "en-US", "is_final": false,
-				"alternatives": []any{map[string]any{"transcript": partial[0], "confidence": 0.5}},
-			}})
-		}
-	}
-	c.actionHook(ctx, g.ActionHook, result)
-}
-
-func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
-	var out DialOutcome
-	if c.dialNext < len(c.opts.Script.Dials) {
-		out = c.opts.Script.Dials[c.dialNext]
-	}
-	c.dialNext++
-	out = out.withDefaults()
-	if !d.AnswerOnBridge {
-		c.answer(ctx)
-	}
-	// An answer (or a busy/failed reply) comes after defaultDialRing, or the dial's
-	// timeout if that is shorter; a no-answer rings the whole timeout (jambonz's
-	// default 60 s).
-	timeout := defaultDialTimeout
-	if d.Timeout > 0 {
-		timeout = seconds(d.Timeout)
-	}
-	ring := min(defaultDialRing, timeout)
-	if out.Status == StatusNoAnswer {
-		ring = timeout
-	}
-	if !c.spend(ctx, ring) {
-		return
-	}
-	dialSid := newUUID()
-	if out.Status == StatusCompleted {
-		if h := dialConfirmHook(d); h != nil {
-			// The called party hears the confirm hook's verbs before the bridge;
-			// a failed hook ends the dial (docs/call-control.md §6).
-			if !c.sideHookAs(ctx, wssession.MsgDialConfirm, h, map[string]any{"dial_call_sid": dialSid, "parent_call_sid": c.info.CallSid}) {
-				out = DialOutcome{Status: StatusFailed, SIPStatus: 500}
-			}
-		}
-	}
-	duration := time.Duration(0)
-	if out.Status == StatusCompleted && !c.ended {
-		c.answer(ctx)
-		duration = out.Duration
-		if d.TimeLimit > 0 && seconds(d.TimeLimit) < duration {
-			duration = seconds(d.TimeLimit)
-		}
-		if !c.spend(ctx, duration) {
+	if in.Speech != "" && wantsSpeech {
+		rec := c.recognizerFor(g.Recognizer)
+		if !c.spend(ctx, prompt+after) {
 			return
 		}
-	}
-	if c.ended {
+		c.recordInput("speech", in.Speech)
+		if g.PartialResultHook != nil {
+			if partial := strings.Fields(in.Speech); len(partial) > 1 {
+				// gather.js _onTranscription: an interim result goes to the
+				// partialResultHook, whose answer jambonz never reads.
+				c.unreadHook(ctx, g.PartialResultHook, c.payload(map[string]any{
+					"speech": speechEvent(rec, partial[0], false, 0.5)}), "the gather's partialResultHook")
+			}
+		}
+		c.gatherAction(ctx, g, map[string]any{"reason": "speechDetected", "speech": speechEvent(rec, in.Speech, true, 0.92)})
 		return
 	}
-	c.actionHook(ctx, d.ActionHook, map[string]any{
-		"dial_call_sid": dialSid, "dial_call_status": string(out.Status), "dial_sip_status": out.SIPStatus,
-		"duration": int(duration / time.Second), "dial_sbc_callid": newUUID(),
-	})
-}
-
-func dialConfirmHook(d *verbs.Dial) *verbs.Hook {
-	if d.ConfirmHook != nil {
-		return d.ConfirmHook
+	keys := ""
+	if wantsDigits {
+		keys = in.Digits
 	}
-	for _, t := range d.Target {
-		if t.ConfirmHook != nil {
-			return t.ConfirmHook
-		}
-	}
-	return nil
-}
-
-func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
-	c.answer(ctx)
-	c.sideHook(ctx, v.EnterHook, nil)
-	if !v.StartConferenceOnEnter {
-		c.sideHook(ctx, v.WaitHook, nil)
-	}
-	event := func(name string) {
-		if contains(v.StatusEvents, name) {
-			c.sideHook(ctx, v.StatusHook, map[string]any{"event": name, "conference_sid": v.ConferenceName, "friendly_name": v.ConferenceName})
-		}
-	}
-	event("join")
-	if !c.spend(ctx, defaultDialDuration) {
+	out := collectDigits(g, keys, after, in.keyInterval())
+	if !c.spend(ctx, prompt+out.at) {
 		return
 	}
-	event("leave")
-	c.actionHook(ctx, v.ActionHook, map[string]any{"conference_sid": v.ConferenceName, "friendly_name": v.ConferenceName})
+	if out.keyed != "" {
+		c.recordInput("digits", out.keyed)
+		if !out.digits {
+			c.compat(CompatGatherDigitsLost, "the caller keyed %s but the gather (no numDigits, maxDigits or finishOnKey reached, no minDigits) timed out: jambonz reports reason timeout without the digits", out.keyed)
+		}
+	}
+	if !out.digits {
+		c.gatherAction(ctx, g, map[string]any{"reason": "timeout"})
+		return
+	}
+	c.gatherAction(ctx, g, map[string]any{"reason": "dtmfDetected", "digits": out.buffer})
 }
 
+// gatherOutcome is how a gather of digits ends (collectDigits): at, after the prompt;
+// with the digits collected (reason dtmfDetected) or a timeout; keyed is what the
+// caller keyed until then, the finishOnKey among it.
+type gatherOutcome struct {
+	at     time.Duration
+	digits bool
+	buffer string
+	keyed  string
+}
+
+// forever stands for a gather that never ends on its own (timeout 0, no digit rule
+// met): the call's deadline ends it.
+const forever = time.Duration(1<<63 - 1)
+
+// collectDigits plays jambonz's digit collection (lib/tasks/gather.js _onDtmf,
+// _startTimer) against the caller's keys, keyed from first after the prompt, then one
+// every interval. The timeout (default 15 s, 0 none) runs from the prompt's end.
+// finishOnKey ends the gather with the digits before it, which it does not join;
+// numDigits or maxDigits digits end it at once. interDigitTimeout is started by a key
+// only once minDigits digits were keyed, and then replaces the timeout: with no
+// minDigits it never starts, as in jambonz. When the timeout passes, the gather
+// reports the digits if minDigits were keyed, else a timeout (with no digits).
+func collectDigits(g *verbs.Gather, keys string, first, interval time.Duration) gatherOutcome {
+	timeout := 15 * time.Second
+	if g.Timeout != nil {
+		timeout = seconds(*g.Timeout)
+	}
+	deadline := forever // the timer running: the timeout, then the inter-digit one
+	if timeout > 0 {
+		deadline = timeout
+	}
+	var buffer, keyed string
+	enough := func() bool { return g.MinDigits > 0 && len(buffer) >= g.MinDigits }
+	onTimeout := func(at time.Duration, interDigit bool) gatherOutcome {
+		return gatherOutcome{at: at, digits: interDigit || enough(), buffer: buffer, keyed: keyed}
+	}
+	interDigit := false
+	for i, k := range keys {
+		at := first + time.Duration(i)*interval
+		if at >= deadline {
+			return onTimeout(deadline, interDigit)
+		}
+		keyed += string(k)
+		if string(k) == g.FinishOnKey {
+			return gatherOutcome{at: at, digits: true, buffer: buffer, keyed: keyed}
+		}
+		buffer += string(k)
+		if len(buffer) == g.NumDigits || len(buffer) == g.MaxDigits {
+			return gatherOutcome{at: at, digits: true, buffer: buffer, keyed: keyed}
+		}
+		if g.InterDigitTimeout > 0 && enough() {
+			deadline, interDigit = at+seconds(g.InterDigitTimeout), true
+		}
+	}
+	return onTimeout(deadline, interDigit)
+}
+
+// decline runs sip:decline as lib/tasks/sip_decline.js does: the INVITE is
+// rejected with the verb's status and reason, and the call is failed, whatever the
+// status; without a reason the call keeps the sip_reason it had. An answered call
+// cannot be rejected: the verb's precondition fails and jambonz skips it.
 func (c *callRun) decline(v *verbs.SipDecline) {
 	if c.answered {
-		// An answered call cannot be rejected any more: jambonz ignores the verb.
-		c.log(zerolog.WarnLevel).Int("status", v.Status).Msg("sip:decline on an answered call ignored")
+		c.log(zerolog.WarnLevel).Int("status", v.Status).Msg("sip:decline on an answered call skipped")
 		return
 	}
-	c.end(statusOfSIP(v.Status), ReasonDeclined, v.Status)
+	reason := c.info.SipReason
 	if v.Reason != "" {
-		c.info.SipReason = v.Reason // the application's own phrase
+		reason = v.Reason
 	}
+	c.end(StatusFailed, ReasonDeclined, v.Status)
+	c.info.SipReason = reason
 }
 
-// statusOfSIP maps the SIP status of a rejected call to the call status.
-func statusOfSIP(sip int) Status {
-	switch sip {
-	case 486, 600:
-		return StatusBusy
-	case 408, 480, 487:
-		return StatusNoAnswer
+// answerUnless answers the call unless the verb asks for early media: then it plays
+// before the answer, as jambonz sends 183 Session Progress (no status change) and
+// answers only when a verb without earlyMedia needs media; an HTTP call that ends
+// unanswered is then declined with 603 (lib/session/call-session.js
+// _evalEndpointPrecondition).
+func (c *callRun) answerUnless(ctx context.Context, earlyMedia bool) {
+	if !earlyMedia {
+		c.answer(ctx)
 	}
-	return StatusFailed
 }
 
 func sayDuration(s *verbs.Say) time.Duration {

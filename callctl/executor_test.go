@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,14 +17,14 @@ import (
 // gather: digits, speech and timeout give jambonz's actionHook payloads.
 func TestGatherPayloads(t *testing.T) {
 	doc := verbsReply(
-		map[string]any{"verb": "gather", "input": []string{"digits", "speech"}, "actionHook": "/g1", "timeout": 8},
+		map[string]any{"verb": "gather", "input": []string{"digits", "speech"}, "actionHook": "/g1", "timeout": 8, "finishOnKey": "#"},
 		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/g2"},
 		map[string]any{"verb": "gather", "actionHook": "/g3", "timeout": 8})
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": doc})
 	o := baseOptions(t, url+"/call")
 	o.Script.Gathers = []callctl.GatherInput{{Digits: "12#"}, {Speech: "talk to sales"}}
 	r := run(t, o)
-	if g := srv.last("/g1").payload; g["reason"] != "dtmfDetected" || g["digits"] != "12#" {
+	if g := srv.last("/g1").payload; g["reason"] != "dtmfDetected" || g["digits"] != "12" { // finishOnKey is not a digit
 		t.Fatalf("g1 %v", g)
 	}
 	g2 := srv.last("/g2").payload
@@ -74,11 +75,12 @@ func TestTagCustomerData(t *testing.T) {
 	}
 }
 
-// sip:decline rejects an unanswered call with its status.
+// sip:decline rejects an unanswered call with its status, as failed whatever the
+// status (lib/tasks/sip_decline.js).
 func TestSipDecline(t *testing.T) {
 	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(map[string]any{"verb": "sip:decline", "status": 486})})
 	r := run(t, baseOptions(t, url+"/call"))
-	wantEnd(t, r, callctl.StatusBusy, callctl.ReasonDeclined, 486)
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonDeclined, 486)
 }
 
 // A 30-minute call simulates in milliseconds (run gives it 30 s of real time); the
@@ -115,16 +117,18 @@ func TestEveryVerbRuns(t *testing.T) {
 		map[string]any{"verb": "dequeue", "name": "q", "actionHook": hook, "timeout": 3},
 		map[string]any{"verb": "leave"},
 		map[string]any{"verb": "stream", "url": "wss://example.com/audio", "actionHook": hook, "maxLength": 5},
-		map[string]any{"verb": "llm", "vendor": "openai", "llmOptions": map[string]any{}, "actionHook": hook},
+		map[string]any{"verb": "llm", "vendor": "ultravox", "auth": map[string]any{"apiKey": "k"}, "llmOptions": map[string]any{}, "actionHook": hook},
 		map[string]any{"verb": "message", "to": "+1555", "from": "+1666", "text": "hi", "actionHook": hook},
 		map[string]any{"verb": "sip:request", "method": "INFO", "actionHook": hook},
 		map[string]any{"verb": "sip:refer", "referTo": "sip:x@example.com", "actionHook": hook},
-		map[string]any{"verb": "transcribe", "transcriptionHook": hook},
 		map[string]any{"verb": "tag", "data": map[string]any{"a": 1}},
 		hangupVerb)})
-	r := run(t, baseOptions(t, url+"/call"))
+	o := baseOptions(t, url+"/call")
+	o.Script.Queues = []callctl.QueueOutcome{{DequeueAfter: 10 * time.Second}}
+	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-	if len(r.Verbs) != 18 || len(r.Alerts) != 0 {
+	// The alert verb raises its application alert, and only it.
+	if len(r.Verbs) != 17 || len(r.Alerts) != 1 || r.Alerts[0].Type != callctl.AlertApplication {
 		t.Fatalf("verbs %v alerts %v", r.Verbs, r.Alerts)
 	}
 	hooks := 0
@@ -154,7 +158,7 @@ func TestNotifyEventsVerbStatus(t *testing.T) {
 		}
 		t.Fatalf("verb:status %v", got)
 	}
-	if d := vs[1]["data"].(map[string]any); d["id"] != "greeting" || d["event"] != "starting" || d["verb"] != "say" {
+	if d := vs[1]["data"].(map[string]any); d["id"] != "greeting" || d["event"] != "starting" || d["name"] != "say" {
 		t.Fatalf("verb:status %v", d)
 	}
 }
@@ -232,5 +236,83 @@ func TestStoppedCallTakesItsCauseAndRaisesNoAlert(t *testing.T) {
 				t.Fatalf("last line %+v", last)
 			}
 		})
+	}
+}
+
+// Speech reaches the application as jambonz's normalizeTranscription reports it:
+// channel_tag 1, and vendor with the recognizer's name (the verb's, unless absent or
+// "default"; then the session's, which config sets; then the application's) and its
+// raw event. jambonz's public echo app says "provided by <vendor.name>".
+func TestSpeechNamesTheRecognizer(t *testing.T) {
+	doc := verbsReply(
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/app-default",
+			"recognizer": map[string]any{"vendor": "default", "language": "default"}},
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/own",
+			"recognizer": map[string]any{"vendor": "microsoft", "language": "de-DE"}},
+		map[string]any{"verb": "config", "recognizer": map[string]any{"vendor": "deepgram", "language": "fr-FR"}},
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/session"})
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": doc})
+	o := baseOptions(t, url+"/call")
+	o.Application.Recognizer = callctl.Speech{Vendor: "aws", Language: "en-GB"}
+	o.Script.Gathers = []callctl.GatherInput{{Speech: "one"}, {Speech: "two"}, {Speech: "three"}}
+	run(t, o)
+	for _, want := range []struct{ hook, vendor, language string }{
+		{"/app-default", "aws", "en-GB"}, {"/own", "microsoft", "de-DE"}, {"/session", "deepgram", "fr-FR"},
+	} {
+		sp, _ := srv.last(want.hook).payload["speech"].(map[string]any)
+		vendor, _ := sp["vendor"].(map[string]any)
+		evt, _ := vendor["evt"].(map[string]any)
+		if vendor["name"] != want.vendor || sp["language_code"] != want.language || sp["channel_tag"] != float64(1) ||
+			sp["is_final"] != true || evt["is_final"] != true {
+			t.Errorf("%s speech %v, want vendor %s, language %s", want.hook, sp, want.vendor, want.language)
+		}
+	}
+}
+
+// A dial's dtmfHook is a verb:hook whose answer jambonz never reads (dial.js
+// _onInfo): verbs answered there run nowhere, valid or not, with no alert; the
+// developer gets an answer-ignored warning. A plain "OK" (what express's
+// sendStatus(200) sends) is no warning at all.
+func TestDtmfHookAnswerIsIgnored(t *testing.T) {
+	dial := map[string]any{"verb": "dial", "dtmfCapture": []string{"*2", "*3"}, "dtmfHook": "/dtmf",
+		"target": []any{map[string]any{"type": "phone", "number": "+15550100"}}}
+	var n atomic.Int32
+	dtmf := func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte("OK"))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"say","txt":"not a say"}]`))
+	}
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(dial, map[string]any{"verb": "hangup"}), "/dtmf": dtmf})
+	o := baseOptions(t, url+"/call")
+	o.Script.Dials = []callctl.DialOutcome{{DialExtras: callctl.DialExtras{DTMF: []callctl.DialDTMF{
+		{Digits: "*2", Leg: "caller"}, {Digits: "*3", Leg: "caller"}}}}}
+	r := run(t, o)
+	if n := len(srv.all("/dtmf")); n != 2 {
+		t.Fatalf("%d dtmfHook requests, want 2", n)
+	}
+	var rules []callctl.CompatRule
+	for _, w := range r.Compat {
+		rules = append(rules, w.Rule)
+	}
+	if !slices.Equal(rules, []callctl.CompatRule{callctl.CompatAnswerIgnored}) || len(r.Alerts) != 0 || r.Reason != callctl.ReasonAppHangup {
+		t.Errorf("compat %v, alerts %v, reason %s; want one answer-ignored, no alert, the hangup verb", rules, r.Alerts, r.Reason)
+	}
+}
+
+// A verb property jambonz's task never reads (verbs.Ignored) is a compat warning
+// naming it and the task's file; the verb runs as jambonz runs it.
+func TestIgnoredVerbProperty(t *testing.T) {
+	doc := verbsReply(
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/g", "speechTimeout": 2, "timeout": 5},
+		map[string]any{"verb": "hangup"})
+	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": doc, "/g": statusReply(http.StatusNoContent)})
+	r := run(t, baseOptions(t, url+"/call"))
+	if len(r.Compat) != 1 || r.Compat[0].Rule != callctl.CompatIgnoredProperty ||
+		r.Compat[0].Detail != "gather property: jambonz never reads speechTimeout (lib/tasks/gather.js): it has no effect there" {
+		t.Errorf("compat %+v, want one ignored-property naming speechTimeout", r.Compat)
 	}
 }

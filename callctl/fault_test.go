@@ -19,7 +19,7 @@ func TestMidCallDropReconnects(t *testing.T) {
 			o := baseOptions(t, url+"/ws")
 			o.Script = callctl.Script{
 				Gathers: []callctl.GatherInput{{Digits: "2"}},
-				Faults:  []callctl.Fault{{AfterMessage: 5, CloseCode: code}},
+				Faults:  []callctl.Fault{{AfterMessage: 6, CloseCode: code}},
 			}
 			r := run(t, o)
 			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
@@ -28,7 +28,7 @@ func TestMidCallDropReconnects(t *testing.T) {
 				wantClose = 1006
 			}
 			got := kinds(r, callctl.KindMsgSent, callctl.KindMsgRecv, callctl.KindWSClose, callctl.KindWSReconnect)
-			want := []string{"msg.sent session:new", "msg.recv ack", "msg.sent call:status", "msg.sent verb:hook", "msg.recv ack",
+			want := []string{"msg.sent session:new", "msg.recv ack", "msg.sent call:status", "msg.sent call:status", "msg.sent verb:hook", "msg.recv ack",
 				"ws.close " + itoa(wantClose), "ws.reconnect", "msg.sent session:reconnect", "msg.recv ack",
 				"msg.sent call:status", "ws.close 1000"}
 			if !slices.Equal(got, want) {

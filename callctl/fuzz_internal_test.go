@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
@@ -14,27 +15,24 @@ import (
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
-// FuzzParseCommand feeds arbitrary WebSocket messages through DecodeAppMessage and,
-// for the commands it accepts, parseCommand (the command's data). Neither may panic;
-// every refusal wraps ErrInvalidMessage or verbs.ErrInvalidPayload; the same input
-// gives the same result; a redirect gives verbs or a call hook, never both, and a
-// call hook given as a string is taken exactly as written.
-func FuzzParseCommand(f *testing.F) {
+// FuzzParseRedirect feeds arbitrary WebSocket messages through DecodeAppMessage and,
+// for the redirect commands it accepts, parseRedirect (the command's data). Neither
+// may panic; every refusal wraps ErrInvalidMessage; the same input gives the same
+// result; a redirect gives one of verbs, a call hook, parent/child verbs, an error or
+// nothing, and a call hook given as a string is taken exactly as written.
+func FuzzParseRedirect(f *testing.F) {
 	testkit.AddSeeds[[]byte](f,
 		`{"type":"command","command":"redirect","data":[{"verb":"say","text":"x"}]}`,
 		`{"type":"command","command":"redirect","queueCommand":true,"data":[]}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":"/next"}}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":"https://app.example.com/x#rc=1"}}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":{"url":"/y","method":"GET"}}}`,
+		`{"type":"command","command":"redirect","data":{"parent_call":[{"hangup":{}}],"child_call":[]}}`,
 		`{"type":"command","command":"redirect","data":{"url":"/z"}}`,
 		`{"type":"command","command":"redirect","data":"/s"}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":""}}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":7}}`,
 		`{"type":"command","command":"call:status","data":"completed"}`,
-		`{"type":"command","command":"call:status","data":{"call_status":"no-answer"}}`,
-		`{"type":"command","command":"call:status","data":{"call_status":1}}`,
-		`{"type":"command","command":"tag","data":{"a":[1,{"b":null}]}}`,
-		`{"type":"command","command":"mute:status","data":"mute"}`,
 		`{"type":"ack","msgid":"1","data":[]}`,
 	)
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -45,49 +43,37 @@ func FuzzParseCommand(f *testing.F) {
 			}
 			return
 		}
-		if m.Type != wssession.MsgCommand {
+		if m.Type != wssession.MsgCommand || m.Command != "redirect" {
 			return
 		}
-		cmd, err := parseCommand(m)
-		again, err2 := parseCommand(m)
-		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(cmd, again) {
-			t.Fatalf("parseCommand is not deterministic: %v/%v, %#v/%#v", err, err2, cmd, again)
+		r, again := parseRedirect(m.Data), parseRedirect(m.Data)
+		if !reflect.DeepEqual(r, again) {
+			t.Fatalf("parseRedirect is not deterministic: %#v, %#v", r, again)
 		}
-		if err != nil {
-			if !errors.Is(err, wssession.ErrInvalidMessage) && !errors.Is(err, verbs.ErrInvalidPayload) {
-				t.Fatalf("parseCommand error %v wraps neither ErrInvalidMessage nor ErrInvalidPayload", err)
+		given := 0
+		for _, set := range []bool{r.verbs != nil, r.hook != "", r.parent != nil || r.child != nil, r.ignored} {
+			if set {
+				given++
 			}
-			return
 		}
-		switch m.Command {
-		case "redirect":
-			if cmd.hook != "" && cmd.verbs != nil {
-				t.Fatalf("redirect gave both verbs and a call hook: %#v", cmd)
-			}
-			if m.Data[0] != '[' && cmd.hook == "" {
-				t.Fatalf("redirect %s accepted without verbs or a call hook", m.Data)
-			}
-			var obj struct {
-				CallHook string `json:"call_hook"`
-				URL      string `json:"url"`
-			}
-			if json.Unmarshal(m.Data, &obj) == nil && obj.URL == "" && obj.CallHook != "" && cmd.hook != obj.CallHook {
-				t.Fatalf("call_hook %q read as %q", obj.CallHook, cmd.hook)
-			}
-		case "tag":
-			if cmd.tag == nil {
-				t.Fatalf("tag accepted without an object: %s", m.Data)
-			}
+		if given > 1 || (given == 0) == (r.err == nil) && m.Data[0] != '[' {
+			t.Fatalf("redirect %s read as %#v", m.Data, r)
+		}
+		var obj struct {
+			CallHook string `json:"call_hook"`
+		}
+		if json.Unmarshal(m.Data, &obj) == nil && obj.CallHook != "" && r.hook != obj.CallHook {
+			t.Fatalf("call_hook %q read as %q", obj.CallHook, r.hook)
 		}
 	})
 }
 
-// FuzzResponseVerbs feeds arbitrary answers (status, Content-Type, body) to the hook
-// response handling. It may not panic; an error wraps verbs.ErrInvalidPayload and,
-// for a body that is not JSON-typed, names the jambonz cause; a JSON-typed body
-// accepted is a valid verb array; a body of blanks or a 204 is no verbs; acceptVerbs
-// agrees with responseVerbs.
-func FuzzResponseVerbs(f *testing.F) {
+// FuzzResponseAnswer feeds arbitrary answers (status, Content-Type, body) to the
+// hook response handling. It may not panic; an answer is exactly one of verbs (a
+// JSON array whose verbs validate), an error (wrapping verbs.ErrInvalidPayload),
+// empty (a 204, blanks) or not an array (anything else, described); acceptVerbs
+// refuses only bodies typed JSON that do not parse, which are errors.
+func FuzzResponseAnswer(f *testing.F) {
 	for _, s := range []struct {
 		status int
 		ct     string
@@ -100,6 +86,7 @@ func FuzzResponseVerbs(f *testing.F) {
 		{200, "text/plain", `[{"verb":"say","text":"hi"}]`},
 		{200, "", "ok"},
 		{200, "application/json", "{}"},
+		{200, "application/json", "[{"},
 		{204, "text/html", "x"},
 		{200, "bogus;;", " "},
 		{200, "text/plain", "\xff\xfe"},
@@ -109,29 +96,62 @@ func FuzzResponseVerbs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, status int, ct string, body []byte) {
 		h := http.Header{}
 		h.Set("Content-Type", ct)
-		resp := &transport.HookResponse{Status: status, Header: h, Body: body}
-		vs, err := responseVerbs(resp)
-		if aerr := acceptVerbs(status, h, body); (aerr == nil) != (err == nil) {
-			t.Fatalf("acceptVerbs %v, responseVerbs %v", aerr, err)
-		}
-		if err != nil {
-			if !errors.Is(err, verbs.ErrInvalidPayload) {
-				t.Fatalf("error %v does not wrap ErrInvalidPayload", err)
+		ans := responseAnswer(&transport.HookResponse{Status: status, Header: h, Body: body})
+		kinds := 0
+		for _, set := range []bool{ans.isArray(), ans.err != nil, ans.empty, ans.notArray != ""} {
+			if set {
+				kinds++
 			}
-			if vs != nil {
-				t.Fatalf("verbs %v returned with error %v", vs, err)
-			}
-			return
 		}
-		if status == 204 || strings.TrimSpace(string(body)) == "" {
-			if vs != nil {
-				t.Fatalf("no-verbs answer gave verbs %v", vs)
-			}
-			return
+		if kinds != 1 {
+			t.Fatalf("answer %#v is not exactly one kind", ans)
 		}
-		// Anything else accepted was JSON verbs.
-		if _, derr := verbs.Decode(body); derr != nil {
-			t.Fatalf("accepted body %q that does not decode: %v", body, derr)
+		if ans.err != nil && !errors.Is(ans.err, verbs.ErrInvalidPayload) {
+			t.Fatalf("error %v does not wrap ErrInvalidPayload", ans.err)
+		}
+		if aerr := acceptVerbs(status, h, body); aerr != nil && ans.err == nil {
+			t.Fatalf("acceptVerbs refused %q (%v) but the answer is %#v", body, aerr, ans)
+		}
+		if (status == 204 || strings.TrimSpace(string(body)) == "") != ans.empty {
+			t.Fatalf("answer %#v to a %d with body %q", ans, status, body)
+		}
+		if ans.isArray() {
+			if _, derr := verbs.Decode(body); derr != nil {
+				t.Fatalf("accepted body %q that does not decode: %v", body, derr)
+			}
 		}
 	})
+}
+
+// jambonz's digit collection (lib/tasks/gather.js _onDtmf, _startTimer), key by key:
+// keys from 2 s after the prompt, one every 250 ms.
+func TestCollectDigits(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name   string
+		g      verbs.Gather
+		keys   string
+		digits bool
+		buffer string
+		at     time.Duration
+	}{
+		{"finishOnKey ends, not kept", verbs.Gather{FinishOnKey: "#"}, "42#", true, "42", 2500 * time.Millisecond},
+		{"finishOnKey first", verbs.Gather{FinishOnKey: "#"}, "#9", true, "", 2 * time.Second},
+		{"numDigits", verbs.Gather{NumDigits: 3}, "12345", true, "123", 2500 * time.Millisecond},
+		{"maxDigits", verbs.Gather{MaxDigits: 2}, "12345", true, "12", 2250 * time.Millisecond},
+		{"no rule: the default 15 s timeout, no digits", verbs.Gather{}, "12", false, "12", 15 * time.Second},
+		{"minDigits at the timeout", verbs.Gather{MinDigits: 2, Timeout: f(5)}, "12", true, "12", 5 * time.Second},
+		{"under minDigits at the timeout", verbs.Gather{MinDigits: 3, Timeout: f(5)}, "12", false, "12", 5 * time.Second},
+		{"interDigitTimeout after minDigits", verbs.Gather{MinDigits: 1, InterDigitTimeout: 1}, "123", true, "123", 3500 * time.Millisecond},
+		{"interDigitTimeout without minDigits never starts", verbs.Gather{InterDigitTimeout: 1, Timeout: f(4)}, "1", false, "1", 4 * time.Second},
+		{"keys after the timeout are not heard", verbs.Gather{NumDigits: 2, Timeout: f(2.1)}, "12", false, "1", 2100 * time.Millisecond},
+		{"timeout 0 waits forever", verbs.Gather{Timeout: f(0)}, "", false, "", forever},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := collectDigits(&tc.g, tc.keys, 2*time.Second, 250*time.Millisecond)
+			if out.digits != tc.digits || out.buffer != tc.buffer || out.at != tc.at {
+				t.Errorf("got %+v, want digits %v buffer %q at %v", out, tc.digits, tc.buffer, tc.at)
+			}
+		})
+	}
 }

@@ -74,6 +74,19 @@ func (h *httpServer) last(path string) recorded {
 	return recorded{}
 }
 
+// all returns the requests to path, in order.
+func (h *httpServer) all(path string) []recorded {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []recorded
+	for _, r := range h.requests {
+		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func verbsReply(vs ...map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -110,7 +123,8 @@ func TestHTTPCallHookFailureRejects(t *testing.T) {
 }
 
 // A call's final status carries the reason phrase of its final SIP status, not the
-// "Trying" of its start; a sip:decline's own reason wins.
+// "Trying" of its start; a sip:decline's own reason wins, and without one the call
+// keeps the reason it had, as jambonz's updateCallStatus does.
 func TestFinalStatusSIPReason(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -119,7 +133,7 @@ func TestFinalStatusSIPReason(t *testing.T) {
 		reason string
 	}{
 		{"call hook fails", statusReply(500), 480, "Temporarily Unavailable"},
-		{"declined", verbsReply(map[string]any{"verb": "sip:decline", "status": 486}), 486, "Busy Here"},
+		{"declined", verbsReply(map[string]any{"verb": "sip:decline", "status": 486}), 486, "Trying"},
 		{"declined with a reason", verbsReply(map[string]any{"verb": "sip:decline", "status": 603, "reason": "Gone fishing"}), 603, "Gone fishing"},
 		{"completed", verbsReply(map[string]any{"verb": "answer"}, hangupVerb), 200, "OK"},
 	} {
@@ -189,8 +203,12 @@ func TestHTTPOnlyAccepted200202204(t *testing.T) {
 	for _, code := range []int{200, 202, 204} {
 		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": statusReply(code)})
 		r := run(t, baseOptions(t, url+"/call"))
-		// No verbs: the HTTP call hangs up at once.
-		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonVerbsExhausted, 603)
+		// No verbs: jambonz rejects the call (lib/middleware.js: "malformed jambonz
+		// payload: must be array"), as for any call hook that gives none.
+		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonInvalidPayload, 480)
+		if !hasAlert(r, callctl.AlertInvalidAppPayload) {
+			t.Errorf("%d without verbs: no invalid-app-payload alert: %v", code, r.Alerts)
+		}
 	}
 }
 
@@ -221,7 +239,8 @@ func TestHTTPResponseBodies(t *testing.T) {
 		"text/plain":       {text, callctl.ReasonInvalidPayload, true},
 		"html":             {typed("text/html; charset=utf-8", "<html><body>It works!</body></html>"), callctl.ReasonInvalidPayload, true},
 		"no content type":  {typed("", "ok"), callctl.ReasonInvalidPayload, true},
-		"blank text":       {typed("text/plain", " \r\n"), callctl.ReasonVerbsExhausted, false},
+		"blank text":       {typed("text/plain", " \r\n"), callctl.ReasonInvalidPayload, true},
+		"empty array":      {typed("application/json", "[]"), callctl.ReasonInvalidPayload, true},
 		"invalid JSON":     {badJSON, callctl.ReasonInvalidPayload, true},
 		"unknown property": {unknownProp, callctl.ReasonInvalidPayload, true},
 	} {
@@ -298,16 +317,17 @@ func TestHTTPUnusableVerbsRetriedUnderAll(t *testing.T) {
 }
 
 // docs/call-control.md §3: headers (User-Agent jambonz, Basic auth, Jambonz-Signature)
-// and GET hooks carrying the call's fields as query parameters; the fragment is never
+// and GET hooks carrying nothing of the call, as jambonz's http-requestor.js sends
+// them (only the URL's own query; a get-hook-empty warning); the fragment is never
 // sent.
 func TestHTTPHeadersAndGET(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
-		"/call": verbsReply(map[string]any{"verb": "gather", "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
+		"/call": verbsReply(map[string]any{"verb": "gather", "numDigits": 1, "actionHook": map[string]any{"url": "/g?menu=main", "method": "GET"}}, hangupVerb),
 	})
 	o := baseOptions(t, url+"/call#rc=1")
 	o.Username, o.Password, o.Secret = "user", "pw", "sekrit"
 	o.Script.Gathers = []callctl.GatherInput{{Digits: "7"}}
-	run(t, o)
+	r := run(t, o)
 	call := srv.last("/call")
 	if ua := call.header.Get("User-Agent"); ua != "jambonz" {
 		t.Fatalf("User-Agent %q", ua)
@@ -319,8 +339,11 @@ func TestHTTPHeadersAndGET(t *testing.T) {
 		t.Fatalf("signature: %v", err)
 	}
 	g := srv.last("/g")
-	if g.method != "GET" || g.payload["digits"] != "7" || g.payload["call_sid"] == "" {
-		t.Fatalf("GET hook %+v", g)
+	if g.method != "GET" || len(g.payload) != 1 || g.payload["menu"] != "main" || len(g.body) != 0 {
+		t.Fatalf("GET hook %+v, want the URL's own query and nothing else", g)
+	}
+	if len(r.Compat) != 1 || r.Compat[0].Rule != callctl.CompatGetHookEmpty {
+		t.Errorf("compat %v, want one get-hook-empty", r.Compat)
 	}
 }
 
@@ -339,16 +362,20 @@ func TestHTTPActionHookFailureContinues(t *testing.T) {
 	if !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
 		t.Fatalf("verbs %v", r.Verbs)
 	}
-	if n := len(r.Alerts); n != 3 { // /g, and /status twice (in-progress, completed)
+	// /g, as a webhook failure and as the gather's invalid-app-payload; /status four
+	// times (trying, in-progress, the gather's error notification, completed).
+	if n := len(r.Alerts); n != 6 {
 		t.Fatalf("alerts %v", r.Alerts)
 	}
-	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/g", "/status"}) {
+	if got := srv.paths(); !slices.Equal(got, []string{"/call", "/status", "/status", "/g", "/status", "/status"}) {
 		t.Fatalf("requests %v", got)
 	}
 }
 
-// docs/call-control.md §6 row 2: a dial whose hook fails ends that dial (reported to its
-// actionHook as failed); the call continues.
+// docs/call-control.md §6 row 2: a dial whose confirm hook fails is declined, as
+// jambonz declines it (place-outdial.js _executeApp): the dial ends and its actionHook
+// reports the status the leg had, in-progress 200 without a duration; the leg gets no
+// completed status; the call continues.
 func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
 		"/call": verbsReply(map[string]any{"verb": "dial", "target": []any{map[string]any{"type": "phone", "number": "+15550001111"}},
@@ -358,7 +385,8 @@ func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	r := run(t, baseOptions(t, url+"/call"))
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	d := srv.last("/dialed").payload
-	if d["dial_call_status"] != "failed" || d["duration"] != float64(0) {
+	if d["dial_call_status"] != "in-progress" || d["dial_sip_status"] != float64(200) || d["duration"] != nil ||
+		d["dial_call_sid"] == nil {
 		t.Fatalf("dial action payload %v", d)
 	}
 	if !hasAlert(r, callctl.AlertWebhookFailure) {
@@ -395,7 +423,9 @@ func TestHTTPHookPolicyInheritance(t *testing.T) {
 		"/inherits": flaky, "/own": flaky,
 	})
 	r := run(t, baseOptions(t, url+"/call#rc=2&rp=5xx"))
-	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonAppHangup, 603)
+	// The second redirect's hook fails: the redirect task throws and jambonz stops
+	// the call's tasks (the hangup never runs).
+	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonRedirectFailed, 603)
 	mu.Lock()
 	defer mu.Unlock()
 	if count["/inherits"] != 2 || count["/own"] != 1 {
@@ -428,7 +458,7 @@ func TestHTTPStatusNotifier(t *testing.T) {
 	n := &collectStatus{}
 	o.StatusNotifier = n
 	run(t, o)
-	if !slices.Equal(n.statuses, []any{"in-progress", "completed"}) || n.hook != url+"/status" {
+	if !slices.Equal(n.statuses, []any{"trying", "in-progress", "completed"}) || n.hook != url+"/status" {
 		t.Fatalf("notified %v to %s", n.statuses, n.hook)
 	}
 	if slices.Contains(srv.paths(), "/status") {

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -26,39 +26,36 @@ type httpApp struct {
 func newHTTPApp(c *callRun) *httpApp { return &httpApp{c: c} }
 
 // start requests the call hook. When it fails the call is rejected with
-// WebhookErrorReturn (docs/call-control.md §6); when its verbs are invalid, too.
-func (a *httpApp) start(ctx context.Context) ([]verbs.Verb, bool) {
+// WebhookErrorReturn (docs/call-control.md §6); what its answer holds is judged by
+// the call (startWith).
+func (a *httpApp) start(ctx context.Context) (answer, bool) {
 	c := a.c
-	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.info.fields(), acceptVerbs)
+	resp, err := a.request(ctx, c.opts.app, c.opts.Method, c.opts.Username, c.opts.Password, c.callHookPayload(), acceptVerbs)
 	if err != nil && ctx.Err() != nil {
 		c.endCanceled() // stopped, not a hook failure: no alert
-		return nil, false
+		return answer{}, false
 	}
 	if err != nil && interrupted(err) {
 		// Cut short on the wall clock: the call ended (the caller hung up), or a
 		// redirect waits for execute to move the call.
-		return nil, !c.ended
+		return answer{}, !c.ended
 	}
 	if err != nil && !rejectedVerbs(err) {
 		c.alert(hookAlertType(err), c.opts.app.Clean(), c.failureDetail("call hook", c.opts.app.Clean(), err))
 		c.end(StatusFailed, ReasonCallHookFailed, c.opts.WebhookErrorReturn)
-		return nil, false
+		return answer{}, false
 	}
-	vs, err := responseVerbs(resp)
-	if err != nil {
-		c.alert(AlertInvalidAppPayload, c.opts.app.Clean(), fmt.Sprintf("call hook %s: %v", c.opts.app.Clean(), err))
-		c.end(StatusFailed, ReasonInvalidPayload, c.opts.WebhookErrorReturn)
-		return nil, false
-	}
-	return vs, true
+	ans := responseAnswer(resp)
+	ans.url = c.opts.app.Clean()
+	return ans, true
 }
 
-func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map[string]any) ([]verbs.Verb, bool, bool) {
+func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map[string]any) (answer, bool) {
 	c := a.c
 	t, err := fragment.Resolve(c.opts.app, h.URL)
 	if err != nil {
 		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
-		return nil, false, false
+		return answer{}, false
 	}
 	user, pass := h.Username, h.Password
 	if user == "" && t.URL.Host == c.opts.app.URL.Host {
@@ -73,14 +70,11 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 		if ctx.Err() == nil && !interrupted(err) {
 			c.alert(hookAlertType(err), t.Clean(), c.failureDetail("hook", t.Clean(), err))
 		}
-		return nil, false, false
+		return answer{}, false
 	}
-	vs, err := responseVerbs(resp)
-	if err != nil {
-		c.alert(AlertInvalidAppPayload, t.Clean(), fmt.Sprintf("hook %s: %v", t.Clean(), err))
-		return nil, false, false
-	}
-	return vs, len(vs) > 0, true
+	ans := responseAnswer(resp)
+	ans.url = t.Clean()
+	return ans, true
 }
 
 // request sends one hook with its retries, recording every attempt. accept, when
@@ -88,6 +82,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, pass string, payload map[string]any,
 	accept func(int, http.Header, []byte) error) (*transport.HookResponse, error) {
 	c := a.c
+	payload = c.getPayload(method, t, payload)
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	url := t.Clean()
@@ -122,11 +117,18 @@ func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, 
 	})
 }
 
-// acceptVerbs makes a successful answer whose verbs cannot be used an unparseable
-// response, which rp=all retries (docs/call-control.md §1).
+// acceptVerbs makes a successful answer whose JSON body does not parse an
+// unparseable response, which rp=all retries (docs/call-control.md §1), as jambonz's
+// HTTP requestor retries a body.json() that throws. What the JSON holds is judged
+// after the retries (responseAnswer), as jambonz judges it.
 func acceptVerbs(status int, header http.Header, body []byte) error {
-	_, err := responseVerbs(&transport.HookResponse{Status: status, Header: header, Body: body})
-	return err
+	if status == http.StatusNoContent || len(bytes.TrimSpace(body)) == 0 || !isJSONContent(header.Get("Content-Type")) {
+		return nil
+	}
+	if !json.Valid(body) {
+		return fmt.Errorf("%w: the body is not JSON", verbs.ErrInvalidPayload)
+	}
+	return nil
 }
 
 // rejectedVerbs reports whether a hook failed only because acceptVerbs rejected its
@@ -137,24 +139,57 @@ func rejectedVerbs(err error) bool {
 	return errors.As(err, &he) && he.Class == retry.Unparseable && errors.Is(he.Err, transport.ErrBodyRejected)
 }
 
-// responseVerbs decodes the verbs of a hook response: a JSON array when the
-// Content-Type is JSON; an empty body (or one of blanks only) or a 204 means no
-// verbs. A body of another type (an HTML page, a JSON array sent as text/plain) is
-// what jambonz reads as no application at all and alerts as "malformed jambonz
-// payload: must be array": an invalid payload here too, whose error names the cause.
-func responseVerbs(resp *transport.HookResponse) ([]verbs.Verb, error) {
-	if len(bytes.TrimSpace(resp.Body)) == 0 || resp.Status == 204 {
-		return nil, nil
-	}
+// answer is what an application answered a hook with, judged as jambonz judges it
+// (lib/utils/http-requestor.js, ws-requestor.js and the code that reads the answer):
+// verbs when it is a JSON array whose verbs validate; err when it does not parse or
+// its verbs do not validate; notArray, saying what it was, for anything else: no
+// body, a 204, a body that is not application/json, JSON that is not an array.
+type answer struct {
+	verbs []verbs.Verb
+	err   error
+	// empty: no verbs given, the usual way (a 204, no body, an ack without data).
+	// notArray says what was given instead of an array (an HTML page, JSON sent as
+	// text/plain, a JSON object): jambonz reads no verbs from it either.
+	empty    bool
+	notArray string
+	url      string // the hook answered, for alerts and warnings
+}
+
+// isArray reports whether the answer is a JSON array of valid verbs (maybe empty).
+func (a answer) isArray() bool { return a.err == nil && !a.empty && a.notArray == "" }
+
+// replaces reports whether the answer's verbs replace the remaining ones: a valid,
+// non-empty array, as jambonz's performAction takes it.
+func (a answer) replaces() bool { return a.isArray() && len(a.verbs) > 0 }
+
+// responseAnswer judges an HTTP answer. jambonz reads a body as JSON only when its
+// Content-Type includes application/json; anything else, a 204 and an empty body
+// are no application to it ("").
+func responseAnswer(resp *transport.HookResponse) answer {
 	ct := resp.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || !isJSONType(mt) {
-		return nil, notJSONVerbs(resp.Status, ct, resp.Body)
+	switch {
+	case resp.Status == http.StatusNoContent, len(bytes.TrimSpace(resp.Body)) == 0:
+		return answer{empty: true}
+	case !isJSONContent(ct):
+		return answer{notArray: notJSONVerbs(resp.Status, ct, resp.Body).Error()}
 	}
-	vs, err := verbs.Decode(resp.Body)
+	return dataAnswer(resp.Body)
+}
+
+// dataAnswer judges JSON: an HTTP body read as JSON, an ack's data.
+func dataAnswer(data []byte) answer {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return answer{empty: true}
+	}
+	if trimmed[0] != '[' && json.Valid(trimmed) {
+		return answer{notArray: "JSON " + bodyStart(trimmed)}
+	}
+	vs, err := verbs.Decode(trimmed)
 	if err != nil {
-		return nil, err
+		return answer{err: err}
 	}
-	return vs, nil
+	return answer{verbs: vs}
 }
 
 // notJSONVerbs says why a successful answer's body is not verbs: its type, the start
@@ -168,8 +203,7 @@ func notJSONVerbs(status int, contentType string, body []byte) error {
 	if json.Valid(body) {
 		hint = "; the body is JSON: send it with Content-Type: application/json"
 	}
-	return fmt.Errorf("%w: malformed jambonz payload: must be array (a %d answer with %s, body %s%s)",
-		verbs.ErrInvalidPayload, status, what, bodyStart(body), hint)
+	return fmt.Errorf("a %d answer with %s, body %s%s", status, what, bodyStart(body), hint)
 }
 
 // bodyStart quotes the first bytes of a body, for an alert.
@@ -185,8 +219,22 @@ func bodyStart(body []byte) string {
 	return strconv.Quote(string(body[:cut])) + "..."
 }
 
-func isJSONType(mt string) bool {
-	return mt == "application/json" || len(mt) > 5 && mt[len(mt)-5:] == "+json"
+// isJSONContent reports whether jambonz reads a body of this Content-Type as JSON:
+// when the header includes application/json (lib/utils/http-requestor.js).
+func isJSONContent(contentType string) bool {
+	return strings.Contains(contentType, "application/json")
+}
+
+// getPayload is what a hook of method to t carries of payload: all of it on a POST;
+// nothing on a GET, as jambonz's http-requestor.js sends neither a body nor a query
+// on a GET (only the URL's own query), which leaves the application knowing nothing
+// of the call: a compat warning, once per URL.
+func (c *callRun) getPayload(method string, t fragment.Target, payload map[string]any) map[string]any {
+	if !strings.EqualFold(method, http.MethodGet) {
+		return payload
+	}
+	c.compat(CompatGetHookEmpty, "%s is requested with GET: jambonz sends no payload on a GET, neither body nor query (only the URL's own query), so the application learns nothing of the call from it", t.Clean())
+	return nil
 }
 
 // notify sends a status notification to the status hook, if there is one. Its
@@ -196,7 +244,17 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 	if c.opts.statusURL == nil {
 		return
 	}
+	if c.opts.statusURL.Policy.Transport == fragment.WebSocket {
+		// jambonz opens a new WebSocket per status change and sends the status as
+		// session:new (lib/utils/http-requestor.js), which would start a new session
+		// in every official SDK: not followed (docs/compatibility.md §7).
+		c.compat(CompatStatusHookOverWebSocket, "the status hook %s is a WebSocket URL: jambonz opens a new socket for each status change and sends the status as session:new; Switchboard sends nothing there", c.opts.statusURL.Clean())
+		return
+	}
 	if c.opts.StatusNotifier != nil {
+		// The notifier needs the call's fields to file the notification; it sends
+		// none on a GET either (StatusNotifier).
+		c.getPayload(c.opts.StatusHookMethod, *c.opts.statusURL, payload)
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return
 	}
@@ -215,6 +273,8 @@ func (a *httpApp) verbStatus(context.Context, map[string]any) {}
 // exhausted: an HTTP application's call hangs up when its verbs run out.
 func (a *httpApp) exhausted(context.Context) (bool, string) { return false, ReasonVerbsExhausted }
 
+func (a *httpApp) release(context.Context) {}
+
 // finish sends the final status to the status hook. A canceled call's context is
 // over, so the notification gets a short context of its own.
 func (a *httpApp) finish(ctx context.Context) {
@@ -224,4 +284,53 @@ func (a *httpApp) finish(ctx context.Context) {
 		defer cancel()
 	}
 	a.notify(ctx, a.c.info.fields())
+}
+
+// message requests h with data (llm:event, a dialed leg's status); the answer is
+// ignored. A message without a hook (tts:*) has nowhere to go over HTTP.
+func (a *httpApp) message(ctx context.Context, _ string, h *verbs.Hook, data map[string]any) {
+	if h == nil {
+		return
+	}
+	t, err := fragment.Resolve(a.c.opts.app, h.URL)
+	if err != nil {
+		a.c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
+		return
+	}
+	user, pass := a.credentials(t, h)
+	if _, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, data, nil); err != nil && ctx.Err() == nil && !interrupted(err) {
+		a.c.alert(hookAlertType(err), t.Clean(), a.c.failureDetail("hook", t.Clean(), err))
+	}
+}
+
+// toolCall requests the toolHook; its JSON answer is the tool output
+// (http-requestor.js returns an object body for llm:tool-call).
+func (a *httpApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool) {
+	c := a.c
+	t, err := fragment.Resolve(c.opts.app, h.URL)
+	if err != nil {
+		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
+		return nil, false
+	}
+	user, pass := a.credentials(t, h)
+	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, data, nil)
+	if err != nil {
+		if ctx.Err() == nil && !interrupted(err) {
+			c.alert(hookAlertType(err), t.Clean(), c.failureDetail("tool hook", t.Clean(), err))
+		}
+		return nil, false
+	}
+	body := bytes.TrimSpace(resp.Body)
+	if len(body) == 0 || !json.Valid(body) {
+		return nil, false
+	}
+	return body, true
+}
+
+// credentials are a hook's own, or the application's toward its own host.
+func (a *httpApp) credentials(t fragment.Target, h *verbs.Hook) (string, string) {
+	if h.Username == "" && t.URL.Host == a.c.opts.app.URL.Host {
+		return a.c.opts.Username, a.c.opts.Password
+	}
+	return h.Username, h.Password
 }

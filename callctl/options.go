@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,7 +29,8 @@ type HookRequester interface {
 
 // StatusNotifier takes over the status notifications of an HTTP application: a node
 // hands them to its outbox for durable, asynchronous delivery (docs/call-control.md §8).
-// NotifyStatus must not block on the network.
+// NotifyStatus must not block on the network. It gets the call's fields whatever the
+// status hook's method, and sends none of them on a GET, as jambonz does.
 type StatusNotifier interface {
 	NotifyStatus(ctx context.Context, statusHook fragment.Target, payload map[string]any)
 }
@@ -43,8 +45,9 @@ type Options struct {
 	// that parsed it to check it: the call uses it as it is, and AppURL is neither
 	// read nor parsed again. Default: AppURL parsed.
 	App fragment.Target
-	// StatusHookURL receives call:status notifications of an HTTP application
-	// (absolute, or relative to AppURL). Optional; unused for WebSocket apps.
+	// StatusHookURL receives the call's status notifications (absolute, or relative
+	// to AppURL). Optional. A WebSocket application gets them on its socket unless
+	// this is an http(s) URL, as jambonz does.
 	StatusHookURL string
 	// StatusHookMethod is POST or GET. Default POST.
 	StatusHookMethod string
@@ -63,6 +66,11 @@ type Options struct {
 	// PreviousSecret, when set with Secret, signs every HTTP hook too (a second v1
 	// entry): the secret a rotation replaced, during its grace period.
 	PreviousSecret string
+	// QueueEventHookURL is the account's queue event webhook (jambonz's account
+	// queue_event_hook): an absolute http(s) URL, with an optional retry fragment,
+	// that gets queue:status when the call joins or leaves a queue, whatever the
+	// application's transport. Optional; requires Hooks.
+	QueueEventHookURL string
 
 	// Call describes the call. CallSid, CallID, TraceID and AccountSid are
 	// generated when empty; From defaults to "+15551230000" and To to
@@ -71,6 +79,14 @@ type Options struct {
 	// when empty, an outbound call's stays as given (empty: none, as jambonz sends
 	// a call with an inline call_hook).
 	Call CallInfo
+	// Application is what the call hook tells the application about itself: its
+	// speech settings (defaults), env_vars and service provider. Default: jambonz's
+	// defaults, no env_vars.
+	Application Application
+	// Compat are warnings found before the call started, by whoever placed it (a
+	// REST request's fields jambonz ignores): the call records them first, as its
+	// own (docs/compatibility.md §2). Default none.
+	Compat []Compat
 	// Script is what the caller and the network do. Default: a caller who never
 	// keys anything, dials that are answered, no faults.
 	Script Script
@@ -100,6 +116,9 @@ type Options struct {
 	// WebhookErrorReturn is the SIP status (400..699) of a call rejected because its
 	// initial HTTP hook failed (JAMBONES_WEBHOOK_ERROR_RETURN). Default 480.
 	WebhookErrorReturn int
+	// RingTimeout is how long an outbound call rings before it is canceled as
+	// no-answer (the create-call request's timeout). Default 60 s.
+	RingTimeout time.Duration
 	// IdleLimit is how long (real time) a WebSocket call whose verbs ran out waits
 	// for a command before the node ends it. Default 30 s.
 	IdleLimit time.Duration
@@ -161,12 +180,14 @@ func (o Options) WithDefaults() Options {
 	setDefault(&o.AckTimeout, 5*time.Second)
 	setDefault(&o.WebhookErrorReturn, 480)
 	setDefault(&o.IdleLimit, 30*time.Second)
+	setDefault(&o.RingTimeout, defaultDialTimeout)
 	setDefault(&o.MaxDuration, defaultMaxDuration)
 	setDefault(&o.MaxRequests, 1000)
 	setDefault(&o.MaxEvents, 5000)
 	if o.Clock == nil {
 		o.Clock = retry.SystemClock{}
 	}
+	o.Application = o.Application.withDefaults()
 	return o
 }
 
@@ -189,6 +210,7 @@ type prepared struct {
 	Options
 	app       fragment.Target
 	statusURL *fragment.Target
+	queueHook *fragment.Target
 }
 
 // prepare fills in the defaults and checks every field, reporting all that are bad
@@ -203,9 +225,14 @@ func (o Options) prepare() (*prepared, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"AckTimeout", o.AckTimeout}, {"IdleLimit", o.IdleLimit}, {"MaxDuration", o.MaxDuration}} {
+	}{{"AckTimeout", o.AckTimeout}, {"IdleLimit", o.IdleLimit}, {"MaxDuration", o.MaxDuration}, {"RingTimeout", o.RingTimeout}} {
 		if d.v < 0 {
 			bad("%s %v is negative", d.name, d.v)
+		}
+	}
+	for _, w := range o.Compat {
+		if !slices.Contains(compatRules, w.Rule) {
+			bad("Compat: unknown rule %q", w.Rule)
 		}
 	}
 	if o.MaxRequests < 0 {
@@ -231,17 +258,31 @@ func (o Options) prepare() (*prepared, error) {
 		bad("application URL: %w", err)
 	} else {
 		p.app = app
-		if app.Policy.Transport == fragment.HTTP {
-			if o.Hooks == nil {
-				bad("an HTTP application needs Options.Hooks")
+		if app.Policy.Transport == fragment.HTTP && o.Hooks == nil {
+			bad("an HTTP application needs Options.Hooks")
+		}
+		if o.StatusHookURL != "" {
+			if t, err := fragment.Resolve(app, o.StatusHookURL); err != nil {
+				bad("status hook: %w", err)
+			} else {
+				p.statusURL = &t
 			}
-			if o.StatusHookURL != "" {
-				if t, err := fragment.Resolve(app, o.StatusHookURL); err != nil {
-					bad("status hook: %w", err)
-				} else {
-					p.statusURL = &t
-				}
+			if p.statusURL != nil && p.statusURL.Policy.Transport == fragment.HTTP && o.Hooks == nil {
+				bad("an http(s) status hook needs Options.Hooks")
 			}
+		}
+	}
+	if h := o.QueueEventHookURL; h != "" {
+		t, err := fragment.Parse(h)
+		switch {
+		case err != nil:
+			bad("queue event hook: %w", err)
+		case t.Policy.Transport != fragment.HTTP:
+			bad("queue event hook %q: want an http(s) URL (jambonz requests it as a webhook)", t.Clean())
+		case o.Hooks == nil:
+			bad("a queue event hook needs Options.Hooks")
+		default:
+			p.queueHook = &t
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

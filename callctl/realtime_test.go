@@ -124,7 +124,7 @@ func TestRealTimeRetriesAndMedia(t *testing.T) {
 			case r.URL.Path == "/call" && len(seen.of("/call")) <= 3:
 				w.WriteHeader(503)
 			case r.URL.Path == "/call":
-				writeJSON(w, []any{say("hi"), map[string]any{"verb": "gather", "actionHook": "/g", "say": map[string]any{"text": "ok"}}, hangupVerb})
+				writeJSON(w, []any{say("hi"), map[string]any{"verb": "gather", "actionHook": "/g", "numDigits": 1, "say": map[string]any{"text": "ok"}}, hangupVerb})
 			default:
 				writeJSON(w, []any{hangupVerb})
 			}
@@ -244,6 +244,7 @@ func TestRealTimeWebSocket(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := &wsServer{t: t, handle: func(s *wsSession) {
 				s.ack(s.next("session:new"), map[string]any{"verb": "pause", "length": 30}, say("too late"), hangupVerb)
+				s.next("call:status") // trying: the pipe holds no message unread
 				if !sleepUnlessDone(t, 2*time.Second) {
 					return
 				}
@@ -272,7 +273,7 @@ func TestRealTimeWebSocket(t *testing.T) {
 			srv := &wsServer{t: t, handle: func(s *wsSession) {
 				seen.add("upgrade")
 				if s.n == 1 {
-					s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb)
+					s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g", "numDigits": 1}, hangupVerb)
 					s.next("verb:hook")
 					seen.add("drop")
 					_ = s.conn.Close(websocket.StatusInternalError, "crash")
@@ -298,7 +299,7 @@ func TestRealTimeWebSocket(t *testing.T) {
 	t.Run("live call control during a reconnect episode", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := &wsServer{t: t, handle: func(s *wsSession) {
-				s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, hangupVerb)
+				s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g", "numDigits": 1}, hangupVerb)
 				s.next("verb:hook")
 				_ = s.conn.Close(websocket.StatusInternalError, "crash")
 			}}

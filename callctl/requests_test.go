@@ -27,6 +27,7 @@ func TestResultRequests(t *testing.T) {
 		url:  func(t *testing.T) string { return serve(t, &exampleapp.WSApp{}, true) + "/ws" },
 		want: []callctl.Request{
 			{Transport: "websocket", Type: "session:new", Hook: "/ws", Payload: map[string]any{"from": "+15551230000"}},
+			{Transport: "websocket", Type: "call:status", Payload: map[string]any{"call_status": "trying"}},
 			{Transport: "websocket", Type: "call:status", Payload: map[string]any{"call_status": "in-progress"}},
 			{Transport: "websocket", Type: "verb:hook", Hook: "/gather", Payload: map[string]any{"digits": "1"}},
 			{Transport: "websocket", Type: "call:status", Payload: map[string]any{"call_status": "completed"}},

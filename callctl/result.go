@@ -1,6 +1,9 @@
 package callctl
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Reasons a call ended (Result.Reason, and the reason of the call.end event).
 const (
@@ -19,6 +22,8 @@ const (
 	ReasonMaxRequests     = "max-requests"        // Options.MaxRequests requests were sent
 	ReasonMaxEvents       = "max-events"          // the timeline reached Options.MaxEvents
 	ReasonCanceled        = "canceled"            // the context ended
+	ReasonRedirectFailed  = "redirect-failed"     // the redirect verb's hook failed or answered invalid verbs
+	ReasonNotAnswered     = "not-answered"        // an outbound call's far end was busy, did not answer or failed (Script.Answer)
 )
 
 // Result is what a call did.
@@ -36,6 +41,9 @@ type Result struct {
 	// Timeline lists every event in order.
 	Timeline []Event
 	Alerts   []Alert
+	// Compat are the compat warnings of the call, in order: where the call did
+	// what jambonz does and that would silently hurt the application (KindCompat).
+	Compat []Compat
 	// Verbs are the names of the verbs executed, in order.
 	Verbs []string
 	// Hooks are the hooks requested (the path of an HTTP hook URL, the hook name of
@@ -48,6 +56,28 @@ type Result struct {
 	// (attempts and all) and every WebSocket message sent, the first
 	// maxRecordedRequests of them.
 	Requests []Request
+	// Commands are the commands a WebSocket application sent, in order, the first
+	// maxRecordedRequests of them.
+	Commands []Command
+	// Spoken is what the agent said, in order: say verbs, streamed tokens, an LLM's
+	// turns, a bot's replies.
+	Spoken []Spoken
+	// ToolCalls are the tool calls of llm verbs and the outputs the application
+	// returned; LLMUpdates its llm:update commands.
+	ToolCalls  []ToolCall
+	LLMUpdates []LLMUpdate
+}
+
+// Command is a command a WebSocket application sent (Result.Commands).
+type Command struct {
+	// Name is the command ("redirect", "llm:tool-output", "tts:tokens" ...).
+	Name string
+	// Data is its data; ToolCallID and CallSid the fields beside it.
+	Data       json.RawMessage
+	ToolCallID string
+	CallSid    string
+	// Event is its msg.recv line in Result.Timeline.
+	Event int
 }
 
 // Request is one request the call sent the application, as the application received

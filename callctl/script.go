@@ -25,6 +25,27 @@ type Script struct {
 	// Network is what goes wrong on the network between the node and the
 	// application, for every connection the call makes. Default: nothing.
 	Network NetworkFaults
+	// Answer is how the far end of an outbound call (one a REST API created) answers.
+	// Default: it rings, then answers at once.
+	Answer AnswerOutcome
+	// SIPHeaders are headers of the simulated INVITE of an inbound call, added to
+	// (or replacing) the SBC's: the call hook's sip.headers carries them, names in
+	// lower case. X-Originating-Carrier and X-Forwarded-For also set the call's
+	// originating_sip_trunk_name and originating_sip_ip.
+	SIPHeaders map[string]string
+
+	// Speech is what the caller says or keys outside gathers, in order, heard by a
+	// config bargeIn or a transcribe (farend.go).
+	Speech []Utterance
+	// LLMs are consumed in order, one per llm verb. An llm beyond the list has a
+	// conversation of one agent turn that ends normally.
+	LLMs []LLMScript
+	// Queues are consumed in order, one per enqueue; Dequeues one per dequeue;
+	// Conferences one per conference; Bots one per dialogflow, lex or rasa.
+	Queues      []QueueOutcome
+	Dequeues    []DequeueOutcome
+	Conferences []ConferenceScript
+	Bots        []BotScript
 }
 
 // NetworkFaults are faults of the network between the node and the application,
@@ -54,13 +75,25 @@ const maxRefused = 100
 
 // GatherInput is the caller's answer to one gather.
 type GatherInput struct {
-	// Digits keyed by the caller (DTMF), or Speech said by the caller; neither
-	// means the gather times out.
+	// Digits keyed by the caller (DTMF: 0-9, *, #, A-D), one key at a time, or
+	// Speech said by the caller; neither means the gather times out. The gather's
+	// rules (finishOnKey, numDigits, minDigits, maxDigits, interDigitTimeout,
+	// timeout) decide which keys it takes, as jambonz's do.
 	Digits string
 	Speech string
-	// After is how long the caller takes to answer once the prompt ended. Default
-	// 2 s.
+	// After is how long the caller takes to answer once the prompt ended (to the
+	// first key). Default 2 s.
 	After time.Duration
+	// KeyInterval is the time between two keys. Default 250 ms.
+	KeyInterval time.Duration
+}
+
+// keyInterval is KeyInterval or its default.
+func (in GatherInput) keyInterval() time.Duration {
+	if in.KeyInterval > 0 {
+		return in.KeyInterval
+	}
+	return defaultKeyInterval
 }
 
 // DialOutcome is how one dial ends.
@@ -73,6 +106,26 @@ type DialOutcome struct {
 	SIPStatus int
 	// Duration is how long an answered leg stays up. Default 30 s.
 	Duration time.Duration
+	DialExtras
+}
+
+// AnswerOutcome is how the called party of an outbound call answers: after ringing
+// for After (180 Ringing, or 183 Session Progress with SDP when EarlyMedia), with
+// Status: completed (it answers, default), busy, no-answer (it rings until the
+// call's RingTimeout) or failed, and SIPStatus (default from Status: 200, 486, 487,
+// 503).
+type AnswerOutcome struct {
+	After      time.Duration
+	EarlyMedia bool
+	Status     Status
+	SIPStatus  int
+}
+
+// withDefaults fills in the outcome's defaults.
+func (a AnswerOutcome) withDefaults() AnswerOutcome {
+	d := DialOutcome{Status: a.Status, SIPStatus: a.SIPStatus}.withDefaults()
+	a.Status, a.SIPStatus = d.Status, d.SIPStatus
+	return a
 }
 
 // Fault is a node-side fault on the WebSocket: once the N-th message of the call
@@ -88,12 +141,12 @@ type Fault struct {
 
 // The simulated media (docs/call-control.md §4b).
 const (
-	defaultInputDelay   = 2 * time.Second  // GatherInput.After
-	defaultGatherWait   = 5 * time.Second  // gather timeout when the verb sets none
-	defaultDialDuration = 30 * time.Second // an answered dial leg, and enqueue, listen, llm, conference
-	defaultPlayDuration = 5 * time.Second  // per URL, when play sets no timeoutSecs
-	defaultDialRing     = 5 * time.Second  // ringing before an answer or a give-up
-	defaultDialTimeout  = 60 * time.Second // a dial's timeout when the verb sets none
+	defaultInputDelay   = 2 * time.Second        // GatherInput.After
+	defaultKeyInterval  = 250 * time.Millisecond // GatherInput.KeyInterval
+	defaultDialDuration = 30 * time.Second       // an answered dial leg, and a bridge after a dequeue, listen, conference
+	defaultPlayDuration = 5 * time.Second        // per URL, when play sets no timeoutSecs
+	defaultDialRing     = 5 * time.Second        // ringing before an answer or a give-up
+	defaultDialTimeout  = 60 * time.Second       // a dial's timeout when the verb sets none
 	speechPerCharacter  = 60 * time.Millisecond
 	minimumSayDuration  = 500 * time.Millisecond
 )
@@ -109,7 +162,7 @@ func (s Script) validate() []error {
 		if g.Digits != "" && g.Speech != "" {
 			bad("gather input %d has both digits and speech", i+1)
 		}
-		if g.After < 0 {
+		if g.After < 0 || g.KeyInterval < 0 {
 			bad("gather input %d: negative delay", i+1)
 		}
 	}
@@ -126,6 +179,15 @@ func (s Script) validate() []error {
 	if s.HangupAfter < 0 {
 		bad("negative hangup time")
 	}
+	switch s.Answer.Status {
+	case "", StatusCompleted, StatusBusy, StatusNoAnswer, StatusFailed:
+	default:
+		bad("answer: status %q (want completed, busy, no-answer or failed)", s.Answer.Status)
+	}
+	if s.Answer.After < 0 || s.Answer.SIPStatus < 0 || s.Answer.SIPStatus > 699 {
+		bad("answer: negative delay or bad SIP status")
+	}
+	s.validateFarEnd(bad)
 	n := s.Network
 	if n.Latency < 0 || n.Jitter < 0 || n.SlowApp < 0 || n.Refuse < 0 || n.Reset < 0 {
 		bad("network faults: negative latency, jitter, slow app, refuse or reset")

@@ -70,6 +70,7 @@ func compactOf(e Event) compactEvent {
 		ce.n[0] = e.Attempt
 	case KindMsgSent, KindMsgRecv:
 		ce.s[0], ce.s[1] = e.Type, e.MsgID
+		ce.s[2] = e.Command // a message with Data spills
 	case KindVerbStart, KindVerbEnd:
 		ce.s[0] = e.Verb
 	case KindCallStatus:
@@ -78,10 +79,12 @@ func compactOf(e Event) compactEvent {
 		ce.s = [3]string{string(e.AlertType), e.URL, e.Detail}
 	case KindCallEnd:
 		ce.s[0], ce.s[1], ce.n[0] = e.Status, e.Reason, e.SIPStatus
-	case KindCallerInput:
+	case KindCallerInput, KindSpoken:
 		ce.s[0], ce.s[1] = e.Input, e.Value
 	case KindFault:
 		ce.s[0], ce.s[1], ce.n[0], ce.d = e.Fault, e.URL, e.Attempt, [2]time.Duration{e.Delay, e.Jitter}
+	case KindCompat:
+		ce.s[0], ce.s[1] = string(e.Rule), e.Detail
 	}
 	return ce
 }
@@ -104,7 +107,7 @@ func (ce compactEvent) event(callSid string) Event {
 	case KindWSReconnect:
 		e.Attempt = ce.n[0]
 	case KindMsgSent, KindMsgRecv:
-		e.Type, e.MsgID = ce.s[0], ce.s[1]
+		e.Type, e.MsgID, e.Command = ce.s[0], ce.s[1], ce.s[2]
 	case KindVerbStart, KindVerbEnd:
 		e.Verb = ce.s[0]
 	case KindCallStatus:
@@ -113,10 +116,12 @@ func (ce compactEvent) event(callSid string) Event {
 		e.AlertType, e.URL, e.Detail = AlertType(ce.s[0]), ce.s[1], ce.s[2]
 	case KindCallEnd:
 		e.Status, e.Reason, e.SIPStatus = ce.s[0], ce.s[1], ce.n[0]
-	case KindCallerInput:
+	case KindCallerInput, KindSpoken:
 		e.Input, e.Value = ce.s[0], ce.s[1]
 	case KindFault:
 		e.Fault, e.URL, e.Attempt, e.Delay, e.Jitter = ce.s[0], ce.s[1], ce.n[0], ce.d[0], ce.d[1]
+	case KindCompat:
+		e.Rule, e.Detail = CompatRule(ce.s[0]), ce.s[1]
 	}
 	return e
 }

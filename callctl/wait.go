@@ -26,7 +26,16 @@ func (c *callRun) spend(ctx context.Context, d time.Duration) bool {
 	if c.ended || c.cut {
 		return false
 	}
-	return c.await(ctx, d, true) == nil
+	end := c.elapsed() + d
+	if _, _, ok := c.dueUtterance(); ok {
+		// The caller speaks meanwhile to what listens in the background (a bargeIn,
+		// a transcription): heard at its time, which may cut the verb short.
+		gen := c.generation
+		if !c.hearDue(ctx, end) || c.generation != gen {
+			return false
+		}
+	}
+	return c.await(ctx, max(end-c.elapsed(), 0), true) == nil
 }
 
 // await lets d pass on the call's clock; when the call's deadline (the caller hangs
@@ -89,7 +98,7 @@ func (c *callRun) pass(ctx context.Context, d time.Duration, listen bool) error 
 func (c *callRun) urgentControls() {
 	var later []Control
 	for _, ctl := range c.controls.take() {
-		if ctl.Redirect != "" {
+		if ctl.Redirect != "" && ctl.ChildCallHook == "" {
 			later = append(later, ctl)
 			continue
 		}

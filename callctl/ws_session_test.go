@@ -20,12 +20,12 @@ func TestWSEnvelopeAndSubprotocol(t *testing.T) {
 	srv, url := newWS(t, func(s *wsSession) {
 		proto = s.conn.Subprotocol()
 		// The hook's retry fragment is ours: the app sees "/digits" (docs/call-control.md §1).
-		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits#rc=2&rp=ct", "input": []string{"digits"}}, hangupVerb)
+		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/digits#rc=2&rp=ct", "input": []string{"digits"}, "finishOnKey": "#"}, hangupVerb)
 		s.ack(s.next("verb:hook"))
 		s.drain()
 	})
 	o := baseOptions(t, url)
-	o.Script.Gathers = []callctl.GatherInput{{Digits: "42"}}
+	o.Script.Gathers = []callctl.GatherInput{{Digits: "42#"}}
 	r := run(t, o)
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	if proto != "ws.jambonz.org" {
@@ -39,20 +39,34 @@ func TestWSEnvelopeAndSubprotocol(t *testing.T) {
 		t.Fatalf("session:new envelope %v", sn)
 	}
 	data := sn["data"].(map[string]any)
+	// An inbound call's session:new carries the INVITE and the call's properties
+	// as jambonz's CallInfo holds them (lib/middleware.js): local_sip_address, not
+	// fs_sip_address; no caller_id.
 	for _, k := range []string{"call_sid", "direction", "from", "to", "call_id", "sbc_callid", "sip_status", "sip_reason",
-		"call_status", "caller_id", "account_sid", "trace_id", "application_sid", "fs_sip_address"} {
+		"call_status", "account_sid", "trace_id", "application_sid", "local_sip_address", "caller_name", "has_recording",
+		"service_provider_sid", "defaults", "sip", "originating_sip_ip"} {
 		if _, ok := data[k]; !ok {
 			t.Errorf("session:new data lacks %s", k)
+		}
+	}
+	for _, k := range []string{"caller_id", "fs_sip_address"} {
+		if _, ok := data[k]; ok {
+			t.Errorf("session:new data has %s", k)
 		}
 	}
 	vh := srv.find("verb:hook")[0]
 	if vh["hook"] != "/digits" || vh["data"].(map[string]any)["digits"] != "42" || vh["data"].(map[string]any)["reason"] != "dtmfDetected" {
 		t.Fatalf("verb:hook %v", vh)
 	}
-	if got := srv.messages(); !slices.Equal(got, []string{"session:new", "call:status", "verb:hook", "call:status"}) {
+	// trying once the call has its verbs (lib/session/inbound-call-session.js), then
+	// in-progress and completed.
+	if got := srv.messages(); !slices.Equal(got, []string{"session:new", "call:status", "call:status", "verb:hook", "call:status"}) {
 		t.Fatalf("messages %v", got)
 	}
-	if last := srv.find("call:status")[1]["data"].(map[string]any); last["call_status"] != "completed" {
+	if first := srv.find("call:status")[0]["data"].(map[string]any); first["call_status"] != "trying" {
+		t.Fatalf("first call:status %v", first)
+	}
+	if last := srv.find("call:status")[2]["data"].(map[string]any); last["call_status"] != "completed" {
 		t.Fatalf("final call:status %v", last)
 	}
 }
@@ -106,7 +120,8 @@ func TestWSVerbHookNeverAcked(t *testing.T) {
 }
 
 // docs/call-control.md §4: invalid input from the app raises invalid-app-payload and is
-// answered with jambonz:error {"msg":"InvalidMessage"}; the session goes on.
+// answered with jambonz:error {"msg":"InvalidMessage"}, quoting a text message it
+// could not use (content); the session goes on.
 func TestWSInvalidInputSessionGoesOn(t *testing.T) {
 	cases := map[string]func(s *wsSession){
 		"invalid JSON":         func(s *wsSession) { s.raw(`{"type":"ack",`) },
@@ -115,11 +130,7 @@ func TestWSInvalidInputSessionGoesOn(t *testing.T) {
 		"ack without msgid":    func(s *wsSession) { s.send(map[string]any{"type": "ack"}) },
 		"command without name": func(s *wsSession) { s.send(map[string]any{"type": "command", "data": map[string]any{}}) },
 		"command without data": func(s *wsSession) { s.send(map[string]any{"type": "command", "command": "redirect"}) },
-		"unknown command":      func(s *wsSession) { s.send(map[string]any{"type": "command", "command": "launch", "data": 1}) },
-		"invalid verbs": func(s *wsSession) {
-			s.send(map[string]any{"type": "command", "command": "redirect", "data": []any{map[string]any{"verb": "fly"}}})
-		},
-		"binary frame": func(s *wsSession) { _ = s.conn.Write(s.ctx, websocket.MessageBinary, []byte("{}")) },
+		"binary frame":         func(s *wsSession) { _ = s.conn.Write(s.ctx, websocket.MessageBinary, []byte("{}")) },
 		"oversized frame": func(s *wsSession) {
 			s.raw(`{"type":"command","command":"dub","data":"` + strings.Repeat("x", 30000) + `"}`)
 		},
@@ -129,8 +140,11 @@ func TestWSInvalidInputSessionGoesOn(t *testing.T) {
 			srv, url := newWS(t, func(s *wsSession) {
 				m := s.next("session:new")
 				bad(s)
-				if e := s.next("jambonz:error"); e == nil || e["data"].(map[string]any)["msg"] != "InvalidMessage" {
+				e := s.next("jambonz:error")
+				if e == nil || e["data"].(map[string]any)["msg"] != "InvalidMessage" {
 					t.Errorf("jambonz:error %v", e)
+				} else if _, quoted := e["data"].(map[string]any)["content"]; quoted != !strings.Contains(name, "frame") {
+					t.Errorf("jambonz:error %v: content quoted %v", e, quoted)
 				}
 				s.ack(m, say("fine"), hangupVerb)
 				s.drain()
@@ -175,76 +189,120 @@ func TestWSRedirectCommand(t *testing.T) {
 	}
 }
 
-// docs/call-control.md §4: "the app may send redirect at any moment": one sent before the
-// session:new ack applies to the verbs that ack starts the call with (replaced, or
-// appended to with queueCommand).
-func TestWSRedirectCommandBeforeSessionNewAck(t *testing.T) {
-	for _, tc := range []struct {
-		queue bool
-		want  []string
-	}{{false, []string{"say", "hangup"}}, {true, []string{"pause", "say", "hangup"}}} {
-		t.Run(map[bool]string{false: "replace", true: "queueCommand"}[tc.queue], func(t *testing.T) {
+// Any command an application sends before it acks session:new is lost, as in jambonz
+// (its call session, which listens for commands, is made once the ack came): the call
+// runs the ack's verbs, and a compat warning names the loss.
+func TestWSCommandBeforeSessionNewAckIsLost(t *testing.T) {
+	for _, queue := range []bool{false, true} {
+		t.Run(map[bool]string{false: "replace", true: "queueCommand"}[queue], func(t *testing.T) {
 			_, url := newWS(t, func(s *wsSession) {
 				m := s.next("session:new")
 				// One connection keeps the order: the command is read before the ack.
-				s.send(map[string]any{"type": "command", "command": "redirect", "queueCommand": tc.queue,
+				s.send(map[string]any{"type": "command", "command": "redirect", "queueCommand": queue,
 					"data": []any{say("from the command"), hangupVerb}})
-				s.ack(m, map[string]any{"verb": "pause", "length": 1})
+				s.send(map[string]any{"type": "command", "command": "call:status", "data": map[string]any{"call_status": "completed"}})
+				s.ack(m, say("from the ack"), hangupVerb)
 				s.drain()
 			})
 			r := run(t, baseOptions(t, url))
 			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-			if !slices.Equal(r.Verbs, tc.want) {
-				t.Fatalf("verbs %v, want %v", r.Verbs, tc.want)
+			if !slices.Equal(r.Verbs, []string{"say", "hangup"}) || len(r.Compat) != 2 || r.Compat[0].Rule != callctl.CompatCommandBeforeAck {
+				t.Fatalf("verbs %v, compat %v", r.Verbs, r.Compat)
 			}
 		})
 	}
 }
 
-// A session:new ack whose verbs are invalid fails the initial session:new: the app
-// gets jambonz:error, the call is rejected (invalid-app-payload, as an HTTP app's
-// would be) and the node closes with 1001.
-func TestWSInvalidSessionNewVerbsRejectCall(t *testing.T) {
-	gotError := make(chan bool, 1)
-	_, url := newWS(t, func(s *wsSession) {
-		s.ack(s.next("session:new"), map[string]any{"verb": "fly"}, hangupVerb)
-		gotError <- s.next("jambonz:error") != nil
+// Commands jambonz does not act on are ignored with no jambonz:error and no alert,
+// each with a compat warning: an unknown command, a tag command (jambonz has none),
+// a redirect whose verbs do not validate or whose data is a bare URL, call:status
+// data as a bare string (what @jambonz/node-client-ws's injectCommand sends).
+// stream:status, listen:status's alias, is accepted as it is.
+func TestWSCommandsJambonzIgnores(t *testing.T) {
+	srv, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, say("more"), hangupVerb)
+		for _, cmd := range []map[string]any{
+			{"command": "launch", "data": 1},
+			{"command": "tag", "data": map[string]any{"crm": "77"}},
+			{"command": "redirect", "data": []any{map[string]any{"verb": "fly"}}},
+			{"command": "redirect", "data": "/elsewhere"},
+			{"command": "call:status", "data": "completed"},
+			{"command": "stream:status", "data": map[string]any{"stream_status": "pause"}},
+		} {
+			cmd["type"] = "command"
+			s.send(cmd)
+		}
+		s.ack(s.next("verb:hook"))
 		s.drain()
 	})
 	r := run(t, baseOptions(t, url))
-	wantEnd(t, r, callctl.StatusFailed, callctl.ReasonInvalidPayload, 480)
-	if !<-gotError || !hasAlert(r, callctl.AlertInvalidAppPayload) {
-		t.Fatalf("jambonz:error sent or alert missing: alerts %v", r.Alerts)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	if len(r.Alerts) != 0 || len(srv.find("jambonz:error")) != 0 || !slices.Equal(r.Verbs, []string{"gather", "say", "hangup"}) {
+		t.Fatalf("alerts %v, jambonz:error %v, verbs %v", r.Alerts, srv.find("jambonz:error"), r.Verbs)
 	}
-	var closed int
-	for _, e := range r.Timeline {
-		if e.Kind == callctl.KindWSClose {
-			closed = e.Code
-		}
+	var rules []callctl.CompatRule
+	for _, w := range r.Compat {
+		rules = append(rules, w.Rule)
 	}
-	if closed != 1001 {
-		t.Fatalf("closed with %d, want 1001", closed)
+	want := []callctl.CompatRule{callctl.CompatUnknownCommand, callctl.CompatTagCommand, callctl.CompatInvalidCommand,
+		callctl.CompatRedirectCommandIgnored, callctl.CompatCommandWithoutEffect}
+	if !slices.Equal(rules, want) {
+		t.Fatalf("compat %v, want %v", r.Compat, want)
+	}
+	if cd := srv.find("verb:hook")[0]["data"].(map[string]any)["customerData"]; cd != nil {
+		t.Fatalf("the tag command set customerData %v", cd)
 	}
 }
 
-// A redirect of an answered call to another WebSocket application whose session:new
-// ack has invalid verbs does not fail the call: the app gets jambonz:error and the
-// call waits for its commands, then ends as answered calls do.
-func TestWSRedirectToAppWithInvalidAckKeepsTheCall(t *testing.T) {
-	_, urlB := newWS(t, func(s *wsSession) {
-		s.ack(s.next("session:new"), map[string]any{"verb": "fly"})
+// A session:new ack whose verbs are invalid, or that has none, fails the initial
+// session:new (lib/middleware.js): the call is rejected (invalid-app-payload, 480,
+// as an HTTP app's would be), with no jambonz:error, and the node closes with 1001.
+func TestWSInvalidSessionNewVerbsRejectCall(t *testing.T) {
+	for name, ack := range map[string][]map[string]any{
+		"invalid verbs": {{"verb": "fly"}, hangupVerb},
+		"no verbs":      nil,
+		"empty array":   {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, url := newWS(t, func(s *wsSession) {
+				s.ack(s.next("session:new"), ack...)
+				s.drain()
+			})
+			r := run(t, baseOptions(t, url))
+			wantEnd(t, r, callctl.StatusFailed, callctl.ReasonInvalidPayload, 480)
+			if len(srv.find("jambonz:error")) != 0 || !hasAlert(r, callctl.AlertInvalidAppPayload) {
+				t.Fatalf("jambonz:error %v, alerts %v", srv.find("jambonz:error"), r.Alerts)
+			}
+			var closed int
+			for _, e := range r.Timeline {
+				if e.Kind == callctl.KindWSClose {
+					closed = e.Code
+				}
+			}
+			if closed != 1001 {
+				t.Fatalf("closed with %d, want 1001", closed)
+			}
+		})
+	}
+}
+
+// A redirect verb to another WebSocket application opens a new socket whose first
+// message is session:redirect (lib/tasks/redirect.js); when its ack has invalid
+// verbs the redirect task fails and jambonz stops the call's tasks: the call ends,
+// alerted.
+func TestWSRedirectToAppWithInvalidAckEndsTheCall(t *testing.T) {
+	srvB, urlB := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:redirect"), map[string]any{"verb": "fly"})
 		s.drain()
 	})
 	_, urlA := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), say("hello"), map[string]any{"verb": "redirect", "actionHook": urlB})
 		s.drain()
 	})
-	o := baseOptions(t, urlA)
-	o.IdleLimit = 300 * time.Millisecond
-	r := run(t, o)
-	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonIdle, 200)
-	if !hasAlert(r, callctl.AlertInvalidAppPayload) {
-		t.Fatalf("alerts %v", r.Alerts)
+	r := run(t, baseOptions(t, urlA))
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonRedirectFailed, 200)
+	if !hasAlert(r, callctl.AlertInvalidAppPayload) || len(srvB.find("session:new")) != 0 {
+		t.Fatalf("alerts %v, B got %v", r.Alerts, srvB.messages())
 	}
 }
 
@@ -324,8 +382,8 @@ func TestWSAppCloses1000vs1011(t *testing.T) {
 				if reconnects != 0 || srv.conns.Load() != 1 {
 					t.Fatalf("graceful close reconnected (%d)", reconnects)
 				}
-				if n := len(srv.find("call:status")); n != 1 {
-					t.Fatalf("%d call:status sent, want only the one before the close", n)
+				if n := len(srv.find("call:status")); n != 2 {
+					t.Fatalf("%d call:status sent, want only the two before the close (trying, in-progress)", n)
 				}
 				if got := kinds(r, callctl.KindWSClose); !slices.Equal(got, []string{"ws.close 1000"}) {
 					t.Fatalf("closes %v", got)
@@ -338,38 +396,46 @@ func TestWSAppCloses1000vs1011(t *testing.T) {
 			if !slices.Equal(r.Verbs, []string{"gather", "pause", "hangup"}) || !slices.Contains(kinds(r), "ws.close 1011") {
 				t.Fatalf("verbs %v, timeline %v", r.Verbs, kinds(r))
 			}
-			if got := srv.messages(); !slices.Equal(got[:4], []string{"session:new", "call:status", "verb:hook", "session:reconnect"}) {
+			if got := srv.messages(); !slices.Equal(got[:5], []string{"session:new", "call:status", "call:status", "verb:hook", "session:reconnect"}) {
 				t.Fatalf("messages %v", got)
 			}
 		})
 	}
 }
 
-// docs/call-control.md §4: call:status "completed" from the app hangs up (as an object,
-// or as the bare string the Node SDK sends); tag replaces customerData on later messages.
-func TestWSCallStatusAndTagCommands(t *testing.T) {
-	for _, data := range []any{"completed", map[string]any{"call_status": "completed"}} {
-		srv, url := newWS(t, func(s *wsSession) {
-			m := s.next("session:new")
-			s.send(map[string]any{"type": "command", "command": "tag", "data": map[string]any{"crm": "77"}})
-			// Known commands with nothing to simulate are accepted (logged), no alert.
+// jambonz's _lccCallStatus: call:status {"call_status": "completed"} hangs up an
+// answered call; on one not yet answered it does nothing, and no-answer rejects an
+// inbound call with 503. Known commands with nothing to simulate are accepted, no
+// alert.
+func TestWSCallStatusCommand(t *testing.T) {
+	t.Run("completed", func(t *testing.T) {
+		_, url := newWS(t, func(s *wsSession) {
+			s.ack(s.next("session:new"), map[string]any{"verb": "gather", "actionHook": "/g"}, say("more"))
 			s.send(map[string]any{"type": "command", "command": "mute:status", "data": "mute"})
 			s.send(map[string]any{"type": "command", "command": "tts:flush"})
-			s.ack(m, map[string]any{"verb": "gather", "actionHook": "/g"}, say("more"))
 			s.ack(s.next("verb:hook"))
-			s.send(map[string]any{"type": "command", "command": "call:status", "data": data})
+			s.send(map[string]any{"type": "command", "command": "call:status", "data": map[string]any{"call_status": "completed"}})
 			s.drain()
 		})
 		r := run(t, baseOptions(t, url))
 		wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
-		if len(r.Alerts) != 0 {
-			t.Fatalf("alerts %v", r.Alerts)
+		if len(r.Alerts) != 0 || len(r.Compat) != 0 {
+			t.Fatalf("alerts %v compat %v", r.Alerts, r.Compat)
 		}
-		hook := srv.find("verb:hook")[0]["data"].(map[string]any)
-		if cd, _ := hook["customerData"].(map[string]any); cd["crm"] != "77" {
-			t.Fatalf("verb:hook data %v", hook)
+	})
+	t.Run("unanswered", func(t *testing.T) {
+		_, url := newWS(t, func(s *wsSession) {
+			s.ack(s.next("session:new"), map[string]any{"verb": "pause", "length": 5})
+			s.send(map[string]any{"type": "command", "command": "call:status", "data": map[string]any{"call_status": "completed"}})
+			s.send(map[string]any{"type": "command", "command": "call:status", "data": map[string]any{"call_status": "no-answer"}})
+			s.drain()
+		})
+		r := run(t, baseOptions(t, url))
+		wantEnd(t, r, callctl.StatusNoAnswer, callctl.ReasonAppHangup, 503)
+		if len(r.Compat) != 1 || r.Compat[0].Rule != callctl.CompatCommandWithoutEffect {
+			t.Fatalf("compat %v", r.Compat)
 		}
-	}
+	})
 }
 
 // docs/call-control.md §4: a dial's confirm hook is a dial:confirm message that waits for
@@ -400,7 +466,8 @@ func TestWSDialConfirm(t *testing.T) {
 func TestWSCloseCodesAtTheEnd(t *testing.T) {
 	_, url := newWS(t, func(s *wsSession) {
 		s.ack(s.next("session:new"), say("hello"))
-		s.next("call:status")
+		s.next("call:status") // trying
+		s.next("call:status") // in-progress: the say plays
 		_ = s.conn.Close(websocket.StatusNormalClosure, "done")
 	})
 	r := run(t, baseOptions(t, url))

@@ -1,6 +1,7 @@
 package callctl
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -24,13 +25,10 @@ type wsApp struct {
 	c *callRun
 	s *wssession.Session
 
-	// standIn holds the verbs of a session:reconnect ack received while
-	// session:new was still waiting: they start the call.
-	standIn []verbs.Verb
+	// standIn holds the data of a session:reconnect ack received while
+	// session:new was still waiting: its verbs start the call.
+	standIn json.RawMessage
 	hasIn   bool
-	// deferred holds the redirect commands received before the session:new ack:
-	// they apply to the verbs that ack starts the call with (startWith).
-	deferred []wssession.AppMessage
 
 	// hookIndex is the Result.Hooks entry of the request about to be sent (-1: none);
 	// requests maps a msgid to its Result.Requests entry, for its ack.
@@ -57,7 +55,7 @@ func newWSApp(c *callRun) *wsApp {
 	app := c.opts.app.Clean()
 	a.s = wssession.New(c.ctx, wssession.Options{
 		Target:     c.opts.app,
-		CallSid:    c.info.CallSid,
+		CallSid:    c.envelopeCallSid(),
 		WebSocket:  o,
 		AckTimeout: c.opts.AckTimeout,
 		Sleep: func(ctx context.Context, attempt int, d time.Duration) error {
@@ -71,91 +69,92 @@ func newWSApp(c *callRun) *wsApp {
 	return a
 }
 
-// start opens the connection and sends session:new; its ack's verbs start the call.
-func (a *wsApp) start(ctx context.Context) ([]verbs.Verb, bool) {
+// start sends session:new, opening the connection first unless a status
+// notification opened it already; its ack is the call's answer (startVerbs).
+func (a *wsApp) start(ctx context.Context) (answer, bool) {
+	return a.first(ctx, wssession.MsgSessionNew, "", a.c.callHookPayload())
+}
+
+// connect opens the connection, once. When it cannot be opened the call fails
+// (docs/call-control.md §6 row 3) and connect reports false.
+func (a *wsApp) connect(ctx context.Context) bool {
 	c := a.c
-	c.result.Hooks = append(c.result.Hooks, c.opts.app.URL.Path)
-	a.hookIndex = len(c.result.Hooks) - 1
+	if a.s.State() != wssession.Idle {
+		return !a.s.Ended()
+	}
 	if err := a.s.Dial(ctx); err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			c.endCanceled()
-			return nil, false
-		}
-		if interrupted(err) {
+		case interrupted(err):
 			// Cut short on the wall clock: the call ended, or a redirect waits for
 			// execute to move it (the session is gone).
-			return nil, !c.ended
+		default:
+			// docs/call-control.md §6: the call fails; nothing more is sent for it.
+			c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), c.failureDetail("connect", c.opts.app.Clean(), err))
+			c.end(StatusFailed, ReasonConnectFailed, c.opts.WebhookErrorReturn)
 		}
-		// docs/call-control.md §6: the call fails; nothing more is sent for it.
-		c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), c.failureDetail("connect", c.opts.app.Clean(), err))
-		c.end(StatusFailed, ReasonConnectFailed, c.opts.WebhookErrorReturn)
-		return nil, false
+		return false
 	}
-	sessionNew, _ := json.Marshal(c.info.fields())
-	data, err := a.s.Start(ctx, sessionNew)
+	return true
+}
+
+// first sends the session's first request, typ (session:new, or session:redirect
+// when a redirect verb moved the call to this application), and returns its ack as
+// the application's answer. ok false means the call ended, or a redirect waits for
+// execute (the session is gone).
+func (a *wsApp) first(ctx context.Context, typ, hook string, payload map[string]any) (answer, bool) {
+	c := a.c
+	c.result.Hooks = append(c.result.Hooks, cmp.Or(hook, c.opts.app.URL.Path))
+	a.hookIndex = len(c.result.Hooks) - 1
+	if !a.connect(ctx) {
+		return answer{}, !c.ended
+	}
+	data, _ := json.Marshal(payload)
+	ack, err := a.s.Start(ctx, typ, hook, data)
 	if a.hasIn {
-		// The connection dropped while session:new waited: the session:reconnect
-		// ack stood in for it.
-		return a.startWith(ctx, a.standIn), true
+		// The connection dropped while the first request waited: the
+		// session:reconnect ack stood in for it.
+		ack, err = a.standIn, nil
 	}
 	if err != nil {
 		switch {
 		case c.ended:
 		case c.cut && a.s.Ended():
 			// A reconnect was cut short by a redirect: execute moves the call.
-			return nil, true
+			return answer{}, true
 		case ctx.Err() != nil:
 			c.endCanceled()
 			a.s.Close(1001, "call canceled")
 		default:
-			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("session:new: %v", err))
+			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("%s: %v", typ, err))
 			c.end(StatusFailed, ReasonSessionFailed, c.opts.WebhookErrorReturn)
-			a.s.Close(1001, "session:new failed")
+			a.s.Close(1001, typ+" failed")
 		}
-		return nil, false
+		return answer{}, false
 	}
-	var vs []verbs.Verb
-	if data != nil {
-		if vs, err = verbs.Decode(data); err != nil {
-			a.Invalid(ctx, err)
-			if c.answered {
-				// A redirect of an answered call: the new application's session is
-				// open; the call waits for its commands, as after an ack without verbs.
-				return a.startWith(ctx, nil), true
-			}
-			// Nothing the call could start with: the initial session:new failed
-			// (docs/call-control.md §4, 1001), and the call is rejected as an HTTP
-			// application's would be (docs/call-control.md §6).
-			c.end(StatusFailed, ReasonInvalidPayload, c.opts.WebhookErrorReturn)
-			a.s.Close(1001, "session:new failed")
-			return nil, false
-		}
-	}
-	return a.startWith(ctx, vs), true
+	ans := dataAnswer(ack)
+	ans.url = c.opts.app.Clean()
+	return ans, true
 }
 
-// startWith returns the verbs the call starts with: the session:new ack's, changed
-// by the redirect commands the application sent before that ack (each replaces them,
-// or appends to them with queueCommand), in order.
-func (a *wsApp) startWith(ctx context.Context, vs []verbs.Verb) []verbs.Verb {
-	if len(a.deferred) == 0 {
-		return vs
-	}
-	a.c.queue = vs
-	cmds := a.deferred
-	a.deferred = nil
-	for _, m := range cmds {
-		if a.s.State() == wssession.Gone || a.c.ended {
-			break
-		}
-		a.Command(ctx, m)
-	}
-	return a.c.queue
-}
-
-// notify sends call:status, fire and forget: not before session:new is acked, and
-// dropped after a graceful close.
+// notify sends call:status, fire and forget: not while session:new waits for its
+// ack, and dropped after a graceful close. A status hook that is an absolute http(s)
+// URL gets it as a webhook instead, as jambonz's WebSocket requestor sends any http
+// URL. Before session:new, which only an outbound call's statuses come (trying,
+// ringing, in-progress), jambonz opens the socket to send them, without call_sid.
 func (a *wsApp) notify(ctx context.Context, payload map[string]any) {
+	c := a.c
+	if a.statusOverHTTP() {
+		(&httpApp{c: c}).notify(ctx, payload)
+		return
+	}
+	if a.s.State() == wssession.Idle {
+		if !a.connect(ctx) {
+			return
+		}
+		c.compat(CompatStatusBeforeSession, "call:status %s goes to the WebSocket before session:new, as jambonz sends an outbound call's first statuses, without call_sid: the official SDKs drop a message that comes before session:new", payload["call_status"])
+	}
 	if !a.s.Starting() {
 		a.s.Notify(ctx, wssession.MsgCallStatus, payload)
 	}
@@ -168,8 +167,8 @@ func (a *wsApp) verbStatus(ctx context.Context, data map[string]any) {
 }
 
 // hook sends verb:hook (or dial:confirm, session:redirect: the same exchange) and
-// waits for its ack; an ack's verbs replace the remaining ones.
-func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map[string]any) ([]verbs.Verb, bool, bool) {
+// waits for its ack, which is the application's answer.
+func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map[string]any) (answer, bool) {
 	c := a.c
 	if isAbsoluteHTTP(h.URL) {
 		// An absolute http(s) hook is a webhook even in a WebSocket application (as
@@ -179,14 +178,14 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 	if a.s.Ended() {
 		// docs/call-control.md §4: after a graceful close nothing more is sent; the call
 		// finishes the verbs it has.
-		return nil, false, false
+		return answer{}, false
 	}
 	if fragment.Redact(h.URL) != h.URL {
 		// A hook with user-info is refused, as anywhere (docs/call-control.md §3);
 		// nothing goes over the socket and the alert does not quote it.
 		_, err := fragment.Resolve(c.opts.app, h.URL)
 		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook: %v", err))
-		return nil, false, false
+		return answer{}, false
 	}
 	// The retry fragment is ours (docs/call-control.md §1: always removed), not the
 	// application's.
@@ -198,24 +197,11 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 		if !c.ended && !errors.Is(err, wssession.ErrSessionClosed) && ctx.Err() == nil {
 			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("%s %s: %v", typ, hook, err))
 		}
-		return nil, false, false
+		return answer{}, false
 	}
-	vs := a.ackVerbs(ctx, data)
-	return vs, len(vs) > 0, true
-}
-
-// ackVerbs validates an ack's verbs. Invalid verbs are an invalid-app-payload,
-// answered with jambonz:error, and count as no verbs.
-func (a *wsApp) ackVerbs(ctx context.Context, data json.RawMessage) []verbs.Verb {
-	if data == nil {
-		return nil
-	}
-	vs, err := verbs.Decode(data)
-	if err != nil {
-		a.Invalid(ctx, err)
-		return nil
-	}
-	return vs
+	ans := dataAnswer(data)
+	ans.url = hook
+	return ans, true
 }
 
 // between applies the commands that arrived while verbs ran.
@@ -250,6 +236,14 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 		if a.s.Ended() {
 			return false, ReasonAppClosed
 		}
+		if _, at, ok := c.dueUtterance(); ok {
+			// The caller speaks to what listens in the background while the
+			// application has nothing more to play.
+			c.cut = false
+			c.hearDue(ctx, at)
+			c.cut = false
+			continue
+		}
 		if err := a.s.Wait(wctx, deadline); err != nil {
 			if c.controls.pending() {
 				return true, ""
@@ -268,7 +262,7 @@ func (a *wsApp) exhausted(ctx context.Context) (bool, string) {
 
 // finish sends the final call:status and closes with 1000 (docs/call-control.md §4).
 func (a *wsApp) finish(ctx context.Context) {
-	if a.s.State() == wssession.Idle {
+	if a.s.State() == wssession.Idle && !a.statusOverHTTP() {
 		return
 	}
 	if ctx.Err() != nil {
@@ -276,10 +270,37 @@ func (a *wsApp) finish(ctx context.Context) {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 	}
-	if !a.s.Ended() {
+	if a.statusOverHTTP() || !a.s.Ended() {
 		a.notify(ctx, a.c.info.fields())
 	}
-	a.s.Close(1000, "call ended")
+	if a.s.State() != wssession.Idle {
+		a.s.Close(1000, "call ended")
+	}
+}
+
+// statusOverHTTP reports whether the call's status notifications go to an http(s)
+// status hook rather than over the socket.
+func (a *wsApp) statusOverHTTP() bool {
+	h := a.c.opts.statusURL
+	return h != nil && h.Policy.Transport == fragment.HTTP
+}
+
+// release closes the session with 1000 at the call's end, with no final
+// call:status: the notifications go to another application (callRun.notifier).
+func (a *wsApp) release(context.Context) {
+	if a.s.State() != wssession.Idle {
+		a.s.Close(1000, "call ended")
+	}
+}
+
+// envelopeCallSid is the call_sid of the session's envelopes: none on an adulted
+// leg's connection, whose requestor never sent session:new (ws-requestor.js takes
+// call_sid from it).
+func (c *callRun) envelopeCallSid() string {
+	if c.adulting {
+		return ""
+	}
+	return c.info.CallSid
 }
 
 // isAbsoluteHTTP reports whether a hook URL is an absolute http(s) URL.
@@ -298,7 +319,7 @@ func (a *wsApp) Sent(typ, msgid, hook string, data any) {
 	c := a.c
 	q := Request{Transport: string(fragment.WebSocket), Type: typ, Hook: hook, Event: c.timeline.len(), HookIndex: -1}
 	switch typ {
-	case wssession.MsgSessionNew, wssession.MsgSessionReconnect:
+	case wssession.MsgSessionNew, wssession.MsgSessionReconnect, wssession.MsgSessionAdulting:
 		q.Hook = c.opts.app.URL.Path
 	}
 	switch typ {
@@ -320,10 +341,40 @@ func (a *wsApp) Sent(typ, msgid, hook string, data any) {
 		}
 		a.requests[msgid] = i // its ack is awaited
 	}
+	if withData(typ, data, c.info.CallSid) {
+		c.record(Event{Kind: KindMsgSent, Type: typ, MsgID: msgid, Data: eventData(data)})
+		return
+	}
 	c.recordMsg(KindMsgSent, typ, msgid)
 }
 
-func (a *wsApp) Received(typ, msgid string) { a.c.recordMsg(KindMsgRecv, typ, msgid) }
+// withData reports whether the timeline shows a sent message's payload: those of
+// voice AI and of a dialed leg (whose call_sid is not the call's), which no
+// Result.Requests entry holds in full.
+func withData(typ string, data any, callSid string) bool {
+	switch typ {
+	case wssession.MsgLlmEvent, wssession.MsgLlmToolCall, wssession.MsgTtsTokensResult,
+		wssession.MsgTtsStreamingEvent, wssession.MsgSessionAdulting, wssession.MsgJambonzError:
+		return true
+	case wssession.MsgCallStatus:
+		d, ok := data.(map[string]any)
+		return ok && d["call_sid"] != callSid
+	}
+	return false
+}
+
+func (a *wsApp) Received(m wssession.AppMessage) {
+	if m.Type != wssession.MsgCommand {
+		a.c.recordMsg(KindMsgRecv, m.Type, m.MsgID)
+		return
+	}
+	data := redactJSON(m.Data)
+	if m.Command == "llm:tool-output" && m.ToolCallID != "" {
+		// The tool call it answers rides beside data: show both.
+		data, _ = json.Marshal(map[string]any{"tool_call_id": m.ToolCallID, "data": data})
+	}
+	a.c.record(Event{Kind: KindMsgRecv, Type: m.Type, MsgID: m.MsgID, Command: m.Command, Data: eventData(data)})
+}
 
 func (a *wsApp) Attempt(at wsclient.Attempt, reconnect bool) {
 	c := a.c
@@ -350,23 +401,23 @@ func (a *wsApp) Answered(msgid string, d time.Duration) {
 func (a *wsApp) Ended() bool { return a.c.ended }
 
 // Invalid raises invalid-app-payload and answers with jambonz:error.
-func (a *wsApp) Invalid(ctx context.Context, err error) {
+func (a *wsApp) Invalid(ctx context.Context, err error, content []byte) {
 	a.c.alert(AlertInvalidAppPayload, a.c.opts.app.Clean(), err.Error())
-	a.s.Reject(ctx, err)
+	a.s.Reject(ctx, err, content)
 }
 
 // Resumed applies the session:reconnect ack: while session:new still waits, its verbs
 // start the call (docs/call-control.md §4); mid-call, verbs in it replace the remaining
 // ones.
 func (a *wsApp) Resumed(ctx context.Context, data json.RawMessage, standIn bool) {
-	vs := a.ackVerbs(ctx, data)
 	if standIn {
-		a.standIn, a.hasIn = vs, true
+		a.standIn, a.hasIn = data, true
 		return
 	}
-	if len(vs) > 0 {
-		a.c.queue = vs
-	}
+	c := a.c
+	ans := dataAnswer(data)
+	ans.url = c.opts.app.Clean()
+	c.takeAnswer(ctx, nil, ans)
 }
 
 // Lost ends the call after a drop that could not be repaired (docs/call-control.md §6).
@@ -378,4 +429,30 @@ func (a *wsApp) Lost(detail string) {
 	} else {
 		c.end(StatusFailed, ReasonReconnectFailed, c.opts.WebhookErrorReturn)
 	}
+}
+
+// message sends a fire-and-forget message; an absolute http(s) hook is requested as
+// a webhook, as jambonz's WsRequestor does.
+func (a *wsApp) message(ctx context.Context, typ string, h *verbs.Hook, data map[string]any) {
+	if h != nil && isAbsoluteHTTP(h.URL) {
+		(&httpApp{c: a.c}).message(ctx, typ, h, data)
+		return
+	}
+	if a.s.Starting() {
+		return
+	}
+	hook := ""
+	if h != nil {
+		hook, _, _ = strings.Cut(h.URL, "#")
+	}
+	a.s.NotifyHook(ctx, typ, hook, data)
+}
+
+// toolCall sends llm:tool-call; the output comes as a command.
+func (a *wsApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool) {
+	if isAbsoluteHTTP(h.URL) {
+		return (&httpApp{c: a.c}).toolCall(ctx, h, data)
+	}
+	a.message(ctx, wssession.MsgLlmToolCall, h, data)
+	return nil, false
 }

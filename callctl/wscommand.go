@@ -12,123 +12,197 @@ import (
 	"github.com/switchboard-voice/switchboard/fragment"
 )
 
-// Command applies a command from the application (wssession.Call). redirect replaces the remaining
-// verbs (or appends them with queueCommand); call:status completed (or no-answer)
-// hangs up; tag replaces customerData; the others are validated and logged (no
-// media to act on).
+// Command applies a command from the application (wssession.Call) as jambonz's call
+// session does (lib/session/call-session.js _onCommand; docs/compatibility.md §4):
+// redirect replaces the remaining verbs (appends them with queueCommand) or moves the
+// call to a call hook; call:status completed hangs up an answered call, no-answer
+// rejects one not yet answered; the commands jambonz acts on only through media are
+// logged. What jambonz would lose or ignore is ignored here too, with a compat
+// warning: any command before the session:new ack (jambonz has no call session to
+// give it to yet), a tag command, a command jambonz does not know.
 func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 	c := a.c
-	cmd, err := parseCommand(m)
-	if err != nil {
-		a.Invalid(ctx, err)
+	if a.s.Starting() {
+		c.compat(CompatCommandBeforeAck, "the %s command came before the ack of session:new: jambonz has no call session to apply it to yet and loses it; send verbs in the ack instead", m.Command)
 		return
+	}
+	if len(c.result.Commands) < maxRecordedRequests {
+		c.result.Commands = append(c.result.Commands, Command{Name: m.Command, Data: redactJSON(m.Data), ToolCallID: m.ToolCallID,
+			CallSid: m.CallSid, Event: c.timeline.len() - 1})
 	}
 	switch m.Command {
 	case "redirect":
-		if a.s.Starting() {
-			// Before the session:new ack, whose verbs the call starts with: the
-			// redirect applies to them (startWith). An invalid one was answered now.
-			a.deferred = append(a.deferred, m)
-			return
-		}
-		if cmd.hook != "" {
-			// A call hook instead of verbs: the call moves to that application, as
-			// with a node's live call control (jambonz does the same).
-			c.log(zerolog.InfoLevel).Str("url", fragment.Redact(cmd.hook)).Msg("redirect command to a new application")
-			c.redirect(ctx, cmd.hook)
-			c.cutShort()
-			return
-		}
-		if m.QueueCommand {
-			c.queue = append(c.queue, cmd.verbs...)
-		} else {
-			c.queue = cmd.verbs
-			c.cutShort()
-		}
-		c.log(zerolog.DebugLevel).Int("verbs", len(cmd.verbs)).Bool("queue", m.QueueCommand).Msg("redirect command")
+		a.redirectCommand(ctx, m)
 	case "call:status":
-		c.hangup(ReasonAppHangup)
+		a.callStatusCommand(m)
 	case "tag":
-		c.info.CustomerData = cmd.tag
+		c.compat(CompatTagCommand, "jambonz has no tag command and ignores it: customerData is unchanged (use the tag verb, or the REST API's tag)")
+	case "whisper":
+		c.whisper()
+	case "tts:tokens":
+		c.ttsTokens(ctx, m.Data)
+	case "tts:flush":
+		c.ttsFlush(ctx)
+	case "tts:clear":
+		c.ttsClear()
+	case "llm:tool-output":
+		c.toolOutput(ctx, m.ToolCallID, m.Data)
+	case "llm:update":
+		c.llmUpdate(m.Data)
 	default:
+		if !wssession.KnownCommand(m.Command) {
+			c.compat(CompatUnknownCommand, "jambonz does not know the %s command: it logs it and ignores it, with no jambonz:error", m.Command)
+			return
+		}
 		c.log(zerolog.InfoLevel).Str("command", m.Command).RawJSON("data", rawOrNull(m.Data)).Msg("command (no media to act on)")
 	}
 }
 
-// command is what a command's data asks for (parseCommand).
-type command struct {
-	verbs []verbs.Verb   // redirect: the verbs that replace (or join) the remaining ones
-	hook  string         // redirect: the call hook the call moves to, instead of verbs
-	tag   map[string]any // tag: the new customerData
+// redirectData is what a redirect command's data asks for (parseRedirect): verbs
+// (replacing the remaining ones, or joining them with queueCommand), a call hook to
+// move to, or new verbs for the call (parent) and its dialed leg (child). err says why
+// jambonz could not use the data; ignored that it would not read it at all.
+type redirectData struct {
+	verbs   []verbs.Verb
+	hook    string
+	parent  []verbs.Verb
+	child   json.RawMessage
+	err     error
+	ignored bool
 }
 
-// parseCommand reads the data of a command that DecodeAppMessage accepted: a
-// redirect's verbs or call hook, call:status's status (only completed and no-answer,
-// which hang up, are accepted), tag's object. Commands with no effect on a simulated
-// call are taken as they are. Every error wraps wssession.ErrInvalidMessage.
-func parseCommand(m wssession.AppMessage) (command, error) {
-	switch m.Command {
-	case "redirect":
-		if len(m.Data) > 0 && m.Data[0] == '[' {
-			vs, err := verbs.Decode(m.Data)
-			if err != nil {
-				return command{}, err
-			}
-			return command{verbs: vs}, nil
-		}
-		hook, err := redirectTarget(m.Data)
-		return command{hook: hook}, err
-	case "call:status":
-		var st struct {
-			CallStatus string `json:"call_status"`
-		}
-		if json.Unmarshal(m.Data, &st.CallStatus) != nil && json.Unmarshal(m.Data, &st) != nil {
-			st.CallStatus = ""
-		}
-		switch st.CallStatus {
-		case string(StatusCompleted), string(StatusNoAnswer):
-			return command{}, nil
-		}
-		return command{}, fmt.Errorf("%w: call:status wants call_status completed or no-answer, got %q", wssession.ErrInvalidMessage, st.CallStatus)
-	case "tag":
-		var data map[string]any
-		if err := json.Unmarshal(m.Data, &data); err != nil || data == nil {
-			return command{}, fmt.Errorf("%w: tag data must be an object", wssession.ErrInvalidMessage)
-		}
-		return command{tag: data}, nil
-	}
-	return command{}, nil
-}
-
-// redirectTarget reads the call hook of a redirect command, in each form jambonz
-// accepts: a URL string, {"url": ...}, {"call_hook": "<url>"} (what the official SDK's
-// injectCommand sends) or {"call_hook": {"url": ...}}. The URL may be absolute or
-// relative to the application.
-func redirectTarget(data json.RawMessage) (string, error) {
-	var url string
-	if json.Unmarshal(data, &url) == nil && url != "" {
-		return url, nil
+// parseRedirect reads a redirect command's data as jambonz's _onCommand and
+// _lccCallHook do: an array is verbs; an object with call_hook (a URL or
+// {"url": ...}) a call hook; one with parent_call or child_call (arrays) verbs for
+// either leg. Anything else is ignored.
+func parseRedirect(data json.RawMessage) redirectData {
+	if len(data) > 0 && data[0] == '[' {
+		vs, err := verbs.Decode(data)
+		return redirectData{verbs: vs, err: err}
 	}
 	var obj struct {
-		URL      string          `json:"url"`
-		CallHook json.RawMessage `json:"call_hook"`
+		CallHook   json.RawMessage `json:"call_hook"`
+		ParentCall json.RawMessage `json:"parent_call"`
+		ChildCall  json.RawMessage `json:"child_call"`
 	}
-	if err := json.Unmarshal(data, &obj); err == nil {
-		if obj.URL != "" {
-			return obj.URL, nil
-		}
-		var hook struct {
-			URL string `json:"url"`
-		}
-		switch {
-		case json.Unmarshal(obj.CallHook, &url) == nil && url != "":
-			return url, nil
-		case json.Unmarshal(obj.CallHook, &hook) == nil && hook.URL != "":
-			return hook.URL, nil
-		}
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &obj) != nil {
+		return redirectData{ignored: true}
 	}
-	return "", fmt.Errorf("%w: redirect data is neither verbs nor a call hook with a url", wssession.ErrInvalidMessage)
+	switch {
+	case isSet(obj.CallHook):
+		hook, err := callHookURL(obj.CallHook)
+		return redirectData{hook: hook, err: err}
+	case isSet(obj.ParentCall) || isSet(obj.ChildCall):
+		r := redirectData{child: obj.ChildCall}
+		if !isSet(obj.ChildCall) {
+			r.child = nil
+		}
+		if isSet(obj.ParentCall) {
+			if obj.ParentCall[0] != '[' {
+				r.err = fmt.Errorf("parent_call must be an array")
+				return r
+			}
+			r.parent, r.err = verbs.Decode(obj.ParentCall)
+		}
+		return r
+	}
+	return redirectData{ignored: true}
 }
+
+// redirectCommand applies a redirect command (parseRedirect). jambonz ignores
+// verbs that do not validate and data it does not read, with no jambonz:error.
+func (a *wsApp) redirectCommand(ctx context.Context, m wssession.AppMessage) {
+	c := a.c
+	r := parseRedirect(m.Data)
+	switch {
+	case r.err != nil:
+		c.compat(CompatInvalidCommand, "redirect: %v; jambonz ignores the command (it only logs the error)", r.err)
+	case r.ignored:
+		c.compat(CompatRedirectCommandIgnored, "redirect data %s is neither verbs, {\"call_hook\": ...} nor {\"parent_call\": [...]}: jambonz stops the verb playing and changes nothing else", dataStart(m.Data))
+		c.cutShort()
+	case r.hook != "":
+		c.log(zerolog.InfoLevel).Str("url", fragment.Redact(r.hook)).Msg("redirect command to a call hook")
+		c.redirect(ctx, r.hook)
+		c.cutShort()
+	case r.parent != nil || r.child != nil:
+		if r.child != nil {
+			// The dialed leg is simulated: no verbs run on it (docs/compatibility.md §4).
+			c.log(zerolog.InfoLevel).RawJSON("child_call", r.child).Msg("redirect command: verbs for the dialed leg (simulated)")
+		}
+		if r.parent != nil {
+			c.replaceQueue(r.parent)
+			c.cutShort()
+		}
+	case m.QueueCommand:
+		c.queue = append(c.queue, r.verbs...)
+	default:
+		c.replaceQueue(r.verbs)
+		c.cutShort()
+	}
+}
+
+// callStatusCommand applies call:status as jambonz's _lccCallStatus does: completed
+// hangs up an answered call; no-answer rejects an inbound call not yet answered
+// (SIP 503) or cancels an outbound one still ringing. Anything else, a bare string
+// (what @jambonz/node-client-ws's injectCommand sends for call:status 'completed')
+// among them, does nothing.
+func (a *wsApp) callStatusCommand(m wssession.AppMessage) {
+	c := a.c
+	var st struct {
+		CallStatus string `json:"call_status"`
+	}
+	if m.Data[0] != '{' || json.Unmarshal(m.Data, &st) != nil {
+		c.compat(CompatCommandWithoutEffect, "call:status data %s is not an object {\"call_status\": ...}: jambonz reads no status from it and does nothing", dataStart(m.Data))
+		return
+	}
+	switch {
+	case st.CallStatus == string(StatusCompleted) && c.answered:
+		c.hangup(ReasonAppHangup)
+	case st.CallStatus == string(StatusNoAnswer) && !c.answered:
+		if c.info.Direction == "inbound" {
+			c.end(StatusNoAnswer, ReasonAppHangup, 503)
+		} else {
+			c.end(StatusNoAnswer, ReasonAppHangup, 487)
+		}
+	default:
+		c.compat(CompatCommandWithoutEffect, "call:status %q on a call %s: jambonz does nothing (completed hangs up an answered call, no-answer one not yet answered)", st.CallStatus, answeredOrNot(c.answered))
+	}
+}
+
+func answeredOrNot(answered bool) string {
+	if answered {
+		return "already answered"
+	}
+	return "not yet answered"
+}
+
+// isSet reports whether a JSON value was given, and truthy as jambonz tests it.
+func isSet(v json.RawMessage) bool {
+	switch string(v) {
+	case "", "null", "false", "0", `""`:
+		return false
+	}
+	return true
+}
+
+// callHookURL reads the call_hook of a redirect command: a URL string, or an object
+// with a url (jambonz passes it to its requestor as a hook).
+func callHookURL(raw json.RawMessage) (string, error) {
+	var url string
+	if json.Unmarshal(raw, &url) == nil && url != "" {
+		return url, nil
+	}
+	var hook struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(raw, &hook) == nil && hook.URL != "" {
+		return hook.URL, nil
+	}
+	return "", fmt.Errorf("call_hook %s has no url", dataStart(raw))
+}
+
+// dataStart quotes the start of a command's data for a warning.
+func dataStart(b json.RawMessage) string { return bodyStart(b) }
 
 func rawOrNull(b json.RawMessage) []byte {
 	if b == nil {

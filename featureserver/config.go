@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/internal/dburl"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 )
 
 // The node's own variables. Each has a flag of the same meaning in `switchboard serve`
@@ -28,9 +29,11 @@ const (
 	// EnvTrustedProxies lists the proxies (CIDRs) whose X-Forwarded-For names the
 	// client, for the limits on failed authentication.
 	EnvTrustedProxies = "SWITCHBOARD_TRUSTED_PROXIES"
-	EnvCallIdle       = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
-	EnvMaxCalls       = "SWITCHBOARD_MAX_CALLS"
-	EnvRetention      = "SWITCHBOARD_CALL_RETENTION_HOURS"
+	// EnvSecretsKey holds the keys that encrypt the secrets the node stores.
+	EnvSecretsKey = "SWITCHBOARD_SECRETS_KEY"
+	EnvCallIdle   = "SWITCHBOARD_CALL_IDLE_TIMEOUT_MS"
+	EnvMaxCalls   = "SWITCHBOARD_MAX_CALLS"
+	EnvRetention  = "SWITCHBOARD_CALL_RETENTION_HOURS"
 	// The limits of one call (docs/call-control.md §4b).
 	EnvMaxCallDuration = "SWITCHBOARD_MAX_CALL_DURATION_MS"
 	EnvMaxCallRequests = "SWITCHBOARD_MAX_CALL_REQUESTS"
@@ -81,6 +84,13 @@ type Config struct {
 	// characters, and none of the examples the documentation shows. Secret. Default
 	// none: account creation through the API is disabled.
 	AdminToken string
+	// SecretsKey, when set, encrypts every secret the node stores (webhook secrets,
+	// endpoint signing keys, hook passwords) with AES-256-GCM: a comma-separated list
+	// of keys, each the base64 of 32 bytes (openssl rand -base64 32), the first
+	// encrypting and every one decrypting, so that a key is rotated by putting a new
+	// one first and running `switchboard secrets rotate` (docs/security.md §5).
+	// Secret. Default none: secrets are stored in clear.
+	SecretsKey string
 	// TrustedProxies are the proxies (load balancers) in front of the node: for a
 	// request from one of them, the client whose failed authentications are
 	// counted is the last address of X-Forwarded-For outside them. Default none:
@@ -169,6 +179,9 @@ func (c Config) validate() error {
 	if err := checkAdminToken("Config.AdminToken", c.AdminToken); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := parseSecretsKey("Config.SecretsKey", c.SecretsKey); err != nil {
+		errs = append(errs, err)
+	}
 	for _, p := range c.TrustedProxies {
 		if !p.IsValid() {
 			errs = append(errs, &ConfigError{Name: "Config.TrustedProxies", Value: p.String(), Accept: "valid CIDR prefixes"})
@@ -251,6 +264,10 @@ func LoadConfig(getenv func(string) string, overrides map[string]string) (Config
 	if err := checkAdminToken(EnvAdminToken, c.AdminToken); err != nil {
 		errs = append(errs, err)
 	}
+	c.SecretsKey = get(EnvSecretsKey)
+	if _, err := parseSecretsKey(EnvSecretsKey, c.SecretsKey); err != nil {
+		errs = append(errs, err)
+	}
 	if c.TrustedProxies, err = parsePrefixes(EnvTrustedProxies, get(EnvTrustedProxies)); err != nil {
 		errs = append(errs, err)
 	}
@@ -294,7 +311,7 @@ const minAdminTokenLength = 32
 
 // exampleAdminTokens are admin tokens the documentation shows: a node started with
 // one copied as it is would be open to anyone who read the same page.
-var exampleAdminTokens = []string{"change-me-admin-token", "change-me", "changeme", "admin", "secret"}
+var exampleAdminTokens = []string{"change-me-admin-token", "change-me-to-a-long-random-token", "change-me", "changeme", "admin", "secret"}
 
 // checkAdminToken refuses a set admin token shorter than minAdminTokenLength or
 // equal to a documented example, naming the variable (or field) name.
@@ -311,6 +328,16 @@ func checkAdminToken(name, token string) error {
 		return &ConfigError{Name: name, Value: "(hidden)", Accept: fmt.Sprintf("at least %d characters (make one with: openssl rand -base64 32)", minAdminTokenLength)}
 	}
 	return nil
+}
+
+// parseSecretsKey parses the keys of a SecretsKey, the value v of variable (or
+// field) name; none is a nil Keyring. Its error never shows a key.
+func parseSecretsKey(name, v string) (*secretbox.Keyring, error) {
+	k, err := secretbox.Parse(v)
+	if err != nil {
+		return nil, &ConfigError{Name: name, Value: "(hidden)", Accept: "a comma-separated list of keys, each the base64 of 32 bytes, the first encrypting: " + err.Error()}
+	}
+	return k, nil
 }
 
 // parsePrefixes parses a comma-separated list of CIDRs and addresses, the value v
@@ -411,6 +438,21 @@ func parseDatabaseURL(v string) (dburl.Location, error) {
 	return loc, nil
 }
 
+// secretsAtRest says, for --print-config, how secrets are stored: never the keys.
+func secretsAtRest(v string) string {
+	k, err := secretbox.Parse(v)
+	switch {
+	case err != nil:
+		return "(invalid)"
+	case !k.Enabled():
+		return "(not set: secrets are stored in clear)"
+	case k.Keys() == 1:
+		return "******** (1 key: secrets are stored encrypted)"
+	default:
+		return fmt.Sprintf("******** (%d keys, the first encrypting: secrets are stored encrypted)", k.Keys())
+	}
+}
+
 // prefixList writes prefixes as their variable takes them.
 func prefixList(ps []netip.Prefix) string {
 	parts := make([]string, len(ps))
@@ -444,6 +486,7 @@ func (c Config) Printable() [][2]string {
 		{EnvOutboxLease, ms(c.Outbox.LeaseDuration)},
 		{EnvEgressProxy, redactProxy(c.Outbox.EgressProxy)},
 		{EnvAdminToken, mask(c.AdminToken)},
+		{EnvSecretsKey, secretsAtRest(c.SecretsKey)},
 		{EnvTrustedProxies, prefixList(c.TrustedProxies)},
 		{EnvCallIdle, ms(c.CallIdleTimeout)},
 		{EnvMaxCalls, strconv.Itoa(c.MaxCalls)},

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
 	"github.com/switchboard-voice/switchboard/internal/pgpool"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 	"github.com/switchboard-voice/switchboard/internal/sqlitefile"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 	"github.com/switchboard-voice/switchboard/outbox/pgstore"
@@ -33,6 +34,8 @@ type database struct {
 
 	// health says whether the database takes writes, for /readyz and new calls.
 	health *dbHealth
+	// secrets seals the secrets the stores keep (Config.SecretsKey); nil: in clear.
+	secrets *secretbox.Keyring
 
 	// SQLite only: the lock that keeps a second node off the file, and the outbox's
 	// store, opened first since its single writer runs every write of the node's
@@ -105,14 +108,14 @@ func (db *database) openSQLite(ctx context.Context) error {
 // file must take a write now.
 func (db *database) nodeStore(ctx context.Context) (nodestore.Store, error) {
 	if db.pool != nil {
-		ps, err := pgnode.Open(ctx, db.pool, pgnode.Options{})
+		ps, err := pgnode.Open(ctx, db.pool, pgnode.Options{Secrets: db.secrets})
 		if err != nil {
 			return nil, err
 		}
 		db.health = newDBHealth(ps.CheckWritable)
 		return ps, nil
 	}
-	ns, err := sqlitenode.Open(ctx, db.loc.Path, sqlitenode.Options{Writer: db.sqlite})
+	ns, err := sqlitenode.Open(ctx, db.loc.Path, sqlitenode.Options{Writer: db.sqlite, Secrets: db.secrets})
 	if err != nil {
 		return nil, err
 	}

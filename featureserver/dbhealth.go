@@ -97,6 +97,9 @@ type probing struct{}
 func (h *dbHealth) noteWrite(ctx context.Context, err error) {
 	h.mu.Lock()
 	switch {
+	case err == nil && h.lastErr == nil:
+		h.mu.Unlock() // the common case, on every write: nothing changes
+		return
 	case err == nil && ctx.Value(probing{}) == nil:
 		h.lastErr = nil
 	case databaseFault(err):

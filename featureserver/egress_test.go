@@ -374,3 +374,21 @@ func TestAccountsCallStatusEventIsAnOrdinaryEvent(t *testing.T) {
 		t.Errorf("the endpoint's own signature: %v", err)
 	}
 }
+
+// The node's server bounds reading a request and writing its answer: a client that
+// never reads its answer holds no connection for ever; the API's answers say
+// nosniff.
+func TestServerBoundsSlowClients(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nil)
+	s := n.node.server
+	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout < 30*time.Second || s.IdleTimeout <= 0 {
+		t.Errorf("server timeouts: header %v, read %v, write %v, idle %v; want all bounded (write at least 30 s)",
+			s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
+	}
+	for _, path := range []string{"/v1/Me", "/api/v1/webhooks", "/readyz", "/console/signin"} {
+		if _, h, _ := n.do("GET", path, "", nil, nil); h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no X-Content-Type-Options: nosniff", path)
+		}
+	}
+}

@@ -34,6 +34,9 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add(EnvNodeURL, "http://10.0.0.1:8080")
 	f.Add(EnvNodeLease, "1000")
 	f.Add(EnvOutboxLease, "4000")
+	f.Add(EnvSecretsKey, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=,bad")
+	f.Add(EnvTrustedProxies, "10.0.0.0/8,::1")
+	f.Add(EnvOutboxEgressAllow, "203.0.113.0/24,hooks.internal")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		c, err := LoadConfig(func(k string) string {
 			if k == name {

@@ -20,7 +20,9 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodeapi"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/internal/dburl"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/outboxnotify"
 	"github.com/switchboard-voice/switchboard/retry"
@@ -99,6 +101,10 @@ const (
 	consoleSessionLifetime = 12 * time.Hour
 )
 
+// writeTimeout bounds writing an answer, from the end of reading the request's
+// headers (net/http's WriteTimeout).
+const writeTimeout = 60 * time.Second
+
 // shutdownGrace is how long a stopping node waits for the API's connections to
 // close themselves (requests in flight to finish) before it closes them.
 const shutdownGrace = 5 * time.Second
@@ -118,9 +124,14 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if hooks.shutdownGrace > 0 {
 		n.shutdownGrace = hooks.shutdownGrace
 	}
+	secrets, err := parseSecretsKey("Config.SecretsKey", cfg.SecretsKey)
+	if err != nil {
+		return nil, err
+	}
 	if n.db, err = openDatabase(ctx, loc); err != nil {
 		return nil, err
 	}
+	n.db.secrets = secrets
 	opened, err := n.db.nodeStore(ctx)
 	if err != nil {
 		n.closeStores()
@@ -133,6 +144,15 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	if hooks.probeInterval > 0 {
 		h.interval = hooks.probeInterval
+	}
+	// A database whose secrets this node cannot open (encrypted, and no key or
+	// another key given) would fail every request: refuse to start, naming the
+	// variable.
+	if _, err := opened.ListAccounts(ctx); errors.Is(err, secretbox.ErrNoKey) || errors.Is(err, secretbox.ErrUnknownKey) || errors.Is(err, secretbox.ErrCorrupt) {
+		_ = opened.Close()
+		n.closeStores()
+		return nil, &ConfigError{Name: EnvSecretsKey, Value: "(hidden)",
+			Accept: "the key the database's secrets are encrypted with (first, or after a new one): " + err.Error()}
 	}
 	n.store = withStaleTokens(opened)
 	if hooks.wrapStore != nil {
@@ -175,6 +195,13 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	if err := nodeapi.Register(mux, nodeapi.Options{Store: store, Calls: n.calls, AdminToken: cfg.AdminToken, Limiter: n.limiter,
 		CheckNoticeURL: noticeRules.CheckURL, Mount: n.registerWebhookAPI, Version: opts.Version, Clock: clock, Logger: opts.Logger,
 		Node: cfg.Cluster.NodeID,
+		MessageStatus: func(ctx context.Context, acct nodestore.Account, hook string, payload map[string]any) error {
+			t, err := fragment.Parse(hook)
+			if err != nil {
+				return err
+			}
+			return n.status.NotifyMessage(ctx, acct, nodestore.HookSpec{URL: hook, Method: "POST"}, t, payload)
+		},
 		SecretRotated: func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error {
 			return n.status.RotateAccount(ctx, old, rotated, grace, outbox.Actor{ID: "admin", Reason: "webhook secret rotated"})
 		}}); err != nil {
@@ -212,8 +239,11 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 		Handler:           n.withClient(nodeapi.Handler(mux, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		// A client that reads its answer too slowly (or never) is cut: no request
+		// the API serves takes long (live control forwarded to a peer: 10 s).
+		WriteTimeout:   writeTimeout,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
 	}
 	return n, nil
 }
@@ -247,7 +277,7 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	hookClient := transport.NewHTTPClient(hookRules, opts)
 	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
-		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log,
+		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log, Secrets: n.sealer(),
 		Notify:    n.notices.Notify,
 		UserAgent: n.cfg.CallControl.UserAgent,
 		// Deliveries still in flight at shutdown are released (retried at the next
@@ -287,6 +317,15 @@ func (n *Node) withClient(next http.Handler) http.Handler {
 		addr := authlimit.ClientAddr(r, n.cfg.TrustedProxies)
 		next.ServeHTTP(w, r.WithContext(authlimit.WithClient(r.Context(), addr)))
 	})
+}
+
+// sealer is what seals the outbox's endpoint secrets: the node's keys, or none
+// (in clear) without SWITCHBOARD_SECRETS_KEY.
+func (n *Node) sealer() outbox.SecretSealer {
+	if !n.db.secrets.Enabled() {
+		return nil
+	}
+	return n.db.secrets
 }
 
 // callControlRules are the call-control egress rules plus the node's allow-list

@@ -197,6 +197,25 @@ func TestAppTestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	untilWaiting("b.yaml mended")
+	// What editors and sed -i leave in the app's files for a moment (a temporary
+	// file, created then renamed away) or beside them (a backup) changes nothing:
+	// the next run is the scenario file's alone.
+	tmp := filepath.Join(dir, "app", "sedX1b2c3")
+	if err := os.WriteFile(tmp, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(t.TempDir(), "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app", "menu.txt~"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tests", "a.yaml"), []byte("caller:\n  gathers: [{digits: \"1\"}]\n# touched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if run := untilWaiting("a temporary file, a backup, then a.yaml"); !strings.HasPrefix(run, "\n--- tests/a.yaml changed: running 1 scenario(s)\n") {
+		t.Fatalf("a temporary file, a backup, then a.yaml: the next run is\n%s", run)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "app", "menu.txt"), []byte("v2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +230,88 @@ func TestAppTestWatch(t *testing.T) {
 	}
 	if err := <-exited; err != nil {
 		t.Fatalf("Ctrl-C after a passing run: %v\n%s", err, stderr.String())
+	}
+}
+
+// An app already listening where the scenarios connect is not what --start would
+// test: nothing is started (the app would fail to listen while its wait succeeded
+// at once against the other process), nothing is called, and every scenario is an
+// error that says so; with reuse: in the folder's settings, that app is tested.
+func TestAppTestStartRefusesATakenPort(t *testing.T) {
+	t.Parallel()
+	app := newScenarioApp(t)
+	dir := files(t, map[string]string{
+		"menu.yaml":             "app: " + app.origin + "/call\nexpect:\n  verbs: [say, gather, say, hangup]\n",
+		"switchboard-test.yaml": "start: touch started-from-folder\n",
+	})
+	addr := strings.TrimPrefix(app.origin, "http://")
+	code, stdout, stderr := sbTest(t, dir, nil, "--start", "touch started", ".")
+	if code != 1 || !strings.Contains(stdout, "ERROR menu  ") ||
+		!strings.Contains(stdout, "the app was not started: another process already listens at "+addr+", before the app is started (stop it, or leave out --start to test the app running there)") ||
+		!strings.Contains(stderr, "switchboard: did not start the app (touch started, from --start): another process already listens at "+addr) ||
+		!strings.Contains(stdout, "\nFAIL: 1 of 1 scenario(s) failed, 1 error(s), 0 passed, in ") ||
+		app.calls.Load() != 0 {
+		t.Fatalf("--start: exit %d, %d calls\nstdout:\n%s\nstderr:\n%s", code, app.calls.Load(), stdout, stderr)
+	}
+	code, stdout, _ = sbTest(t, dir, nil, ".")
+	if code != 1 || !strings.Contains(stdout, "(stop it, or give --no-start, or reuse: true in switchboard-test.yaml, to test the app running there)") {
+		t.Fatalf("start: exit %d\n%s", code, stdout)
+	}
+	for _, marker := range []string{"started", "started-from-folder"} {
+		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+			t.Errorf("%s ran", marker)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "switchboard-test.yaml"), []byte("start: touch started-from-folder\nreuse: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = sbTest(t, dir, nil, ".")
+	if code != 0 || !strings.Contains(stderr, "using the app running there") || app.calls.Load() != 1 {
+		t.Fatalf("reuse: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// `switchboard` in a start command is the binary running the tests whatever it is
+// named (here sb, beside a tool of the same name as one earlier on PATH), and every
+// other command of the start command resolves as in the developer's shell: the
+// binary's own directory is not put first on PATH.
+func TestAppTestStartRunsThisBinaryAsSwitchboard(t *testing.T) {
+	t.Parallel()
+	bin, mine := t.TempDir(), t.TempDir()
+	raw, err := os.ReadFile(switchboardBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, text := range map[string]string{
+		filepath.Join(bin, "sb"):          string(raw),
+		filepath.Join(bin, "which-am-i"):  "#!/bin/sh\necho the binary's directory\n",
+		filepath.Join(mine, "which-am-i"): "#!/bin/sh\necho mine\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := files(t, map[string]string{"tests/menu.yaml": "app: http://127.0.0.1:3000/call\nexpect:\n  verbs: [say, gather, say, hangup]\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), simulateTimeout)
+	defer cancel()
+	argv := append(ownNetwork(t), filepath.Join(bin, "sb"), "test", "--start", "which-am-i > tool.txt; exec switchboard demo --serve 127.0.0.1:3000", "tests")
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "PATH="+mine+":"+bin+":/usr/bin:/bin")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok    menu  ") {
+		t.Fatalf("sb test --start 'switchboard demo --serve ...': %v\n%s", err, out)
+	}
+	if tool, _ := os.ReadFile(filepath.Join(dir, "tool.txt")); string(tool) != "mine\n" {
+		t.Fatalf("which-am-i in the start command ran %q, want the one first on the developer's PATH", tool)
+	}
+	if links, _ := filepath.Glob(filepath.Join(os.TempDir(), "switchboard-test-bin-*")); len(links) > 0 {
+		// Other tests' runs may hold theirs for now; ours must be gone: it is the
+		// only one whose link points at bin/sb.
+		for _, l := range links {
+			if target, _ := os.Readlink(filepath.Join(l, "switchboard")); target == filepath.Join(bin, "sb") {
+				t.Errorf("%s is left after the run", l)
+			}
+		}
 	}
 }

@@ -309,15 +309,138 @@ func TestAppTestSnapshots(t *testing.T) {
 	if code, stdout, _ = sbTest(t, dir, nil, "."); code != 0 {
 		t.Fatalf("the same app: exit %d\n%s", code, stdout)
 	}
+	// --update of calls that did what their snapshots say leaves the file alone.
+	if code, stdout, _ = sbTest(t, dir, nil, "--update", "."); code != 0 || strings.Contains(stdout, "wrote") ||
+		!strings.Contains(stdout, "\n1 snapshot file(s) unchanged\n") {
+		t.Fatalf("--update again: exit %d\n%s", code, stdout)
+	}
 	app.changed.Store(true)
 	code, stdout, _ = sbTest(t, dir, nil, ".")
 	for _, want := range []string{"FAIL  menu/sales ", "      snapshot: the call differs from its snapshot in menu.snap.yaml (- snapshot, + this call; --update records this one)",
-		"      --- snapshot\n      +++ this call\n", "\n       verbs:\n         - say\n      -  - gather\n", "\n      -      digits: \"1\"\n"} {
+		// numbered with the snapshot file's lines: menu/sales's reason: is its line 5
+		"      --- menu.snap.yaml\n      +++ this call\n      @@ -5,21 +5,11 @@ verbs:\n", "\n       verbs:\n         - say\n      -  - gather\n",
+		"\n      -      digits: \"1\"\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("a changed app: no %q in\n%s", want, stdout)
 		}
 	}
 	if code != 1 {
 		t.Errorf("a changed app: exit %d", code)
+	}
+}
+
+// sbSimulate runs `switchboard simulate args...` in dir with env added to the clean
+// one.
+func sbSimulate(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), simulateTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, switchboardBin, append([]string{"simulate"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr) && ctx.Err() == nil:
+		code = exitErr.ExitCode()
+	default:
+		t.Fatalf("switchboard simulate %v: %v\n%s", args, err, errOut.String())
+	}
+	return code, out.String(), errOut.String()
+}
+
+// `simulate --scenario` plays a file of `switchboard test` as test reads it: its
+// ${VAR} references, its folder's app:, the case --case names; a file of several
+// cases without --case is bad usage naming them.
+func TestSimulateReadsTestScenarioFiles(t *testing.T) {
+	t.Parallel()
+	app := newScenarioApp(t)
+	dir := files(t, map[string]string{
+		"tests/switchboard-test.yaml": "app: ${APP}/call\n",
+		"tests/menu.yaml": `expect:
+  verbs: [say, gather, say, pause, say, hangup]
+cases:
+  - name: sales
+    caller: {gathers: [{digits: "${DIGIT:-1}"}]}
+    expect:
+      received: [{hook: /gather, payload: {digits: "${DIGIT:-1}"}}]
+  - name: no-input
+    caller: {gathers: [{timeout: true}]}
+    expect: {verbs: [say, gather, say, hangup]}
+`})
+	env := []string{"APP=" + app.origin}
+	code, stdout, stderr := sbSimulate(t, dir, env, "--scenario", "tests/menu.yaml", "--case", "sales")
+	if code != 0 || !strings.Contains(stdout, "caller.input  the caller keys 1") || !strings.Contains(stdout, app.origin+"/gather") {
+		t.Fatalf("--case sales: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = sbSimulate(t, dir, env, "--scenario", "tests/menu.yaml", "--case", "no-input")
+	if code != 0 || strings.Contains(stdout, "the caller keys") {
+		t.Fatalf("--case no-input: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = sbSimulate(t, dir, env, "--scenario", "tests/menu.yaml")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "tests/menu.yaml: has 2 cases (sales, no-input): choose one with --case NAME") {
+		t.Fatalf("no --case: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = sbSimulate(t, dir, nil, "--scenario", "tests/menu.yaml", "--case", "sales")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "tests/switchboard-test.yaml:1: ${APP}: APP is not set") {
+		t.Fatalf("APP unset: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// A snapshot records the call's compat warnings by rule (docs/testing.md §4): an
+// app whose gather no rule ends loses the caller's digits as jambonz would, and
+// the snapshot says so; the app mended (numDigits), the snapshot differs there.
+// The report tells each warning the scenario's expect.compat does not name, under
+// its verdict and in its JSON event, and counts them in the summary.
+func TestAppTestCompatWarningsInReportsAndSnapshots(t *testing.T) {
+	t.Parallel()
+	var mended atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/call":
+			gather := `{"verb":"gather","input":["digits"],"actionHook":"/gather","timeout":5}`
+			if mended.Load() {
+				gather = `{"verb":"gather","input":["digits"],"actionHook":"/gather","timeout":5,"numDigits":2}`
+			}
+			io.WriteString(w, "["+gather+`,{"verb":"hangup"}]`)
+		default:
+			io.WriteString(w, `[{"verb":"hangup"}]`)
+		}
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	dir := files(t, map[string]string{
+		"menu.yaml":  "app: " + srv.URL + "/call\ncaller:\n  gathers: [{digits: \"12\"}]\n",
+		"named.yaml": "app: " + srv.URL + "/call\ncaller:\n  gathers: [{digits: \"12\"}]\nexpect:\n  compat: [gather-digits-lost]\n",
+	})
+	code, stdout, _ := sbTest(t, dir, nil, "--update", "--run", "^menu$", ".")
+	snap, _ := os.ReadFile(filepath.Join(dir, "menu.snap.yaml"))
+	if code != 0 || !strings.HasSuffix(string(snap), "\n  compat:\n    - gather-digits-lost\n") || strings.Contains(string(snap), "127.0.0.1") {
+		t.Fatalf("--update: exit %d\n%s\n%s", code, stdout, snap)
+	}
+	if !strings.Contains(stdout, "\n      compat gather-digits-lost: the caller keyed 12 but the gather") ||
+		!strings.Contains(stdout, "\n1 scenario(s) with compat warnings: jambonz would do what they say;") {
+		t.Fatalf("the report tells no compat warning:\n%s", stdout)
+	}
+	// A scenario that names the rule relies on it: nothing is told.
+	code, stdout, _ = sbTest(t, dir, nil, "--run", "^named$", ".")
+	if code != 0 || strings.Contains(stdout, "compat") {
+		t.Fatalf("named: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = sbTest(t, dir, nil, "--json", "--run", "^menu$", ".")
+	pass := eventsOf(jsonEvents(t, stdout), "pass")
+	if code != 0 || len(pass) != 1 || pass[0]["compat"] == nil || pass[0]["compat"].([]any)[0].(map[string]any)["rule"] != "gather-digits-lost" {
+		t.Fatalf("--json: exit %d\n%s", code, stdout)
+	}
+	mended.Store(true)
+	code, stdout, _ = sbTest(t, dir, nil, "--run", "^menu$", ".")
+	if code != 1 || !strings.Contains(stdout, " @@ compat:\n") || !strings.Contains(stdout, "\n      -compat:\n      -  - gather-digits-lost\n") {
+		t.Fatalf("mended: exit %d\n%s", code, stdout)
 	}
 }

@@ -112,8 +112,8 @@ func publishWithKey(t *testing.T, p *serveProcess, a serveAccount, key string, b
 // the filter excludes (named in the event's view); a rotation to a whsec_ secret of
 // the caller's, after which attempts carry v1 and v1a signatures, verified with the
 // npm standardwebhooks and svix (v1), Node's ed25519 (v1a) and `switchboard verify`;
-// the event-type catalog refusing data against its schema and, strict, a
-// subscription to a type it lacks.
+// the event-type catalog (kept with the CLI) refusing data against its schema and,
+// strict, a subscription to a type it lacks.
 func TestOutboxIntegrationSurface(t *testing.T) {
 	node, modules := requireVerifiers(t)
 	proxy := newRecordingProxy(t)
@@ -194,16 +194,19 @@ func TestOutboxIntegrationSurface(t *testing.T) {
 	}
 
 	// The catalog: data against its type's schema, and a strict catalog's subscriptions.
-	if code, raw := p.do("POST", "/api/v1/event-types", a.APIToken, map[string]any{"name": "invoice.paid",
-		"schema": map[string]any{"type": "object", "required": []string{"amount"}, "properties": map[string]any{"amount": map[string]any{"type": "integer"}}}}, nil); code != http.StatusCreated {
-		t.Fatalf("create event type: %d %s", code, raw)
+	if code, out, errOut := webhooksCLI(t, p, a, "event-types", "create", "invoice.paid", "--description", "An invoice was paid",
+		"--schema", `{"type":"object","required":["amount"],"properties":{"amount":{"type":"integer"}}}`); code != 0 || !strings.HasPrefix(out, "invoice.paid  active") {
+		t.Fatalf("event-types create: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := webhooksCLI(t, p, a, "event-types", "create", "bad", "--schema", `{"minimum":"0"}`); code != 2 || !strings.Contains(out+errOut, "body.schema.minimum") {
+		t.Fatalf("event-types create with a bad schema: %d %s %s", code, out, errOut)
 	}
 	code, raw := p.do("POST", "/api/v1/events", a.APIToken, map[string]any{"type": "invoice.paid", "data": map[string]any{"amount": 1.5}}, nil)
 	if code != http.StatusUnprocessableEntity || !bytes.Contains(raw, []byte(`"location":"body.data.amount"`)) {
 		t.Fatalf("data against the schema: %d %s", code, raw)
 	}
-	if code, raw := p.do("PUT", "/api/v1/event-catalog", a.APIToken, map[string]any{"strict": true}, nil); code != http.StatusOK {
-		t.Fatalf("strict: %d %s", code, raw)
+	if code, out, errOut := webhooksCLI(t, p, a, "event-types", "strict", "on"); code != 0 || !strings.Contains(out, "strict: true") {
+		t.Fatalf("event-types strict on: %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = webhooksCLI(t, p, a, "create", "https://hooks.example.com/x", "--events", "invoice.voided")
 	if code != 2 || !strings.Contains(out+errOut, "body.events[0]") {

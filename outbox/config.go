@@ -31,6 +31,9 @@ type Config struct {
 	// answer means HTTPClient. Redirects are never followed, whatever the client.
 	// It runs on the attempt's goroutine, several at once. Default none.
 	HTTPClientFor func(Endpoint) *http.Client
+	// Secrets seals the endpoints' signing keys the store keeps and opens them when
+	// read (docs/outbox.md §5). Default: kept in clear.
+	Secrets SecretSealer
 	// Egress are the egress rules of the default HTTPClient. Default
 	// transport.PublicOnly(): loopback, private and special ranges are refused.
 	Egress *transport.EgressRules
@@ -94,6 +97,13 @@ type Config struct {
 	// ShutdownTimeout bounds how long Close waits for attempts in flight before it
 	// cancels them and releases their deliveries. Default 10 s.
 	ShutdownTimeout time.Duration
+	// GCPercent is the garbage collector's target (GOGC) that Start sets for the
+	// process, unless the program chose one (the GOGC environment variable, or
+	// debug.SetGCPercent with a value other than 100 before Start). Default 400: the
+	// heap may grow to five times what is live between collections, for fewer
+	// collections a delivery. Set GOMEMLIMIT to bound the heap, or -1 to leave the
+	// collector alone (docs/outbox.md §5, "Engine defaults").
+	GCPercent int
 }
 
 // WithDefaults returns c with every zero value replaced by its default.
@@ -115,6 +125,9 @@ func (c Config) WithDefaults() Config {
 	if c.Renderer == nil {
 		c.Renderer = DefaultRenderer
 	}
+	if c.Secrets == nil {
+		c.Secrets = clearSecrets{}
+	}
 	if c.Notify == nil {
 		c.Notify = func(Notice) {}
 	}
@@ -133,6 +146,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.Retention, 7*24*time.Hour)
 	setDefault(&c.PurgeInterval, time.Hour)
 	setDefault(&c.ShutdownTimeout, 10*time.Second)
+	setDefault(&c.GCPercent, defaultGCPercent)
 	return c
 }
 
@@ -184,6 +198,7 @@ func (c Config) validate() error {
 		{c.Retention >= time.Hour, "Config.Retention", "must be at least 1 h"},
 		{c.PurgeInterval > 0, "Config.PurgeInterval", "must be positive"},
 		{c.ShutdownTimeout > 0, "Config.ShutdownTimeout", "must be positive"},
+		{c.GCPercent >= -1, "Config.GCPercent", "must be -1 (leave the collector alone) or a percent"},
 	}
 	var errs []error
 	for _, ch := range checks {

@@ -15,7 +15,7 @@ import (
 func TestOpenReportsEveryBadField(t *testing.T) {
 	t.Parallel()
 	_, err := outbox.Open(context.Background(), outbox.Config{Workers: -1, BatchSize: 20000, LeaseDuration: time.Second,
-		Retention: time.Minute, PollInterval: -time.Second})
+		Retention: time.Minute, PollInterval: -time.Second, GCPercent: -2})
 	if !errors.Is(err, outbox.ErrInvalid) {
 		t.Fatalf("Open: %v, want ErrInvalid", err)
 	}
@@ -31,7 +31,7 @@ func TestOpenReportsEveryBadField(t *testing.T) {
 		}
 		fields = append(fields, ve.Field)
 	}
-	want := []string{"Config.Store", "Config.Workers", "Config.BatchSize", "Config.LeaseDuration", "Config.PollInterval", "Config.Retention"}
+	want := []string{"Config.Store", "Config.Workers", "Config.BatchSize", "Config.LeaseDuration", "Config.PollInterval", "Config.Retention", "Config.GCPercent"}
 	if !slices.Equal(fields, want) {
 		t.Fatalf("fields reported %v, want %v", fields, want)
 	}

@@ -251,6 +251,9 @@ func (o *Outbox) RemoveEndpoint(ctx context.Context, account, id string, by Acto
 	_, err := o.updateEndpoint(ctx, account, id, func(ep Endpoint) (outboxdriver.Change, error) {
 		ep.RemovedAt = &now
 		url = ep.URL
+		// A removed endpoint never signs nor sends again: its keys and headers
+		// (credentials, often) are erased, not kept.
+		ep.Secrets, ep.Headers = nil, nil
 		ch := outboxdriver.Change{At: now, Endpoint: &ep, Waiting: DeliveryDropped, WaitingReason: "endpoint removed",
 			Audit: []AuditEntry{decide.Audit(ep, AuditRemoved, ReasonManual, now)}}
 		by.stamp(ch.Audit)

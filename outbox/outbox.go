@@ -59,7 +59,7 @@ func Open(ctx context.Context, cfg Config) (*Outbox, error) {
 	// Redirects are never followed (docs/outbox.md §2 step 3), whatever client the caller
 	// gave: a copy of it returns the 3xx as the answer.
 	cfg.HTTPClient = noRedirects(cfg.HTTPClient)
-	return &Outbox{cfg: cfg, store: checkedStore{cfg.Store}, log: cfg.Logger, wake: make(chan struct{}, 1)}, nil
+	return &Outbox{cfg: cfg, store: checkedStore{s: cfg.Store, box: cfg.Secrets}, log: cfg.Logger, wake: make(chan struct{}, 1)}, nil
 }
 
 // noRedirects is a copy of c that returns a 3xx as the answer.
@@ -99,6 +99,7 @@ func (o *Outbox) Start(ctx context.Context) error {
 		return fmt.Errorf("outbox: already started")
 	}
 	o.started = true
+	tuneGC(o.cfg.GCPercent)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	o.run, o.stop, o.abort, o.done = runCtx, stop, abort, make(chan struct{})

@@ -3,7 +3,9 @@
 # bench with its defaults (plus the goal-sized runs the page quotes) and prints
 # the Markdown to stdout. Usage: scripts/benchmarks.sh > /tmp/tables.md
 # Set ROUNDS to change the rounds (default 5); FULL=0 skips the long runs
-# (100k calls, 1M scheduled deliveries). Progress goes to stderr.
+# (100k calls, 1M scheduled deliveries). Progress goes to stderr. Each bench's
+# heading gives the load average as it starts: on a shared machine it says how far
+# to trust the absolute figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-5}"
@@ -13,7 +15,7 @@ trap 'rm -rf "$(dirname "$bin")"' EXIT
 
 run() {
 	echo
-	echo "\`switchboard bench $* --rounds $rounds\`"
+	echo "\`switchboard bench $* --rounds $rounds\` (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 	echo
 	"$bin" bench "$@" --rounds "$rounds" --markdown
 }
@@ -28,6 +30,7 @@ run outbox
 run outbox --sync NORMAL
 if [ -n "${SWITCHBOARD_TEST_DATABASE_URL:-}" ]; then
 	run outbox --database-url "$SWITCHBOARD_TEST_DATABASE_URL"
+	run outbox --database-url "$SWITCHBOARD_TEST_DATABASE_URL" --nodes 2
 fi
 run backlog
 if [ "${FULL:-1}" != 0 ]; then

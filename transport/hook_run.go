@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -59,16 +58,11 @@ func (r *hookRun) readBody(resp *http.Response) error {
 		resp.Body = http.NoBody
 	}()
 	limit := r.client.opts.MaxBody
-	// The body gets the same bound as the headers: a peer that sends headers and
-	// then stalls must not hold the call (closing the body ends the read).
-	var stalled atomic.Bool
-	timer := time.AfterFunc(r.client.opts.Timeout, func() {
-		stalled.Store(true)
-		_ = resp.Body.Close()
-	})
+	// The body gets the same bound as the headers, from the attempt's own timer
+	// (headerDeadline): a peer that sends headers and then stalls must not hold the
+	// call.
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	timer.Stop()
-	if stalled.Load() {
+	if err != nil && bodyTimedOut(resp) {
 		r.body = b
 		return fmt.Errorf("%w after %s", ErrBodyTimeout, r.client.opts.Timeout)
 	}

@@ -14,6 +14,19 @@ import (
 type Expectations struct {
 	// Verbs, when set, must equal the names of the verbs executed, in order.
 	Verbs []string `yaml:"verbs"`
+	// VerbsInOrder must all have run, in this order (others may come between);
+	// VerbsInclude must each have run at least once, in any order.
+	VerbsInOrder []string `yaml:"verbs_in_order"`
+	VerbsInclude []string `yaml:"verbs_include"`
+	// ToolCalls are tool calls the model must have made, by name, in this order.
+	ToolCalls []string `yaml:"tool_calls"`
+	// ToolOutputs are outputs the application must have returned for tool calls.
+	ToolOutputs []ToolOutput `yaml:"tool_outputs"`
+	// Spoken are texts the agent must have said (say, streamed tokens, an LLM's
+	// turns), in this order: each is found within one thing said.
+	Spoken []string `yaml:"spoken"`
+	// Sent are commands the application must have sent.
+	Sent []Sent `yaml:"sent"`
 	// Hooks must all have been requested, in this order (other hooks may come
 	// between them). HTTP hooks are named by URL path, WebSocket hooks by name.
 	Hooks []string `yaml:"hooks"`
@@ -35,6 +48,10 @@ type Expectations struct {
 	// MaxAnswerTime, when set, bounds every answer of the application: each HTTP
 	// hook's answered attempt, each ack.
 	MaxAnswerTime Duration `yaml:"max_answer_time"`
+	// Compat are compat warnings (callctl.CompatRule) that must each have been
+	// recorded at least once: a scenario that relies on a jambonz behaviour names
+	// it, and `--strict` then accepts it (Strict).
+	Compat []callctl.CompatRule `yaml:"compat"`
 }
 
 // Received is one request the application must have received: the Nth (from 1,
@@ -58,6 +75,28 @@ type Received struct {
 	AnsweredWithin Duration `yaml:"answered_within"`
 }
 
+// ToolOutput is an output the application must have returned for a tool call: the
+// Nth call (from 1, default the first) of Tool, or the call of ID.
+type ToolOutput struct {
+	Tool string `yaml:"tool"`
+	ID   string `yaml:"id"`
+	Nth  int    `yaml:"nth"`
+	// Output maps a path into the output (as Received.Payload) to the value it must
+	// hold.
+	Output map[string]any `yaml:"output"`
+	// Dropped, when true, expects an output jambonz would not pass on to the model
+	// (a shape its vendor does not take); by default such an output fails.
+	Dropped bool `yaml:"dropped"`
+}
+
+// Sent is a command the application must have sent: the Nth (from 1) of Command,
+// with the given payload.
+type Sent struct {
+	Command string         `yaml:"command"`
+	Nth     int            `yaml:"nth"`
+	Payload map[string]any `yaml:"payload"`
+}
+
 // Failure is one expectation that did not hold.
 type Failure struct {
 	// Expectation names it as the scenario file does: verbs, hooks, received[0] ...;
@@ -74,7 +113,9 @@ type Failure struct {
 // Set reports whether any expectation is given.
 func (e Expectations) Set() bool {
 	return e.Verbs != nil || e.Hooks != nil || e.HooksExact != nil || e.HookCounts != nil || e.Status != "" ||
-		e.Reason != "" || e.Alerts != nil || e.NoAlerts != nil || e.Received != nil || e.MaxAnswerTime > 0
+		e.Reason != "" || e.Alerts != nil || e.NoAlerts != nil || e.Received != nil || e.MaxAnswerTime > 0 ||
+		e.VerbsInOrder != nil || e.VerbsInclude != nil || e.ToolCalls != nil || e.ToolOutputs != nil ||
+		e.Spoken != nil || e.Sent != nil || e.Compat != nil
 }
 
 // ExpectFailure reports whether the expectations anticipate a call that fails
@@ -100,6 +141,18 @@ func (e Expectations) Evaluate(r *callctl.Result) []Failure {
 	if e.Verbs != nil && !slices.Equal(e.Verbs, r.Verbs) {
 		ev.fail("verbs", ev.verbEvent(firstDifference(e.Verbs, r.Verbs)), "got [%s], want [%s]", strings.Join(r.Verbs, " "), strings.Join(e.Verbs, " "))
 	}
+	if e.VerbsInOrder != nil {
+		if n := matchedPrefix(e.VerbsInOrder, r.Verbs); n < len(e.VerbsInOrder) {
+			ev.fail("verbs_in_order", ev.end, "got [%s], want [%s] in this order (missing from %s on)", strings.Join(r.Verbs, " "),
+				strings.Join(e.VerbsInOrder, " "), e.VerbsInOrder[n])
+		}
+	}
+	for _, v := range e.VerbsInclude {
+		if !slices.Contains(r.Verbs, v) {
+			ev.fail("verbs_include", ev.end, "%s never ran; got [%s]", v, strings.Join(r.Verbs, " "))
+		}
+	}
+	ev.voiceAI(e)
 	if e.Hooks != nil {
 		if n := matchedPrefix(e.Hooks, r.Hooks); n < len(e.Hooks) {
 			ev.fail("hooks", ev.end, "got [%s], want [%s] in this order", strings.Join(r.Hooks, " "), strings.Join(e.Hooks, " "))
@@ -138,12 +191,30 @@ func (e Expectations) Evaluate(r *callctl.Result) []Failure {
 	for i, want := range e.Received {
 		ev.received(fmt.Sprintf("received[%d]", i), want)
 	}
+	for _, rule := range e.Compat {
+		if !slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return w.Rule == rule }) {
+			ev.fail("compat", ev.end, "no %s warning was recorded", rule)
+		}
+	}
 	if limit := time.Duration(e.MaxAnswerTime); limit > 0 {
 		for _, q := range r.Requests {
 			if q.Answered && q.AnswerTime > limit {
 				ev.fail("max_answer_time", q.Event, "%s answered in %v, want within %v", describe(q), q.AnswerTime.Round(time.Millisecond), limit)
 				break
 			}
+		}
+	}
+	return ev.failures
+}
+
+// Strict returns a failure for each compat warning of r that the expectations do not
+// name in expect.compat: what `switchboard test --strict` and `simulate --strict`
+// fail on (docs/compatibility.md §2). Each is located at its compat line.
+func (e Expectations) Strict(r *callctl.Result) []Failure {
+	ev := evaluation{r: r, end: len(r.Timeline) - 1}
+	for i, x := range r.Timeline {
+		if x.Kind == callctl.KindCompat && !slices.Contains(e.Compat, x.Rule) {
+			ev.fail("strict", i, "compat warning %s: %s", x.Rule, x.Detail)
 		}
 	}
 	return ev.failures

@@ -147,3 +147,65 @@ func wantErrorLines(t *testing.T, lines map[string]int) {
 		}
 	}
 }
+
+// expect.compat names warnings that must be recorded; Strict fails on every other
+// one, at its line of the timeline; an unknown rule is refused at its line.
+func TestCompatExpectations(t *testing.T) {
+	r := &callctl.Result{Status: callctl.StatusCompleted,
+		Compat: []callctl.Compat{{Rule: callctl.CompatTagCommand, Detail: "ignored"}, {Rule: callctl.CompatUnknownCommand, Detail: "foo"}},
+		Timeline: []callctl.Event{{Kind: callctl.KindCallStart}, {Kind: callctl.KindCompat, Rule: callctl.CompatTagCommand, Detail: "ignored"},
+			{Kind: callctl.KindCompat, Rule: callctl.CompatUnknownCommand, Detail: "foo"}, {Kind: callctl.KindCallEnd}}}
+	sc, err := scenario.Parse([]byte("expect:\n  compat: [tag-command]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Expectations()
+	if f := e.Evaluate(r); len(f) != 0 || !e.Set() {
+		t.Errorf("failures %v", f)
+	}
+	strict := e.Strict(r)
+	if len(strict) != 1 || strict[0].Event != 2 || strict[0].Expectation != "strict" {
+		t.Errorf("strict failures %+v, want the unknown-command warning at line 2", strict)
+	}
+	missing := scenario.Expectations{Compat: []callctl.CompatRule{callctl.CompatCommandBeforeAck}}
+	if f := missing.Evaluate(r); len(f) != 1 || f[0].Expectation != "compat" {
+		t.Errorf("failures %+v, want the missing command-before-ack", f)
+	}
+	if f := (scenario.Expectations{}).Strict(r); len(f) != 2 {
+		t.Errorf("strict failures %+v, want both warnings", f)
+	}
+	wantErrorLines(t, map[string]int{"expect:\n  status: completed\n  compat: [tag-command, be-nice]\n": 3})
+}
+
+// The INVITE's headers, the outbound call's answer and the time between keys reach
+// the Script; bad ones are refused at their line.
+func TestParseSIPAndAnswer(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`sip:
+  headers:
+    X-Customer-Id: c-42
+answer:
+  after: 3s
+  early_media: true
+  status: busy
+  sip_status: 603
+caller:
+  gathers:
+    - digits: "12#"
+      key_interval: 1s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sc.Script()
+	if s.SIPHeaders["X-Customer-Id"] != "c-42" || s.Answer != (callctl.AnswerOutcome{After: 3 * time.Second, EarlyMedia: true, Status: callctl.StatusBusy, SIPStatus: 603}) ||
+		s.Gathers[0].KeyInterval != time.Second || s.Gathers[0].Digits != "12#" {
+		t.Fatalf("script %+v", s)
+	}
+	wantErrorLines(t, map[string]int{
+		"answer:\n  status: maybe\n":             2,
+		"answer:\n  sip_status: 99\n":            2,
+		"sip:\n  headers:\n    \"a b\": x\n":     3,
+		"sip:\n  headers:\n    X-A: \"x\\ny\"\n": 3,
+		"sip:\n  via: x\n":                       2,
+	})
+}

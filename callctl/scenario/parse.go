@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -122,9 +123,10 @@ var (
 	validReasons      = []string{callctl.ReasonAppHangup, callctl.ReasonVerbsExhausted, callctl.ReasonCallerHangup,
 		callctl.ReasonAppClosed, callctl.ReasonIdle, callctl.ReasonDeclined, callctl.ReasonCallHookFailed,
 		callctl.ReasonInvalidPayload, callctl.ReasonConnectFailed, callctl.ReasonSessionFailed,
-		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup}
+		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed,
+		callctl.ReasonNotAnswered}
 	validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure),
-		string(callctl.AlertWebhookConnectionFailure)}
+		string(callctl.AlertWebhookConnectionFailure), string(callctl.AlertApplication)}
 )
 
 // maxRefusedAttempts bounds network.refuse + network.reset (callctl's own bound).
@@ -132,7 +134,8 @@ const maxRefusedAttempts = 100
 
 // The WebSocket message types a request can have (expect.received[].type).
 var validMessageTypes = []string{"session:new", "session:reconnect", "session:redirect", "verb:hook", "dial:confirm",
-	"call:status", "verb:status", "jambonz:error"}
+	"call:status", "verb:status", "jambonz:error", "llm:event", "llm:tool-call", "tts:tokens-result",
+	"tts:streaming-event", "session:adulting"}
 
 // check returns the first problem of a decoded scenario, at its YAML path.
 func (s *Scenario) check() *pathError {
@@ -144,6 +147,14 @@ func (s *Scenario) check() *pathError {
 	if h := s.StatusHook; h != "" && !strings.HasPrefix(h, "/") {
 		if err := CheckAppURL(h); err != nil {
 			return at("$.status_hook", "%v (or write a path relative to the app, e.g. /status)", err)
+		}
+	}
+	if h := s.QueueEventHook; h != "" {
+		if err := CheckAppURL(h); err != nil {
+			return at("$.queue_event_hook", "%v", err)
+		}
+		if u, _ := url.Parse(h); u == nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return at("$.queue_event_hook", "%q: want an absolute http(s) URL (the account's webhook)", h)
 		}
 	}
 	for i, g := range s.Caller.Gathers {
@@ -161,6 +172,17 @@ func (s *Scenario) check() *pathError {
 			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", g.Digits)
 		}
 	}
+	if a := s.Answer; a.Status != "" && !slices.Contains(validDialStatuses, a.Status) {
+		return at("$.answer.status", "%q: want one of %s", a.Status, strings.Join(validDialStatuses, ", "))
+	}
+	if a := s.Answer; a.SIPStatus != 0 && (a.SIPStatus < 100 || a.SIPStatus > 699) {
+		return at("$.answer.sip_status", "%d is not a SIP status (100..699)", a.SIPStatus)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.SIP.Headers)) {
+		if !validHeaderName(name) || strings.ContainsAny(s.SIP.Headers[name], "\r\n") {
+			return at("$.sip.headers", "%q: a SIP header is a token name and a one-line value", name)
+		}
+	}
 	for i, d := range s.Caller.Dials {
 		p := fmt.Sprintf("$.caller.dials[%d]", i)
 		if d.Status != "" && !slices.Contains(validDialStatuses, d.Status) {
@@ -169,6 +191,9 @@ func (s *Scenario) check() *pathError {
 		if d.SIPStatus != 0 && (d.SIPStatus < 100 || d.SIPStatus > 699) {
 			return at(p+".sip_status", "%d is not a SIP status (100..699)", d.SIPStatus)
 		}
+	}
+	if err := s.Caller.check(); err != nil {
+		return err
 	}
 	for i, f := range s.Faults {
 		p := fmt.Sprintf("$.faults[%d]", i)
@@ -191,9 +216,46 @@ func (s *Scenario) check() *pathError {
 		return at("$.network", "refuse + reset is %d; at most %d (no retry policy tries more)", n.Refuse+n.Reset, maxRefusedAttempts)
 	}
 	e := s.Expect
-	for i, v := range e.Verbs {
-		if !verbs.Known(v) {
-			return at(fmt.Sprintf("$.expect.verbs[%d]", i), "%q is not a verb", v)
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"verbs", e.Verbs}, {"verbs_in_order", e.VerbsInOrder}, {"verbs_include", e.VerbsInclude}} {
+		for i, v := range list.names {
+			p := fmt.Sprintf("$.expect.%s[%d]", list.key, i)
+			if !verbs.Known(v) {
+				return at(p, "%q is not a verb", v)
+			}
+			if c := verbs.Canonical(v); c != v {
+				return at(p, "%q runs as %q (jambonz normalises it): write %q", v, c, c)
+			}
+		}
+	}
+	for i, o := range e.ToolOutputs {
+		p := fmt.Sprintf("$.expect.tool_outputs[%d]", i)
+		switch {
+		case o.Tool == "" && o.ID == "":
+			return at(p, "name the tool call: tool (its name) or id")
+		case o.Nth < 0:
+			return at(p+".nth", "counts from 1")
+		}
+		for _, key := range slices.Sorted(maps.Keys(o.Output)) {
+			if _, err := ParsePath(key); err != nil {
+				return at(p+".output", "%v", err)
+			}
+		}
+	}
+	for i, c := range e.Sent {
+		p := fmt.Sprintf("$.expect.sent[%d]", i)
+		switch {
+		case c.Command == "":
+			return at(p, "name the command the app sent (e.g. llm:tool-output, tts:tokens)")
+		case c.Nth < 0:
+			return at(p+".nth", "counts from 1")
+		}
+		for _, key := range slices.Sorted(maps.Keys(c.Payload)) {
+			if _, err := ParsePath(key); err != nil {
+				return at(p+".payload", "%v", err)
+			}
 		}
 	}
 	if e.Status != "" && !slices.Contains(validStatuses, string(e.Status)) {
@@ -210,6 +272,11 @@ func (s *Scenario) check() *pathError {
 			if !slices.Contains(validAlerts, string(a)) {
 				return at(fmt.Sprintf("$.expect.%s[%d]", list.key, i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
 			}
+		}
+	}
+	for i, rule := range e.Compat {
+		if !slices.Contains(callctl.CompatRules(), rule) {
+			return at(fmt.Sprintf("$.expect.compat[%d]", i), "%q is not a compat rule (docs/compatibility.md §2 lists them)", rule)
 		}
 	}
 	for _, h := range slices.Sorted(maps.Keys(e.HookCounts)) {
@@ -233,6 +300,103 @@ func (s *Scenario) check() *pathError {
 			if _, err := ParsePath(key); err != nil {
 				return at(p+".payload", "%v", err)
 			}
+		}
+	}
+	return nil
+}
+
+// validHeaderName reports whether name is a SIP header name (RFC 3261 token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// check returns the first problem of the far end's script, at its YAML path.
+func (c *Caller) check() *pathError {
+	for i, u := range c.Speech {
+		p := fmt.Sprintf("$.caller.speech[%d]", i)
+		if (u.Speech == "") == (u.Digits == "") {
+			return at(p, "give one of speech or digits")
+		}
+		if strings.Trim(string(u.Digits), "0123456789*#ABCD") != "" {
+			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", u.Digits)
+		}
+	}
+	for i, l := range c.LLM {
+		for j, t := range l.Turns {
+			p := fmt.Sprintf("$.caller.llm[%d].turns[%d]", i, j)
+			n := 0
+			for _, set := range []bool{t.Agent != "", t.User != "", t.ToolCall != nil, t.Event != nil} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				return at(p, "give one of agent, user, tool_call or event")
+			}
+			if t.ToolCall != nil && t.ToolCall.Name == "" {
+				return at(p+".tool_call", "a tool call needs a name")
+			}
+			if t.Event != nil {
+				if _, ok := t.Event["type"]; !ok {
+					if _, google := t.Event["serverContent"]; !google {
+						return at(p+".event", "a vendor event needs its type (e.g. response.done), or serverContent for Google")
+					}
+				}
+			}
+		}
+	}
+	for i, d := range c.Dials {
+		p := fmt.Sprintf("$.caller.dials[%d]", i)
+		switch d.AMD {
+		case "", "human", "machine", "silence", "fax", "tone", "error":
+		default:
+			return at(p+".amd", "%q: want one of human, machine, silence, fax, tone, error", d.AMD)
+		}
+		for j, k := range d.DTMF {
+			q := fmt.Sprintf("%s.dtmf[%d]", p, j)
+			if k.Digits == "" || strings.Trim(string(k.Digits), "0123456789*#ABCD") != "" {
+				return at(q+".digits", "%q is not DTMF (0-9, *, #, A-D)", k.Digits)
+			}
+			if k.Leg != "" && k.Leg != "callee" && k.Leg != "caller" {
+				return at(q+".leg", "%q: want callee or caller", k.Leg)
+			}
+		}
+		if r := d.Refer; r != nil && r.Leg != "" && r.Leg != "callee" && r.Leg != "caller" {
+			return at(p+".refer.leg", "%q: want callee or caller", r.Leg)
+		}
+		for j, g := range d.Confirm {
+			if g.Digits != "" && g.Speech != "" {
+				return at(fmt.Sprintf("%s.confirm[%d]", p, j), "give one of digits or speech")
+			}
+		}
+		for j, g := range d.Callee {
+			if g.Digits != "" && g.Speech != "" {
+				return at(fmt.Sprintf("%s.callee[%d]", p, j), "give one of digits or speech")
+			}
+		}
+	}
+	for i, q := range c.Queues {
+		p := fmt.Sprintf("$.caller.queues[%d]", i)
+		if q.Position < 0 || q.Size < 0 || q.Position > q.Size && q.Size > 0 {
+			return at(p, "position %d and size %d: want 1 <= position <= size", q.Position, q.Size)
+		}
+	}
+	for i, cf := range c.Conferences {
+		for j, e := range cf.Events {
+			if e.Event != "start-talking" && e.Event != "stop-talking" {
+				return at(fmt.Sprintf("$.caller.conferences[%d].events[%d].event", i, j), "%q: want start-talking or stop-talking", e.Event)
+			}
+		}
+		if cf.Members < 0 {
+			return at(fmt.Sprintf("$.caller.conferences[%d].members", i), "must not be negative")
 		}
 	}
 	return nil

@@ -93,12 +93,15 @@ func decodeVerb(index int, raw []byte) (Verb, error) {
 		}
 		props = inner
 	}
+	// Errors name the verb as the application wrote it ("stream", "openai_s2s").
+	given := name
+	name, props = normalize(name, props)
 	ctor, ok := registry[name]
 	if !ok {
 		return nil, &ValidationError{Index: index, Reason: fmt.Sprintf("unknown verb %q", name)}
 	}
 	v := ctor()
-	d := decoder{index: index, verb: name}
+	d := decoder{index: index, verb: given}
 	rv := reflect.ValueOf(v).Elem()
 	if err := d.object(schemas[rv.Type()], props, rv, ""); err != nil {
 		return nil, err
@@ -168,15 +171,24 @@ func (d *decoder) value(f *field, raw []byte, dst reflect.Value, path string) er
 			return err
 		}
 		dst.SetString(s)
-	case kindBool:
+	case kindBool, kindBoolPtr:
 		if t != "boolean" {
 			return d.fail(path, "want boolean, got "+t)
 		}
-		dst.SetBool(raw[0] == 't')
+		b := raw[0] == 't'
+		if f.kind == kindBoolPtr {
+			dst.Set(reflect.ValueOf(&b))
+			break
+		}
+		dst.SetBool(b)
 	case kindNumber:
 		n, err := d.number(raw, t, f.numstr, path)
 		if err != nil {
 			return err
+		}
+		if dst.Kind() == reflect.Pointer {
+			dst.Set(reflect.New(dst.Type().Elem()))
+			dst = dst.Elem()
 		}
 		dst.SetFloat(n)
 	case kindInt:
@@ -225,6 +237,9 @@ func (d *decoder) value(f *field, raw []byte, dst reflect.Value, path string) er
 		}
 		dst.Set(reflect.ValueOf(h))
 	case kindHook:
+		if f.strHook && t != "string" {
+			return d.fail(path, "want string, got "+t+" (jambonz's spec takes only a URL here)")
+		}
 		h, err := d.hook(raw, t, path)
 		if err != nil {
 			return err

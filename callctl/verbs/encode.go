@@ -80,6 +80,9 @@ func encodeFields(b *bytes.Buffer, s *schema, rv reflect.Value, comma bool) {
 func encodeValue(b *bytes.Buffer, f *field, fv reflect.Value) {
 	switch f.kind {
 	case kindNumber:
+		if fv.Kind() == reflect.Pointer {
+			fv = fv.Elem() // set: IsZero skipped a nil one
+		}
 		b.WriteString(strconv.FormatFloat(fv.Float(), 'g', -1, 64))
 	case kindInt:
 		if f.loop && fv.Int() == LoopForever {

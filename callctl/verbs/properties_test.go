@@ -65,9 +65,41 @@ var documented = map[string]map[string]string{
 		"wsAuth": `{"username":"u","password":"p"}`, "earlyMedia": `true`, "channel": `1`,
 	},
 	"llm": {
-		"id": `"l"`, "vendor": `"openai"`, "model": `"gpt"`, "auth": `{"apiKey":"k"}`, "connectOptions": `{"a":1}`,
+		"id": `"l"`, "vendor": `"ultravox"`, "model": `"gpt"`, "auth": `{"apiKey":"k"}`, "connectOptions": `{"a":1}`,
 		"mcpServers": `[{"url":"http://mcp"}]`, "actionHook": `"/a"`, "eventHook": `"/e"`, "toolHook": `"/t"`,
 		"events": `["all"]`, "llmOptions": `{"messages":[]}`,
+	},
+	"s2s":            {"id": `"l"`, "vendor": `"ultravox"`, "auth": `{"apiKey":"k"}`, "toolHook": `"/t"`, "llmOptions": `{}`},
+	"openai_s2s":     {"id": `"l"`, "model": `"gpt-4o-realtime"`, "auth": `{"apiKey":"k"}`, "llmOptions": `{"response_create":{}}`},
+	"microsoft_s2s":  {"id": `"l"`, "auth": `{"apiKey":"k"}`, "connectOptions": `{"host":"h"}`, "llmOptions": `{"response_create":{}}`},
+	"google_s2s":     {"id": `"l"`, "eventHook": `"/e"`, "auth": `{"apiKey":"k"}`, "llmOptions": `{"setup":{}}`},
+	"elevenlabs_s2s": {"id": `"l"`, "events": `["all"]`, "auth": `{"agent_id":"a"}`, "llmOptions": `{}`},
+	"deepgram_s2s":   {"id": `"l"`, "auth": `{"apiKey":"k"}`, "llmOptions": `{"Settings":{"agent":{"think":{"provider":{"type":"open_ai","model":"gpt"}}}}}`},
+	"voiceagent_s2s": {"id": `"l"`, "auth": `{"apiKey":"k"}`, "llmOptions": `{"Settings":{"agent":{"think":{"provider":{"type":"open_ai","model":"gpt"}}}}}`},
+	"ultravox_s2s":   {"id": `"l"`, "model": `"fixie-ai/ultravox"`, "auth": `{"apiKey":"k"}`, "llmOptions": `{}`},
+	"dialogflow": {
+		"id": `"d"`, "credentials": `{"k":"v"}`, "project": `"p"`, "agent": `"a"`, "environment": `"e"`, "region": `"eu"`,
+		"model": `"cx"`, "lang": `"en-US"`, "actionHook": `"/a"`, "eventHook": `"/e"`, "events": `["intent"]`,
+		"welcomeEvent": `"welcome"`, "welcomeEventParams": `{"a":1}`, "noInputTimeout": `5`, "noInputEvent": `"ni"`,
+		"passDtmfAsTextInput": `true`, "thinkingMusic": `"http://m"`, "tts": `{"vendor":"google"}`, "bargein": `true`,
+		"queryInput": `{"text":"hi"}`,
+	},
+	"lex": {
+		"id": `"l"`, "botId": `"b"`, "botAlias": `"a"`, "credentials": `{"accessKey":"k"}`, "region": `"us-east-1"`,
+		"locale": `"en_US"`, "intent": `{"name":"i"}`, "welcomeMessage": `"hi"`, "metadata": `{"a":1}`, "bargein": `true`,
+		"passDtmf": `true`, "actionHook": `"/a"`, "eventHook": `"/e"`, "noInputTimeout": `5`, "tts": `{"vendor":"aws"}`,
+	},
+	"rasa": {
+		"id": `"r"`, "url": `"http://rasa"`, "recognizer": `{"vendor":"google"}`, "tts": `{"vendor":"google"}`,
+		"prompt": `"hi"`, "actionHook": `"/a"`, "eventHook": `"/e"`,
+	},
+	"rest:dial": {
+		"id": `"r"`, "account_sid": `"a"`, "application_sid": `"b"`, "call_hook": `"/c"`, "call_status_hook": `"/s"`,
+		"from": `"+1"`, "callerName": `"n"`, "fromHost": `"h"`, "speech_synthesis_vendor": `"google"`,
+		"speech_synthesis_voice": `"v"`, "speech_synthesis_language": `"en-US"`, "speech_recognizer_vendor": `"google"`,
+		"speech_recognizer_language": `"en-US"`, "tag": `{"a":1}`, "to": `{"type":"phone","number":"+2"}`,
+		"headers": `{"X-A":"b"}`, "timeout": `30`, "amd": `{"actionHook":"/amd"}`, "dual_streams": `true`,
+		"sipRequestWithinDialogHook": `"/sip"`, "referHook": `"/refer"`, "timeLimit": `60`,
 	},
 	"message": {
 		"id": `"m"`, "carrier": `"c"`, "account_sid": `"a"`, "message_sid": `"m"`, "to": `"+1"`, "from": `"+2"`,
@@ -91,25 +123,37 @@ var documented = map[string]map[string]string{
 // required lists the required properties of each verb with a valid value; the minimal
 // valid verb is exactly these.
 var required = map[string]map[string]string{
-	"alert":       {"message": `"info=alert-internal"`},
-	"conference":  {"name": `"room"`},
-	"dequeue":     {"name": `"q"`},
-	"dial":        {"target": `[{"type":"phone","number":"+15551234567"}]`},
-	"dtmf":        {"dtmf": `"1"`},
-	"dub":         {"action": `"addTrack"`, "track": `"t"`},
-	"enqueue":     {"name": `"q"`},
-	"listen":      {"url": `"wss://x"`},
-	"stream":      {"url": `"wss://x"`},
-	"llm":         {"vendor": `"openai"`, "llmOptions": `{}`},
-	"message":     {"to": `"+1"`, "from": `"+2"`},
-	"pause":       {"length": `2`},
-	"play":        {"url": `"http://a.mp3"`},
-	"redirect":    {"actionHook": `"/next"`},
-	"say":         {"text": `"hello"`},
-	"sip:decline": {"status": `603`},
-	"sip:refer":   {"referTo": `"sip:x@y"`},
-	"sip:request": {"method": `"INFO"`},
-	"tag":         {"data": `{"a":1}`},
+	"alert":          {"message": `"info=alert-internal"`},
+	"conference":     {"name": `"room"`},
+	"dequeue":        {"name": `"q"`},
+	"dial":           {"target": `[{"type":"phone","number":"+15551234567"}]`},
+	"dtmf":           {"dtmf": `"1"`},
+	"dub":            {"action": `"addTrack"`, "track": `"t"`},
+	"enqueue":        {"name": `"q"`},
+	"listen":         {"url": `"wss://x"`},
+	"stream":         {"url": `"wss://x"`},
+	"llm":            {"vendor": `"ultravox"`, "auth": `{"apiKey":"k"}`, "llmOptions": `{}`},
+	"s2s":            {"vendor": `"ultravox"`, "auth": `{"apiKey":"k"}`, "llmOptions": `{}`},
+	"openai_s2s":     {"auth": `{"apiKey":"k"}`, "llmOptions": `{"response_create":{}}`},
+	"microsoft_s2s":  {"auth": `{"apiKey":"k"}`, "connectOptions": `{"host":"h"}`, "llmOptions": `{"response_create":{}}`},
+	"google_s2s":     {"auth": `{"apiKey":"k"}`, "llmOptions": `{"setup":{}}`},
+	"elevenlabs_s2s": {"auth": `{"agent_id":"a"}`, "llmOptions": `{}`},
+	"deepgram_s2s":   {"auth": `{"apiKey":"k"}`, "llmOptions": `{"Settings":{"agent":{"think":{"provider":{"type":"open_ai","model":"gpt"}}}}}`},
+	"voiceagent_s2s": {"auth": `{"apiKey":"k"}`, "llmOptions": `{"Settings":{"agent":{"think":{"provider":{"type":"open_ai","model":"gpt"}}}}}`},
+	"ultravox_s2s":   {"auth": `{"apiKey":"k"}`, "llmOptions": `{}`},
+	"dialogflow":     {"credentials": `"{}"`, "project": `"p"`, "lang": `"en-US"`},
+	"lex":            {"botId": `"b"`, "botAlias": `"a"`, "credentials": `{}`, "region": `"us-east-1"`},
+	"rasa":           {"url": `"http://rasa"`},
+	"rest:dial":      {"call_hook": `"/c"`, "from": `"+1"`, "to": `{"type":"phone","number":"+2"}`},
+	"message":        {"to": `"+1"`, "from": `"+2"`},
+	"pause":          {"length": `2`},
+	"play":           {"url": `"http://a.mp3"`},
+	"redirect":       {"actionHook": `"/next"`},
+	"say":            {"text": `"hello"`},
+	"sip:decline":    {"status": `603`},
+	"sip:refer":      {"referTo": `"sip:x@y"`},
+	"sip:request":    {"method": `"INFO"`},
+	"tag":            {"data": `{"a":1}`},
 }
 
 // object renders props (plus extra) as a JSON object with sorted keys.
@@ -147,11 +191,13 @@ func mustJSON(t testing.TB, v any) string {
 	return string(b)
 }
 
-// TestNamesAreSection8 pins the accepted verbs to docs/call-control.md §8.
+// TestNamesAreSection8 pins the accepted verbs to docs/call-control.md §8: jambonz
+// 0.9.8's (lib/tasks/make_task.js) and verb-specifications 0.1.13's shortcuts.
 func TestNamesAreSection8(t *testing.T) {
-	want := []string{"alert", "answer", "conference", "config", "dequeue", "dial", "dtmf", "dub", "enqueue",
-		"gather", "hangup", "leave", "listen", "llm", "message", "pause", "play", "redirect", "say",
-		"sip:decline", "sip:refer", "sip:request", "stream", "tag", "transcribe"}
+	want := []string{"alert", "answer", "conference", "config", "deepgram_s2s", "dequeue", "dial", "dialogflow",
+		"dtmf", "dub", "elevenlabs_s2s", "enqueue", "gather", "google_s2s", "hangup", "leave", "lex", "listen", "llm",
+		"message", "microsoft_s2s", "openai_s2s", "pause", "play", "rasa", "redirect", "rest:dial", "s2s", "say",
+		"sip:decline", "sip:refer", "sip:request", "stream", "tag", "transcribe", "ultravox_s2s", "voiceagent_s2s"}
 	got := Names()
 	if len(got) != len(want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
@@ -164,7 +210,7 @@ func TestNamesAreSection8(t *testing.T) {
 			t.Errorf("Known(%q) = false", want[i])
 		}
 	}
-	for _, name := range []string{"", "Say", "rest:dial", "dialogflow", "lex", "rasa", "pipeline", "verb"} {
+	for _, name := range []string{"", "Say", "pipeline", "verb", "qwen_s2s", "agent", "sip:notify"} {
 		if Known(name) {
 			t.Errorf("Known(%q) = true", name)
 		}

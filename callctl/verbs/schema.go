@@ -14,6 +14,7 @@ type kind uint8
 const (
 	kindString     kind = iota // string, optionally restricted by enum=
 	kindBool                   // bool
+	kindBoolPtr                // *bool: absent and false differ (conference.startConferenceOnEnter)
 	kindNumber                 // float64, non-negative; numstr also accepts "1.5"
 	kindInt                    // int, non-negative integer; loop also accepts "forever" and "3"
 	kindStrings                // []string; list also accepts a single string
@@ -34,6 +35,7 @@ type field struct {
 	required bool
 	list     bool
 	loop     bool
+	strHook  bool // a hook jambonz's spec types "string": the object form is refused
 	numstr   bool
 	enum     []string
 	types    []string
@@ -100,6 +102,8 @@ func schemaFor(t reflect.Type) *schema {
 				f.loop = true
 			case opt == "numstr":
 				f.numstr = true
+			case opt == "string":
+				f.strHook = true
 			case strings.HasPrefix(opt, "enum="):
 				f.enum = strings.Split(strings.TrimPrefix(opt, "enum="), "|")
 			case strings.HasPrefix(opt, "types="):
@@ -133,9 +137,17 @@ func kindOf(t reflect.Type, sf reflect.StructField, f *field) kind {
 	case reflect.Int:
 		return kindInt
 	case reflect.Pointer:
+		if ft.Elem().Kind() == reflect.Bool {
+			return kindBoolPtr
+		}
 		if ft.Elem().Kind() == reflect.Struct {
 			f.elem = schemaFor(ft.Elem())
 			return kindNested
+		}
+		if ft.Elem().Kind() == reflect.Float64 {
+			// A number whose absence means something else than 0 (gather's timeout: 0
+			// is "no timeout", absent the default).
+			return kindNumber
 		}
 	case reflect.Slice:
 		et := ft.Elem()

@@ -16,6 +16,7 @@ var registry = map[string]func() Verb{
 	"conference":  func() Verb { return new(Conference) },
 	"config":      func() Verb { return new(Config) },
 	"dequeue":     func() Verb { return new(Dequeue) },
+	"dialogflow":  func() Verb { return new(Dialogflow) },
 	"dial":        func() Verb { return new(Dial) },
 	"dtmf":        func() Verb { return new(Dtmf) },
 	"dub":         func() Verb { return new(Dub) },
@@ -23,13 +24,15 @@ var registry = map[string]func() Verb{
 	"gather":      func() Verb { return new(Gather) },
 	"hangup":      func() Verb { return new(Hangup) },
 	"leave":       func() Verb { return new(Leave) },
+	"lex":         func() Verb { return new(Lex) },
 	"listen":      func() Verb { return new(Listen) },
-	"stream":      func() Verb { return new(Listen) },
 	"llm":         func() Verb { return new(Llm) },
 	"message":     func() Verb { return new(Message) },
 	"pause":       func() Verb { return new(Pause) },
 	"play":        func() Verb { return new(Play) },
+	"rasa":        func() Verb { return new(Rasa) },
 	"redirect":    func() Verb { return new(Redirect) },
+	"rest:dial":   func() Verb { return new(RestDial) },
 	"say":         func() Verb { return new(Say) },
 	"sip:decline": func() Verb { return new(SipDecline) },
 	"sip:refer":   func() Verb { return new(SipRefer) },
@@ -38,19 +41,24 @@ var registry = map[string]func() Verb{
 	"transcribe":  func() Verb { return new(Transcribe) },
 }
 
-// Names returns every verb name Decode accepts, aliases included, sorted.
+// Names returns every verb name Decode accepts, aliases and shortcuts included,
+// sorted.
 func Names() []string {
-	names := make([]string, 0, len(registry))
+	names := make([]string, 0, len(registry)+len(shortcuts))
 	for n := range registry {
+		names = append(names, n)
+	}
+	for n := range shortcuts {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
 }
 
-// Known reports whether name is a verb Decode accepts ("stream" included).
+// Known reports whether name is a verb Decode accepts (the aliases "stream", "s2s"
+// and the s2s vendor shortcuts included: see Canonical).
 func Known(name string) bool {
-	_, ok := registry[name]
+	_, ok := registry[Canonical(name)]
 	return ok
 }
 

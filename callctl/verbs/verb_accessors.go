@@ -146,3 +146,27 @@ func (v *Tag) Hooks() map[string]*Hook { return hooksOf(v) }
 
 // Hooks returns the hook properties that are set.
 func (v *Transcribe) Hooks() map[string]*Hook { return hooksOf(v) }
+
+// ID returns the verb's "id" property.
+func (v *Dialogflow) ID() string { return v.VerbID }
+
+// ID returns the verb's "id" property.
+func (v *Lex) ID() string { return v.VerbID }
+
+// ID returns the verb's "id" property.
+func (v *Rasa) ID() string { return v.VerbID }
+
+// ID returns the verb's "id" property.
+func (v *RestDial) ID() string { return v.VerbID }
+
+// Hooks returns the set hook properties.
+func (v *Dialogflow) Hooks() map[string]*Hook { return hooksOf(v) }
+
+// Hooks returns the set hook properties.
+func (v *Lex) Hooks() map[string]*Hook { return hooksOf(v) }
+
+// Hooks returns the set hook properties.
+func (v *Rasa) Hooks() map[string]*Hook { return hooksOf(v) }
+
+// Hooks returns the set hook properties.
+func (v *RestDial) Hooks() map[string]*Hook { return hooksOf(v) }

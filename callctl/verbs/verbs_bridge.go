@@ -2,18 +2,19 @@ package verbs
 
 // Dial bridges the call to one or more targets (the first to answer wins).
 type Dial struct {
-	VerbID           string            `json:"id,omitempty"`
-	Target           []DialTarget      `json:"target,omitempty" verb:"required"`
-	ActionHook       *Hook             `json:"actionHook,omitempty"`
-	ConfirmHook      *Hook             `json:"confirmHook,omitempty"`
-	DtmfHook         *Hook             `json:"dtmfHook,omitempty"`
-	OnHoldHook       *Hook             `json:"onHoldHook,omitempty"`
-	ReferHook        *Hook             `json:"referHook,omitempty"`
-	CallerID         string            `json:"callerId,omitempty"`
-	CallerName       string            `json:"callerName,omitempty"`
-	AnswerOnBridge   bool              `json:"answerOnBridge,omitempty"`
-	DialMusic        string            `json:"dialMusic,omitempty"`
-	DtmfCapture      []string          `json:"dtmfCapture,omitempty"`
+	VerbID         string       `json:"id,omitempty"`
+	Target         []DialTarget `json:"target,omitempty" verb:"required"`
+	ActionHook     *Hook        `json:"actionHook,omitempty"`
+	ConfirmHook    *Hook        `json:"confirmHook,omitempty"`
+	DtmfHook       *Hook        `json:"dtmfHook,omitempty"`
+	OnHoldHook     *Hook        `json:"onHoldHook,omitempty"`
+	ReferHook      *Hook        `json:"referHook,omitempty"`
+	CallerID       string       `json:"callerId,omitempty"`
+	CallerName     string       `json:"callerName,omitempty"`
+	AnswerOnBridge bool         `json:"answerOnBridge,omitempty"`
+	DialMusic      string       `json:"dialMusic,omitempty"`
+	// DtmfCapture is a list of patterns, or {"childCall": [...], "parentCall": [...]}.
+	DtmfCapture      any               `json:"dtmfCapture,omitempty" verb:"types=object|array"`
 	Headers          map[string]string `json:"headers,omitempty"`
 	AnchorMedia      bool              `json:"anchorMedia,omitempty"`
 	ExitMediaPath    bool              `json:"exitMediaPath,omitempty"`
@@ -24,7 +25,7 @@ type Dial struct {
 	Timeout          float64           `json:"timeout,omitempty"`   // seconds of ringing
 	Proxy            string            `json:"proxy,omitempty"`
 	Transcribe       *Transcribe       `json:"transcribe,omitempty"`
-	Amd              map[string]any    `json:"amd,omitempty"`
+	Amd              *Amd              `json:"amd,omitempty"`
 	Dub              []*Dub            `json:"dub,omitempty"`
 	Tag              map[string]any    `json:"tag,omitempty"`
 	ForwardPAI       bool              `json:"forwardPAI,omitempty"`
@@ -71,12 +72,14 @@ func (t *DialTarget) finish() (field, reason string) {
 
 // Conference puts the call into a named conference room.
 type Conference struct {
-	VerbID                 string         `json:"id,omitempty"`
-	ConferenceName         string         `json:"name,omitempty" verb:"required"` // Name is the Verb method
-	Beep                   bool           `json:"beep,omitempty"`
-	MemberTag              string         `json:"memberTag,omitempty"`
-	SpeakOnlyTo            string         `json:"speakOnlyTo,omitempty"`
-	StartConferenceOnEnter bool           `json:"startConferenceOnEnter,omitempty"`
+	VerbID         string `json:"id,omitempty"`
+	ConferenceName string `json:"name,omitempty" verb:"required"` // Name is the Verb method
+	Beep           bool   `json:"beep,omitempty"`
+	MemberTag      string `json:"memberTag,omitempty"`
+	SpeakOnlyTo    string `json:"speakOnlyTo,omitempty"`
+	// StartConferenceOnEnter: absent starts the conference as false would not (jambonz
+	// waits for a moderator only when it is false).
+	StartConferenceOnEnter *bool          `json:"startConferenceOnEnter,omitempty"`
 	EndConferenceOnExit    bool           `json:"endConferenceOnExit,omitempty"`
 	EndConferenceDuration  float64        `json:"endConferenceDuration,omitempty"`
 	MaxParticipants        int            `json:"maxParticipants,omitempty"`

@@ -14,7 +14,7 @@ type Say struct {
 	Synthesizer        map[string]any `json:"synthesizer,omitempty"`
 	EarlyMedia         bool           `json:"earlyMedia,omitempty"`
 	DisableTtsCache    bool           `json:"disableTtsCache,omitempty"`
-	CloseStreamOnEmpty bool           `json:"closeStreamOnEmpty,omitempty"`
+	CloseStreamOnEmpty *bool          `json:"closeStreamOnEmpty,omitempty"` // nil when absent: jambonz ignores it either way (ignored.go)
 }
 
 // Play plays audio files (simulated).
@@ -30,17 +30,18 @@ type Play struct {
 
 // Gather collects digits or speech from the caller and reports them to ActionHook.
 type Gather struct {
-	VerbID                string         `json:"id,omitempty"`
-	Input                 []string       `json:"input,omitempty" verb:"enum=digits|speech"`
-	ActionHook            *Hook          `json:"actionHook,omitempty"`
-	PartialResultHook     *Hook          `json:"partialResultHook,omitempty"`
-	FinishOnKey           string         `json:"finishOnKey,omitempty"`
-	NumDigits             int            `json:"numDigits,omitempty"`
-	MinDigits             int            `json:"minDigits,omitempty"`
-	MaxDigits             int            `json:"maxDigits,omitempty"`
-	InterDigitTimeout     float64        `json:"interDigitTimeout,omitempty"`
-	SpeechTimeout         float64        `json:"speechTimeout,omitempty"`
-	Timeout               float64        `json:"timeout,omitempty"` // seconds
+	VerbID            string   `json:"id,omitempty"`
+	Input             []string `json:"input,omitempty" verb:"enum=digits|speech"`
+	ActionHook        *Hook    `json:"actionHook,omitempty"`
+	PartialResultHook *Hook    `json:"partialResultHook,omitempty"`
+	FinishOnKey       string   `json:"finishOnKey,omitempty"`
+	NumDigits         int      `json:"numDigits,omitempty"`
+	MinDigits         int      `json:"minDigits,omitempty"`
+	MaxDigits         int      `json:"maxDigits,omitempty"`
+	InterDigitTimeout float64  `json:"interDigitTimeout,omitempty"`
+	SpeechTimeout     float64  `json:"speechTimeout,omitempty"`
+	// Timeout is in seconds; 0 is no timeout, nil the default (15 s).
+	Timeout               *float64       `json:"timeout,omitempty"`
 	ListenDuringPrompt    bool           `json:"listenDuringPrompt,omitempty"`
 	DtmfBargein           bool           `json:"dtmfBargein,omitempty"`
 	Bargein               bool           `json:"bargein,omitempty"`
@@ -101,8 +102,8 @@ type Listen struct {
 // Transcribe transcribes the call's audio and reports to TranscriptionHook.
 type Transcribe struct {
 	VerbID            string         `json:"id,omitempty"`
-	TranscriptionHook *Hook          `json:"transcriptionHook,omitempty"`
-	TranslationHook   *Hook          `json:"translationHook,omitempty"`
+	TranscriptionHook *Hook          `json:"transcriptionHook,omitempty" verb:"string"`
+	TranslationHook   *Hook          `json:"translationHook,omitempty" verb:"string"`
 	Recognizer        map[string]any `json:"recognizer,omitempty"`
 	EarlyMedia        bool           `json:"earlyMedia,omitempty"`
 	Channel           int            `json:"channel,omitempty"`

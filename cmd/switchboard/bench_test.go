@@ -18,8 +18,9 @@ func benchResults(t *testing.T, stdout string, rounds int, want ...string) []ben
 	}
 	var out []benchkit.Result
 	for i, line := range lines {
-		r := decodeJSONLine[benchkit.Result](t, line+"\n", "measure", "ours", "baseline", "ratio", "unit", "rounds", "per_round")
-		if r.Measure != want[i] || r.Unit == "" || r.Rounds != rounds || len(r.PerRound) != rounds {
+		r := decodeJSONLine[benchkit.Result](t, line+"\n", "measure", "ours", "baseline", "ratio", "unit", "better", "rounds", "per_round")
+		if r.Measure != want[i] || r.Unit == "" || r.Rounds != rounds || len(r.PerRound) != rounds ||
+			r.Better != benchkit.Higher && r.Better != benchkit.Lower {
 			t.Errorf("line %d: %+v; want measure %q over %d rounds", i+1, r, want[i], rounds)
 		}
 		if !(r.Ratio.Min <= r.Ratio.Median && r.Ratio.Median <= r.Ratio.Max) {
@@ -60,11 +61,11 @@ func TestBenchHooksAndWS(t *testing.T) {
 	positive(t, benchResults(t, runBench(t, "hooks", "--requests", "30", "--rounds", "3", "--json"), 3, "hook round trip"))
 	positive(t, benchResults(t, runBench(t, "ws", "--messages", "30", "--size", "64", "--rounds", "2", "--json"), 2, "websocket request/ack"))
 	md := runBench(t, "ws", "--messages", "5", "--rounds", "1", "--markdown")
-	if !strings.Contains(md, "| measure | unit | ours | baseline |") || !strings.Contains(md, "| websocket request/ack | µs |") {
+	if !strings.Contains(md, "| measure | unit | better | ours | baseline |") || !strings.Contains(md, "| websocket request/ack | µs | lower |") {
 		t.Errorf("--markdown:\n%s", md)
 	}
 	out := runBench(t, "hooks", "--requests", "5", "--rounds", "1")
-	for _, want := range []string{"hooks: 5 requests", "ratio min", "median", "hook round trip", "µs"} {
+	for _, want := range []string{"hooks: 5 requests", "better", "ratio min", "median", "hook round trip", "µs", "lower"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -90,9 +91,18 @@ func TestBenchCalls(t *testing.T) {
 	}
 }
 
+// TestBenchOutbox: on SQLite the outbox's rate comes with the schema's pipeline
+// floor, against the plain client and as the outbox's share of it, each round.
 func TestBenchOutbox(t *testing.T) {
-	positive(t, benchResults(t, runBench(t, "outbox", "--deliveries", "60", "--concurrency", "4", "--rounds", "2", "--json"), 2,
-		"deliveries per second"))
+	res := benchResults(t, runBench(t, "outbox", "--deliveries", "60", "--concurrency", "4", "--rounds", "2", "--json"), 2,
+		"deliveries per second", "schema's pipeline floor ÷ plain client", "outbox ÷ schema's pipeline floor")
+	positive(t, res)
+	for i := range 2 {
+		if res[1].PerRound[i].Baseline != res[0].PerRound[i].Baseline || res[2].PerRound[i].Ours != res[0].PerRound[i].Ours ||
+			res[2].PerRound[i].Baseline != res[1].PerRound[i].Ours {
+			t.Errorf("round %d: the floor's measures are not of the round's plain client, outbox and floor: %+v", i+1, res)
+		}
+	}
 	out := runBench(t, "outbox", "--deliveries", "40", "--concurrency", "2", "--rounds", "2", "--sync", "normal")
 	for _, want := range []string{"synchronous=NORMAL", "deliveries/s", "lateness p50", "writer busy"} {
 		if !strings.Contains(out, want) {
@@ -108,7 +118,11 @@ func TestBenchOutbox(t *testing.T) {
 func TestBenchOutboxPostgreSQL(t *testing.T) {
 	pgtest.Require(t)
 	out := runBench(t, "outbox", "--deliveries", "40", "--concurrency", "2", "--rounds", "2", "--database-url", pgtest.URL())
-	if !strings.Contains(out, "PostgreSQL") || !strings.Contains(out, "deliveries per second") {
+	if !strings.Contains(out, "PostgreSQL, 1 node(s)") || !strings.Contains(out, "deliveries per second") || strings.Contains(out, "floor") {
+		t.Errorf("output:\n%s", out)
+	}
+	out = runBench(t, "outbox", "--deliveries", "40", "--concurrency", "2", "--rounds", "1", "--nodes", "2", "--database-url", pgtest.URL())
+	if !strings.Contains(out, "PostgreSQL, 2 node(s)") {
 		t.Errorf("output:\n%s", out)
 	}
 }
@@ -124,7 +138,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{"outbox", "--deliveries", "0"}, {"outbox", "--concurrency", "-2"}, {"outbox", "--publishers", "-1"},
 		{"outbox", "--per-second", "-5"}, {"outbox", "--sync", "OFF"}, {"outbox", "--deliveries", "ten"}, {"outbox", "extra-arg"},
 		{"outbox", "--dir", "/nonexistent/switchboard-bench"}, {"outbox", "--database-url", "mysql://x"}, {"outbox", "--database-url", "postgres://u@h:99999999/db"},
-		{"outbox", "--rounds", "0"}, {"outbox", "--batch", "-1"}, {"outbox", "--endpoint-cap", "1001"}, {"hooks", "--json", "--markdown"}, {"hooks", "--requests", "0"}, {"hooks", "--rounds", "-1"}, {"ws", "--size", "0"},
+		{"outbox", "--rounds", "0"}, {"outbox", "--nodes", "2"}, {"outbox", "--nodes", "0"}, {"outbox", "--batch", "-1"}, {"outbox", "--endpoint-cap", "1001"}, {"hooks", "--json", "--markdown"}, {"hooks", "--requests", "0"}, {"hooks", "--rounds", "-1"}, {"ws", "--size", "0"},
 		{"ws", "--size", "100000"}, {"ws", "--messages", "0"}, {"calls", "--calls", "0"}, {"calls", "--per-process", "-1"},
 		{"calls", "--calls", "1000", "--per-process", "1"}, {"backlog", "--scheduled", "0"}, {"backlog", "--head", "101"},
 		{"backlog", "--claims", "0"}, {"backlog", "--baseline", "-1"}, {"backlog", "--dir", "/nonexistent/switchboard-bench"},

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// The pages whose shell blocks show switchboard commands: the README and the
-// reference pages of docs/.
-var commandPages = []string{"README.md", "docs/cli.md", "docs/operators.md", "docs/rest-api.md"}
+// The pages whose shell blocks show switchboard commands: the README, the
+// reference pages of docs/, the testing guide and the examples' READMEs.
+var commandPages = []string{"README.md", "docs/cli.md", "docs/operators.md", "docs/rest-api.md", "docs/testing.md", "examples/voice-agent/README.md"}
 
 var shellBlock = regexp.MustCompile("(?ms)^```(?:sh|bash|shell)\n(.*?)^```")
 

@@ -41,6 +41,7 @@ func newRootCmd(c *cli) *cobra.Command {
 		newFragmentCmd(c),
 		newBenchCmd(c),
 		newMigrateCmd(c),
+		newSecretsCmd(c),
 		newVersionCmd(c),
 	)
 	return root

@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-voice/switchboard/callctl/scenario"
+	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/apptest"
 	"github.com/switchboard-voice/switchboard/cmd/switchboard/internal/simulation"
 	"github.com/switchboard-voice/switchboard/featureserver"
 	"github.com/switchboard-voice/switchboard/fragment"
@@ -17,6 +18,7 @@ import (
 type simulateFlags struct {
 	network     map[string]string // the JAMBONES_* flags given, by variable
 	scenario    string
+	caseName    string
 	asJSON      bool
 	from, to    string
 	secret      string
@@ -27,6 +29,7 @@ type simulateFlags struct {
 	timeout     time.Duration
 	idleLimit   time.Duration
 	realTime    bool
+	strict      bool
 }
 
 func newSimulateCmd(c *cli) *cobra.Command {
@@ -45,15 +48,19 @@ SWITCHBOARD_EGRESS_ALLOW lists.
 
 A --scenario file scripts the caller (input at each gather, dial outcomes, when to
 hang up), injects faults (drop the WebSocket after the N-th message; latency, a slow
-app, refused or reset connections) and states expectations. JAMBONES_* environment
-variables configure timeouts and limits.
+app, refused or reset connections) and states expectations. It is read as switchboard
+test reads it: ${VAR} and ${VAR:-default} in any string read the environment, a file
+that names no app: takes the app: of the switchboard-test.yaml beside it, and of a
+file with several cases: --case NAME plays one. JAMBONES_* environment variables
+configure timeouts and limits.
 
 Exit status: 0 when every call ended as expected, 1 when a call failed or an
 expectation did not hold, 2 for bad usage or a bad scenario file.`,
 		Args: cobra.MaximumNArgs(1),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.scenario, "scenario", "", "scenario file (YAML): caller input, dial outcomes, faults, expectations")
+	fl.StringVar(&f.scenario, "scenario", "", "scenario file (YAML): caller input, dial outcomes, faults, expectations; read as switchboard test reads it")
+	fl.StringVar(&f.caseName, "case", "", "with --scenario: the case to play of a file with several cases:")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per line (timeline events, then a summary)")
 	fl.StringVar(&f.from, "from", "", "caller number (default from the scenario, else +15551230000)")
 	fl.StringVar(&f.to, "to", "", "called number (default from the scenario, else +15559870000)")
@@ -66,6 +73,7 @@ expectation did not hold, 2 for bad usage or a bad scenario file.`,
 	fl.DurationVar(&f.timeout, "timeout", time.Minute, "real-time limit for each call")
 	fl.DurationVar(&f.idleLimit, "idle-limit", 10*time.Second, "how long a WebSocket call whose verbs ran out waits for a command")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does: media, retry delays and backoff take their real time")
+	fl.BoolVar(&f.strict, "strict", false, "count a call with a compat warning the scenario's expect.compat does not name as failed (docs/compatibility.md §2)")
 	withCallControlFlags(c, cmd, &f.network, func(cmd *cobra.Command, args []string) error {
 		appURL := ""
 		if len(args) == 1 {
@@ -87,14 +95,22 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 		return usageError("--username and --password go together")
 	}
 	sc := &scenario.Scenario{}
-	if f.scenario != "" {
-		src, err := os.ReadFile(f.scenario)
+	switch {
+	case f.scenario != "":
+		sf, err := apptest.ReadScenario(f.scenario, apptest.ReadOptions{Case: f.caseName, LookupEnv: envLookup(c), HaveApp: appURL != ""})
 		if err != nil {
-			return usageError("scenario: %v", err)
+			return usageError("--scenario: %v", err)
 		}
-		if sc, err = scenario.Parse(src); err != nil {
-			return usageError("scenario %s: %v", f.scenario, err)
+		if sf.Skip != "" {
+			name := f.scenario
+			if sf.Name != "" {
+				name += " case " + sf.Name
+			}
+			fmt.Fprintf(c.stderr, "switchboard: %s is marked skip: %s (simulate plays it all the same)\n", name, sf.Skip)
 		}
+		sc = sf.Scenario
+	case f.caseName != "":
+		return usageError("--case goes with --scenario")
 	}
 	if appURL == "" {
 		appURL = sc.App
@@ -119,7 +135,7 @@ func runSimulate(ctx context.Context, c *cli, f simulateFlags, appURL string) er
 	defer calls.CloseIdleConnections()
 	o := simulation.Options{AppURL: appURL, Scenario: sc, From: f.from, To: f.to, Secret: f.secret, StatusHook: f.statusHook,
 		Username: f.user, Password: f.pass, Calls: f.calls, Concurrency: f.concurrency, Timeout: f.timeout,
-		IdleLimit: f.idleLimit, RealTime: f.realTime, JSON: f.asJSON}
+		IdleLimit: f.idleLimit, RealTime: f.realTime, Strict: f.strict, JSON: f.asJSON}
 	if isTerminal(c.stderr) {
 		o.Progress = c.stderr
 	}

@@ -166,11 +166,79 @@ func TestSimulateRealTime(t *testing.T) {
 func TestSimulateAppFromScenario(t *testing.T) {
 	httpURL, _ := exampleServers(t)
 	sc := filepath.Join(t.TempDir(), "s.yaml")
-	src := "app: " + httpURL + "/call\nstatus_hook: /status\nexpect:\n  hook_counts: {/status: 2}\n"
+	src := "app: " + httpURL + "/call\nstatus_hook: /status\nexpect:\n  hook_counts: {/status: 3}\n"
 	if err := os.WriteFile(sc, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if code, stdout, stderr := runCLI(t, nil, "simulate", "--scenario", sc); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// simulate --scenario reads a file as test does (docs/testing.md §1): ${VAR} and
+// ${VAR:-default} from the environment, the app: of the folder's
+// switchboard-test.yaml, and one case of a file with cases: (--case NAME; the only
+// one without it). A case marked skip: is played, with a note on stderr.
+func TestSimulateReadsScenarioFilesAsTestDoes(t *testing.T) {
+	httpURL, _ := exampleServers(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("switchboard-test.yaml", "app: ${APP}/call\n")
+	menu := write("menu.yaml", `status_hook: ${STATUS_HOOK:-/status}
+expect:
+  hook_counts: {/status: 3}
+cases:
+  - name: sales
+    caller: {gathers: [{digits: "${DIGIT}"}]}
+    expect:
+      received: [{hook: /gather, payload: {digits: "${DIGIT}"}}]
+  - name: no-input
+    skip: the menu's timeout prompt is being rewritten
+    caller: {gathers: [{timeout: true}]}
+    expect: {verbs: [say, gather, say, hangup]}
+`)
+	one := write("one.yaml", "cases:\n  - name: only\n    expect: {hooks: [/call]}\n")
+	env := map[string]string{"APP": httpURL, "DIGIT": "2"}
+
+	code, stdout, stderr := runCLI(t, env, "simulate", "--scenario", menu, "--case", "sales")
+	wantExit(t, code, exitOK, stdout, stderr)
+	if !strings.Contains(stdout, "the caller keys 2") || stderr != "" {
+		t.Fatalf("case sales:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	env["DIGIT"] = "3" // the expectation reads the variable too: the call keys 3 and expects it
+	code, stdout, stderr = runCLI(t, env, "simulate", "--scenario", menu, "--case", "sales")
+	wantExit(t, code, exitOK, stdout, stderr)
+
+	code, stdout, stderr = runCLI(t, env, "simulate", "--scenario", menu, "--case", "no-input")
+	wantExit(t, code, exitOK, stdout, stderr)
+	if !strings.Contains(stderr, "menu.yaml case no-input is marked skip: the menu's timeout prompt is being rewritten (simulate plays it all the same)") {
+		t.Fatalf("a skipped case: stderr %q", stderr)
+	}
+	// A file of one case needs no --case; APP_URL wins over the folder's app:.
+	code, stdout, stderr = runCLI(t, env, "simulate", "--scenario", one, httpURL+"/call")
+	wantExit(t, code, exitOK, stdout, stderr)
+
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--scenario", menu}, env, "menu.yaml: has 2 cases (sales, no-input): choose one with --case NAME"},
+		{[]string{"--scenario", menu, "--case", "support"}, env, `menu.yaml: has no case "support": its cases are sales, no-input`},
+		{[]string{"--scenario", write("plain.yaml", "app: "+httpURL+"/call\n"), "--case", "sales"}, env, "plain.yaml: has no cases: to choose from (leave out --case sales)"},
+		{[]string{"--case", "sales", httpURL + "/call"}, env, "--case goes with --scenario"},
+		{[]string{"--scenario", menu, "--case", "sales"}, map[string]string{"APP": httpURL}, "menu.yaml:6: ${DIGIT}: DIGIT is not set (give a default: ${DIGIT:-value})"},
+		{[]string{"--scenario", menu, "--case", "sales"}, map[string]string{"DIGIT": "1"}, "switchboard-test.yaml:1: ${APP}: APP is not set"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.env, append([]string{"simulate"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want 2 saying %q", tc.args, code, stderr, stdout, tc.want)
+		}
 	}
 }

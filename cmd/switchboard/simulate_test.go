@@ -54,6 +54,7 @@ var kindKeys = map[string][]string{
 	"msg.sent": {"type", "msgid"}, "msg.recv": {"type", "msgid"}, "verb.start": {"verb"}, "verb.end": {"verb"},
 	"call.status": {"status"}, "alert": {"type", "detail"}, "call.end": {"status", "reason", "sip_status"},
 	"caller.input": {"input", "value"}, "fault": {"fault", "url", "attempt", "delay_ms", "jitter_ms"},
+	"agent.spoke": {"source", "text"},
 }
 
 func checkContract(t *testing.T, events []map[string]any, summary map[string]any) {
@@ -208,7 +209,7 @@ func TestSimulateExit1(t *testing.T) {
 	// answered), but it failed: expecting status completed does not excuse that;
 	// expecting its reason does.
 	_, wsURL := exampleServers(t)
-	drop := "faults:\n  - after_message: 5\n    close_code: 1011\n"
+	drop := "faults:\n  - after_message: 6\n    close_code: 1011\n"
 	for _, tc := range []struct {
 		expect string
 		code   int
@@ -242,13 +243,13 @@ func TestSimulateExit2(t *testing.T) {
 		{[]string{"--status-hook", "http://u:hunter2@127.0.0.1:1/s", "http://127.0.0.1:1/"}, nil, "username and password"},
 		{[]string{"http://127.0.0.1:1/"}, map[string]string{"JAMBONES_WS_MAX_PAYLOAD": "lots"}, "JAMBONES_WS_MAX_PAYLOAD"},
 		{[]string{"--scenario", filepath.Join(dir, "missing.yaml"), "http://127.0.0.1:1/"}, nil, "missing.yaml"},
-		{[]string{"--scenario", write("a.yaml", "caller:\n  gathers:\n    - digits: 1\n      colour: red\n"), "http://127.0.0.1:1/"}, nil, "line 4: [4:7] unknown field"},
-		{[]string{"--scenario", write("b.yaml", "caller:\n  hangup_after: soon\n"), "http://127.0.0.1:1/"}, nil, "line 2"},
-		{[]string{"--scenario", write("c.yaml", "faults:\n  - after_message: 2\n  - after_message: 3\n    close_code: 99\n"), "http://127.0.0.1:1/"}, nil, "line 4"},
-		{[]string{"--scenario", write("d.yaml", "expect:\n  verbs: [say, shout]\n"), "http://127.0.0.1:1/"}, nil, "line 2"},
-		{[]string{"--scenario", write("e.yaml", "caller:\n  gathers:\n    - digits: \"1\"\n      speech: hi\n"), "http://127.0.0.1:1/"}, nil, "line 3"},
-		{[]string{"--scenario", write("f.yaml", "caller: [\n"), "http://127.0.0.1:1/"}, nil, "line 1"},
-		{[]string{"--scenario", write("g.yaml", "expect:\n  status: completed\n  reason: tired\n"), "http://127.0.0.1:1/"}, nil, "line 3"},
+		{[]string{"--scenario", write("a.yaml", "caller:\n  gathers:\n    - digits: 1\n      colour: red\n"), "http://127.0.0.1:1/"}, nil, "a.yaml:4: [4:7] unknown field"},
+		{[]string{"--scenario", write("b.yaml", "caller:\n  hangup_after: soon\n"), "http://127.0.0.1:1/"}, nil, "b.yaml:2: "},
+		{[]string{"--scenario", write("c.yaml", "faults:\n  - after_message: 2\n  - after_message: 3\n    close_code: 99\n"), "http://127.0.0.1:1/"}, nil, "c.yaml:4: "},
+		{[]string{"--scenario", write("d.yaml", "expect:\n  verbs: [say, shout]\n"), "http://127.0.0.1:1/"}, nil, "d.yaml:2: "},
+		{[]string{"--scenario", write("e.yaml", "caller:\n  gathers:\n    - digits: \"1\"\n      speech: hi\n"), "http://127.0.0.1:1/"}, nil, "e.yaml:3: "},
+		{[]string{"--scenario", write("f.yaml", "caller: [\n"), "http://127.0.0.1:1/"}, nil, "f.yaml:1: "},
+		{[]string{"--scenario", write("g.yaml", "expect:\n  status: completed\n  reason: tired\n"), "http://127.0.0.1:1/"}, nil, "g.yaml:3: "},
 	} {
 		code, stdout, stderr := runCLI(t, tc.env, append([]string{"simulate"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" || strings.Contains(stderr, "hunter2") {

@@ -62,9 +62,13 @@ scenarios), or the app's files (--start: the current directory; start: its dir o
 folder's watch:), restarting the app first; Ctrl-C ends it.
 
 Snapshots: --update records what each scenario's call did (verbs, hooks, the requests
-the app received with the payload fields its snapshot: key chooses, alerts) in
-FILE.snap.yaml beside it; later runs compare each call with it and print a diff when
-it changed. Ids, addresses and timestamps are masked.
+the app received with the payload fields its snapshot: key chooses, alerts, compat
+warnings) in FILE.snap.yaml beside it; later runs compare each call with it and print
+a diff when it changed. Ids, addresses and timestamps are masked.
+
+A compat warning (where the call did what jambonz does and that would silently hurt
+the app) that a scenario's expect.compat does not name is told under its verdict;
+--strict fails the scenario on it.
 
 Logs never mix with the report: -v prints each scenario's timeline and logs,
 --log-file FILE keeps every log line.
@@ -93,6 +97,7 @@ app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide
 	fl.BoolVar(&r.NoStart, "no-start", false, "do not run the folders' start: (the apps already run)")
 	fl.DurationVar(&r.StartTimeout, "start-timeout", time.Minute, "how long a started app may take to accept connections")
 	fl.BoolVar(&r.Watch, "watch", false, "run the scenarios again whenever their files or their app's files change, until Ctrl-C")
+	fl.BoolVar(&r.Strict, "strict", false, "fail a scenario on a compat warning its expect.compat does not name (docs/compatibility.md §2)")
 	fl.BoolVar(&r.Update, "update", false, "record each scenario's call as its snapshot (FILE.snap.yaml beside its file) instead of comparing with it")
 	fl.StringVar(&r.LogFile, "log-file", "", "append every log line (JSON) to this file")
 	fl.DurationVar(&r.Timeout, "timeout", time.Minute, "real-time limit for each scenario's call")
@@ -134,11 +139,7 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		o.IdleLimit, o.RealTime, o.EgressHint = f.idleLimit, f.realTime, simulation.EgressHint
 		return o
 	}
-	// A variable set to the empty string counts as unset: ${HOST} must name a host.
-	cfg.LookupEnv = func(name string) (string, bool) {
-		v := c.getenv(name)
-		return v, v != ""
-	}
+	cfg.LookupEnv = envLookup(c)
 	cfg.LogLevel = c.logger.GetLevel()
 	cfg.Stdout, cfg.Stderr = c.stdout, c.stderr
 	switch err := apptest.Run(ctx, cfg); {
@@ -148,4 +149,14 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		return failure(err)
 	}
 	return nil
+}
+
+// envLookup resolves the ${VAR} references of scenario files (docs/testing.md §1)
+// in c's environment. A variable set to the empty string counts as unset: ${HOST}
+// must name a host.
+func envLookup(c *cli) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v := c.getenv(name)
+		return v, v != ""
+	}
 }

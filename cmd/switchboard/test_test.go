@@ -296,3 +296,27 @@ func TestTestBadSettingsRunNothing(t *testing.T) {
 		t.Errorf("%d requests reached the app", requests.Load())
 	}
 }
+
+// A malformed far-end script (an llm turn with two kinds, a tool call without a name,
+// a dial's amd verdict) exits 2 naming its file and line, and nothing runs.
+func TestTestBadFarEndScriptExits2(t *testing.T) {
+	origin, requests := exampleOrigin(t)
+	dir := writeScenarios(t, map[string]string{
+		"turn.yaml": "app: " + origin + "/call\ncaller:\n  llm:\n    - turns:\n        - agent: hi\n          user: there\n",
+		"tool.yaml": "app: " + origin + "/call\ncaller:\n  llm:\n    - turns:\n        - tool_call: {args: {a: 1}}\n",
+		"amd.yaml":  "app: " + origin + "/call\ncaller:\n  dials:\n    - amd: robot\n",
+	})
+	code, _, stderr := runCLI(t, nil, "test", dir)
+	if code != exitUsage || requests.Load() != 0 {
+		t.Fatalf("exit %d, %d requests", code, requests.Load())
+	}
+	for _, want := range []string{
+		filepath.Join(dir, "turn.yaml") + ":5: caller.llm[0].turns[0]: give one of agent, user, tool_call or event",
+		filepath.Join(dir, "tool.yaml") + ":5: caller.llm[0].turns[0].tool_call: a tool call needs a name",
+		filepath.Join(dir, "amd.yaml") + `:4: caller.dials[0].amd: "robot"`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -40,7 +40,9 @@ func newWebhooksCmd(c *cli) *cobra.Command {
 	group.Long = `Webhooks manages the account's webhook endpoints on a node (switchboard serve) through
 its outbox API (/api/v1/...): list, create and show endpoints, ping them, read their
 delivery log with every attempt, retry or recover deliveries, pause, resume, rotate
-secrets. It authenticates with the account's API token.
+secrets (or set one's own, whsec_ or ed25519 whsk_), give endpoints headers, channels, a
+filter and a rate limit, and keep the event-type catalog (event-types). It authenticates
+with the account's API token.
 
 The node is --url (default $` + envAPIURL + `), the token --token (default $` + envAPIToken + `).
 --json prints the API's answer as one JSON object (a failed call prints its RFC 9457
@@ -51,6 +53,7 @@ answer), 2 bad usage or bad input (a flag, a rejected field, a bad token): nothi
 	for _, sc := range webhooksCommands() {
 		group.AddCommand(sc.command(c))
 	}
+	group.AddCommand(newEventTypesCmd(c))
 	return group
 }
 

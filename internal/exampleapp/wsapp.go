@@ -20,8 +20,10 @@ const Subprotocol = "ws.jambonz.org"
 // command), acks session:reconnect without verbs so the call carries on where it
 // was, and records everything it receives.
 //
-// With Waiting set it acks session:new with no verbs at all, so every call waits
-// for a command: HangupAll then ends them (the benchmark's minimal app).
+// With Waiting set it acks session:new with an answer verb alone (jambonz rejects an
+// inbound call whose session:new is acked without verbs), so every call is answered
+// and then waits for a command: HangupAll then ends them (the benchmark's minimal
+// app).
 type WSApp struct {
 	Waiting bool
 
@@ -89,7 +91,7 @@ func (a *WSApp) handle(ctx context.Context, conn *websocket.Conn, m Message) err
 	switch m.Type {
 	case "session:new":
 		if a.Waiting {
-			return send(ctx, conn, map[string]any{"type": "ack", "msgid": m.MsgID})
+			return ack(ctx, conn, m.MsgID, []verb{{"verb": "answer"}})
 		}
 		return ack(ctx, conn, m.MsgID, welcome("/gather"))
 	case "session:redirect":

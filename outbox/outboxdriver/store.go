@@ -402,4 +402,10 @@ type Completion struct {
 	DeliveryID string
 	Token      string
 	Decide     DecideFunc
+	// Delivery, when not nil, is the delivery as the claim (or the publish lease)
+	// that gave Token returned it. While a delivery carries a lease nothing changes
+	// it but the holder's completion (any other change clears the lease: the reaper,
+	// a manual retry), so a store may decide on it instead of reading the row again
+	// when the row still carries Token. Without it the store reads the row.
+	Delivery *Delivery
 }

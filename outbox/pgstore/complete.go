@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
@@ -47,6 +48,66 @@ func (b *batch) lock(ctx context.Context, ids []string, cond string, args ...any
 	if len(ids) == 0 {
 		return nil
 	}
+	if err := b.lockEndpoints(ctx, ids); err != nil {
+		return err
+	}
+	query := `SELECT ` + deliveryColumns + `, coalesce(lease_token, '') FROM outbox_deliveries d WHERE id = ANY($1)`
+	lock := ` ORDER BY id FOR UPDATE`
+	if cond != "" {
+		query += ` AND ` + cond
+		lock += ` SKIP LOCKED`
+	}
+	return b.load(ctx, query+lock, append([]any{ids}, args...)...)
+}
+
+// lockLeased locks what lock does for the deliveries of outcomes, and reads them:
+// those whose row still carries the outcome's token and that come with the delivery
+// the claim returned (outboxdriver.Completion.Delivery) take it, the others are read
+// whole. The lock reads two columns a delivery instead of every column.
+func (b *batch) lockLeased(ctx context.Context, outcomes []outboxdriver.Completion) error {
+	ids := deliverybatch.IDs(outcomes)
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := b.lockEndpoints(ctx, ids); err != nil {
+		return err
+	}
+	type lease struct{ id, token string }
+	rs, err := b.q.query(ctx, b.s.q(`SELECT id, coalesce(lease_token, '') FROM outbox_deliveries
+		WHERE id = ANY($1) ORDER BY id FOR UPDATE`), ids)
+	leases, err := sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (lease, error) {
+		var l lease
+		err := r.Scan(&l.id, &l.token)
+		return l, err
+	})
+	if err != nil {
+		return err
+	}
+	held := make(map[string]string, len(leases))
+	for _, l := range leases {
+		held[l.id] = l.token
+	}
+	var whole []string
+	for _, o := range outcomes {
+		token, ok := held[o.DeliveryID]
+		switch {
+		case !ok: // purged: left out
+		case o.Delivery != nil && o.Delivery.ID == o.DeliveryID && token != "" && token == o.Token:
+			if _, done := b.Deliveries[o.DeliveryID]; !done {
+				b.Deliveries[o.DeliveryID] = &deliverybatch.Cached{D: normalizedDelivery(*o.Delivery), Token: token}
+			}
+		default:
+			whole = append(whole, o.DeliveryID)
+		}
+	}
+	if len(whole) == 0 {
+		return nil
+	}
+	return b.load(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries WHERE id = ANY($1)`, whole)
+}
+
+// lockEndpoints locks the endpoints of deliveries ids, in id order, and reads them.
+func (b *batch) lockEndpoints(ctx context.Context, ids []string) error {
 	eps, err := scanEndpoints(b.q.query(ctx, b.s.q(`SELECT `+endpointColumns+` FROM outbox_endpoints
 		WHERE id IN (SELECT endpoint_id FROM outbox_deliveries WHERE id = ANY($1))
 		ORDER BY id FOR NO KEY UPDATE`), ids))
@@ -56,13 +117,7 @@ func (b *batch) lock(ctx context.Context, ids []string, cond string, args ...any
 	for _, ep := range eps {
 		b.endpoints[ep.ID] = &cachedEndpoint{ep: ep}
 	}
-	query := `SELECT ` + deliveryColumns + `, coalesce(lease_token, '') FROM outbox_deliveries d WHERE id = ANY($1)`
-	lock := ` ORDER BY id FOR UPDATE`
-	if cond != "" {
-		query += ` AND ` + cond
-		lock += ` SKIP LOCKED`
-	}
-	return b.load(ctx, query+lock, append([]any{ids}, args...)...)
+	return nil
 }
 
 // load reads deliveries with query (their columns and lease token).
@@ -202,7 +257,7 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	err := s.write(ctx, func(q querier) error {
 		clear(applied)
 		b := s.newBatch(q)
-		if err := b.lock(ctx, deliverybatch.IDs(p.Outcomes), ""); err != nil {
+		if err := b.lockLeased(ctx, p.Outcomes); err != nil {
 			return err
 		}
 		if err := deliverybatch.Complete(ctx, &b.Batch, b, p.Outcomes, applied); err != nil {

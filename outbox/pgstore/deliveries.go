@@ -31,25 +31,35 @@ func (s *Store) GetDelivery(ctx context.Context, p outboxdriver.GetDeliveryParam
 	return d, attempts, nil
 }
 
-// ListDeliveries implements outboxdriver.Store.
+// ListDeliveries implements outboxdriver.Store. An event's deliveries are read by
+// its index; an endpoint's log walks the endpoint's listing index (or a state's
+// partial index); an account's log merges its endpoints' logs (migration 0003: no
+// index by account), each read newest first as far as the page needs.
 func (s *Store) ListDeliveries(ctx context.Context, q outboxdriver.DeliveryQuery) ([]outboxdriver.Delivery, error) {
-	where := `WHERE account = $1`
 	args := []any{q.Account}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var where string
 	for _, f := range []struct{ col, v string }{
 		{"endpoint_id", q.EndpointID}, {"event_id", q.EventID}, {"event_type", q.Type}, {"status", string(q.Status)},
 	} {
 		if f.v != "" {
-			args = append(args, f.v)
-			where += fmt.Sprintf(` AND %s = $%d`, f.col, len(args))
+			where += fmt.Sprintf(` AND d.%s = %s`, f.col, arg(f.v))
 		}
 	}
 	if q.BeforeID != "" {
-		args = append(args, q.BeforeID)
-		where += fmt.Sprintf(` AND (created_at, id) < (SELECT created_at, id FROM outbox_deliveries WHERE id = $%d AND account = $1)`, len(args))
+		where += fmt.Sprintf(` AND (d.created_at, d.id) < (SELECT created_at, id FROM outbox_deliveries WHERE id = %s AND account = $1)`, arg(q.BeforeID))
 	}
-	args = append(args, q.Limit)
-	where += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args))
-	return scanDeliveries(s.read().query(ctx, s.q(`SELECT `+deliveryColumns+` FROM outbox_deliveries `+where), args...))
+	order := ` ORDER BY d.created_at DESC, d.id DESC LIMIT ` + arg(q.Limit)
+	query := `SELECT ` + leasedColumns + ` FROM outbox_deliveries d WHERE d.account = $1` + where + order
+	if q.EndpointID == "" && q.EventID == "" {
+		query = `SELECT ` + leasedColumns + ` FROM outbox_endpoints e CROSS JOIN LATERAL (
+			SELECT ` + leasedColumns + ` FROM outbox_deliveries d WHERE d.endpoint_id = e.id AND d.account = $1` + where + order + `) d
+			WHERE e.account = $1` + order
+	}
+	return scanDeliveries(s.read().query(ctx, s.q(query), args...))
 }
 
 // UpdateDelivery implements outboxdriver.Store.
@@ -114,9 +124,13 @@ func (s *Store) Recover(ctx context.Context, p outboxdriver.RecoverParams) (int,
 // takes rows SKIP LOCKED, so they delete disjoint batches.
 func (s *Store) Purge(ctx context.Context, p outboxdriver.PurgeParams) (deliveries, events int, err error) {
 	err = s.write(ctx, func(q querier) error {
+		// Each endpoint's oldest, on its listing index (migration 0003: no index by
+		// creation time alone); rows another purge holds are skipped.
 		ids, err := scanStrings(q.query(ctx, s.q(`DELETE FROM outbox_deliveries WHERE id IN (
-			SELECT id FROM outbox_deliveries WHERE created_at < $1 AND lease_until IS NULL
-			ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+			SELECT d.id FROM outbox_endpoints e CROSS JOIN LATERAL (
+				SELECT id FROM outbox_deliveries d WHERE d.endpoint_id = e.id AND d.created_at < $1 AND d.lease_until IS NULL
+				ORDER BY d.created_at LIMIT $2 FOR UPDATE SKIP LOCKED) d
+			LIMIT $2)
 			RETURNING id`), p.Before, p.Limit))
 		if err != nil {
 			return err

@@ -28,12 +28,7 @@ func (s *Store) Publish(ctx context.Context, p outboxdriver.PublishParams) (outb
 		}
 		return s.publish(ctx, q, p)
 	}
-	var out outboxdriver.Published
-	err := s.write(ctx, func(q querier) error {
-		var err error
-		out, err = s.publish(ctx, q, p)
-		return err
-	})
+	out, err := s.publishInGroup(ctx, p)
 	if err != nil {
 		return outboxdriver.Published{}, err
 	}
@@ -113,15 +108,8 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 	if err := s.insertAttempts(ctx, q, attempts); err != nil {
 		return outboxdriver.Published{}, err
 	}
-	if len(pub.Event.Excluded) > 0 {
-		_, excluded, err := outboxdriver.EncodeEventRouting(pub.Event)
-		if err != nil {
-			return outboxdriver.Published{}, err
-		}
-		if _, err := q.exec(ctx, s.q(`UPDATE outbox_events SET excluded = $1 WHERE account = $2 AND id = $3`),
-			excluded, ev.Account, ev.ID); err != nil {
-			return outboxdriver.Published{}, fmt.Errorf("pgstore: record exclusions: %w", err)
-		}
+	if err := s.recordExcluded(ctx, q, pub.Event); err != nil {
+		return outboxdriver.Published{}, err
 	}
 	// Deliveries another node may claim: wake the dispatchers when the transaction
 	// commits (a rolled-back one sends nothing).
@@ -131,6 +119,23 @@ func (s *Store) publish(ctx context.Context, q querier, p outboxdriver.PublishPa
 		}
 	}
 	return pub, nil
+}
+
+// recordExcluded writes the exclusions of a new event, when it has any: they are
+// known once its endpoints were planned, after the event's row was inserted.
+func (s *Store) recordExcluded(ctx context.Context, q querier, ev outboxdriver.Event) error {
+	if len(ev.Excluded) == 0 {
+		return nil
+	}
+	_, excluded, err := outboxdriver.EncodeEventRouting(ev)
+	if err != nil {
+		return err
+	}
+	if _, err := q.exec(ctx, s.q(`UPDATE outbox_events SET excluded = $1 WHERE account = $2 AND id = $3`),
+		excluded, ev.Account, ev.ID); err != nil {
+		return fmt.Errorf("pgstore: record exclusions: %w", err)
+	}
+	return nil
 }
 
 // claimKey takes p's idempotency key for the event p publishes (outboxdriver.PublishParams):

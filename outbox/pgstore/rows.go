@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
+	"github.com/switchboard-voice/switchboard/outbox/internal/endpointcache"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -62,21 +63,21 @@ func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
 	ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt = utcPtr(ep.FailingSince), utcPtr(ep.LastDeliveryAt), utcPtr(ep.PausedAt)
 	ep.DisabledAt, ep.HoldUntil, ep.RemovedAt = utcPtr(ep.DisabledAt), utcPtr(ep.HoldUntil), utcPtr(ep.RemovedAt)
 	ep.CreatedAt = utc(ep.CreatedAt)
-	if err := json.Unmarshal(s.events, &ep.Events); err != nil {
-		return ep, fmt.Errorf("pgstore: endpoint %s events: %w", ep.ID, err)
+	d, err := endpointcache.Decode(&decodedEndpoints, "pgstore", ep.ID, s.events, s.secrets, s.overrides)
+	if err != nil {
+		return ep, err
 	}
-	if err := json.Unmarshal(s.secrets, &ep.Secrets); err != nil {
-		return ep, fmt.Errorf("pgstore: endpoint %s secrets: %w", ep.ID, err)
-	}
-	if err := json.Unmarshal(s.overrides, &ep.Overrides); err != nil {
-		return ep, fmt.Errorf("pgstore: endpoint %s overrides: %w", ep.ID, err)
-	}
-	var err error
+	ep.Events, ep.Secrets, ep.Overrides = d.Events, d.Secrets, d.Overrides
 	if ep.Headers, ep.Channels, ep.Filter, err = outboxdriver.DecodeRouting(s.headers, s.channels, s.filter); err != nil {
 		return ep, fmt.Errorf("pgstore: endpoint %s: %w", ep.ID, err)
 	}
 	return ep, nil
 }
+
+// decodedEndpoints spares a read of an endpoint the decoding of its JSON columns
+// when they are as it last read them: a claim returns the endpoint of every delivery
+// it takes.
+var decodedEndpoints endpointcache.Cache
 
 // endpointJSON is the JSON and text columns of ep.
 type endpointJSON struct{ events, secrets, overrides, headers, channels, filter string }

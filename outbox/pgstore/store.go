@@ -112,6 +112,7 @@ type Store struct {
 	clock   *dbClock
 	wake    *waker
 	notify  notifyLimiter
+	groups  publishGroups
 
 	stop context.CancelFunc
 	bg   sync.WaitGroup

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
@@ -15,29 +16,21 @@ import (
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
-// claimSQL reads the window of due deliveries a claim chooses from. It walks the due
-// index in order and skips endpoints that are paused, disabled, removed, held or
-// already at their in-flight cap, with each one's room left under its cap. The window
-// is a multiple of the batch so that one endpoint's backlog cannot fill it. The
-// claim ranks the window per endpoint in Go (pickDue): a window function and the
-// temporary tables of a single UPDATE statement cost several times more.
-const claimSQL = `
-WITH busy AS (
-    SELECT endpoint_id, count(*) AS n FROM outbox_deliveries
-    WHERE lease_until IS NOT NULL GROUP BY endpoint_id
-)
-SELECT d.id, d.endpoint_id, d.next_attempt_at, e.in_flight_cap - coalesce(b.n, 0) AS room, e.rate_limit, e.rate_tat
-FROM outbox_deliveries d
-JOIN outbox_endpoints e ON e.id = d.endpoint_id
-LEFT JOIN busy b ON b.endpoint_id = d.endpoint_id
-WHERE d.status = 'PENDING' AND d.lease_until IS NULL AND d.next_attempt_at <= :now
-  AND e.status = 'ACTIVE' AND e.removed_at IS NULL
-  AND (e.hold_until IS NULL OR e.hold_until <= :now)
-  AND e.in_flight_cap > coalesce(b.n, 0)
-  AND (e.rate_limit = 0 OR e.rate_tat IS NULL
-       OR e.rate_tat <= :now + (e.rate_limit - 1) * ((1000000 + e.rate_limit - 1) / e.rate_limit))
-ORDER BY d.next_attempt_at
-LIMIT :scan`
+// windowSQL reads due deliveries in the due index's order, after a cursor: the
+// index alone answers it (outbox_deliveries_due covers its columns), and its rows
+// carry three short columns. A claim filters them by their endpoints in Go
+// (dueWindow): the join and the per-endpoint lease counts of one statement cost the
+// single writer twice as much, and rows read into Go cost more than rows SQLite
+// skips.
+const windowSQL = `SELECT id, endpoint_id, next_attempt_at FROM outbox_deliveries
+WHERE status = 'PENDING' AND lease_until IS NULL AND next_attempt_at <= :now
+  AND (next_attempt_at, endpoint_id, id) > (:next, :endpoint, :id)
+ORDER BY next_attempt_at, endpoint_id, id LIMIT :scan`
+
+// busySQL counts the leases of the endpoints listed (a JSON array of ids), on the
+// leased index.
+const busySQL = `SELECT endpoint_id, count(*) FROM outbox_deliveries
+WHERE endpoint_id IN (SELECT value FROM json_each(?)) AND lease_until IS NOT NULL GROUP BY endpoint_id`
 
 // leaseSQL leases the chosen deliveries. The claim's transaction holds the write lock
 // since it began, so they are as the window read them.
@@ -78,49 +71,265 @@ func pickDue(window []dueRow, limit int) []string {
 	return ids
 }
 
-// claimPick chooses the deliveries a claim of limit leases at now. It reads first the
-// limit+1 earliest due rows, and keeps what pickDue takes of the first limit when it
-// takes them all and the next row is due strictly later: the full window (4×limit
-// rows) would have given the same pick, since every row past the first limit sorts
-// after them. Otherwise (an endpoint at its room, or a tie at the cut) it reads the
-// full window. A saturated node claims from a backlog, where the first read is
-// enough; the window join costs the single writer per row read.
-func claimPick(ctx context.Context, tx querier, now int64, limit int) ([]string, []dueRow, error) {
-	window, err := claimWindow(ctx, tx, now, limit+1)
-	if err != nil {
-		return nil, nil, err
+// claimPick chooses the deliveries a claim of limit leases at now, from the window:
+// the due deliveries, earliest first, of endpoints that take deliveries and have room
+// under their cap and in their rate limit's bucket. It reads first the limit+1 earliest, and keeps what pickDue takes
+// of the first limit when it takes them all and the next row is due strictly later:
+// the full window (4×limit rows) would have given the same pick, since every row past
+// the first limit sorts after them. Otherwise (an endpoint at its room, or a tie at
+// the cut) it reads on to the full window. A saturated node claims from a backlog,
+// where the first read is enough.
+func claimPick(ctx context.Context, w *dueWindow, limit int) ([]string, error) {
+	if err := w.fill(ctx, limit+1); err != nil {
+		return nil, err
 	}
+	window := w.rows
 	if len(window) <= limit {
 		// Every due row the full window could hold.
-		return pickDue(window, limit), window, nil
+		return pickDue(window, limit), nil
 	}
 	if window[limit].next > window[limit-1].next {
-		if picked := pickDue(window[:limit], limit); len(picked) == limit {
-			return picked, window, nil
+		if picked := pickDue(slices.Clone(window[:limit]), limit); len(picked) == limit {
+			return picked, nil
 		}
 	}
-	if window, err = claimWindow(ctx, tx, now, 4*limit); err != nil {
-		return nil, nil, err
+	if err := w.fill(ctx, 4*limit); err != nil {
+		return nil, err
 	}
-	return pickDue(window, limit), window, nil
+	return pickDue(slices.Clone(w.rows[:min(len(w.rows), 4*limit)]), limit), nil
 }
 
-// claimWindow reads up to scan rows of claimSQL, in its order (next_attempt_at).
-func claimWindow(ctx context.Context, tx querier, now int64, scan int) ([]dueRow, error) {
-	rows, err := tx.QueryContext(ctx, claimSQL, sql.Named("now", now), sql.Named("scan", scan))
-	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: claim: %w", err)
-	}
-	return sqlrows.Collect(make([]dueRow, 0, scan), rows, nil, func(r sqlrows.Row) (dueRow, error) {
-		var d dueRow
-		if err := r.Scan(&d.id, &d.endpointID, &d.next, &d.room, &d.rateLimit, &d.rateTAT); err != nil {
+// dueWindow reads the claim's window: due deliveries in order, a page at a time,
+// keeping those whose endpoint takes deliveries at now with room under its cap. Each
+// endpoint met is looked at once, on the claim index (its version, status, hold and
+// cap), its leases counted once, and read whole (for the jobs) only when its
+// version is not one read before (endpointRows).
+type dueWindow struct {
+	tx    querier
+	now   int64
+	known *endpointRows
+	// rows are the eligible rows read, in the window's order.
+	rows []dueRow
+	// endpoints are those met, by id; nil for one that does not take deliveries
+	// now (or is gone).
+	endpoints map[string]*windowEndpoint
+	// after is the cursor: the last row read (eligible or not).
+	afterNext     int64
+	afterEndpoint string
+	afterID       string
+	done          bool
+}
+
+type windowEndpoint struct {
+	ep        outboxdriver.Endpoint
+	room      int
+	rateLimit int
+	rateTAT   sql.NullInt64
+}
+
+func newDueWindow(tx querier, now int64, known *endpointRows) *dueWindow {
+	return &dueWindow{tx: tx, now: now, known: known, endpoints: map[string]*windowEndpoint{}, afterNext: -1 << 62}
+}
+
+// fill reads on until the window holds want rows or the due deliveries end.
+func (w *dueWindow) fill(ctx context.Context, want int) error {
+	for len(w.rows) < want && !w.done {
+		page := want - len(w.rows)
+		rows, err := w.tx.QueryContext(ctx, windowSQL, sql.Named("now", w.now), sql.Named("next", w.afterNext),
+			sql.Named("endpoint", w.afterEndpoint), sql.Named("id", w.afterID), sql.Named("scan", page))
+		if err != nil {
+			return fmt.Errorf("sqlitestore: claim: %w", err)
+		}
+		read, err := sqlrows.Collect(make([]dueRow, 0, page), rows, nil, func(r sqlrows.Row) (dueRow, error) {
+			var d dueRow
+			err := r.Scan(&d.id, &d.endpointID, &d.next)
 			return d, err
+		})
+		if err != nil {
+			return fmt.Errorf("sqlitestore: claim: %w", err)
 		}
-		if d.rateLimit > 0 {
-			d.room = min(d.room, outboxdriver.RateRoom(d.rateLimit, fromNull(d.rateTAT), fromMicros(now)))
+		if len(read) < page {
+			w.done = true
 		}
-		return d, nil
+		if len(read) == 0 {
+			return nil
+		}
+		last := read[len(read)-1]
+		w.afterNext, w.afterEndpoint, w.afterID = last.next, last.endpointID, last.id
+		if err := w.meet(ctx, read); err != nil {
+			return err
+		}
+		for _, d := range read {
+			if e := w.endpoints[d.endpointID]; e != nil {
+				d.room, d.rateLimit, d.rateTAT = e.room, e.rateLimit, e.rateTAT
+				w.rows = append(w.rows, d)
+			}
+		}
+	}
+	return nil
+}
+
+// meetSQL reads what a claim needs to know of the endpoints listed (a JSON array of
+// ids): their version, whether they take deliveries at :now, their cap and their rate
+// limit's bucket.
+const meetSQL = `SELECT id, version, status = 'ACTIVE' AND removed_at IS NULL AND (hold_until IS NULL OR hold_until <= :now),
+	in_flight_cap, rate_limit, rate_tat FROM outbox_endpoints WHERE id IN (SELECT value FROM json_each(:ids))`
+
+// meet looks at the endpoints of rows not met yet: those that take deliveries get
+// their room (their cap less their leases) and their row, from endpointRows when
+// their version was read before, else read whole.
+func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
+	var ids []string
+	for _, d := range rows {
+		if _, ok := w.endpoints[d.endpointID]; !ok {
+			w.endpoints[d.endpointID] = nil
+			ids = append(ids, d.endpointID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	type looked struct {
+		id               string
+		version          int64
+		takes            bool
+		limit, rateLimit int
+		rateTAT          sql.NullInt64
+	}
+	rs, err := w.tx.QueryContext(ctx, meetSQL, sql.Named("now", w.now), sql.Named("ids", string(list)))
+	seen, err := sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (looked, error) {
+		var l looked
+		err := r.Scan(&l.id, &l.version, &l.takes, &l.limit, &l.rateLimit, &l.rateTAT)
+		return l, err
 	})
+	if err != nil {
+		return err
+	}
+	var takers, unknown []string
+	bucket := map[string]int{} // room in the rate limit's bucket, of limited endpoints
+	for _, l := range seen {
+		if l.rateLimit > 0 {
+			bucket[l.id] = outboxdriver.RateRoom(l.rateLimit, fromNull(l.rateTAT), fromMicros(w.now))
+		}
+		if !l.takes || l.limit <= 0 || l.rateLimit > 0 && bucket[l.id] <= 0 {
+			continue
+		}
+		takers = append(takers, l.id)
+		e := &windowEndpoint{room: l.limit, rateLimit: l.rateLimit, rateTAT: l.rateTAT}
+		if ep, ok := w.known.get(l.id, l.version); ok {
+			e.ep = ep
+		} else {
+			unknown = append(unknown, l.id)
+		}
+		w.endpoints[l.id] = e
+	}
+	if len(takers) == 0 {
+		return nil
+	}
+	if len(unknown) > 0 {
+		list, err := json.Marshal(unknown)
+		if err != nil {
+			return err
+		}
+		rs, err := w.tx.QueryContext(ctx, `SELECT version, `+endpointColumns+` FROM outbox_endpoints
+			WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		read, err := sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (versionedEndpoint, error) {
+			var (
+				v  versionedEndpoint
+				sc endpointScan
+			)
+			if err := r.Scan(append([]any{&v.version}, sc.Dest()...)...); err != nil {
+				return v, err
+			}
+			v.ep, err = sc.endpoint()
+			return v, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, v := range read {
+			w.known.put(v)
+			if e := w.endpoints[v.ep.ID]; e != nil {
+				e.ep = v.ep
+			}
+		}
+	}
+	list, err = json.Marshal(takers)
+	if err != nil {
+		return err
+	}
+	rs, err = w.tx.QueryContext(ctx, busySQL, string(list))
+	type busy struct {
+		id string
+		n  int
+	}
+	counts, err := sqlrows.Collect(nil, rs, err, func(r sqlrows.Row) (busy, error) {
+		var b busy
+		err := r.Scan(&b.id, &b.n)
+		return b, err
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range counts {
+		if e := w.endpoints[c.id]; e != nil {
+			e.room -= c.n
+		}
+	}
+	for _, id := range takers {
+		e := w.endpoints[id]
+		if b, limited := bucket[id]; limited {
+			e.room = min(e.room, b)
+		}
+		if e.room <= 0 {
+			w.endpoints[id] = nil // at its cap
+		}
+	}
+	return nil
+}
+
+// endpointRows keeps the endpoint rows claims read, each with its version
+// (migration 0008: every insert and update gives the row a new random version), so
+// that a claim reads an endpoint it met before from the claim index alone. It is
+// safe for concurrent use; the endpoints it returns are the caller's own (their
+// slices copied).
+type endpointRows struct {
+	mu sync.Mutex
+	m  map[string]versionedEndpoint
+}
+
+type versionedEndpoint struct {
+	version int64
+	ep      outboxdriver.Endpoint
+}
+
+// maxKnownEndpoints bounds endpointRows: past it, it starts again empty.
+const maxKnownEndpoints = 10_000
+
+func (k *endpointRows) get(id string, version int64) (outboxdriver.Endpoint, bool) {
+	k.mu.Lock()
+	v, ok := k.m[id]
+	k.mu.Unlock()
+	if !ok || v.version != version {
+		return outboxdriver.Endpoint{}, false
+	}
+	ep := v.ep
+	ep.Events, ep.Secrets = slices.Clone(ep.Events), slices.Clone(ep.Secrets)
+	return ep, true
+}
+
+func (k *endpointRows) put(v versionedEndpoint) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil || len(k.m) >= maxKnownEndpoints {
+		k.m = make(map[string]versionedEndpoint)
+	}
+	v.ep.Events, v.ep.Secrets = slices.Clone(v.ep.Events), slices.Clone(v.ep.Secrets)
+	k.m[v.ep.ID] = v
 }
 
 // takeRate takes the claimed deliveries of rate-limited endpoints from their buckets
@@ -159,7 +368,7 @@ func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outbox
 	var jobs []outboxdriver.Job
 	err := s.write(ctx, func(tx querier) error {
 		var err error
-		jobs, err = claimIn(ctx, tx, p)
+		jobs, err = s.claimIn(ctx, tx, p)
 		return err
 	})
 	if err != nil {
@@ -168,14 +377,15 @@ func (s *Store) Claim(ctx context.Context, p outboxdriver.ClaimParams) ([]outbox
 	return jobs, nil
 }
 
-// claimIn makes one claim on tx: it reads the window, picks from it (pickDue), leases
-// the pick with one UPDATE that returns the deliveries, reads their events in one
-// query and each endpoint once.
-func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
+// claimIn makes one claim on tx: it reads the window (and each endpoint met, once),
+// picks from it (pickDue), leases the pick with one UPDATE that returns the
+// deliveries, and reads their events in one query.
+func (s *Store) claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]outboxdriver.Job, error) {
 	if p = p.Reserved(); p.Limit <= 0 {
 		return nil, nil
 	}
-	picked, window, err := claimPick(ctx, tx, micros(p.Now), p.Limit)
+	w := newDueWindow(tx, micros(p.Now), &s.endpointRows)
+	picked, err := claimPick(ctx, w, p.Limit)
 	if err != nil || len(picked) == 0 {
 		return nil, err
 	}
@@ -191,7 +401,7 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	if err != nil || len(claimed) == 0 {
 		return nil, err
 	}
-	if err := takeRate(ctx, tx, window, claimed, micros(p.Now)); err != nil {
+	if err := takeRate(ctx, tx, w.rows, claimed, micros(p.Now)); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(claimed, func(a, b outboxdriver.Delivery) int {
@@ -204,20 +414,17 @@ func claimIn(ctx context.Context, tx querier, p outboxdriver.ClaimParams) ([]out
 	if err != nil {
 		return nil, err
 	}
-	endpoints, err := endpointsOf(ctx, tx, claimed)
-	if err != nil {
-		return nil, err
-	}
 	jobs := make([]outboxdriver.Job, 0, len(claimed))
 	for _, d := range claimed {
-		ep, epOK := endpoints[d.EndpointID]
+		// The window read each endpoint in this transaction.
+		e := w.endpoints[d.EndpointID]
 		ev, ok := events[eventKey(d.Account, d.EventID)]
-		if !ok || !epOK {
+		if !ok || e == nil {
 			// A row gone from under its delivery cannot be attempted: its lease
 			// expires and the reaper decides it, as for a crashed claimer.
 			continue
 		}
-		jobs = append(jobs, outboxdriver.Job{Delivery: d, Endpoint: ep, Event: ev, Token: p.Token})
+		jobs = append(jobs, outboxdriver.Job{Delivery: d, Endpoint: e.ep, Event: ev, Token: p.Token})
 	}
 	return jobs, nil
 }
@@ -248,35 +455,6 @@ func eventsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[
 	return out, nil
 }
 
-// endpointsOf reads the endpoints of deliveries in one query, by id. The deliveries
-// of a claim often have an endpoint each (an event fans out to all of its account's
-// endpoints): a query per endpoint was about half the time of a claim of 100.
-func endpointsOf(ctx context.Context, tx querier, ds []outboxdriver.Delivery) (map[string]outboxdriver.Endpoint, error) {
-	ids := make([]string, 0, len(ds))
-	seen := make(map[string]bool, len(ds))
-	for _, d := range ds {
-		if !seen[d.EndpointID] {
-			seen[d.EndpointID] = true
-			ids = append(ids, d.EndpointID)
-		}
-	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+endpointColumns+` FROM outbox_endpoints
-		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	eps, err := sqlrows.Collect(nil, rows, err, scanEndpoint)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]outboxdriver.Endpoint, len(eps))
-	for _, ep := range eps {
-		out[ep.ID] = ep
-	}
-	return out, nil
-}
-
 // NextDue implements outboxdriver.Store.
 func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var v sql.NullInt64
@@ -303,7 +481,7 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 	err := s.write(ctx, func(tx querier) error {
 		clear(applied)
 		b := newBatchApplier(tx)
-		if err := b.load(ctx, deliverybatch.IDs(outcomes)); err != nil {
+		if err := b.loadLeased(ctx, outcomes); err != nil {
 			return err
 		}
 		if err := deliverybatch.Complete(ctx, &b.Batch, b, outcomes, applied); err != nil {
@@ -313,7 +491,7 @@ func (s *Store) CompleteClaim(ctx context.Context, p outboxdriver.CompleteClaimP
 			return nil
 		}
 		var err error
-		jobs, err = claimIn(ctx, tx, next)
+		jobs, err = s.claimIn(ctx, tx, next)
 		return err
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/internal/deliverybatch"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
@@ -31,6 +32,9 @@ type batchApplier struct {
 	tx        querier
 	endpoints map[string]*cachedEndpoint
 	dirty     []string // endpoints changed since the last flush, in order
+	// latest says, per delivery read, whether its row holds its latest attempt
+	// (migration 0007), which a newer attempt moves to outbox_attempts.
+	latest map[string]bool
 }
 
 type cachedEndpoint struct {
@@ -39,7 +43,7 @@ type cachedEndpoint struct {
 }
 
 func newBatchApplier(tx querier) *batchApplier {
-	return &batchApplier{Batch: deliverybatch.New(), tx: tx, endpoints: map[string]*cachedEndpoint{}}
+	return &batchApplier{Batch: deliverybatch.New(), tx: tx, endpoints: map[string]*cachedEndpoint{}, latest: map[string]bool{}}
 }
 
 // load reads the deliveries ids in one query; ids not found are left out (purged).
@@ -48,9 +52,86 @@ func (b *batchApplier) load(ctx context.Context, ids []string) error {
 	if err != nil {
 		return err
 	}
-	rows, err := b.tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, '') FROM outbox_deliveries
-		WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	return deliverybatch.Read[deliveryScan](&b.Batch, rows, err)
+	rows, err := b.tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, coalesce(lease_token, ''), attempt_number IS NOT NULL
+		FROM outbox_deliveries WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	type loaded struct {
+		c      *deliverybatch.Cached
+		latest bool
+	}
+	read, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (loaded, error) {
+		var (
+			sc deliveryScan
+			l  loaded
+		)
+		l.c = &deliverybatch.Cached{}
+		err := r.Scan(append(sc.Dest(), &l.c.Token, &l.latest)...)
+		l.c.D = sc.delivery()
+		return l, err
+	})
+	for _, l := range read {
+		b.Deliveries[l.c.D.ID] = l.c
+		b.latest[l.c.D.ID] = l.latest
+	}
+	return err
+}
+
+// loadLeased reads the deliveries of outcomes: those whose row still carries the
+// outcome's token and that come with the delivery the claim returned
+// (outboxdriver.Completion.Delivery) take it, the others are read whole. The token
+// check reads three columns a delivery instead of every column.
+func (b *batchApplier) loadLeased(ctx context.Context, outcomes []outboxdriver.Completion) error {
+	list, err := json.Marshal(deliverybatch.IDs(outcomes))
+	if err != nil {
+		return err
+	}
+	type lease struct {
+		id, token string
+		latest    bool
+	}
+	rows, err := b.tx.QueryContext(ctx, `SELECT id, coalesce(lease_token, ''), attempt_number IS NOT NULL
+		FROM outbox_deliveries WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	leases, err := sqlrows.Collect(nil, rows, err, func(r sqlrows.Row) (lease, error) {
+		var l lease
+		err := r.Scan(&l.id, &l.token, &l.latest)
+		return l, err
+	})
+	if err != nil {
+		return err
+	}
+	held := make(map[string]lease, len(leases))
+	for _, l := range leases {
+		held[l.id] = l
+	}
+	var whole []string
+	for _, o := range outcomes {
+		l, ok := held[o.DeliveryID]
+		switch {
+		case !ok: // purged: left out
+		case o.Delivery != nil && o.Delivery.ID == l.id && l.token != "" && l.token == o.Token:
+			if _, done := b.Deliveries[l.id]; !done {
+				b.Deliveries[l.id] = &deliverybatch.Cached{D: normalizedLeased(*o.Delivery), Token: l.token}
+				b.latest[l.id] = l.latest
+			}
+		default:
+			whole = append(whole, o.DeliveryID)
+		}
+	}
+	if len(whole) == 0 {
+		return nil
+	}
+	return b.load(ctx, whole)
+}
+
+// normalizedLeased is a leased delivery as reading its row returns it: times in UTC
+// microseconds.
+func normalizedLeased(d outboxdriver.Delivery) outboxdriver.Delivery {
+	d = normalizedDelivery(d)
+	d.CreatedAt = fromMicros(micros(d.CreatedAt))
+	if d.LeaseUntil != nil {
+		t := fromMicros(micros(*d.LeaseUntil))
+		d.LeaseUntil = &t
+	}
+	return d
 }
 
 // Load implements deliverybatch.Store.
@@ -138,9 +219,6 @@ func (b *batchApplier) Flush(ctx context.Context) error {
 	if err := b.flushDeliveries(ctx); err != nil {
 		return err
 	}
-	if err := b.flushAttempts(ctx); err != nil {
-		return err
-	}
 	for _, id := range b.dirty {
 		c := b.endpoints[id]
 		c.dirty = false
@@ -183,30 +261,101 @@ func rowsSQL(rows, cols int) string {
 	return strings.Repeat(one+",", rows-1) + one
 }
 
+// flushDeliveries writes the buffered delivery updates and attempts: a delivery's
+// newest attempt goes into its row, the one it replaces there (if any) and any older
+// one of the batch into outbox_attempts.
 func (b *batchApplier) flushDeliveries(ctx context.Context) error {
-	err := chunks(len(b.Updates), func(i, j int) error {
-		args := make([]any, 0, (j-i)*8)
-		for _, d := range b.Updates[i:j] {
-			args = append(args, d.ID, string(d.Status), d.Attempts, d.RunStart, micros(d.NextAttemptAt),
-				microsPtr(d.FaultSince), d.LastError, micros(d.UpdatedAt))
+	defer func() {
+		b.Written()
+		b.Attempts = b.Attempts[:0]
+	}()
+	newest := make(map[string]*outboxdriver.Attempt, len(b.Attempts))
+	var older []outboxdriver.Attempt
+	for i := range b.Attempts {
+		a := &b.Attempts[i]
+		if prev, ok := newest[a.DeliveryID]; ok {
+			older = append(older, *prev)
 		}
-		_, err := b.tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = v.column2, attempts = v.column3,
-			run_start = v.column4, next_attempt_at = v.column5, fault_since = v.column6, last_error = v.column7,
-			updated_at = v.column8, lease_until = NULL, lease_token = NULL
-			FROM (VALUES `+rowsSQL(j-i, 8)+`) AS v WHERE outbox_deliveries.id = v.column1`, args...)
-		if err != nil {
+		newest[a.DeliveryID] = a
+	}
+	updated := make(map[string]bool, len(b.Updates))
+	for _, d := range b.Updates {
+		updated[d.ID] = true
+	}
+	var move []string
+	for id, a := range newest {
+		switch latest, known := b.latest[id]; {
+		case !updated[id]: // no row update to carry it
+			older = append(older, *a)
+			delete(newest, id)
+		case latest || !known:
+			move = append(move, id)
+		}
+	}
+	if err := moveLatestAttempts(ctx, b.tx, move); err != nil {
+		return err
+	}
+	if err := insertAttempts(ctx, b.tx, older); err != nil {
+		return err
+	}
+	err := chunks(len(b.Updates), func(i, j int) error {
+		args := make([]any, 0, (j-i)*updateDeliveryArgs)
+		for _, d := range b.Updates[i:j] {
+			args = append(args, updateDeliveryValues(d, newest[d.ID])...)
+		}
+		if _, err := b.tx.ExecContext(ctx, updateDeliveriesSQL(j-i), args...); err != nil {
 			return fmt.Errorf("sqlitestore: update deliveries: %w", err)
 		}
 		return nil
 	})
-	b.Written()
+	for id := range newest {
+		b.latest[id] = true
+	}
 	return err
 }
 
-func (b *batchApplier) flushAttempts(ctx context.Context) error {
-	err := insertAttempts(ctx, b.tx, b.Attempts)
-	b.Attempts = b.Attempts[:0]
-	return err
+// updateDeliveriesSQL updates n deliveries from the rows of updateDeliveryValues: their
+// mutable columns, their lease cleared, and their latest attempt when the row brings
+// one (its number not NULL).
+func updateDeliveriesSQL(n int) string {
+	return `UPDATE outbox_deliveries SET status = v.column2, attempts = v.column3,
+		run_start = v.column4, next_attempt_at = v.column5, fault_since = v.column6, last_error = v.column7,
+		updated_at = v.column8, lease_until = NULL, lease_token = NULL,
+		attempt_number = iif(v.column9 IS NULL, attempt_number, v.column9),
+		attempt_at = iif(v.column9 IS NULL, attempt_at, v.column10),
+		attempt_scheduled_at = iif(v.column9 IS NULL, attempt_scheduled_at, v.column11),
+		attempt_duration_us = iif(v.column9 IS NULL, attempt_duration_us, v.column12),
+		attempt_status = iif(v.column9 IS NULL, attempt_status, v.column13),
+		attempt_class = iif(v.column9 IS NULL, attempt_class, v.column14),
+		attempt_error = iif(v.column9 IS NULL, attempt_error, v.column15),
+		attempt_response = iif(v.column9 IS NULL, attempt_response, v.column16)
+		FROM (VALUES ` + rowsSQL(n, updateDeliveryArgs) + `) AS v WHERE outbox_deliveries.id = v.column1`
+}
+
+// updateDeliveryArgs is len(updateDeliveryValues(d, a)).
+const updateDeliveryArgs = 8 + latestAttemptArgCount
+
+// updateDeliveryValues is one row of updateDeliveriesSQL: d's mutable columns, and a
+// as its latest attempt (nil: it keeps the one it has).
+func updateDeliveryValues(d outboxdriver.Delivery, a *outboxdriver.Attempt) []any {
+	return append([]any{d.ID, string(d.Status), d.Attempts, d.RunStart, micros(d.NextAttemptAt),
+		microsPtr(d.FaultSince), d.LastError, micros(d.UpdatedAt)}, latestAttemptArgs(a)...)
+}
+
+// moveLatestAttempts moves the latest attempt of the deliveries ids from their rows
+// to outbox_attempts (moveLatestAttemptsSQL).
+func moveLatestAttempts(ctx context.Context, tx querier, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, moveLatestAttemptsSQL, string(list)); err != nil {
+		return fmt.Errorf("sqlitestore: move attempts: %w", err)
+	}
+	return nil
 }
 
 // insertAttempts inserts attempts, as many rows a statement as SQLite takes.

@@ -102,18 +102,22 @@ WHERE endpoint_id = ? AND status = 'PENDING' AND lease_until IS NULL AND id != ?
 
 func applyChange(ctx context.Context, tx querier, ch outboxdriver.Change, deliveryID, endpointID string) error {
 	if d := ch.Delivery; d != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox_deliveries SET status = ?, attempts = ?, run_start = ?,
-			next_attempt_at = ?, fault_since = ?, last_error = ?, updated_at = ?, lease_until = NULL, lease_token = NULL
-			WHERE id = ?`, string(d.Status), d.Attempts, d.RunStart, micros(d.NextAttemptAt), microsPtr(d.FaultSince),
-			d.LastError, micros(d.UpdatedAt), d.ID); err != nil {
+		// Its attempt becomes its latest, in its row (migration 0007).
+		var latest *outboxdriver.Attempt
+		if a := ch.Attempt; a != nil && a.DeliveryID == d.ID {
+			latest = a
+			if err := moveLatestAttempts(ctx, tx, []string{d.ID}); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, updateDeliveriesSQL(1), updateDeliveryValues(*d, latest)...); err != nil {
 			return fmt.Errorf("sqlitestore: update delivery: %w", err)
 		}
 		deliveryID = d.ID
 	}
-	if a := ch.Attempt; a != nil {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
-			attemptArgs(*a)...); err != nil {
-			return fmt.Errorf("sqlitestore: insert attempt: %w", err)
+	if a := ch.Attempt; a != nil && (ch.Delivery == nil || a.DeliveryID != ch.Delivery.ID) {
+		if err := insertAttempts(ctx, tx, []outboxdriver.Attempt{*a}); err != nil {
+			return err
 		}
 	}
 	if ep := ch.Endpoint; ep != nil {

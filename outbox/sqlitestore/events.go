@@ -106,14 +106,8 @@ func publish(ctx context.Context, tx querier, p outboxdriver.PublishParams) (out
 		if err := leases.grant(ctx, ep, &d); err != nil {
 			return outboxdriver.Published{}, err
 		}
-		if err := insertDelivery(ctx, tx, d); err != nil {
+		if err := insertDelivery(ctx, tx, d, a); err != nil {
 			return outboxdriver.Published{}, err
-		}
-		if a != nil {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (`+attemptColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
-				attemptArgs(*a)...); err != nil {
-				return outboxdriver.Published{}, fmt.Errorf("sqlitestore: insert attempt: %w", err)
-			}
 		}
 		pub.Deliveries = append(pub.Deliveries, d)
 	}
@@ -123,10 +117,22 @@ func publish(ctx context.Context, tx querier, p outboxdriver.PublishParams) (out
 	return pub, nil
 }
 
+// insertDeliverySQL inserts rows new deliveries: their columns, and their attempts
+// (attempt 0, which a plan may make, is a delivery's latest: in its row) when
+// withAttempts, the values in deliveryArgs' order. Without attempts a row binds eight
+// values fewer.
+func insertDeliverySQL(rows int, withAttempts bool) string {
+	columns, n := insertDeliveryColumns, insertDeliveryArgs
+	if withAttempts {
+		columns, n = columns+`, `+latestAttemptColumns, n+latestAttemptArgCount
+	}
+	return `INSERT INTO outbox_deliveries (` + columns + `) VALUES ` + rowsSQL(rows, n)
+}
+
 // eventPublished is the answer of a publish that found ev stored: ev and its
 // deliveries, Duplicate set.
 func eventPublished(ctx context.Context, tx querier, ev outboxdriver.Event) (outboxdriver.Published, error) {
-	ds, err := queryDeliveries(ctx, tx, `FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
+	ds, err := queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM outbox_deliveries WHERE account = ? AND event_id = ? ORDER BY created_at, id`, ev.Account, ev.ID)
 	return outboxdriver.Published{Event: ev, Deliveries: ds, Duplicate: true}, err
 }
 
@@ -184,27 +190,32 @@ func claimKey(ctx context.Context, tx querier, p outboxdriver.PublishParams) (ou
 	return outboxdriver.Published{}, false, nil
 }
 
-// insertDeliveryColumns are the columns a new delivery sets, in deliveryArgs' order.
+// insertDeliveryColumns are the columns every new delivery sets.
 const insertDeliveryColumns = `id, account, event_id, event_type, endpoint_id,
 	status, attempts, run_start, next_attempt_at, fault_since, last_error, created_at, updated_at,
 	lease_until, lease_token`
 
-// insertDeliveryArgs is len(deliveryArgs(d)).
+// insertDeliveryArgs is len(deliveryArgs(d, nil, false)).
 const insertDeliveryArgs = 15
 
-func deliveryArgs(d outboxdriver.Delivery) []any {
+// deliveryArgs are the values of a row of insertDeliverySQL: d's, and when
+// withAttempts its attempt a's (nil: none).
+func deliveryArgs(d outboxdriver.Delivery, a *outboxdriver.Attempt, withAttempts bool) []any {
 	var token any
 	if d.LeaseUntil != nil {
 		token = outboxdriver.PublishLeaseToken(d.ID)
 	}
-	return []any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
+	args := []any{d.ID, d.Account, d.EventID, d.EventType, d.EndpointID, string(d.Status), d.Attempts, d.RunStart,
 		micros(d.NextAttemptAt), microsPtr(d.FaultSince), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt),
 		microsPtr(d.LeaseUntil), token}
+	if withAttempts {
+		args = append(args, latestAttemptArgs(a)...)
+	}
+	return args
 }
 
-func insertDelivery(ctx context.Context, tx querier, d outboxdriver.Delivery) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`)
-		VALUES `+rowsSQL(1, insertDeliveryArgs), deliveryArgs(d)...)
+func insertDelivery(ctx context.Context, tx querier, d outboxdriver.Delivery, a *outboxdriver.Attempt) error {
+	_, err := tx.ExecContext(ctx, insertDeliverySQL(1, a != nil), deliveryArgs(d, a, a != nil)...)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: insert delivery: %w", err)
 	}

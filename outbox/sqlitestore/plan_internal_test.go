@@ -20,11 +20,17 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		}
 		return strings.Join(lines, "\n")
 	}
-	claim := plan(claimSQL, sql.Named("now", 1), sql.Named("scan", 4))
-	for _, want := range []string{"USING COVERING INDEX outbox_deliveries_due", "USING COVERING INDEX outbox_deliveries_leased", "USING COVERING INDEX outbox_endpoints_claim"} {
-		if !strings.Contains(claim, want) {
-			t.Errorf("claim plan lacks %q:\n%s", want, claim)
-		}
+	claim := plan(windowSQL, sql.Named("now", 1), sql.Named("next", 0), sql.Named("endpoint", ""), sql.Named("id", ""), sql.Named("scan", 4))
+	if !strings.Contains(claim, "USING COVERING INDEX outbox_deliveries_due ((next_attempt_at,endpoint_id,id)>(?,?,?)") || strings.Contains(claim, "TEMP B-TREE") {
+		t.Errorf("the claim's window does not walk the due index from its cursor alone:\n%s", claim)
+	}
+	meet := plan(meetSQL, sql.Named("now", 1), sql.Named("ids", `["ep"]`))
+	if !strings.Contains(meet, "USING INDEX sqlite_autoindex_outbox_endpoints_1 (id=?)") {
+		t.Errorf("the claim's look at its endpoints does not find them by id:\n%s", meet)
+	}
+	busy := plan(busySQL, `["ep"]`)
+	if !strings.Contains(busy, "USING COVERING INDEX outbox_deliveries_leased (endpoint_id=?") {
+		t.Errorf("the claim's lease counts do not walk the leased index:\n%s", busy)
 	}
 	lease := plan(leaseSQL, 1, "x", `["a"]`)
 	if !strings.Contains(lease, "USING INDEX sqlite_autoindex_outbox_deliveries_1 (id=?)") {
@@ -36,8 +42,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	waiting := plan(moveWaitingSQL, "FAILED", "paused", 1, "ep", "d")
 	recover := plan(recoverSQL, 1, 1, "acct", "ep", 1)
 	for name, c := range map[string]struct{ plan, index string }{
-		"purge":   {purge, "outbox_deliveries_created"},
-		"waiting": {waiting, "outbox_deliveries_endpoint_pending"},
+		"purge":   {purge, "outbox_deliveries_endpoint_listing"},
+		"waiting": {waiting, "outbox_deliveries_endpoint_waiting"},
 		"recover": {recover, "outbox_deliveries_endpoint_failed"},
 	} {
 		if !strings.Contains(c.plan, "INDEX "+c.index+" ") {
@@ -47,7 +53,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 			t.Errorf("%s plan sorts:\n%s", name, c.plan)
 		}
 	}
-	for name, p := range map[string]string{"claim": claim, "lease": lease, "next due": next, "reap": reap,
+	for name, p := range map[string]string{"claim": claim, "busy": busy, "lease": lease, "next due": next, "reap": reap,
 		"purge": purge, "waiting": waiting, "recover": recover} {
 		for _, line := range strings.Split(p, "\n") {
 			table := strings.HasPrefix(line, "SCAN outbox_deliveries") || line == "SCAN d" || strings.HasPrefix(line, "SCAN d ")

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
@@ -15,8 +16,8 @@ type pubReq struct {
 }
 
 // publishTogether writes the publishes of a group with multi-row statements: the new
-// events in one INSERT, each account's endpoints read once, the deliveries and
-// attempts in one INSERT each. It marks in done the requests it wrote. A publish whose
+// events in one INSERT, each account's endpoints read once, the deliveries (with the
+// plan's attempt, if any, in their rows) in one INSERT. It marks in done the requests it wrote. A publish whose
 // event id exists (a duplicate, a conflict, or a repeat within the group) is left to
 // its own fn, which runs after these and so sees them; so is every publish when a
 // statement fails, the savepoint undoing what the batch wrote. Concurrent writes have
@@ -93,7 +94,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 	var leases *publishLeases
 	var (
 		deliveries []outboxdriver.Delivery
-		attempts   []outboxdriver.Attempt
+		attempts   []*outboxdriver.Attempt // of deliveries, by index: the plan's (attempt 0) or nil
 	)
 	for k, r := range reqs {
 		// The first request with a new id inserted it; a repeat goes its own way.
@@ -130,9 +131,7 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 				return nil, err
 			}
 			deliveries = append(deliveries, d)
-			if a != nil {
-				attempts = append(attempts, *a)
-			}
+			attempts = append(attempts, a)
 			r.out.Deliveries = append(r.out.Deliveries, d)
 		}
 		if err := recordExcluded(ctx, q, r.out.Event); err != nil {
@@ -140,19 +139,17 @@ func publishBatch(ctx context.Context, q querier, reqs []*pubReq) ([]bool, error
 		}
 	}
 	err = chunks(len(deliveries), func(i, j int) error {
-		args := make([]any, 0, (j-i)*insertDeliveryArgs)
-		for _, d := range deliveries[i:j] {
-			args = append(args, deliveryArgs(d)...)
+		withAttempts := slices.ContainsFunc(attempts[i:j], func(a *outboxdriver.Attempt) bool { return a != nil })
+		args := make([]any, 0, (j-i)*(insertDeliveryArgs+latestAttemptArgCount))
+		for k, d := range deliveries[i:j] {
+			args = append(args, deliveryArgs(d, attempts[i+k], withAttempts)...)
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO outbox_deliveries (`+insertDeliveryColumns+`) VALUES `+rowsSQL(j-i, insertDeliveryArgs), args...); err != nil {
+		if _, err := q.ExecContext(ctx, insertDeliverySQL(j-i, withAttempts), args...); err != nil {
 			return fmt.Errorf("sqlitestore: insert deliveries: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
-	}
-	if err := insertAttempts(ctx, q, attempts); err != nil {
 		return nil, err
 	}
 	return wrote, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
+	"github.com/switchboard-voice/switchboard/outbox/internal/endpointcache"
 	"github.com/switchboard-voice/switchboard/outbox/outboxdriver"
 )
 
@@ -61,21 +62,21 @@ func (s *endpointScan) endpoint() (outboxdriver.Endpoint, error) {
 	ep.FailingSince, ep.LastDeliveryAt, ep.PausedAt = fromNull(s.failing), fromNull(s.last), fromNull(s.paused)
 	ep.DisabledAt, ep.HoldUntil, ep.RemovedAt = fromNull(s.disabled), fromNull(s.hold), fromNull(s.rm)
 	ep.CreatedAt = fromMicros(s.created)
-	if err := json.Unmarshal([]byte(s.events), &ep.Events); err != nil {
-		return ep, fmt.Errorf("sqlitestore: endpoint %s events: %w", ep.ID, err)
+	d, err := endpointcache.Decode(&decodedEndpoints, "sqlitestore", ep.ID, s.events, s.secrets, s.overrides)
+	if err != nil {
+		return ep, err
 	}
-	if err := json.Unmarshal([]byte(s.secrets), &ep.Secrets); err != nil {
-		return ep, fmt.Errorf("sqlitestore: endpoint %s secrets: %w", ep.ID, err)
-	}
-	if err := json.Unmarshal([]byte(s.overrides), &ep.Overrides); err != nil {
-		return ep, fmt.Errorf("sqlitestore: endpoint %s overrides: %w", ep.ID, err)
-	}
-	var err error
+	ep.Events, ep.Secrets, ep.Overrides = d.Events, d.Secrets, d.Overrides
 	if ep.Headers, ep.Channels, ep.Filter, err = outboxdriver.DecodeRouting(s.headers, s.channels, s.filter); err != nil {
 		return ep, fmt.Errorf("sqlitestore: endpoint %s: %w", ep.ID, err)
 	}
 	return ep, nil
 }
+
+// decodedEndpoints spares a read of an endpoint the decoding of its JSON columns
+// when they are as it last read them: a claim reads the endpoint of every delivery
+// it takes.
+var decodedEndpoints endpointcache.Cache
 
 // endpointArgs are the values of endpointColumns for ep, in order.
 func endpointArgs(ep outboxdriver.Endpoint) ([]any, error) {
@@ -174,6 +175,29 @@ func scanAttempt(rows sqlrows.Row) (outboxdriver.Attempt, error) {
 	a.Class = outboxdriver.Class(class)
 	return a, nil
 }
+
+// latestAttemptColumns keep a delivery's latest attempt in its row (migration 0007),
+// in attemptColumns' order after delivery_id; attempt_number NULL: none there.
+const latestAttemptColumns = `attempt_number, attempt_at, attempt_scheduled_at, attempt_duration_us, attempt_status,
+	attempt_class, attempt_error, attempt_response`
+
+// latestAttemptArgs is len(latestAttemptArgs(a)).
+const latestAttemptArgCount = 8
+
+// latestAttemptArgs are the values of latestAttemptColumns for a, or NULLs for none.
+func latestAttemptArgs(a *outboxdriver.Attempt) []any {
+	if a == nil {
+		return []any{nil, nil, nil, nil, nil, nil, nil, nil}
+	}
+	return attemptArgs(*a)[1:]
+}
+
+// moveLatestAttemptsSQL moves the latest attempt of the deliveries listed (a JSON
+// array of ids) from their rows to outbox_attempts, before a newer one takes its
+// place.
+const moveLatestAttemptsSQL = `INSERT INTO outbox_attempts (` + attemptColumns + `)
+SELECT id, ` + latestAttemptColumns + ` FROM outbox_deliveries
+WHERE id IN (SELECT value FROM json_each(?)) AND attempt_number IS NOT NULL`
 
 func attemptArgs(a outboxdriver.Attempt) []any {
 	return []any{a.DeliveryID, a.Number, micros(a.At), micros(a.ScheduledAt), a.Duration.Microseconds(),

@@ -57,6 +57,8 @@ type Store struct {
 	writes  stmtCache
 	commits groupCommit
 	onWrite func(ctx context.Context, err error) // Options.OnWrite
+	// endpointRows are the endpoint rows claims read, by version.
+	endpointRows endpointRows
 }
 
 // stmtCache caches prepared statements of one handle by query text: parsing SQL

@@ -13,7 +13,14 @@ import (
 // send writes one message to the application and reports it.
 func (s *Session) send(ctx context.Context, typ, id, hook string, data any) error {
 	// Written as JSON.stringify writes it, as jambonz's messages are (docs/call-control.md §3).
-	b, err := jsjson.Marshal(envelope{Type: typ, MsgID: id, CallSid: s.o.CallSid, Hook: hook, Data: data})
+	if typ == MsgSessionNew {
+		s.sidSent = true
+	}
+	sid := ""
+	if s.sidSent {
+		sid = s.o.CallSid
+	}
+	b, err := jsjson.Marshal(envelope{Type: typ, MsgID: id, CallSid: sid, Hook: hook, Data: data})
 	if err != nil {
 		return fmt.Errorf("callctl: encoding %s: %w", typ, err)
 	}
@@ -91,12 +98,12 @@ func (s *Session) receive(ctx context.Context, deadline time.Time) (AppMessage, 
 	}
 	m, err := DecodeAppMessage(raw)
 	if err != nil {
-		s.call.Received("invalid", "")
-		s.call.Invalid(ctx, err)
+		s.call.Received(AppMessage{Type: "invalid"})
+		s.call.Invalid(ctx, err, raw)
 		s.faults.counted(s)
 		return AppMessage{}, ErrHandled
 	}
-	s.call.Received(m.Type, m.MsgID)
+	s.call.Received(m)
 	if m.Type == MsgCommand && s.state == Resuming {
 		// Applied once session:reconnect is acked: its effects may send.
 		s.heldCommands = append(s.heldCommands, m)
@@ -116,13 +123,13 @@ func (s *Session) receive(ctx context.Context, deadline time.Time) (AppMessage, 
 func (s *Session) readFailed(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, wsclient.ErrBinaryFrame):
-		s.call.Received("binary", "")
-		s.call.Invalid(ctx, fmt.Errorf("%w: %v", ErrInvalidMessage, err))
+		s.call.Received(AppMessage{Type: "binary"})
+		s.call.Invalid(ctx, fmt.Errorf("%w: %v", ErrInvalidMessage, err), nil)
 		s.faults.counted(s)
 		return ErrHandled
 	case errors.Is(err, wsclient.ErrMessageTooLarge) && !errors.Is(err, wsclient.ErrDropped):
-		s.call.Received("oversized", "")
-		s.call.Invalid(ctx, fmt.Errorf("%w: %v", ErrInvalidMessage, err))
+		s.call.Received(AppMessage{Type: "oversized"})
+		s.call.Invalid(ctx, fmt.Errorf("%w: %v", ErrInvalidMessage, err), nil)
 		s.faults.counted(s)
 		return ErrHandled
 	}

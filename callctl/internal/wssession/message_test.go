@@ -17,6 +17,13 @@ func TestDecodeAppMessage(t *testing.T) {
 		`{"type":"command","command":"llm:tool-output","tool_call_id":"x"}`:       {Type: "command", Command: "llm:tool-output"},
 		`{"type":"command","command":"redirect","queueCommand":true,"data":[]}`:   {Type: "command", Command: "redirect", QueueCommand: true, Data: json.RawMessage(`[]`)},
 		` {"type":"command","command":"call:status","data":{"call_status":"x"}} `: {Type: "command", Command: "call:status", Data: json.RawMessage(`{"call_status":"x"}`)},
+		// What jambonz's ws-requestor lets through, for its call session to judge.
+		`{"type":"command","command":"nope","data":1}`:                           {Type: "command", Command: "nope", Data: json.RawMessage(`1`)},
+		`{"type":"command","command":"redirect","data":5}`:                       {Type: "command", Command: "redirect", Data: json.RawMessage(`5`)},
+		`{"type":"command","command":"redirect","data":[],"queueCommand":"yes"}`: {Type: "command", Command: "redirect", QueueCommand: true, Data: json.RawMessage(`[]`)},
+		`{"type":"command","command":"call:status","data":[]}`:                   {Type: "command", Command: "call:status", Data: json.RawMessage(`[]`)},
+		`{"type":"ack","msgid":7}`:                                               {Type: "ack"},
+		`{"type":"ack","msgid":"1","data":{}}`:                                   {Type: "ack", MsgID: "1", Data: json.RawMessage(`{}`)},
 	}
 	for in, want := range valid {
 		got, err := wssession.DecodeAppMessage([]byte(in))
@@ -27,10 +34,9 @@ func TestDecodeAppMessage(t *testing.T) {
 	}
 	for _, in := range []string{
 		``, `null`, `[]`, `"ack"`, `{`, `{}`, `{"type":1}`, `{"type":"hello"}`, `{"type":"ack"}`, `{"type":"ack","msgid":""}`,
-		`{"type":"ack","msgid":7}`, `{"type":"ack","msgid":"1","data":{}}`, `{"type":"command"}`,
-		`{"type":"command","command":"redirect"}`, `{"type":"command","command":"redirect","data":5}`,
-		`{"type":"command","command":"nope","data":1}`, `{"type":"command","command":"redirect","data":[],"queueCommand":"yes"}`,
-		`{"type":"command","command":"call:status","data":[]}`,
+		`{"type":"command"}`, `{"type":"command","command":""}`, `{"type":"command","command":"redirect"}`,
+		`{"type":"command","command":"redirect","data":0}`, `{"type":"command","command":"redirect","data":""}`,
+		`{"type":"ack","msgid":0}`,
 	} {
 		if _, err := wssession.DecodeAppMessage([]byte(in)); !errors.Is(err, wssession.ErrInvalidMessage) {
 			t.Errorf("%q: error %v, want ErrInvalidMessage", in, err)
@@ -59,11 +65,8 @@ func FuzzDecodeAppMessage(f *testing.F) {
 		}
 		switch m.Type {
 		case wssession.MsgAck:
-			if m.MsgID == "" || (m.Data != nil && m.Data[0] != '[') {
-				t.Fatalf("bad ack %+v", m)
-			}
 		case wssession.MsgCommand:
-			if m.Command == "" || (m.Command == "redirect" && (m.Data == nil || m.Data[0] != '[')) {
+			if m.Command == "" || (m.Command == "redirect" && m.Data == nil) {
 				t.Fatalf("bad command %+v", m)
 			}
 		default:

@@ -2,6 +2,7 @@ package wssession
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -70,7 +71,13 @@ func (s *Session) dropped(ctx context.Context, cause error) bool {
 	s.nextID++
 	id := fmt.Sprint(s.nextID)
 	sent := time.Now()
-	if err := s.send(ctx, MsgSessionReconnect, id, "", s.sessionNew); err != nil {
+	data := s.sessionNew
+	if data == nil {
+		// Before session:new (an outbound call's first statuses), jambonz sends the
+		// session data it does not have yet as {} (lib/utils/ws-requestor.js).
+		data = json.RawMessage(`{}`)
+	}
+	if err := s.send(ctx, MsgSessionReconnect, id, "", data); err != nil {
 		return s.dropped(ctx, err)
 	}
 	deadline := time.Now().Add(s.o.AckTimeout)

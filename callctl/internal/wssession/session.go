@@ -21,7 +21,10 @@ type Options struct {
 	// Target is the application's URL with its retry policy, for the first dial
 	// and for reconnect episodes.
 	Target fragment.Target
-	// CallSid rides on every message.
+	// CallSid rides on every message once session:new went out on the session:
+	// jambonz's WebSocket requestor learns it from session:new (lib/utils/
+	// ws-requestor.js), so a REST call's first call:status messages and every message
+	// of a socket a redirect verb opened (session:redirect first) go without it.
 	CallSid string
 	// WebSocket configures the connection (HTTPClient, HandshakeTimeout,
 	// MaxPayload, PingInterval, UserAgent, Header). Its Sleep, Observer and Logger
@@ -66,7 +69,7 @@ type Call interface {
 	// as "invalid", "binary" or "oversized". Sent has the message's hook and data
 	// as they went out (session:new and session:reconnect data as JSON bytes).
 	Sent(typ, msgid, hook string, data any)
-	Received(typ, msgid string)
+	Received(m AppMessage)
 	// Attempt reports one connection attempt; reconnect tells an episode's from the
 	// first dial's.
 	Attempt(a wsclient.Attempt, reconnect bool)
@@ -77,8 +80,9 @@ type Call interface {
 	// Command applies a command of the application.
 	Command(ctx context.Context, m AppMessage)
 	// Invalid handles something unusable from the application: it raises the alert
-	// and answers with Reject.
-	Invalid(ctx context.Context, err error)
+	// and answers with Reject. content is the message as received, when it was
+	// text.
+	Invalid(ctx context.Context, err error, content []byte)
 	// Resumed applies the data of the session:reconnect ack. standIn reports that
 	// session:new was still waiting: this ack stands in for its
 	// (docs/call-control.md §4), and Start returns no data of its own.
@@ -111,6 +115,8 @@ type Session struct {
 	nextID     int
 	sessionNew json.RawMessage // resent on every session:reconnect
 	newID      string          // session:new's msgid while it waits
+	starting   bool            // the next request is the one Start sends
+	sidSent    bool            // session:new went out: call_sid rides on every message
 	// early holds acks that arrived while session:reconnect waited for its own: the
 	// request they answer picks them up.
 	early map[string]json.RawMessage
@@ -202,10 +208,22 @@ func (s *Session) opened(conn *wsclient.Conn) {
 // exactly these bytes) and returns its ack's data. When the connection drops before
 // the ack, the session:reconnect ack stands in for it (Call.Resumed with standIn)
 // and Start returns nil data.
-func (s *Session) Start(ctx context.Context, data json.RawMessage) (json.RawMessage, error) {
+//
+// typ is session:new, or session:redirect with its hook when a redirect verb moved
+// the call to this application (jambonz's first message on the new socket).
+func (s *Session) Start(ctx context.Context, typ, hook string, data json.RawMessage) (json.RawMessage, error) {
 	s.sessionNew = data
+	s.starting = true
 	defer func() { s.newID = "" }()
-	return s.request(ctx, MsgSessionNew, "", data)
+	return s.request(ctx, typ, hook, data)
+}
+
+// Adult sends session:adulting with data, the first message of a dialed leg's own
+// session, and returns its ack's data. A reconnect resends data, as jambonz keeps
+// session:adulting's data for session:reconnect.
+func (s *Session) Adult(ctx context.Context, data json.RawMessage) (json.RawMessage, error) {
+	s.sessionNew = data
+	return s.request(ctx, MsgSessionAdulting, "", data)
 }
 
 // Request sends a message that waits for an ack and returns the ack's data. While
@@ -224,8 +242,8 @@ func (s *Session) request(ctx context.Context, typ, hook string, data any) (json
 	}
 	s.nextID++
 	id := strconv.Itoa(s.nextID)
-	if typ == MsgSessionNew {
-		s.newID = id
+	if s.starting {
+		s.newID, s.starting = id, false
 	}
 	// Acks are waited for in real time, whatever the call's clock.
 	sent := time.Now()
@@ -259,23 +277,32 @@ func (s *Session) request(ctx context.Context, typ, hook string, data any) (json
 // Notify sends a fire-and-forget message (call:status, verb:status), best effort:
 // dropped when the session never opened or has ended.
 func (s *Session) Notify(ctx context.Context, typ string, data any) {
+	s.NotifyHook(ctx, typ, "", data)
+}
+
+// NotifyHook is Notify for the fire-and-forget messages that name a hook
+// (llm:event, llm:tool-call).
+func (s *Session) NotifyHook(ctx context.Context, typ, hook string, data any) {
 	if s.conn == nil || s.Ended() {
 		return
 	}
 	s.nextID++
-	_ = s.deliver(ctx, typ, strconv.Itoa(s.nextID), "", data)
+	_ = s.deliver(ctx, typ, strconv.Itoa(s.nextID), hook, data)
 }
 
 // Reject answers something unusable from the application with jambonz:error
 // {"msg":"InvalidMessage"}; the session goes on. Nothing is sent once it ended.
-func (s *Session) Reject(ctx context.Context, err error) {
+func (s *Session) Reject(ctx context.Context, err error, content []byte) {
 	if s.Ended() {
 		return
 	}
 	s.nextID++
-	_ = s.deliver(ctx, MsgJambonzError, strconv.Itoa(s.nextID), "", map[string]any{
-		"msg": "InvalidMessage", "details": err.Error(),
-	})
+	data := map[string]any{"msg": "InvalidMessage", "details": err.Error()}
+	if content != nil {
+		// jambonz quotes the message it could not use (lib/utils/ws-requestor.js).
+		data["content"] = string(content)
+	}
+	_ = s.deliver(ctx, MsgJambonzError, strconv.Itoa(s.nextID), "", data)
 }
 
 // Poll handles, without waiting, what the application sent meanwhile (commands,

@@ -146,9 +146,21 @@ func (m *Manager) Redirect(accountSid, callSid string, hook nodestore.HookSpec, 
 	return m.send(accountSid, callSid, ctl)
 }
 
+// ChildRedirect moves the dialed leg of an active call's dial in progress to the
+// application at url (callctl.Control.ChildCallHook); it fails as Redirect does.
+func (m *Manager) ChildRedirect(accountSid, callSid, url string) error {
+	return m.send(accountSid, callSid, callctl.Control{ChildCallHook: url})
+}
+
 // Mute mutes or unmutes an active call; it fails as Redirect does.
 func (m *Manager) Mute(accountSid, callSid string, mute bool) error {
 	return m.send(accountSid, callSid, callctl.Control{Mute: &mute})
+}
+
+// Update sends a live call control update acting on media (whisper, listen_status
+// ...: callctl.Control.Update). It fails as Mute does.
+func (m *Manager) Update(accountSid, callSid, update string) error {
+	return m.send(accountSid, callSid, callctl.Control{Update: update})
 }
 
 // active returns an active call of the account.

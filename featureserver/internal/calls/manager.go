@@ -174,8 +174,17 @@ type Request struct {
 	CallStatusHook *nodestore.HookSpec
 	From, To       string
 	Tag            map[string]any
-	Script         callctl.Script
-	Expect         scenario.Expectations
+	// Application is what the call hook tells the application about itself
+	// (defaults, env_vars).
+	Application callctl.Application
+	// Compat are warnings about the request itself (fields jambonz's API ignores),
+	// recorded at the start of the call's timeline.
+	Compat []callctl.Compat
+	// RingTimeout is how long the call rings before it is canceled (the request's
+	// timeout); 0 is callctl's default, 60 s.
+	RingTimeout time.Duration
+	Script      callctl.Script
+	Expect      scenario.Expectations
 }
 
 // liveCall is a call in progress.
@@ -327,6 +336,9 @@ func (m *Manager) recovery(req Request, opts callctl.Options) *nodestore.CallRec
 	if req.CallStatusHook == nil || m.opts.Status == nil || req.CallHook.URL.Policy.Transport != fragment.HTTP {
 		return nil
 	}
+	if t, err := fragment.Parse(req.CallStatusHook.URL); err != nil || t.Policy.Transport != fragment.HTTP {
+		return nil // a ws(s) status hook of an HTTP app gets nothing (docs/compatibility.md §7)
+	}
 	return &nodestore.CallRecovery{AppURL: req.CallHook.Spec.URL, StatusHook: *req.CallStatusHook, Fields: opts.Call.Fields()}
 }
 
@@ -351,6 +363,7 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	// can keep what a crash would need for the call's final notification.
 	opts.Call = opts.Call.WithDefaults()
 	opts.Script = req.Script
+	opts.Application, opts.RingTimeout, opts.Compat = req.Application, req.RingTimeout, req.Compat
 	opts.IdleLimit = m.opts.IdleLimit
 	// A node's calls are real calls: retry delays, reconnect backoff, media and
 	// the call's limits pass on the wall clock (docs/call-control.md §4b), so that
@@ -361,7 +374,7 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 		h := req.CallStatusHook
 		opts.StatusHookURL, opts.StatusHookMethod = h.URL, h.Method
 		opts.StatusHookUsername, opts.StatusHookPassword = h.Username, h.Password
-		if m.opts.Status != nil {
+		if t, err := fragment.Parse(h.URL); m.opts.Status != nil && err == nil && t.Policy.Transport == fragment.HTTP {
 			opts.StatusNotifier = m.opts.Status.ForCall(req.Account, *h)
 		}
 	}

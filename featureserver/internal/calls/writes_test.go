@@ -97,7 +97,9 @@ func TestCallWritesHaveADeadline(t *testing.T) {
 	t.Parallel()
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`[{"verb":"no-such-verb"}]`)) // invalid-app-payload
+		// An application alert (a REST call's call hook answering invalid verbs raises
+		// none in jambonz: docs/compatibility.md §3).
+		_, _ = w.Write([]byte(`[{"verb":"alert","message":"closed"}]`))
 	}))
 	t.Cleanup(app.Close)
 	store := &stalledStore{Store: newStore(t), stallAlerts: true, entered: make(chan struct{}, 1)}
@@ -122,7 +124,7 @@ func TestCallWritesHaveADeadline(t *testing.T) {
 		t.Fatal("the call raised no alert: the test tests nothing")
 	}
 	got, err := store.GetCall(t.Context(), nodestore.GetCallParams{AccountSid: "a", CallSid: sid})
-	if err != nil || got.Active || got.Reason != "invalid-app-payload" {
+	if err != nil || got.Active || got.Reason != "verbs-exhausted" {
 		t.Fatalf("the call's record: %+v, %v", got, err)
 	}
 }

@@ -65,12 +65,12 @@ var laneOf = map[string]int{
 	"hook.attempt": 0, "hook.retry": 0, "fault": 0,
 	"ws.open": 1, "ws.close": 1, "ws.reconnect": 1,
 	"msg.sent": 2, "msg.recv": 2,
-	"verb.start": 3, "verb.end": 3, "caller.input": 3,
+	"verb.start": 3, "verb.end": 3, "caller.input": 3, "agent.spoke": 3,
 	"call.start": 4, "call.status": 4, "call.end": 4,
-	"alert": 5,
+	"alert": 5, "compat": 5,
 }
 
-var laneNames = []string{"hooks", "websocket", "messages", "verbs", "status", "alerts"}
+var laneNames = []string{"hooks", "websocket", "messages", "verbs", "status", "alerts, compat"}
 
 // buildTimeline lays out the events of a call's record; an event that is not a
 // JSON object is listed, not drawn.
@@ -166,6 +166,10 @@ func buildTimeline(raw []json.RawMessage) timeline {
 			m.Label, _ = e.fields["type"].(string)
 		case "fault":
 			m.Label, _ = e.fields["fault"].(string)
+		case "compat":
+			// What jambonz would do here that the app may not expect (docs/compatibility.md).
+			rule, _ := e.fields["rule"].(string)
+			m.Label = "compat: " + rule
 		}
 		tl.Marks = append(tl.Marks, m)
 	}
@@ -229,7 +233,7 @@ func placeLabels(marks []mark, width float64) {
 // labelRank orders labels by how much an operator needs them.
 func labelRank(m mark) int {
 	switch {
-	case m.Kind == "ws.close" || m.Kind == "ws.reconnect" || m.Kind == "alert" || m.Kind == "call.end":
+	case m.Kind == "ws.close" || m.Kind == "ws.reconnect" || m.Kind == "alert" || m.Kind == "compat" || m.Kind == "call.end":
 		return 0
 	case strings.Contains(m.Class, "failed") || m.Kind == "hook.retry" || m.Kind == "fault":
 		return 1

@@ -86,3 +86,27 @@ func TestPlaceLabels(t *testing.T) {
 		t.Fatalf("the drop's label does not come first: %+v %+v", marks[4], marks[5])
 	}
 }
+
+// A compat warning is drawn on the alerts lane with its rule, and listed with its
+// detail (docs/compatibility.md §2).
+func TestBuildTimelineCompat(t *testing.T) {
+	tl := buildTimeline(events(
+		`{"t_ms":0,"kind":"call.start","from":"a","to":"b","direction":"inbound"}`,
+		`{"t_ms":10,"kind":"alert","type":"webhook-failure","detail":"x"}`,
+		`{"t_ms":20,"kind":"compat","rule":"tag-command","detail":"jambonz ignores it"}`,
+		`{"t_ms":30,"kind":"call.end","status":"completed","reason":"hangup-verb","sip_status":200}`,
+	))
+	var alert, compat mark
+	for _, m := range tl.Marks {
+		switch m.Kind {
+		case "alert":
+			alert = m
+		case "compat":
+			compat = m
+		}
+	}
+	if compat.Label != "compat: tag-command" || compat.Y != alert.Y || !strings.Contains(compat.Class, "compat") ||
+		!strings.Contains(tl.Events[2].Detail, "jambonz ignores it") {
+		t.Fatalf("compat mark %+v (alert %+v), events %+v", compat, alert, tl.Events)
+	}
+}

@@ -40,6 +40,9 @@ type Options struct {
 	// endpoint notices against the node's egress rules (transport.EgressRules.CheckURL).
 	// Required.
 	CheckNoticeURL func(*url.URL) error
+	// MessageStatus, when set, sends an SMS message's status to its actionHook (an
+	// absolute URL); without it the status is only recorded.
+	MessageStatus func(ctx context.Context, acct nodestore.Account, hook string, payload map[string]any) error
 	// SecretRotated, when set, is told of an account's webhook secret rotation
 	// (old and new account, and the grace period of the old secret), so that what
 	// signs with secrets derived from it (the status hook endpoints of the outbox)
@@ -125,6 +128,7 @@ type API struct {
 	node           string
 	peers          *http.Client
 	secretRotated  func(ctx context.Context, old, rotated nodestore.Account, grace time.Duration) error
+	messageStatus  func(ctx context.Context, acct nodestore.Account, hook string, payload map[string]any) error
 }
 
 // AccountParams are the path and header of every account-scoped operation.
@@ -173,7 +177,7 @@ func Register(mux *http.ServeMux, o Options) error {
 		return err
 	}
 	a := &API{limiter: o.Limiter, store: o.Store, calls: o.Calls, admin: o.AdminToken, checkNoticeURL: o.CheckNoticeURL, clock: o.Clock, log: o.Logger,
-		node: o.Node, peers: o.Peers, secretRotated: o.SecretRotated}
+		node: o.Node, peers: o.Peers, secretRotated: o.SecretRotated, messageStatus: o.MessageStatus}
 	config := huma.DefaultConfig("Switchboard feature server", o.Version)
 	// No $schema links in bodies: clients of a jambonz-style API do not expect them.
 	config.CreateHooks = nil
@@ -185,6 +189,8 @@ func Register(mux *http.ServeMux, o Options) error {
 	a.registerApplications(api)
 	a.registerCalls(api)
 	a.registerAlerts(api)
+	a.registerMessages(api)
+	a.registerRecentCalls(api)
 	a.registerNotifications(api)
 	a.registerAggregates(api)
 	if o.Mount != nil {

@@ -70,7 +70,8 @@ type applicationBody struct {
 	Name           string   `json:"name" minLength:"1" maxLength:"200"`
 	AccountSid     string   `json:"account_sid,omitempty" maxLength:"64" doc:"The account of the path, when given"`
 	CallHook       hookRef  `json:"call_hook" doc:"The application: HTTP webhook or WebSocket URL, or a webhook object"`
-	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"Receives call status notifications (HTTP applications)"`
+	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"Receives call status notifications: http(s), or ws(s) (a WebSocket application's go over its socket unless it is http(s))"`
+	ApplicationSettingsBody
 	IgnoredApplicationFields
 }
 
@@ -80,39 +81,78 @@ type applicationPatch struct {
 	Name           *string  `json:"name,omitempty" minLength:"1" maxLength:"200"`
 	AccountSid     string   `json:"account_sid,omitempty" maxLength:"64" doc:"The account of the path, when given"`
 	CallHook       *hookRef `json:"call_hook,omitempty" doc:"The application: HTTP webhook or WebSocket URL, or a webhook object"`
-	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"Receives call status notifications (HTTP applications)"`
+	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"Receives call status notifications: http(s), or ws(s) (a WebSocket application's go over its socket unless it is http(s))"`
+	ApplicationSettingsBody
 	IgnoredApplicationFields
 }
 
+// ApplicationSettingsBody are an application's speech settings and env_vars, as
+// jambonz's API takes them: the call hooks of its calls carry them as defaults and
+// env_vars (docs/compatibility.md §5).
+type ApplicationSettingsBody struct {
+	SpeechSynthesisVendor            string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"The call hook's defaults.synthesizer.vendor (default google)"`
+	SpeechSynthesisLanguage          string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"defaults.synthesizer.language (default en-US)"`
+	SpeechSynthesisVoice             string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"defaults.synthesizer.voice (default en-US-Standard-C with google)"`
+	SpeechSynthesisLabel             string         `json:"speech_synthesis_label,omitempty" maxLength:"64" doc:"defaults.synthesizer.label"`
+	SpeechRecognizerVendor           string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"defaults.recognizer.vendor (default google)"`
+	SpeechRecognizerLanguage         string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"defaults.recognizer.language (default en-US)"`
+	SpeechRecognizerLabel            string         `json:"speech_recognizer_label,omitempty" maxLength:"64" doc:"defaults.recognizer.label"`
+	FallbackSpeechSynthesisVendor    string         `json:"fallback_speech_synthesis_vendor,omitempty" maxLength:"64" doc:"defaults.synthesizer.fallback_vendor"`
+	FallbackSpeechSynthesisLanguage  string         `json:"fallback_speech_synthesis_language,omitempty" maxLength:"64" doc:"defaults.synthesizer.fallback_language"`
+	FallbackSpeechSynthesisVoice     string         `json:"fallback_speech_synthesis_voice,omitempty" maxLength:"128" doc:"defaults.synthesizer.fallback_voice"`
+	FallbackSpeechSynthesisLabel     string         `json:"fallback_speech_synthesis_label,omitempty" maxLength:"64" doc:"defaults.synthesizer.fallback_label"`
+	FallbackSpeechRecognizerVendor   string         `json:"fallback_speech_recognizer_vendor,omitempty" maxLength:"64" doc:"defaults.recognizer.fallback_vendor"`
+	FallbackSpeechRecognizerLanguage string         `json:"fallback_speech_recognizer_language,omitempty" maxLength:"64" doc:"defaults.recognizer.fallback_language"`
+	FallbackSpeechRecognizerLabel    string         `json:"fallback_speech_recognizer_label,omitempty" maxLength:"64" doc:"defaults.recognizer.fallback_label"`
+	EnvVars                          map[string]any `json:"env_vars,omitempty" doc:"The call hook's env_vars"`
+}
+
+// settings is b as stored.
+func (b ApplicationSettingsBody) settings() nodestore.ApplicationSettings {
+	return nodestore.ApplicationSettings(b)
+}
+
+// over returns old with the settings b gives (non-empty) in their place.
+func (b ApplicationSettingsBody) over(old nodestore.ApplicationSettings) nodestore.ApplicationSettings {
+	pick := func(given, had string) string {
+		if given != "" {
+			return given
+		}
+		return had
+	}
+	n := b.settings()
+	o := old
+	return nodestore.ApplicationSettings{
+		SpeechSynthesisVendor: pick(n.SpeechSynthesisVendor, o.SpeechSynthesisVendor), SpeechSynthesisLanguage: pick(n.SpeechSynthesisLanguage, o.SpeechSynthesisLanguage),
+		SpeechSynthesisVoice: pick(n.SpeechSynthesisVoice, o.SpeechSynthesisVoice), SpeechSynthesisLabel: pick(n.SpeechSynthesisLabel, o.SpeechSynthesisLabel),
+		SpeechRecognizerVendor: pick(n.SpeechRecognizerVendor, o.SpeechRecognizerVendor), SpeechRecognizerLanguage: pick(n.SpeechRecognizerLanguage, o.SpeechRecognizerLanguage),
+		SpeechRecognizerLabel:            pick(n.SpeechRecognizerLabel, o.SpeechRecognizerLabel),
+		FallbackSpeechSynthesisVendor:    pick(n.FallbackSpeechSynthesisVendor, o.FallbackSpeechSynthesisVendor),
+		FallbackSpeechSynthesisLanguage:  pick(n.FallbackSpeechSynthesisLanguage, o.FallbackSpeechSynthesisLanguage),
+		FallbackSpeechSynthesisVoice:     pick(n.FallbackSpeechSynthesisVoice, o.FallbackSpeechSynthesisVoice),
+		FallbackSpeechSynthesisLabel:     pick(n.FallbackSpeechSynthesisLabel, o.FallbackSpeechSynthesisLabel),
+		FallbackSpeechRecognizerVendor:   pick(n.FallbackSpeechRecognizerVendor, o.FallbackSpeechRecognizerVendor),
+		FallbackSpeechRecognizerLanguage: pick(n.FallbackSpeechRecognizerLanguage, o.FallbackSpeechRecognizerLanguage),
+		FallbackSpeechRecognizerLabel:    pick(n.FallbackSpeechRecognizerLabel, o.FallbackSpeechRecognizerLabel),
+		EnvVars:                          envVars(n.EnvVars, o.EnvVars),
+	}
+}
+
 // IgnoredApplicationFields are jambonz's application fields a simulating node has no use
-// for (media, SMS, recording, environment): accepted, so that a jambonz payload is
-// taken as it is, and ignored.
+// for (SMS, recording, app_json): accepted, so that a jambonz payload is taken as it
+// is, and ignored.
 type IgnoredApplicationFields struct {
-	MessagingHook                    *hookRef       `json:"messaging_hook,omitempty" doc:"Accepted, ignored: the node sends no SMS"`
-	SpeechSynthesisVendor            string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisLanguage          string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisVoice             string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisLabel             string         `json:"speech_synthesis_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerVendor           string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerLanguage         string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerLabel            string         `json:"speech_recognizer_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	FallbackSpeechSynthesisVendor    string         `json:"fallback_speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	FallbackSpeechSynthesisLanguage  string         `json:"fallback_speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	FallbackSpeechSynthesisVoice     string         `json:"fallback_speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
-	FallbackSpeechSynthesisLabel     string         `json:"fallback_speech_synthesis_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	FallbackSpeechRecognizerVendor   string         `json:"fallback_speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	FallbackSpeechRecognizerLanguage string         `json:"fallback_speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	FallbackSpeechRecognizerLabel    string         `json:"fallback_speech_recognizer_label,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	UseForFallbackSpeech             *intBool       `json:"use_for_fallback_speech,omitempty" doc:"Accepted, ignored: media is simulated"`
-	RecordAllCalls                   *intBool       `json:"record_all_calls,omitempty" doc:"Accepted, ignored: no recording"`
-	AppJSON                          any            `json:"app_json,omitempty" doc:"Accepted, ignored: the node runs the application's hooks"`
-	EnvVars                          map[string]any `json:"env_vars,omitempty" doc:"Accepted, ignored"`
+	MessagingHook        *hookRef `json:"messaging_hook,omitempty" doc:"Accepted, ignored: the node sends no SMS"`
+	UseForFallbackSpeech *intBool `json:"use_for_fallback_speech,omitempty" doc:"Accepted, ignored: media is simulated"`
+	RecordAllCalls       *intBool `json:"record_all_calls,omitempty" doc:"Accepted, ignored: no recording"`
+	AppJSON              any      `json:"app_json,omitempty" doc:"Accepted, ignored: the node runs the application's hooks"`
 }
 
 // merged is the stored application old with the fields of p given, as a whole body
 // for application to validate.
 func (p *applicationPatch) merged(old nodestore.Application) applicationBody {
-	b := applicationBody{Name: old.Name, AccountSid: p.AccountSid, CallHook: hookRefOf(old.CallHook), IgnoredApplicationFields: p.IgnoredApplicationFields}
+	b := applicationBody{Name: old.Name, AccountSid: p.AccountSid, CallHook: hookRefOf(old.CallHook), IgnoredApplicationFields: p.IgnoredApplicationFields,
+		ApplicationSettingsBody: ApplicationSettingsBody(p.over(old.ApplicationSettings))}
 	if old.CallStatusHook != nil {
 		h := hookRefOf(*old.CallStatusHook)
 		b.CallStatusHook = &h
@@ -143,9 +183,11 @@ func (b *applicationBody) application(acct nodestore.Account, sid string, now ti
 	if err != nil {
 		return nodestore.Application{}, err
 	}
-	app := nodestore.Application{Sid: sid, AccountSid: acct.Sid, Name: b.Name, CallHook: callHook, CreatedAt: now.UTC().Truncate(time.Millisecond)}
+	app := nodestore.Application{Sid: sid, AccountSid: acct.Sid, Name: b.Name, CallHook: callHook, CreatedAt: now.UTC().Truncate(time.Millisecond),
+		ApplicationSettings: b.settings()}
 	if b.CallStatusHook != nil {
-		status, err := b.CallStatusHook.spec("call_status_hook", false)
+		// jambonz takes a ws(s) status hook (jambonz-api-server isInvalidUrl).
+		status, err := b.CallStatusHook.spec("call_status_hook", true)
 		if err != nil {
 			return nodestore.Application{}, err
 		}
@@ -259,4 +301,12 @@ func redactApplication(app nodestore.Application) applicationView {
 		app.CallStatusHook = &h
 	}
 	return applicationView{Sid: app.Sid, Application: app}
+}
+
+// envVars is the env_vars given, else those the application had.
+func envVars(given, had map[string]any) map[string]any {
+	if given != nil {
+		return given
+	}
+	return had
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+
+	"github.com/switchboard-voice/switchboard/callctl"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,9 +32,9 @@ type createCallInput struct {
 // SIP, which a simulating node cannot honour, are accepted and ignored, as the
 // docs say per field; any other field is refused.
 type createCallBody struct {
-	ApplicationSid string         `json:"application_sid,omitempty" maxLength:"64" doc:"Application to run; or give call_hook"`
-	CallHook       *hookRef       `json:"call_hook,omitempty" doc:"Inline application (instead of application_sid): a URL or a webhook object"`
-	CallStatusHook *hookRef       `json:"call_status_hook,omitempty" doc:"Status hook: a URL or a webhook object; relative to call_hook, or replacing the application's"`
+	ApplicationSid string         `json:"application_sid,omitempty" maxLength:"64" doc:"Application to run: its call hook, status hook and speech settings replace those given here (as jambonz's API does, warned on the call). Without it, call_hook and the five speech settings are required (400)"`
+	CallHook       *hookRef       `json:"call_hook,omitempty" doc:"Inline application (without application_sid): a URL or a webhook object"`
+	CallStatusHook *hookRef       `json:"call_status_hook,omitempty" doc:"With call_hook: the status hook, a URL or a webhook object (http(s) or ws(s)), relative to call_hook"`
 	From           string         `json:"from" minLength:"1" maxLength:"256"`
 	To             callTo         `json:"to" doc:"Where the call goes: a jambonz target object (or a phone number)"`
 	Tag            map[string]any `json:"tag,omitempty" doc:"customerData for the call's hooks"`
@@ -40,16 +42,16 @@ type createCallBody struct {
 
 	AnswerOnBridge             bool           `json:"answerOnBridge,omitempty" doc:"Accepted, ignored: the node places no SIP call"`
 	FromHost                   string         `json:"fromHost,omitempty" maxLength:"256" doc:"Accepted, ignored"`
-	Timeout                    int            `json:"timeout,omitempty" minimum:"0" doc:"Accepted, ignored: the simulated call is answered by its application"`
+	Timeout                    int            `json:"timeout,omitempty" minimum:"0" doc:"Seconds the call rings before it is canceled as no-answer (default 60); the scenario's answer says when the far end answers"`
 	TimeLimit                  int            `json:"timeLimit,omitempty" minimum:"0" doc:"Accepted, ignored"`
 	Headers                    map[string]any `json:"headers,omitempty" doc:"Accepted, ignored: SIP headers"`
 	SipRequestWithinDialogHook string         `json:"sipRequestWithinDialogHook,omitempty" maxLength:"2048" doc:"Accepted, ignored: no SIP dialog"`
 	CallerName                 string         `json:"callerName,omitempty" maxLength:"256" doc:"Accepted, ignored"`
-	SpeechSynthesisVendor      string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisLanguage    string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisVoice       string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerVendor     string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerLanguage   string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisVendor      string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Required with call_hook: the call hook's defaults.synthesizer.vendor"`
+	SpeechSynthesisLanguage    string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Required with call_hook: defaults.synthesizer.language"`
+	SpeechSynthesisVoice       string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Required with call_hook: defaults.synthesizer.voice"`
+	SpeechRecognizerVendor     string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Required with call_hook: defaults.recognizer.vendor"`
+	SpeechRecognizerLanguage   string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Required with call_hook: defaults.recognizer.language"`
 }
 
 type createCallOutput struct {
@@ -92,49 +94,51 @@ type updateCallInput struct {
 	Body        updateCallBody
 }
 
-// updateCallBody is jambonz's live call control. What needs media the node does
-// not have (listen, conference, recording, SIP requests, dubbing) is refused with a
-// message saying so, never accepted and dropped.
+// updateCallBody is jambonz's live call control. What acts on media the node
+// simulates (whisper, listen, conference, recording, dubbing) is accepted as jambonz
+// accepts it and recorded on the call (a whisper outside a dial is warned, as jambonz
+// ignores it); a SIP request, whose answer jambonz returns, is refused.
 type updateCallBody struct {
 	CallHook       *hookRef `json:"call_hook,omitempty" doc:"Redirect: a URL (absolute, or relative to the call's application) or a webhook object"`
-	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"With call_hook: the status hook from then on (HTTP applications)"`
+	CallStatusHook *hookRef `json:"call_status_hook,omitempty" doc:"With call_hook only; jambonz then ignores it, as the call does (a compat warning)"`
 	CallStatus     string   `json:"call_status,omitempty" enum:"completed,no-answer" doc:"completed hangs up the call; no-answer cancels a call not yet answered"`
 	MuteStatus     string   `json:"mute_status,omitempty" enum:"mute,unmute"`
-	Whisper        any      `json:"whisper,omitempty" doc:"Refused: the node simulates no dialed party to whisper to"`
+	Whisper        any      `json:"whisper,omitempty" doc:"Say or play verbs to the parties of a dial in progress; ignored otherwise, as jambonz ignores it (a compat warning)"`
 
-	ChildCallHook               any `json:"child_call_hook,omitempty" doc:"Refused: the node simulates no child calls"`
-	ConfMuteStatus              any `json:"conf_mute_status,omitempty" doc:"Refused: no conferences"`
-	ConfHoldStatus              any `json:"conf_hold_status,omitempty" doc:"Refused: no conferences"`
-	ListenStatus                any `json:"listen_status,omitempty" doc:"Refused: no media streams"`
-	SipRequest                  any `json:"sip_request,omitempty" doc:"Refused: no SIP dialog"`
-	Record                      any `json:"record,omitempty" doc:"Refused: no recording"`
-	Dub                         any `json:"dub,omitempty" doc:"Refused: no media"`
-	MediaPath                   any `json:"media_path,omitempty" doc:"Refused: no media"`
-	ConferenceParticipantAction any `json:"conferenceParticipantAction,omitempty" doc:"Refused: no conferences"`
+	ChildCallHook               *hookRef `json:"child_call_hook,omitempty" doc:"Moves the dialed leg of a dial in progress to this application (session:redirect with the leg's details; the leg leaves the call)"`
+	ConfMuteStatus              any      `json:"conf_mute_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
+	ConfHoldStatus              any      `json:"conf_hold_status,omitempty" doc:"Accepted and recorded: conferences are simulated"`
+	ListenStatus                any      `json:"listen_status,omitempty" doc:"Accepted and recorded: media streams are simulated"`
+	SipRequest                  any      `json:"sip_request,omitempty" doc:"Refused: jambonz answers with the SIP response, which a simulated call has none of"`
+	Record                      any      `json:"record,omitempty" doc:"Accepted and recorded: no recording"`
+	Dub                         any      `json:"dub,omitempty" doc:"Accepted and recorded: media is simulated"`
+	MediaPath                   any      `json:"media_path,omitempty" doc:"Accepted and recorded: media is simulated"`
+	ConferenceParticipantAction any      `json:"conferenceParticipantAction,omitempty" doc:"Accepted and recorded: conferences are simulated"`
 }
 
 // refused names the fields of b the node cannot carry out.
 func (b *updateCallBody) refused() (field, why string) {
-	for _, f := range []struct {
-		given       bool
-		field, what string
-	}{
-		{b.Whisper != nil, "whisper", "the node simulates no dialed party to whisper to"},
-		{b.ChildCallHook != nil, "child_call_hook", "the node simulates no child calls"},
-		{b.ConfMuteStatus != nil, "conf_mute_status", "the node has no conferences"},
-		{b.ConfHoldStatus != nil, "conf_hold_status", "the node has no conferences"},
-		{b.ConferenceParticipantAction != nil, "conferenceParticipantAction", "the node has no conferences"},
-		{b.ListenStatus != nil, "listen_status", "the node streams no media"},
-		{b.SipRequest != nil, "sip_request", "the node has no SIP dialog"},
-		{b.Record != nil, "record", "the node records no media"},
-		{b.Dub != nil, "dub", "the node has no media"},
-		{b.MediaPath != nil, "media_path", "the node has no media"},
-	} {
-		if f.given {
-			return f.field, f.what
-		}
+	if b.SipRequest != nil {
+		return "sip_request", "jambonz answers with the SIP response, and a simulated call has no SIP dialog"
 	}
 	return "", ""
+}
+
+// mediaUpdate names the field of b that acts on simulated media, "" when none.
+func (b *updateCallBody) mediaUpdate() string {
+	for _, f := range []struct {
+		given bool
+		name  string
+	}{
+		{b.Whisper != nil, "whisper"}, {b.ConfMuteStatus != nil, "conf_mute_status"}, {b.ConfHoldStatus != nil, "conf_hold_status"},
+		{b.ListenStatus != nil, "listen_status"}, {b.Record != nil, "record"}, {b.Dub != nil, "dub"}, {b.MediaPath != nil, "media_path"},
+		{b.ConferenceParticipantAction != nil, "conferenceParticipantAction"},
+	} {
+		if f.given {
+			return f.name
+		}
+	}
+	return ""
 }
 
 type acceptedOutput struct {
@@ -287,6 +291,26 @@ func nextPageURL(account string, in *listCallsInput, cursor string) string {
 }
 
 // callRequest validates a create-call body into a CallRequest; nothing is started.
+// overriddenByApplication names the fields of b that jambonz's API overwrites with
+// the application's when b names one (validateCreateCall's Object.assign).
+func (b *createCallBody) overriddenByApplication() []string {
+	var names []string
+	for _, f := range []struct {
+		given bool
+		name  string
+	}{
+		{b.CallHook != nil, "call_hook"}, {b.CallStatusHook != nil, "call_status_hook"},
+		{b.SpeechSynthesisVendor != "", "speech_synthesis_vendor"}, {b.SpeechSynthesisLanguage != "", "speech_synthesis_language"},
+		{b.SpeechSynthesisVoice != "", "speech_synthesis_voice"}, {b.SpeechRecognizerVendor != "", "speech_recognizer_vendor"},
+		{b.SpeechRecognizerLanguage != "", "speech_recognizer_language"},
+	} {
+		if f.given {
+			names = append(names, f.name)
+		}
+	}
+	return names
+}
+
 func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *createCallInput) (calls.Request, error) {
 	b := &in.Body
 	to, field := b.To.address()
@@ -295,15 +319,14 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 			Location: "body.to." + field, Message: "required for a target of type " + b.To.Type})
 	}
 	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: to, Tag: b.Tag}
-	switch {
-	case b.ApplicationSid != "" && b.CallHook != nil:
-		return req, huma.Error422UnprocessableEntity("give application_sid or call_hook, not both")
-	case b.ApplicationSid != "":
+	// jambonz-api-server's validateCreateCall: an application_sid brings the
+	// application's hooks and speech settings, overwriting those of the body; without
+	// one, the five speech settings are required, then a call_hook.
+	if b.ApplicationSid != "" {
 		app, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: b.ApplicationSid})
 		if err != nil {
 			if errors.Is(err, nodestore.ErrNotFound) {
-				return req, huma.Error422UnprocessableEntity("invalid application_sid", &huma.ErrorDetail{
-					Location: "body.application_sid", Message: "no such application", Value: b.ApplicationSid})
+				return req, huma.Error400BadRequest("application_sid not found " + b.ApplicationSid)
 			}
 			return req, a.internal(err)
 		}
@@ -312,22 +335,37 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 			return req, a.internal(fmt.Errorf("application %s: %w", app.Sid, err))
 		}
 		req.CallHook, req.CallStatusHook = hook, app.CallStatusHook
-	case b.CallHook != nil:
+		req.Application = applicationOf(app.ApplicationSettings)
+		if overridden := b.overriddenByApplication(); len(overridden) > 0 {
+			req.Compat = append(req.Compat, callctl.Compat{Rule: callctl.CompatIgnoredProperty, Detail: fmt.Sprintf(
+				"create call: %s given with application_sid: jambonz's API replaces them with the application's", strings.Join(overridden, ", "))})
+		}
+	} else {
+		if b.SpeechSynthesisVendor == "" || b.SpeechSynthesisLanguage == "" || b.SpeechSynthesisVoice == "" ||
+			b.SpeechRecognizerVendor == "" || b.SpeechRecognizerLanguage == "" {
+			return req, huma.Error400BadRequest("either application_sid or set of speech_synthesis_vendor, speech_synthesis_language, " +
+				"speech_synthesis_voice, speech_recognizer_vendor, speech_recognizer_language required")
+		}
+		if b.CallHook == nil {
+			return req, huma.Error400BadRequest("either call_hook or application_sid required")
+		}
 		hook, err := b.CallHook.hook("call_hook", true)
 		if err != nil {
 			return req, err
 		}
 		req.CallHook = hook
-	default:
-		return req, huma.Error422UnprocessableEntity("application_sid or call_hook is required")
-	}
-	if b.CallStatusHook != nil {
-		status, err := b.CallStatusHook.spec("call_status_hook", false)
-		if err != nil {
-			return req, err
+		req.Application = applicationOf(nodestore.ApplicationSettings{
+			SpeechSynthesisVendor: b.SpeechSynthesisVendor, SpeechSynthesisLanguage: b.SpeechSynthesisLanguage, SpeechSynthesisVoice: b.SpeechSynthesisVoice,
+			SpeechRecognizerVendor: b.SpeechRecognizerVendor, SpeechRecognizerLanguage: b.SpeechRecognizerLanguage})
+		if b.CallStatusHook != nil {
+			status, err := b.CallStatusHook.spec("call_status_hook", true)
+			if err != nil {
+				return req, err
+			}
+			req.CallStatusHook = &status
 		}
-		req.CallStatusHook = &status
 	}
+	req.RingTimeout = time.Duration(b.Timeout) * time.Second
 	if b.Scenario != nil {
 		script, expect, err := parseScenario(b.Scenario)
 		if err != nil {
@@ -349,13 +387,14 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 			Location: "body.call_status_hook", Message: "goes with call_hook: the status hook of the application redirected to"})
 	}
 	set := 0
-	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != ""} {
+	media := b.mediaUpdate()
+	for _, given := range []bool{b.CallHook != nil, b.CallStatus != "", b.MuteStatus != "", media != "", b.ChildCallHook != nil} {
 		if given {
 			set++
 		}
 	}
 	if set != 1 {
-		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status")
+		return nil, huma.Error422UnprocessableEntity("give exactly one of call_hook, call_status, mute_status, child_call_hook or a media update (whisper, listen_status, record ...)")
 	}
 	var err error
 	status := ""
@@ -364,6 +403,12 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 		err, status = a.calls.Hangup(acct.Sid, in.CallSid), "hanging up"
 	case b.CallStatus == "no-answer":
 		err, status = a.calls.NoAnswer(acct.Sid, in.CallSid), "canceling"
+	case b.ChildCallHook != nil:
+		hook, herr := b.ChildCallHook.redirectSpec("child_call_hook")
+		if herr != nil {
+			return nil, herr
+		}
+		err, status = a.calls.ChildRedirect(acct.Sid, in.CallSid, hook.URL), "redirecting the dialed leg"
 	case b.CallHook != nil:
 		hook, herr := b.CallHook.redirectSpec("call_hook")
 		if herr != nil {
@@ -378,6 +423,8 @@ func (a *API) updateCall(ctx context.Context, acct nodestore.Account, in *update
 			statusHook = &sh
 		}
 		err, status = a.calls.Redirect(acct.Sid, in.CallSid, hook, statusHook), "redirecting"
+	case media != "":
+		err, status = a.calls.Update(acct.Sid, in.CallSid, media), media
 	default:
 		err, status = a.calls.Mute(acct.Sid, in.CallSid, b.MuteStatus == "mute"), b.MuteStatus
 	}
@@ -410,4 +457,16 @@ func (a *API) liveCallError(err error) error {
 		return huma.Error503ServiceUnavailable("the node running the call lost its lease: the call is being recorded as ended")
 	}
 	return a.internal(err)
+}
+
+// applicationOf is the call's Application from an application's settings.
+func applicationOf(s nodestore.ApplicationSettings) callctl.Application {
+	return callctl.Application{
+		Synthesizer: callctl.Speech{Vendor: s.SpeechSynthesisVendor, Language: s.SpeechSynthesisLanguage, Voice: s.SpeechSynthesisVoice,
+			Label: s.SpeechSynthesisLabel, FallbackVendor: s.FallbackSpeechSynthesisVendor, FallbackLanguage: s.FallbackSpeechSynthesisLanguage,
+			FallbackVoice: s.FallbackSpeechSynthesisVoice, FallbackLabel: s.FallbackSpeechSynthesisLabel},
+		Recognizer: callctl.Speech{Vendor: s.SpeechRecognizerVendor, Language: s.SpeechRecognizerLanguage, Label: s.SpeechRecognizerLabel,
+			FallbackVendor: s.FallbackSpeechRecognizerVendor, FallbackLanguage: s.FallbackSpeechRecognizerLanguage, FallbackLabel: s.FallbackSpeechRecognizerLabel},
+		EnvVars: s.EnvVars,
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // waitingCall starts a call on an idle WebSocket app and waits until it is in session.
@@ -19,8 +21,8 @@ func waitingCall(t *testing.T, n *testAPI, acct testAccount) string {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}), &call)
 	// In session: a live-call command now finds the call before or after the ack
 	// (it is applied once the ack's verbs, none, ran out), never before it started.
 	waitLive(t, app, 1)
@@ -61,7 +63,9 @@ func TestLiveCallControl(t *testing.T) {
 			t.Fatalf("redirect: %d %s", code, raw)
 		}
 		v := n.waitCall(acct, sid)
-		if v.Reason != "hangup-verb" || strings.Count(strings.Join(timelineKinds(v), ","), "verb.start") != 2 {
+		// The waiting app's answer (unless the redirect came first), then the new
+		// app's say and hangup.
+		if n := strings.Count(strings.Join(timelineKinds(v), ","), "verb.start"); v.Reason != "hangup-verb" || n < 2 || n > 3 {
 			t.Errorf("after redirect: %s, %v", v.Reason, timelineKinds(v))
 		}
 	})
@@ -76,13 +80,17 @@ func TestLiveCallControl(t *testing.T) {
 		n.do("POST", path(sid), acct.APIToken, map[string]any{"call_status": "completed"}, nil)
 		n.waitCall(acct, sid)
 	})
-	t.Run("redirect to an unreachable websocket fails the call", func(t *testing.T) {
+	t.Run("redirect of a websocket app to another websocket URL stays on its socket", func(t *testing.T) {
+		// jambonz's WebSocket requestor sends session:redirect on its own socket for
+		// any URL that is not http(s), with the URL as the hook: nothing connects to
+		// ws://127.0.0.1:1, and the app's ack (its welcome) goes on.
 		sid := waitingCall(t, n, acct)
 		if code, _, raw := n.do("POST", path(sid), acct.APIToken, map[string]any{"call_hook": map[string]any{"url": "ws://127.0.0.1:1/x#rc=0"}}, nil); code != http.StatusAccepted {
 			t.Fatalf("redirect to ws: %d %s", code, raw)
 		}
-		if v := n.waitCall(acct, sid); v.Reason != "ws-connect-failed" {
-			t.Errorf("ended %q, want ws-connect-failed", v.Reason)
+		v := n.waitCall(acct, sid)
+		if v.Reason != "hangup-verb" || !strings.Contains(strings.Join(timelineKinds(v), ","), "msg.sent") {
+			t.Errorf("ended %q, %v", v.Reason, timelineKinds(v))
 		}
 	})
 	t.Run("redirect to a bad URL", func(t *testing.T) {
@@ -111,12 +119,12 @@ func TestScenarioThroughAPI(t *testing.T) {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+	code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
 		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b",
 		"scenario": map[string]any{
 			"caller": map[string]any{"gathers": []any{map[string]any{"digits": "7"}}},
 			"expect": map[string]any{"verbs": []string{"gather", "say"}},
-		}}, &call)
+		}}), &call)
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, raw)
 	}
@@ -154,8 +162,8 @@ func TestHangupWhileWaitingForAck(t *testing.T) {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http")}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http")}, "from": "a", "to": "b"}), &call)
 	<-got
 	start := time.Now()
 	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken,

@@ -17,8 +17,14 @@ func init() {
 		if model, ok := err.(*huma.ErrorModel); ok {
 			model.Errors = refineOneOf(model.Errors)
 			for _, d := range model.Errors {
-				if d != nil && !safeToEcho(d.Location, d.Value) {
+				if d == nil {
+					continue
+				}
+				if !safeToEcho(d.Location, d.Value) {
 					d.Value = nil
+				}
+				if v, ok := d.Value.(string); ok && len(v) > maxErrorValue {
+					d.Value = strings.ToValidUTF8(v[:maxErrorValue], "") + "…"
 				}
 			}
 		}
@@ -27,10 +33,14 @@ func init() {
 }
 
 // safeToEcho reports whether a rejected value may appear in a problem document: a
-// scalar that is not a password or a token.
+// scalar that is not a password or a token, nor the whole request body (which huma
+// echoes when it cannot parse it: 256 KiB of it, once).
 func safeToEcho(location string, value any) bool {
 	if value == nil {
 		return true
+	}
+	if location == "body" {
+		return false
 	}
 	switch reflect.ValueOf(value).Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer:
@@ -39,3 +49,7 @@ func safeToEcho(location string, value any) bool {
 	field := strings.ToLower(location[strings.LastIndexByte(location, '.')+1:])
 	return !strings.Contains(field, "password") && !strings.Contains(field, "secret") && !strings.Contains(field, "token")
 }
+
+// maxErrorValue bounds the characters of a value a problem document echoes: a
+// longer string is cut to them.
+const maxErrorValue = 100

@@ -19,8 +19,8 @@ import (
 // calls and applications at ".../Calls/".
 //
 // Every request gets a request id, echoed as X-Request-Id (the client's own when it
-// sent a sane one), and one access log line on log at info when it is answered:
-// method, path, status, bytes, duration and the id.
+// sent a sane one), X-Content-Type-Options: nosniff, and one access log line on log
+// at info when it is answered: method, path, status, bytes, duration and the id.
 func Handler(mux *http.ServeMux, log zerolog.Logger) http.Handler {
 	return accessLog(log, trimTrailingSlash(defaultJSON(problemFallback(mux))))
 }
@@ -37,6 +37,9 @@ func accessLog(log zerolog.Logger, next http.Handler) http.Handler {
 			id = nodestore.NewSid()
 		}
 		w.Header().Set(requestIDHeader, id)
+		// Answers are JSON (or problem documents): no browser may sniff them into
+		// anything else.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		ev := log.Info()

@@ -46,7 +46,12 @@ func describe(api huma.API) {
 			if op == nil {
 				continue
 			}
-			codes := []int{http.StatusUnauthorized}
+			// Every operation takes a bearer token, said on the operation itself (the
+			// outbox's carry their own scheme), and failed tokens are limited (429).
+			if len(op.Security) == 0 {
+				op.Security = []map[string][]string{{bearerScheme: {}}}
+			}
+			codes := []int{http.StatusUnauthorized, http.StatusTooManyRequests}
 			if strings.Contains(p, "{") {
 				codes = append(codes, http.StatusNotFound)
 			}
@@ -82,10 +87,13 @@ func timelineItem() *huma.Schema {
 			"t_ms":     {Type: huma.TypeInteger, Description: "Milliseconds since the call started (simulated time unless real-time)"},
 			"call_sid": str,
 			"kind": {Type: huma.TypeString, Enum: []any{"call.start", "hook.attempt", "hook.retry", "ws.open", "ws.close", "ws.reconnect",
-				"msg.sent", "msg.recv", "verb.start", "verb.end", "call.status", "alert", "call.end", "caller.input", "fault"}},
+				"msg.sent", "msg.recv", "verb.start", "verb.end", "call.status", "alert", "call.end", "caller.input", "fault",
+				"agent.spoke", "compat"}},
 			"url": str, "transport": str, "attempt": num, "status": {Description: "call.status and call.end: a call status; hook.attempt: the HTTP status"},
 			"class": str, "duration_ms": num, "delay_ms": num, "code": num, "type": str, "msgid": str, "verb": str,
-			"detail": str, "reason": str, "sip_status": num, "from": str, "to": str, "direction": str,
+			"detail": str, "rule": {Type: huma.TypeString, Description: "compat: the jambonz behaviour the call followed (docs/compatibility.md)"}, "reason": str, "sip_status": num, "from": str, "to": str, "direction": str,
+			"command": str, "data": {Description: "msg.recv: a command's data; msg.sent: the payload of a voice-AI message (llm:*, tts:*) or a dialed leg's"},
+			"source": str, "text": str,
 		},
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // httpApp is a loopback jambonz HTTP application answering the call hook with verbs.
@@ -87,16 +89,71 @@ func TestCallLifecycleHTTP(t *testing.T) {
 	}
 }
 
+// A call naming an application_sid runs the application's call hook and status hook,
+// whatever the body gives beside it, as jambonz's API assigns the application's
+// over them (jambonz-api-server validateCreateCall); the call's timeline says so.
+func TestCallApplicationOverridesTheBody(t *testing.T) {
+	t.Parallel()
+	n := startAPI(t, apiSetup{})
+	app := httpApp(t, `[{"verb":"hangup"}]`)
+	var bodyHooks atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bodyHooks.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"hangup"}]`)
+	}))
+	t.Cleanup(elsewhere.Close)
+	acct := n.createAccount("acme")
+	var created nodestore.Application
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Applications", acct.APIToken, map[string]any{
+		"name": "ivr", "call_hook": map[string]any{"url": app.URL + "/call"}}, &created); code != http.StatusCreated {
+		t.Fatalf("create application: %d %s", code, raw)
+	}
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"application_sid": created.Sid, "from": "a", "to": "b", "speech_synthesis_vendor": "microsoft",
+		"call_hook": elsewhere.URL + "/call", "call_status_hook": elsewhere.URL + "/status"}, &call); code != http.StatusCreated {
+		t.Fatalf("create call: %d %s", code, raw)
+	}
+	v := n.waitCall(acct, call.CallSid)
+	if v.Reason != "hangup-verb" || bodyHooks.Load() != 0 {
+		t.Errorf("call ended %s; the body's hooks got %d requests, want 0", v.Reason, bodyHooks.Load())
+	}
+	var warned bool
+	for _, raw := range v.Timeline {
+		var e struct{ Kind, Rule, Detail string }
+		_ = json.Unmarshal(raw, &e)
+		warned = warned || e.Kind == "compat" && e.Rule == "ignored-property" &&
+			strings.Contains(e.Detail, "call_hook, call_status_hook, speech_synthesis_vendor given with application_sid")
+	}
+	if !warned {
+		t.Errorf("no ignored-property warning naming the fields: %v", timelineKinds(v))
+	}
+}
+
 func TestAlertsRecorded(t *testing.T) {
 	t.Parallel()
 	n := startAPI(t, apiSetup{})
-	app := httpApp(t, `[{"verb":"say","txt":"typo"}]`)
+	// The gather's action hook returns a verb that does not validate: an
+	// invalid-app-payload alert (a REST call's call hook gets none in jambonz:
+	// lib/tasks/rest_dial.js only logs it).
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/g" {
+			fmt.Fprint(w, `[{"verb":"say","txt":"typo"}]`)
+			return
+		}
+		fmt.Fprint(w, `[{"verb":"gather","input":["digits"],"actionHook":"/g","timeout":1}]`)
+	}))
+	t.Cleanup(app.Close)
 	acct := n.createAccount("acme")
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b"}), &call)
 	n.waitCall(acct, call.CallSid)
 	var alerts []nodestore.Alert
 	code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=invalid-app-payload", acct.APIToken, nil, &alerts)
@@ -142,8 +199,8 @@ func TestAccountIsolation(t *testing.T) {
 		}
 	}
 	if code, _, _ := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls", a.APIToken, map[string]any{
-		"application_sid": appB.Sid, "from": "x", "to": "y"}, nil); code != http.StatusUnprocessableEntity {
-		t.Errorf("A starting a call on B's application: %d", code)
+		"application_sid": appB.Sid, "from": "x", "to": "y"}, nil); code != http.StatusBadRequest {
+		t.Errorf("A starting a call on B's application: %d, want jambonz's 400 application_sid not found", code)
 	}
 	if code, _, _ := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls/"+callB.CallSid, a.APIToken,
 		map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound {
@@ -168,6 +225,9 @@ func TestAPIBadInput(t *testing.T) {
 	calls := "/v1/Accounts/" + acct.AccountSid + "/Calls"
 	huge := `{"name":"x","call_hook":{"url":"http://127.0.0.1/` + strings.Repeat("a", 300<<10) + `"}}`
 	hugeCall := `{"from":"a","to":{"type":"phone","number":"1"},"call_hook":"http://127.0.0.1/` + strings.Repeat("a", 300<<10) + `"}`
+	// speech are the settings jambonz's API requires beside an inline call_hook.
+	speech := `"speech_synthesis_vendor":"google","speech_synthesis_language":"en-US","speech_synthesis_voice":"v",` +
+		`"speech_recognizer_vendor":"google","speech_recognizer_language":"en-US"`
 	tests := []struct {
 		name, method, path string
 		body               any
@@ -184,8 +244,11 @@ func TestAPIBadInput(t *testing.T) {
 		{"call with an unknown field", "POST", calls, `{"from":"a","to":"b","call_hook":"http://h/","colour":1}`, 422, "body.colour"},
 		{"call timeout of a wrong type", "POST", calls, `{"from":"a","to":"b","call_hook":"http://h/","timeout":"soon"}`, 422, "body.timeout"},
 		{"huge call", "POST", calls, hugeCall, 413, ""},
-		{"whisper refused", "PUT", calls + "/nope", `{"whisper":{"verb":"say","text":"x"}}`, 422, "body.whisper"},
-		{"conference control refused", "PUT", calls + "/nope", `{"conf_mute_status":"mute"}`, 422, "body.conf_mute_status"},
+		// jambonz accepts a whisper and conference control (the call decides): only
+		// the unknown call is refused.
+		{"whisper of an unknown call", "PUT", calls + "/nope", `{"whisper":{"verb":"say","text":"x"}}`, 404, ""},
+		{"conference control of an unknown call", "PUT", calls + "/nope", `{"conf_mute_status":"mute"}`, 404, ""},
+		{"sip_request refused", "PUT", calls + "/nope", `{"sip_request":{"method":"INFO"}}`, 422, "body.sip_request"},
 		{"status hook without a redirect", "PUT", calls + "/nope", `{"call_status_hook":"/s"}`, 422, "body.call_status_hook"},
 		{"update with an unknown field", "PUT", calls + "/nope", `{"call_status":"completed","colour":1}`, 422, "body.colour"},
 		{"bad cursor", "GET", calls + "?cursor=zzz", nil, 422, "query.cursor"},
@@ -204,23 +267,28 @@ func TestAPIBadInput(t *testing.T) {
 		{"bad method", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","method":"PUT"}}`, 422, ""},
 		{"username without password", "POST", apps, `{"name":"x","call_hook":{"url":"http://h/","username":"u"}}`, 422, ""},
 		{"port out of range", "POST", apps, `{"name":"x","call_hook":{"url":"http://h:99999/"}}`, 422, ""},
-		{"ws status hook", "POST", apps, `{"name":"x","call_hook":{"url":"ws://h/"},"call_status_hook":{"url":"ws://h/"}}`, 422, ""},
 		// Issue 13: credentials belong in username/password, never in a URL; the
 		// refusal does not echo them (checked below for "hunter2").
 		{"user-info in call hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://alice:hunter2@app.example.com/call#rc=1"}}`, 422, ""},
 		{"user-info in status hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://h/"},"call_status_hook":{"url":"https://alice:hunter2@h/status"}}`, 422, ""},
 		{"user-info in ws call hook", "POST", apps, `{"name":"x","call_hook":{"url":"wss://hunter2@h/ws"}}`, 422, ""},
-		{"user-info in a call's call hook", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
+		{"user-info in a call's call hook", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://u:hunter2@h/"},` + speech + `}`, 422, ""},
 		{"user-info in a redirect", "POST", calls + "/nope", `{"call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
 		{"user-info in the notice webhook", "PUT", "/v1/Accounts/" + acct.AccountSid + "/Notifications", `{"webhook_url":"https://u:hunter2@h/n","emails":[]}`, 422, ""},
 		{"malformed JSON", "POST", apps, `{"name":`, 400, ""},
 		{"not an object", "POST", apps, `[1,2]`, 422, ""},
 		{"huge body", "POST", apps, huge, 413, ""},
-		{"call without app", "POST", calls, `{"from":"a","to":"b"}`, 422, ""},
-		{"call with both", "POST", calls, `{"from":"a","to":"b","application_sid":"x","call_hook":{"url":"http://h/"}}`, 422, ""},
+		// jambonz-api-server validateCreateCall: 400 without an application_sid and
+		// the five speech settings, or a call_hook beside them; an unknown
+		// application_sid is a 400 too, with or without a call_hook.
+		{"call without app", "POST", calls, `{"from":"a","to":"b"}`, 400, ""},
+		{"call with speech but no hook", "POST", calls, `{"from":"a","to":"b",` + speech + `}`, 400, ""},
+		{"call hook without speech", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"}}`, 400, ""},
+		{"call hook with some speech", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"speech_synthesis_vendor":"google"}`, 400, ""},
+		{"call with both", "POST", calls, `{"from":"a","to":"b","application_sid":"x","call_hook":{"url":"http://h/"}}`, 400, ""},
 		{"call missing from", "POST", calls, `{"to":"b","call_hook":{"url":"http://h/"}}`, 422, ""},
-		{"call unknown app", "POST", calls, `{"from":"a","to":"b","application_sid":"nope"}`, 422, ""},
-		{"call bad scenario", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"scenario":{"bogus":1}}`, 422, ""},
+		{"call unknown app", "POST", calls, `{"from":"a","to":"b","application_sid":"nope"}`, 400, ""},
+		{"call bad scenario", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"scenario":{"bogus":1},` + speech + `}`, 422, ""},
 		{"call tag not object", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"tag":"x"}`, 422, ""},
 		{"update nothing", "POST", calls + "/nope", `{}`, 422, ""},
 		{"update two things", "POST", calls + "/nope", `{"call_status":"completed","mute_status":"mute"}`, 422, ""},
@@ -384,13 +452,25 @@ func TestApplicationPartialUpdate(t *testing.T) {
 		t.Errorf("after moving the status hook: %+v, want %+v", got, want)
 	}
 
+	// jambonz takes a ws(s) status hook, and an application's speech settings and
+	// env_vars, which its calls' hooks carry.
+	if code, _, raw := n.do("PUT", app, acct.APIToken, map[string]any{"call_status_hook": "ws://127.0.0.1/status",
+		"speech_synthesis_vendor": "elevenlabs", "env_vars": map[string]any{"GREETING": "hi"}}, nil); code != http.StatusNoContent {
+		t.Fatalf("ws status hook and settings: %d %s", code, raw)
+	}
+	want.CallStatusHook = &nodestore.HookSpec{URL: "ws://127.0.0.1/status"}
+	want.SpeechSynthesisVendor, want.EnvVars = "elevenlabs", map[string]any{"GREETING": "hi"}
+	if got := stored(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after the ws status hook and settings: %+v, want %+v", got, want)
+	}
+
 	for _, bad := range []struct {
 		body  string
 		field string
 	}{
 		{`{"name":""}`, "body.name"},
 		{`{"name":"x","call_hook":"ftp://127.0.0.1/"}`, "body.call_hook"},
-		{`{"name":"x","call_status_hook":"ws://127.0.0.1/"}`, "body.call_status_hook"},
+		{`{"name":"x","call_status_hook":"ftp://127.0.0.1/"}`, "body.call_status_hook"},
 		{`{"name":"x","record_all_calls":2}`, "body.record_all_calls"},
 		{`{"name":"x","colour":1}`, "body.colour"},
 	} {

@@ -66,6 +66,20 @@ func EncodeHooks(app Application) (callHook, statusHook string, err error) {
 	return string(ch), string(sh), nil
 }
 
+// EncodeSettings returns app's settings as stored: JSON.
+func EncodeSettings(app Application) (string, error) {
+	b, err := json.Marshal(app.ApplicationSettings)
+	return string(b), err
+}
+
+// DecodeSettings sets app's settings from their stored JSON.
+func DecodeSettings(app *Application, stored string) error {
+	if err := json.Unmarshal([]byte(stored), &app.ApplicationSettings); err != nil {
+		return fmt.Errorf("application %s: settings: %w", app.Sid, err)
+	}
+	return nil
+}
+
 // DecodeHooks sets app's hooks from their stored JSON.
 func DecodeHooks(app *Application, callHook, statusHook string) error {
 	if err := json.Unmarshal([]byte(callHook), &app.CallHook); err != nil {
@@ -127,7 +141,7 @@ func EndedRecord(sid, record string, end func(Call) Call) (string, error) {
 // AccountTables are the tables whose rows belong to an account, by an account_sid
 // column: deleting an account deletes its rows of each.
 var AccountTables = []string{"fs_api_tokens", "fs_applications", "fs_calls", "fs_alerts", "fs_status_hooks", "fs_account_notifications",
-	"fs_console_sessions"}
+	"fs_console_sessions", "fs_messages"}
 
 // ScanNotifications reads a row of an account's webhook URL and stored e-mails; a
 // query that found none (noRows, its driver's error for no row) is the empty

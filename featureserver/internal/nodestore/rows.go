@@ -44,6 +44,29 @@ type Application struct {
 	CallHook       HookSpec  `json:"call_hook"`
 	CallStatusHook *HookSpec `json:"call_status_hook,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`
+	ApplicationSettings
+}
+
+// ApplicationSettings are an application's speech settings and env_vars, named as
+// jambonz's applications table names them: what its calls' hooks carry as defaults
+// and env_vars (docs/compatibility.md §5). Empty speech settings take jambonz's
+// defaults when a call runs.
+type ApplicationSettings struct {
+	SpeechSynthesisVendor            string         `json:"speech_synthesis_vendor,omitempty"`
+	SpeechSynthesisLanguage          string         `json:"speech_synthesis_language,omitempty"`
+	SpeechSynthesisVoice             string         `json:"speech_synthesis_voice,omitempty"`
+	SpeechSynthesisLabel             string         `json:"speech_synthesis_label,omitempty"`
+	SpeechRecognizerVendor           string         `json:"speech_recognizer_vendor,omitempty"`
+	SpeechRecognizerLanguage         string         `json:"speech_recognizer_language,omitempty"`
+	SpeechRecognizerLabel            string         `json:"speech_recognizer_label,omitempty"`
+	FallbackSpeechSynthesisVendor    string         `json:"fallback_speech_synthesis_vendor,omitempty"`
+	FallbackSpeechSynthesisLanguage  string         `json:"fallback_speech_synthesis_language,omitempty"`
+	FallbackSpeechSynthesisVoice     string         `json:"fallback_speech_synthesis_voice,omitempty"`
+	FallbackSpeechSynthesisLabel     string         `json:"fallback_speech_synthesis_label,omitempty"`
+	FallbackSpeechRecognizerVendor   string         `json:"fallback_speech_recognizer_vendor,omitempty"`
+	FallbackSpeechRecognizerLanguage string         `json:"fallback_speech_recognizer_language,omitempty"`
+	FallbackSpeechRecognizerLabel    string         `json:"fallback_speech_recognizer_label,omitempty"`
+	EnvVars                          map[string]any `json:"env_vars,omitempty"`
 }
 
 // Alert is something an account's operator should know about a call.
@@ -54,6 +77,19 @@ type Alert struct {
 	Detail     string    `json:"detail"`
 	Time       time.Time `json:"time"`
 	AccountSid string    `json:"-"`
+}
+
+// Message is an SMS message an account sent through the REST API's Messages route
+// (simulated: recorded, never delivered).
+type Message struct {
+	MessageSid string    `json:"message_sid"`
+	AccountSid string    `json:"account_sid"`
+	From       string    `json:"from"`
+	To         string    `json:"to"`
+	Text       string    `json:"text,omitempty"`
+	Media      string    `json:"media,omitempty"`
+	Status     string    `json:"message_status"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // Call is the record of a call: its state while it runs and once it ended, with its

@@ -48,6 +48,11 @@ type Store interface {
 	// DeleteApplication removes one application of the account.
 	DeleteApplication(ctx context.Context, p DeleteApplicationParams) error
 
+	// AddMessage records an SMS message the account sent (simulated); ListMessages
+	// returns the account's, newest first, at most limit.
+	AddMessage(ctx context.Context, m Message) error
+	ListMessages(ctx context.Context, accountSid string, limit int) ([]Message, error)
+
 	// AddAlert records an alert on a.AccountSid.
 	AddAlert(ctx context.Context, a Alert) error
 	// ListAlerts returns the account's alerts selected by p, oldest first (alerts of

@@ -172,6 +172,11 @@ func (p *Publisher) publish(ctx context.Context, account nodestore.Account, spec
 	if err != nil {
 		return err
 	}
+	if strings.EqualFold(spec.Method, http.MethodGet) {
+		// jambonz sends no payload on a GET, neither body nor query
+		// (lib/utils/http-requestor.js): only the URL's own query goes.
+		data = []byte("{}")
+	}
 	// A notification already on its way is not lost when the call is canceled.
 	ctx = context.WithoutCancel(ctx)
 	id, err := p.endpoint(ctx, account, spec, hook.Clean())
@@ -402,4 +407,25 @@ func (p *Publisher) forget(account nodestore.Account, url string) {
 	p.mu.Lock()
 	delete(p.endpoints, hookKey(account.Sid, url))
 	p.mu.Unlock()
+}
+
+// NotifyMessage publishes the status of an SMS message to its actionHook
+// (jambonz's message verb performAction: message_sid, message_status ...), through
+// the outbox as a call's status notifications go. Its event id names the message.
+func (p *Publisher) NotifyMessage(ctx context.Context, account nodestore.Account, spec nodestore.HookSpec, hook fragment.Target, payload map[string]any) error {
+	data, err := jsjson.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	id, err := p.endpoint(ctx, account, spec, hook.Clean())
+	if err != nil {
+		return err
+	}
+	sid, _ := payload["message_sid"].(string)
+	_, err = p.ob.PublishTo(ctx, outbox.Event{ID: "message-status:" + sid, Account: account.Sid, Type: EventType, Data: data}, id)
+	if errors.Is(err, outbox.ErrNotFound) {
+		p.forget(account, hook.Clean())
+	}
+	return err
 }

@@ -85,7 +85,8 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, claim *
 	var lock sync.Mutex
 	build := func(oc outcome, r decide.Result) outboxdriver.Completion {
 		id := oc.job.Delivery.ID
-		return outboxdriver.Completion{DeliveryID: id, Token: oc.job.Token, Decide: func(cur outboxdriver.Delivery, ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
+		leased := oc.job.Delivery
+		return outboxdriver.Completion{DeliveryID: id, Token: oc.job.Token, Delivery: &leased, Decide: func(cur outboxdriver.Delivery, ep outboxdriver.Endpoint) (outboxdriver.Change, error) {
 			ch := decide.Outcome(policy.Of(ep, d.cfg.Logger), cur, ep, r, now, d.cfg.Rand)
 			lock.Lock()
 			notices[id] = noticesOf(ch, ep)

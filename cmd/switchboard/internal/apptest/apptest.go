@@ -51,7 +51,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	rn := &runner{cfg: c, logs: logs}
 	as := &apps{c: c, logs: logs}
-	defer as.stopAll()
+	defer as.close()
 	if c.Watch {
 		return rn.watch(ctx, as, run, s)
 	}
@@ -81,8 +81,8 @@ func (rn *runner) runOnce(ctx context.Context, as *apps, s *suite, cases []*test
 	rn.appDown = as.down
 	rep := rn.runReported(ctx, cases, hint)
 	if rn.cfg.Update {
-		written, err := writeSnapshots(s.cases, rep)
-		rn.reportSnapshots(written)
+		written, unchanged, err := writeSnapshots(s.cases, rep)
+		rn.reportSnapshots(written, unchanged)
 		if err != nil {
 			return rep, err
 		}
@@ -105,14 +105,18 @@ func (rn *runner) runReported(ctx context.Context, cases []*testCase, startHint 
 	return rep
 }
 
-// reportSnapshots says which snapshot files --update wrote.
-func (rn *runner) reportSnapshots(written []string) {
+// reportSnapshots says which snapshot files --update wrote, and how many it left
+// as they were.
+func (rn *runner) reportSnapshots(written []string, unchanged int) {
 	for _, path := range written {
 		if rn.cfg.JSON {
 			(&jsonReporter{w: rn.cfg.Stdout}).emit(jsonSnapshotEvent{Action: "snapshot", File: path})
 			continue
 		}
 		fmt.Fprintf(rn.cfg.Stdout, "wrote %s\n", path)
+	}
+	if unchanged > 0 && !rn.cfg.JSON {
+		fmt.Fprintf(rn.cfg.Stdout, "%d snapshot file(s) unchanged\n", unchanged)
 	}
 }
 

@@ -45,6 +45,9 @@ type Config struct {
 	JUnit string
 	// Update records each scenario's call as its snapshot instead of comparing it.
 	Update bool
+	// Strict fails a scenario on a compat warning its expect.compat does not name
+	// (docs/compatibility.md §2).
+	Strict bool
 	// LogFile, when set, receives every log line (JSON) and the output of the
 	// applications started; otherwise they are shown only with Verbose.
 	LogFile string

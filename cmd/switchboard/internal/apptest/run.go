@@ -124,6 +124,26 @@ func (o *outcome) decide(count int, rate float64) {
 	}
 }
 
+// unnamedCompat are the compat warnings of the scenario's runs that its
+// expect.compat does not name, each once: what --strict fails. They are told with
+// the scenario's verdict, so that the developer sees where jambonz would silently
+// do something the app may not mean (docs/compatibility.md §2).
+func (o *outcome) unnamedCompat() []callctl.Compat {
+	named := o.tc.sc.Expectations().Compat
+	var out []callctl.Compat
+	for _, r := range o.runs {
+		if r == nil || r.result == nil {
+			continue
+		}
+		for _, w := range r.result.Compat {
+			if !slices.Contains(named, w.Rule) && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
 // report is what a run of scenarios did.
 type report struct {
 	outcomes []*outcome // in file order
@@ -131,6 +151,18 @@ type report struct {
 	elapsed  time.Duration
 	count    int
 	rate     float64
+}
+
+// warned counts the scenarios that passed or failed with compat warnings their
+// expect.compat does not name.
+func (r *report) warned() int {
+	n := 0
+	for _, o := range r.outcomes {
+		if (o.verdict == verdictPass || o.verdict == verdictFail) && len(o.unnamedCompat()) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // tally counts the outcomes by verdict.
@@ -247,7 +279,7 @@ func (rn *runner) runOne(ctx context.Context, tc *testCase, run int) *runResult 
 		panic(err)
 	}
 	r.result, r.elapsed = res, time.Since(start)
-	r.failures, r.passed = judge(tc, res)
+	r.failures, r.passed = judge(tc, res, rn.cfg.Strict)
 	r.observed = snapshot.Record(res, tc.snapshot)
 	if !rn.cfg.Update {
 		if f, diff := compareSnapshot(tc, r.observed); f != nil {
@@ -262,10 +294,14 @@ func (rn *runner) runOne(ctx context.Context, tc *testCase, run int) *runResult 
 
 // judge decides whether a call passed: every expectation held, and the call did
 // not fail unless the scenario expects it. A call that failed with every expectation
-// holding fails as the expectation "call".
-func judge(tc *testCase, r *callctl.Result) ([]scenario.Failure, bool) {
+// holding fails as the expectation "call". strict fails it on every compat warning
+// the scenario's expect.compat does not name (--strict, docs/compatibility.md §2).
+func judge(tc *testCase, r *callctl.Result, strict bool) ([]scenario.Failure, bool) {
 	e := tc.sc.Expectations()
 	failures := e.Evaluate(r)
+	if strict {
+		failures = append(failures, e.Strict(r)...)
+	}
 	if len(failures) > 0 {
 		return failures, false
 	}
@@ -284,15 +320,14 @@ func judge(tc *testCase, r *callctl.Result) ([]scenario.Failure, bool) {
 // entry in its file's snapshot file, or, for a scenario that asks for a snapshot
 // (snapshot:) or whose file has snapshots, a failure that there is none yet.
 func compareSnapshot(tc *testCase, observed snapshot.Call) (*scenario.Failure, string) {
-	want, ok := tc.snapshots.Entries[tc.name]
-	if !ok {
+	if _, ok := tc.snapshots.Entries[tc.name]; !ok {
 		if !tc.snapshots.Exists() && tc.snapshot.Payload == nil && tc.snapshot.Mask == nil {
 			return nil, ""
 		}
 		return &scenario.Failure{Expectation: "snapshot", Event: -1, Message: fmt.Sprintf(
 			"snapshot: %s has no snapshot of %s yet: record one with --update", tc.snapshots.Path, tc.name)}, ""
 	}
-	diff := snapshot.Diff(want, observed)
+	diff := tc.snapshots.DiffIn(tc.name, observed)
 	if diff == "" {
 		return nil, ""
 	}

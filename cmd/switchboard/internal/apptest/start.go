@@ -92,6 +92,7 @@ type apps struct {
 	started []*startedApp
 	mu      sync.Mutex
 	told    map[*startedApp]bool // whose exit has been told on stderr
+	binDir  string               // the directory of startEnv's switchboard link, once made
 }
 
 // startAll starts every spec's app and waits for each to accept connections. On a
@@ -115,7 +116,19 @@ func (as *apps) start(ctx context.Context, spec *appSpec) error {
 			strings.Join(spec.addrs(), ", "), spec.command, spec.source)
 		return nil
 	}
-	a, err := appstart.Start(appstart.Options{Command: spec.command, Dir: spec.dir, Env: startEnv(), Output: as.output(spec)})
+	// Another process listening there would be what the scenarios test: the app
+	// started would fail to listen (its port is taken) while its wait for the
+	// address succeeded at once.
+	if busy := accepting(ctx, spec.addrs()); len(busy) > 0 {
+		how := "leave out --start to test the app running there"
+		if spec.source != "--start" {
+			how = "give --no-start, or reuse: true in " + spec.source + ", to test the app running there"
+		}
+		err := fmt.Errorf("another process already listens at %s, before the app is started (stop it, or %s)", strings.Join(busy, ", "), how)
+		fmt.Fprintf(as.c.Stderr, "switchboard: did not start the app (%s, from %s): %v\n", spec.command, spec.source, err)
+		return fmt.Errorf("the app was not started: %w", err)
+	}
+	a, err := appstart.Start(appstart.Options{Command: spec.command, Dir: spec.dir, Env: as.startEnv(), Output: as.output(spec)})
 	if err != nil {
 		fmt.Fprintf(as.c.Stderr, "switchboard: the app (%s, from %s) did not start: %v\n", spec.command, spec.source, err)
 		return fmt.Errorf("the app did not start: %w", err)
@@ -160,15 +173,22 @@ func (as *apps) stop(i int) {
 
 // allAccept reports whether every address accepts a TCP connection now.
 func allAccept(ctx context.Context, addrs []string) bool {
+	return len(addrs) > 0 && len(accepting(ctx, addrs)) == len(addrs)
+}
+
+// accepting are the addresses that accept a TCP connection now.
+func accepting(ctx context.Context, addrs []string) []string {
+	var out []string
 	for _, addr := range addrs {
 		d := net.Dialer{Timeout: time.Second}
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
-			return false
+			continue
 		}
 		conn.Close()
+		out = append(out, addr)
 	}
-	return len(addrs) > 0
+	return out
 }
 
 // stopAll stops the apps started, the last first.
@@ -235,24 +255,47 @@ func (as *apps) output(spec *appSpec) io.Writer {
 	return io.MultiWriter(ws...)
 }
 
-// startEnv is the environment of a started app: the process's, with the directory
-// of this switchboard binary first on PATH, so that a start command naming
-// `switchboard` (switchboard demo --serve ...) runs this very binary, built with go
-// run or installed.
-func startEnv() []string {
+// startEnv is the environment of a started app: the process's, with a directory
+// first on PATH that holds only `switchboard`, a link to this very binary, so that
+// a start command naming it (switchboard demo --serve ...) runs the binary testing
+// it, however that is named (go run's build, a release download) and wherever it
+// lies. Every other command resolves as in the developer's shell: prepending the
+// binary's own directory (/usr/local/bin, ~/go/bin) would put whatever else lies
+// there (another node) before the developer's choice. Without a link (no
+// executable path, no temporary directory) PATH is left as it is.
+func (as *apps) startEnv() []string {
 	env := os.Environ()
-	exe, err := os.Executable()
-	if err != nil {
-		return env
+	if as.binDir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return env
+		}
+		dir, err := os.MkdirTemp("", "switchboard-test-bin-")
+		if err != nil {
+			return env
+		}
+		if err := os.Symlink(exe, filepath.Join(dir, "switchboard")); err != nil {
+			os.RemoveAll(dir)
+			return env
+		}
+		as.binDir = dir
 	}
-	dir := filepath.Dir(exe)
 	for i, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			env[i] = "PATH=" + dir + string(os.PathListSeparator) + v
+			env[i] = "PATH=" + as.binDir + string(os.PathListSeparator) + v
 			return env
 		}
 	}
-	return append(env, "PATH="+dir)
+	return append(env, "PATH="+as.binDir)
+}
+
+// close stops the apps started and removes what starting them made.
+func (as *apps) close() {
+	as.stopAll()
+	if as.binDir != "" {
+		os.RemoveAll(as.binDir)
+		as.binDir = ""
+	}
 }
 
 // lineWriter calls line with each complete line written to it.

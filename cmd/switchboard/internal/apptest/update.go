@@ -9,8 +9,9 @@ import (
 // writeSnapshots records, under --update, each scenario's call as its snapshot: the
 // first run that reached its app. Each scenario file's snapshot file keeps the
 // entries of its cases not run (--run) and drops those of cases it no longer has.
-// It returns the files written.
-func writeSnapshots(all []*testCase, rep *report) ([]string, error) {
+// It returns the files written (changed) and how many were left as they were
+// (their calls did what their snapshots say).
+func writeSnapshots(all []*testCase, rep *report) (written []string, unchanged int, err error) {
 	var order []*snapshot.File
 	names := map[*snapshot.File][]string{} // every case of the file, in file order
 	source := map[*snapshot.File]string{}
@@ -31,15 +32,19 @@ func writeSnapshots(all []*testCase, rep *report) ([]string, error) {
 			}
 		}
 	}
-	var written []string
 	for _, f := range order {
 		if !changed[f] {
 			continue
 		}
-		if err := f.Write(source[f], names[f]); err != nil {
-			return written, fmt.Errorf("--update: %w", err)
+		wrote, err := f.Write(source[f], names[f])
+		if err != nil {
+			return written, unchanged, fmt.Errorf("--update: %w", err)
+		}
+		if !wrote {
+			unchanged++
+			continue
 		}
 		written = append(written, f.Path)
 	}
-	return written, nil
+	return written, unchanged, nil
 }

@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -80,6 +81,8 @@ func (rn *runner) watch(ctx context.Context, as *apps, run *regexp.Regexp, s *su
 	last := verdictOf(context.Background(), rep)
 	rn.watchAll(w, s, run)
 	rn.waiting()
+	// pending are the paths changed since the last run, each true when it did not
+	// exist before (its first event created it).
 	pending := map[string]bool{}
 	var quiet <-chan time.Time
 	for {
@@ -92,7 +95,9 @@ func (rn *runner) watch(ctx context.Context, as *apps, run *regexp.Regexp, s *su
 			if !rn.relevant(ev) {
 				continue
 			}
-			pending[ev.Name] = true
+			if _, seen := pending[ev.Name]; !seen {
+				pending[ev.Name] = ev.Has(fsnotify.Create)
+			}
 			if ev.Has(fsnotify.Create) {
 				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() {
 					addTree(w, ev.Name)
@@ -101,14 +106,11 @@ func (rn *runner) watch(ctx context.Context, as *apps, run *regexp.Regexp, s *su
 			quiet = time.After(settle)
 		case <-quiet:
 			quiet = nil
-			changed := slices.Sorted(func(yield func(string) bool) {
-				for p := range pending {
-					if !yield(p) {
-						return
-					}
-				}
-			})
+			changed := settled(pending)
 			clear(pending)
+			if len(changed) == 0 {
+				continue
+			}
 			next, err := load(rn.cfg)
 			if err != nil {
 				fmt.Fprintf(rn.cfg.Stdout, "\n--- %s changed: %v\n", strings.Join(rel(changed), ", "), err)
@@ -133,6 +135,23 @@ func (rn *runner) watch(ctx context.Context, as *apps, run *regexp.Regexp, s *su
 			}
 		}
 	}
+}
+
+// settled are the paths of pending that changed something, in name order: not
+// those that appeared and went again while the files settled (the temporary files
+// of editors, sed -i and build tools).
+func settled(pending map[string]bool) []string {
+	var out []string
+	for p, appeared := range pending {
+		if appeared {
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // watchAll watches every folder of scenario files, and the paths of every group.
@@ -181,10 +200,12 @@ func skippedDir(name string) bool {
 }
 
 // relevant reports whether an event can change a run: not a permissions change,
-// not a snapshot (--update writes them), not the log or report files, nothing
-// under a skipped directory.
+// not a snapshot (--update writes them), not an editor's backup (file~, #file#),
+// not the log or report files, nothing under a skipped directory.
 func (rn *runner) relevant(ev fsnotify.Event) bool {
-	if ev.Op == fsnotify.Chmod || strings.HasSuffix(ev.Name, SnapshotSuffix) {
+	base := filepath.Base(ev.Name)
+	if ev.Op == fsnotify.Chmod || strings.HasSuffix(base, SnapshotSuffix) || strings.HasSuffix(base, "~") ||
+		(len(base) > 1 && strings.HasPrefix(base, "#") && strings.HasSuffix(base, "#")) {
 		return false
 	}
 	for _, own := range []string{rn.cfg.LogFile, rn.cfg.JUnit} {

@@ -113,8 +113,8 @@ func Backlog(ctx context.Context, o BacklogOptions) ([]Result, error) {
 				"heap while claiming": float64(heap), "resident set while claiming": float64(rss)}, nil
 		}
 	}
-	return Interleave(ctx, o.Rounds, []Measure{{"claim at the head", "ms"}, {"heap while claiming", "B"},
-		{"resident set while claiming", "B"}}, side(big), side(small))
+	return Interleave(ctx, o.Rounds, []Measure{{"claim at the head", "ms", Lower}, {"heap while claiming", "B", Lower},
+		{"resident set while claiming", "B", Lower}}, side(big), side(small))
 }
 
 // fillBacklog creates a store at path with backlogEndpoints endpoints and n

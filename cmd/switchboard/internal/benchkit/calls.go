@@ -159,8 +159,8 @@ func Calls(ctx context.Context, o CallsOptions) ([]Result, Plan, error) {
 			clients = append(clients, w)
 		}
 	}
-	measures := []Measure{{"memory per live call", "B"}, {"heap per live call", "B"},
-		{"stacks per live call", "B"}, {"goroutines per live call", "goroutines"}, {"set up per second", "calls/s"}}
+	measures := []Measure{{"memory per live call", "B", Lower}, {"heap per live call", "B", Lower},
+		{"stacks per live call", "B", Lower}, {"goroutines per live call", "goroutines", Lower}, {"set up per second", "calls/s", Higher}}
 	side := func(kind string, index int) Side {
 		return func(ctx context.Context, round int) (map[string]float64, error) {
 			progress(fmt.Sprintf("round %d: %d %s live", round+1, o.Calls, kind))

@@ -86,7 +86,7 @@ func Hooks(ctx context.Context, o HooksOptions) ([]Result, error) {
 		}
 		return err
 	}
-	m := Measure{Name: "hook round trip", Unit: "µs"}
+	m := Measure{Name: "hook round trip", Unit: "µs", Better: Lower}
 	return timedPair(ctx, o.Rounds, m, o.Requests, ours, baseline)
 }
 

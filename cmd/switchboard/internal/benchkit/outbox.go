@@ -3,6 +3,7 @@ package benchkit
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,15 +32,29 @@ type OutboxRound = outboxbench.Result
 // against a plain net/http client posting the same body as many times with as many
 // requests in flight, the two interleaved round by round. The plain client repeats
 // its posts until it has run about as long as the outbox side before it. It also returns each
-// round's outbox result (lateness, CPU, the SQLite writer's share).
+// round's outbox result (lateness, CPU, the SQLite writer's share). The plain client
+// runs at the collector target the process started with, not the one the outbox
+// sets (outbox.Config.GCPercent).
+//
+// On SQLite the baseline's turn also measures the schema's pipeline floor
+// (outboxbench.PipelineFloor: the store's statements for the same deliveries and the
+// same posts, with nothing else), reported as two more measures: the floor ÷ the
+// plain client, which no outbox on the schema can pass, and the outbox ÷ its floor,
+// how much of it the outbox reaches.
 func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, error) {
 	opts := o.Bench.WithDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, nil, err
 	}
 	opts.SkipPlain = true
+	// The outbox sets the process's collector target when it starts (Config.GCPercent);
+	// the plain client runs at the target the program started with, as any program
+	// posting webhooks itself would.
+	programGC := debug.SetGCPercent(-1)
+	debug.SetGCPercent(programGC)
 	var (
 		rounds []OutboxRound
+		floors []float64
 		// took is how long the last outbox side ran: the baseline runs about as long,
 		// so that both sides see the machine's load over a like span.
 		took time.Duration
@@ -69,18 +84,39 @@ func Outbox(ctx context.Context, o OutboxOptions) ([]Result, []OutboxRound, erro
 			posts   int
 			elapsed time.Duration
 		)
+		outboxGC := debug.SetGCPercent(programGC)
 		for posts == 0 || elapsed < took && posts < 10*opts.Deliveries {
 			r, err := outboxbench.Plain(ctx, opts)
 			if err != nil {
+				debug.SetGCPercent(outboxGC)
 				return nil, err
 			}
 			posts += opts.Deliveries
 			elapsed += time.Duration(float64(time.Second) * float64(opts.Deliveries) / r)
 		}
+		debug.SetGCPercent(outboxGC)
+		if o.DatabaseURL == "" {
+			floor, err := outboxbench.PipelineFloor(ctx, outboxbench.FloorOptions{Deliveries: opts.Deliveries,
+				Workers: opts.Concurrency, Synchronous: opts.Synchronous, Dir: opts.Dir})
+			if err != nil {
+				return nil, err
+			}
+			floors = append(floors, floor)
+		}
 		return map[string]float64{"deliveries per second": float64(posts) / elapsed.Seconds()}, nil
 	}
-	res, err := Interleave(ctx, o.Rounds, []Measure{{"deliveries per second", "deliveries/s"}}, ours, baseline)
-	return res, rounds, err
+	res, err := Interleave(ctx, o.Rounds, []Measure{{"deliveries per second", "deliveries/s", Higher}}, ours, baseline)
+	if err != nil || len(floors) != len(res[0].PerRound) {
+		return res, rounds, err
+	}
+	floor, share := make([]Round, len(floors)), make([]Round, len(floors))
+	for i, r := range res[0].PerRound {
+		floor[i] = Round{Ours: floors[i], Baseline: r.Baseline, Ratio: ratio(floors[i], r.Baseline)}
+		share[i] = Round{Ours: r.Ours, Baseline: floors[i], Ratio: ratio(r.Ours, floors[i])}
+	}
+	return append(res,
+		summarise(Measure{"schema's pipeline floor ÷ plain client", "deliveries/s", Higher}, floor),
+		summarise(Measure{"outbox ÷ schema's pipeline floor", "deliveries/s", Higher}, share)), rounds, nil
 }
 
 // pgSchema creates a fresh schema on the database at dbURL and returns how to open

@@ -34,18 +34,18 @@ func Write(w io.Writer, f Format, title string, res []Result) error {
 		}
 		return nil
 	case Markdown:
-		fmt.Fprintf(w, "%s\n\n| measure | unit | ours | baseline | ratio (median) | ratio min–max | rounds |\n|---|---|--:|--:|--:|--:|--:|\n", title)
+		fmt.Fprintf(w, "%s\n\n| measure | unit | better | ours | baseline | ratio (median) | ratio min–max | rounds |\n|---|---|---|--:|--:|--:|--:|--:|\n", title)
 		for _, r := range res {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %d |\n", r.Measure, r.Unit, figure(r.Ours), figure(r.Baseline),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %d |\n", r.Measure, r.Unit, r.Better, figure(r.Ours), figure(r.Baseline),
 				r.Ratio.Median, r.Ratio.Min, r.Ratio.Max, r.Rounds)
 		}
 		return nil
 	}
 	fmt.Fprintln(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measure\tunit\tours\tbaseline\tratio min\tmedian\tmax\trounds\t")
+	fmt.Fprintln(tw, "measure\tunit\tbetter\tours\tbaseline\tratio min\tmedian\tmax\trounds\t")
 	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Measure, r.Unit, figure(r.Ours), figure(r.Baseline),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Measure, r.Unit, r.Better, figure(r.Ours), figure(r.Baseline),
 			r.Ratio.Min, r.Ratio.Median, r.Ratio.Max, r.Rounds)
 	}
 	return tw.Flush()

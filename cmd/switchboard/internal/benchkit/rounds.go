@@ -12,7 +12,19 @@ type Measure struct {
 	Name string
 	// Unit of the figures, e.g. "µs", "B/call", "deliveries/s".
 	Unit string
+	// Better says which way the figure improves: Higher (a rate) or Lower (a time, a
+	// size). A ratio ours ÷ baseline improves the same way.
+	Better Direction
 }
+
+// Direction is which way a measure improves.
+type Direction string
+
+// Directions of Measure.Better.
+const (
+	Higher Direction = "higher"
+	Lower  Direction = "lower"
+)
 
 // Side runs one side (ours or the baseline) once and returns a figure per measure,
 // keyed by Measure.Name.
@@ -40,8 +52,10 @@ type Result struct {
 	Baseline float64 `json:"baseline"`
 	Ratio    Stats   `json:"ratio"`
 	Unit     string  `json:"unit"`
-	Rounds   int     `json:"rounds"`
-	PerRound []Round `json:"per_round"`
+	// Better says which way the measure, and its ratio, improves.
+	Better   Direction `json:"better"`
+	Rounds   int       `json:"rounds"`
+	PerRound []Round   `json:"per_round"`
 }
 
 // Interleave runs ours and baseline rounds times each, alternating which goes first
@@ -93,7 +107,7 @@ func summarise(m Measure, per []Round) Result {
 	for _, x := range per {
 		os, bs, rs = append(os, x.Ours), append(bs, x.Baseline), append(rs, x.Ratio)
 	}
-	return Result{Measure: m.Name, Unit: m.Unit, Rounds: len(per), PerRound: per,
+	return Result{Measure: m.Name, Unit: m.Unit, Better: m.Better, Rounds: len(per), PerRound: per,
 		Ours: Summarise(os).Median, Baseline: Summarise(bs).Median, Ratio: Summarise(rs)}
 }
 

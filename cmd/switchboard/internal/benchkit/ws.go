@@ -86,6 +86,6 @@ func WS(ctx context.Context, o WSOptions) ([]Result, error) {
 		_, _, err := bare.Read(ctx)
 		return err
 	}
-	m := Measure{Name: "websocket request/ack", Unit: "µs"}
+	m := Measure{Name: "websocket request/ack", Unit: "µs", Better: Lower}
 	return timedPair(ctx, o.Rounds, m, o.Messages, ours, baseline)
 }

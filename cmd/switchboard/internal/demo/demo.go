@@ -79,10 +79,10 @@ func Run(ctx context.Context, w io.Writer, cfg featureserver.CallControlConfig, 
 			Expect: scenario.Expectations{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/call", "/gather"}, Status: callctl.StatusCompleted}},
 	}, {
 		title: "WebSocket app", url: "ws" + httpURLTail(wsURL) + "/ws#rc=3",
-		story: "The caller says \"support please\". After the 5th message the node drops the socket\n(close 1011): it reconnects and resumes the session with session:reconnect.",
+		story: "The caller says \"support please\". After the 6th message the node drops the socket\n(close 1011): it reconnects and resumes the session with session:reconnect.",
 		scenario: scenario.Scenario{
 			Caller: scenario.Caller{Gathers: []scenario.Gather{{Speech: "support please"}}},
-			Faults: []callctl.Fault{{AfterMessage: 5, CloseCode: 1011}},
+			Faults: []callctl.Fault{{AfterMessage: 6, CloseCode: 1011}},
 			Expect: scenario.Expectations{Verbs: []string{"say", "gather", "say", "pause", "say", "hangup"}, Hooks: []string{"/ws", "/gather"}, Status: callctl.StatusCompleted},
 		},
 		check: func(r *callctl.Result) error {

@@ -62,6 +62,7 @@ type summary struct {
 	failed             int
 	canceled           int
 	alerts             int
+	compat             int
 	expectationsFailed int
 	unexpected         int
 	failures           []expectationFailure // the first maxListedFailures
@@ -111,6 +112,7 @@ func (s *summary) add(r *callctl.Result, failures []string, asExpected bool) {
 		s.completed++
 	}
 	s.alerts += len(r.Alerts)
+	s.compat += len(r.Compat)
 	s.expectationsFailed += len(failures)
 	for _, f := range failures {
 		if len(s.failures) < maxListedFailures {
@@ -125,11 +127,13 @@ func (s *summary) add(r *callctl.Result, failures []string, asExpected bool) {
 
 // summaryJSON is the last line of `simulate --json`.
 type summaryJSON struct {
-	Kind               string         `json:"kind"`
-	Calls              int            `json:"calls"`
-	Completed          int            `json:"completed"`
-	Failed             int            `json:"failed"`
-	Alerts             int            `json:"alerts"`
+	Kind      string `json:"kind"`
+	Calls     int    `json:"calls"`
+	Completed int    `json:"completed"`
+	Failed    int    `json:"failed"`
+	Alerts    int    `json:"alerts"`
+	// Compat counts the compat warnings (docs/compatibility.md §2).
+	Compat             int            `json:"compat"`
 	HookLatencyMS      latencySummary `json:"hook_latency_ms"`
 	ExpectationsFailed int            `json:"expectations_failed"`
 	// ExpectationFailures says which expectations did not hold (the first 20).
@@ -163,7 +167,7 @@ func (t *timelineWriter) summary(s *summary) {
 	lat := slices.Clone(s.latencies)
 	slices.Sort(lat)
 	j := summaryJSON{
-		Kind: "summary", Calls: s.calls, Completed: s.completed, Failed: s.failed, Alerts: s.alerts,
+		Kind: "summary", Calls: s.calls, Completed: s.completed, Failed: s.failed, Alerts: s.alerts, Compat: s.compat,
 		HookLatencyMS:      latencySummary{P50: percentile(lat, 50), P95: percentile(lat, 95), P99: percentile(lat, 99)},
 		ExpectationsFailed: s.expectationsFailed, ExpectationFailures: s.failures,
 		Canceled: s.canceled, WallMS: s.wall.Milliseconds(), CallsPerSecond: s.rate(),
@@ -175,8 +179,8 @@ func (t *timelineWriter) summary(s *summary) {
 		fmt.Fprintf(t.w, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(t.w, "\n%d call(s): %d completed, %d failed, %d canceled, %d alert(s), %d expectation(s) failed; hook latency p50 %.1fms p95 %.1fms p99 %.1fms; %.2fs wall, %.1f calls/s\n",
-		j.Calls, j.Completed, j.Failed, j.Canceled, j.Alerts, j.ExpectationsFailed, j.HookLatencyMS.P50, j.HookLatencyMS.P95, j.HookLatencyMS.P99,
+	fmt.Fprintf(t.w, "\n%d call(s): %d completed, %d failed, %d canceled, %d alert(s), %d compat warning(s), %d expectation(s) failed; hook latency p50 %.1fms p95 %.1fms p99 %.1fms; %.2fs wall, %.1f calls/s\n",
+		j.Calls, j.Completed, j.Failed, j.Canceled, j.Alerts, j.Compat, j.ExpectationsFailed, j.HookLatencyMS.P50, j.HookLatencyMS.P95, j.HookLatencyMS.P99,
 		s.wall.Seconds(), j.CallsPerSecond)
 }
 

@@ -59,6 +59,7 @@ type Options struct {
 	Timeout            time.Duration // real-time limit of each call
 	IdleLimit          time.Duration
 	RealTime           bool
+	Strict             bool      // a compat warning the scenario does not name fails the call
 	JSON               bool      // print JSON lines instead of text
 	Progress           io.Writer // a terminal to draw a progress bar on; nil for none
 }
@@ -80,7 +81,8 @@ func New(o Options, net *featureserver.CallNetwork, w io.Writer) (*Simulation, e
 	}
 	base := net.CallOptions(o.AppURL)
 	base.StatusHookURL, base.Username, base.Password, base.Secret = firstNonEmpty(o.StatusHook, sc.StatusHook), o.Username, o.Password, o.Secret
-	base.Call = callctl.CallInfo{From: firstNonEmpty(o.From, sc.From), To: firstNonEmpty(o.To, sc.To)}
+	base.Call = callctl.CallInfo{From: firstNonEmpty(o.From, sc.From), To: firstNonEmpty(o.To, sc.To), EnvVars: sc.EnvVars}
+	base.QueueEventHookURL = sc.QueueEventHook
 	base.Script = sc.Script()
 	base.IdleLimit = o.IdleLimit
 	base.RealTime = o.RealTime
@@ -145,5 +147,10 @@ func (s *Simulation) one(ctx context.Context) *callctl.Result {
 // final status other than completed).
 func (s *Simulation) Check(r *callctl.Result) (failures []string, asExpected bool) {
 	failures = s.expect.Check(r)
+	if s.o.Strict {
+		for _, f := range s.expect.Strict(r) {
+			failures = append(failures, f.Message)
+		}
+	}
 	return failures, len(failures) == 0 && (!r.Failed() || s.expect.ExpectFailure())
 }

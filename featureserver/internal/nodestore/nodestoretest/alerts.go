@@ -62,3 +62,30 @@ func testAlerts(t *testing.T, s nodestore.Store) {
 		t.Fatalf("time %v, want UTC", alerts[0].Time)
 	}
 }
+
+// testMessages: an account's messages, newest first, at most the limit, as added;
+// another account's are never listed.
+func testMessages(t *testing.T, s nodestore.Store) {
+	msg := func(account, sid string, at time.Time) nodestore.Message {
+		return nodestore.Message{MessageSid: sid, AccountSid: account, From: "+15550001", To: "+15550002", Text: "hello " + sid,
+			Status: "success", CreatedAt: at}
+	}
+	for _, m := range []nodestore.Message{msg("a", "m1", t0), msg("a", "m2", t0.Add(time.Second)), msg("b", "m3", t0)} {
+		if err := s.AddMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ListMessages(ctx, "a", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].MessageSid != "m2" || !reflect.DeepEqual(got[1], msg("a", "m1", t0)) {
+		t.Fatalf("ListMessages(a) = %+v", got)
+	}
+	if got, _ := s.ListMessages(ctx, "a", 1); len(got) != 1 {
+		t.Fatalf("limit 1: %+v", got)
+	}
+	if err := s.AddMessage(ctx, msg("a", "m1", t0)); err == nil {
+		t.Error("a message sid added twice")
+	}
+}

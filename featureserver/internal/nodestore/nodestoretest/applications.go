@@ -15,7 +15,8 @@ func application(account, sid string, created time.Time) nodestore.Application {
 }
 
 // testSaveApplication: an application reads back as saved, with or without a status
-// hook; saving it again replaces its name and hooks and keeps its creation time; an
+// hook; saving it again replaces its name, hooks and settings (speech, env_vars) and
+// keeps its creation time; an
 // application of another account with the same sid is left alone and unseen.
 func testSaveApplication(t *testing.T, s nodestore.Store) {
 	putAccounts(t, s, "a", "b")
@@ -31,6 +32,8 @@ func testSaveApplication(t *testing.T, s nodestore.Store) {
 	changed.Name, changed.CreatedAt = "renamed", t0.Add(time.Hour)
 	changed.CallHook = nodestore.HookSpec{URL: "wss://app.example.com/ws"}
 	changed.CallStatusHook = &nodestore.HookSpec{URL: "https://app.example.com/status?x=1", Method: "POST"}
+	changed.ApplicationSettings = nodestore.ApplicationSettings{SpeechSynthesisVendor: "elevenlabs", SpeechSynthesisVoice: "rachel",
+		FallbackSpeechRecognizerLabel: "backup", EnvVars: map[string]any{"GREETING": "hi", "N": float64(2)}}
 	if err := s.SaveApplication(ctx, changed); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore Factory) {
 	run("ListApplications", testListApplications)
 	run("DeleteApplication", testDeleteApplication)
 	run("Alerts", testAlerts)
+	run("Messages", testMessages)
 	run("SaveCall", testSaveCall)
 	run("ListCalls", testListCalls)
 	run("ListCallsPages", testListCallsPages)

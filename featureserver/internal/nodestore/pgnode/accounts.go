@@ -3,6 +3,7 @@ package pgnode
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,10 @@ import (
 // bootstrap token first deletes the account's other bootstrap tokens, a rotation
 // (ReplaceTokens) every other token of the account.
 func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) error {
-	a := p.Account
+	a, err := nodestore.SealAccount(s.box, p.Account)
+	if err != nil {
+		return err
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO fs_accounts(sid, name, webhook_secret, created_at, previous_webhook_secret, previous_secret_until)
 			VALUES ($1, $2, $3, $4, $5, $6)
@@ -49,7 +53,7 @@ func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) er
 
 // AccountByToken joins the token's row to its account's.
 func (s *Store) AccountByToken(ctx context.Context, tokenHash string) (nodestore.Account, error) {
-	return scanAccount(s.pool.QueryRow(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at, a.previous_webhook_secret, a.previous_secret_until
+	return s.scanAccount(s.pool.QueryRow(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at, a.previous_webhook_secret, a.previous_secret_until
 		FROM fs_api_tokens t JOIN fs_accounts a ON a.sid = t.account_sid WHERE t.token_hash = $1`, tokenHash))
 }
 
@@ -57,13 +61,13 @@ const accountColumns = `sid, name, webhook_secret, created_at, previous_webhook_
 
 // GetAccount reads one account row.
 func (s *Store) GetAccount(ctx context.Context, sid string) (nodestore.Account, error) {
-	return scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM fs_accounts WHERE sid = $1`, sid))
+	return s.scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM fs_accounts WHERE sid = $1`, sid))
 }
 
 // ListAccounts reads every account row by creation time.
 func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
-	return sqlrows.Collect([]nodestore.Account{}, rows, err, scanAccount)
+	return sqlrows.Collect([]nodestore.Account{}, rows, err, s.scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction (the
@@ -80,6 +84,12 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 		}
 		return nil
 	})
+}
+
+// scanAccount reads an account row, its secrets opened.
+func (s *Store) scanAccount(row sqlrows.Row) (nodestore.Account, error) {
+	a, err := scanAccount(row)
+	return nodestore.OpenAccount(s.box, a, err)
 }
 
 func scanAccount(row sqlrows.Row) (nodestore.Account, error) {
@@ -107,10 +117,14 @@ func msOrNull(t time.Time) *time.Time {
 // SaveStatusHook upserts the row of the account and URL.
 func (s *Store) SaveStatusHook(ctx context.Context, p nodestore.SaveStatusHookParams) error {
 	h := p.Hook
-	_, err := s.pool.Exec(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
+	password, err := s.box.Seal(h.Password, nodestore.WhereStatusHookPassword(p.AccountSid, p.URL))
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT(account_sid, url) DO UPDATE SET method = excluded.method,
 		username = excluded.username, password = excluded.password, updated_at = excluded.updated_at`,
-		p.AccountSid, p.URL, h.Method, h.Username, h.Password, ms(p.At))
+		p.AccountSid, p.URL, h.Method, h.Username, password, ms(p.At))
 	return err
 }
 
@@ -121,6 +135,9 @@ func (s *Store) GetStatusHook(ctx context.Context, p nodestore.GetStatusHookPara
 		WHERE account_sid = $1 AND url = $2`, p.AccountSid, p.URL).Scan(&h.Method, &h.Username, &h.Password)
 	if err != nil {
 		return nodestore.HookSpec{}, notFound(err)
+	}
+	if h.Password, err = s.box.Open(h.Password, nodestore.WhereStatusHookPassword(p.AccountSid, p.URL)); err != nil {
+		return nodestore.HookSpec{}, fmt.Errorf("the stored secret of a status hook of account %s: %w (SWITCHBOARD_SECRETS_KEY)", p.AccountSid, err)
 	}
 	return h, nil
 }
@@ -165,5 +182,25 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 		err := r.Scan(&a.Type, &a.CallSid, &a.URL, &a.Detail, &at)
 		a.Time = at.UTC()
 		return a, err
+	})
+}
+
+// AddMessage inserts the message's row.
+func (s *Store) AddMessage(ctx context.Context, m nodestore.Message) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO fs_messages(message_sid, account_sid, from_number, to_number, body, media, status, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, m.MessageSid, m.AccountSid, m.From, m.To, m.Text, m.Media, m.Status, ms(m.CreatedAt))
+	return err
+}
+
+// ListMessages reads the account's rows, newest first.
+func (s *Store) ListMessages(ctx context.Context, accountSid string, limit int) ([]nodestore.Message, error) {
+	rows, err := s.pool.Query(ctx, `SELECT message_sid, from_number, to_number, body, media, status, created_at FROM fs_messages
+		WHERE account_sid = $1 ORDER BY created_at DESC, message_sid LIMIT $2`, accountSid, limit)
+	return sqlrows.Collect([]nodestore.Message{}, rows, err, func(r sqlrows.Row) (nodestore.Message, error) {
+		m := nodestore.Message{AccountSid: accountSid}
+		var at time.Time
+		err := r.Scan(&m.MessageSid, &m.From, &m.To, &m.Text, &m.Media, &m.Status, &at)
+		m.CreatedAt = at.UTC()
+		return m, err
 	})
 }

@@ -14,6 +14,10 @@ import (
 // and its Recovery as JSON beside it; an update changes only the record, the
 // recovery, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
+	c, err := nodestore.SealCall(s.box, c)
+	if err != nil {
+		return err
+	}
 	record, recovery, err := nodestore.EncodeCall(c)
 	if err != nil {
 		return err
@@ -28,7 +32,7 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 // recovery, of every node.
 func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
 	rows, err := s.pool.Query(ctx, `SELECT record::text, recovery::text FROM fs_calls WHERE active ORDER BY created_at, sid`)
-	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, s.scanCallWithRecovery)
 }
 
 // lostCalls is the condition of a lost active call c: its node is the restarted one
@@ -39,7 +43,7 @@ const lostCalls = `c.active AND (c.node_id = $1
 // LostCalls reads the lost active rows with their recovery.
 func (s *Store) LostCalls(ctx context.Context, p nodestore.InterruptLostCallsParams) ([]nodestore.Call, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.record::text, c.recovery::text FROM fs_calls c WHERE `+lostCalls+` ORDER BY c.created_at, c.sid`, p.Restarted)
-	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, s.scanCallWithRecovery)
 }
 
 // InterruptActiveCalls locks the active rows (a partial index holds them) and
@@ -148,4 +152,10 @@ func (s *Store) PurgeCalls(ctx context.Context, p nodestore.PurgeCallsParams) (i
 		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// scanCallWithRecovery reads a call's record and recovery, its password opened.
+func (s *Store) scanCallWithRecovery(r sqlrows.Row) (nodestore.Call, error) {
+	c, err := nodestore.ScanCallWithRecovery(r)
+	return nodestore.OpenCall(s.box, c, err)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/internal/migrate"
 	"github.com/switchboard-voice/switchboard/internal/pgpool"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 )
 
 //go:embed migrations/*.sql
@@ -32,6 +33,10 @@ type Options struct {
 	// MaxConns bounds the pool OpenURL makes, unless the URL's pool_max_conns does.
 	// Default 8.
 	MaxConns int32
+	// Secrets seals the secrets the store keeps (nodestore.SealAccount and the
+	// others) and opens them when read. Default nil: kept in clear, and a sealed one
+	// cannot be read.
+	Secrets *secretbox.Keyring
 }
 
 // WithDefaults returns o with every zero value replaced by its default.
@@ -54,6 +59,7 @@ func (o Options) validate() error {
 type Store struct {
 	pool    *pgxpool.Pool
 	ownPool bool
+	box     *secretbox.Keyring // Options.Secrets
 }
 
 var _ nodestore.Store = (*Store)(nil)
@@ -97,7 +103,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 	if err := pgpool.Migrate(ctx, pool, schema, migrate.Line{Table: MigrationTable, FS: Migrations()}); err != nil {
 		return nil, fmt.Errorf("pgnode: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, box: opts.Secrets}, nil
 }
 
 // Ping reports whether the database answers.

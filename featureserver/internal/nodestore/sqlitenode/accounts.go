@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
@@ -14,6 +15,10 @@ import (
 // PutAccount upserts the account row and its token row in one transaction; a
 // bootstrap token first deletes the account's other bootstrap tokens.
 func (s *Store) PutAccount(ctx context.Context, p nodestore.PutAccountParams) error {
+	var err error
+	if p.Account, err = nodestore.SealAccount(s.box, p.Account); err != nil {
+		return err
+	}
 	return s.write(ctx, func(tx *sql.Tx) error { return putAccount(ctx, tx, p) })
 }
 
@@ -50,13 +55,13 @@ func putAccount(ctx context.Context, tx *sql.Tx, p nodestore.PutAccountParams) e
 
 // AccountByToken joins the token's row to its account's.
 func (s *Store) AccountByToken(ctx context.Context, tokenHash string) (nodestore.Account, error) {
-	return scanAccount(s.db.QueryRowContext(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at, a.previous_webhook_secret, a.previous_secret_until
+	return s.scanAccount(s.db.QueryRowContext(ctx, `SELECT a.sid, a.name, a.webhook_secret, a.created_at, a.previous_webhook_secret, a.previous_secret_until
 		FROM fs_api_tokens t JOIN fs_accounts a ON a.sid = t.account_sid WHERE t.token_hash = ?`, tokenHash))
 }
 
 // GetAccount reads one account row.
 func (s *Store) GetAccount(ctx context.Context, sid string) (nodestore.Account, error) {
-	return scanAccount(s.db.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM fs_accounts WHERE sid = ?`, sid))
+	return s.scanAccount(s.db.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM fs_accounts WHERE sid = ?`, sid))
 }
 
 const accountColumns = `sid, name, webhook_secret, created_at, previous_webhook_secret, previous_secret_until`
@@ -64,7 +69,7 @@ const accountColumns = `sid, name, webhook_secret, created_at, previous_webhook_
 // ListAccounts reads every account row by creation time.
 func (s *Store) ListAccounts(ctx context.Context) ([]nodestore.Account, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+accountColumns+` FROM fs_accounts ORDER BY created_at, sid`)
-	return sqlrows.Collect([]nodestore.Account{}, rows, err, scanAccount)
+	return sqlrows.Collect([]nodestore.Account{}, rows, err, s.scanAccount)
 }
 
 // DeleteAccount deletes the account's rows of every table in one transaction.
@@ -80,6 +85,12 @@ func (s *Store) DeleteAccount(ctx context.Context, sid string) error {
 		}
 		return nil
 	})
+}
+
+// scanAccount reads an account row, its secrets opened.
+func (s *Store) scanAccount(row sqlrows.Row) (nodestore.Account, error) {
+	a, err := scanAccount(row)
+	return nodestore.OpenAccount(s.box, a, err)
 }
 
 func scanAccount(row sqlrows.Row) (nodestore.Account, error) {
@@ -109,10 +120,14 @@ func unixMilliOrZero(t time.Time) int64 {
 // SaveStatusHook upserts the row of the account and URL.
 func (s *Store) SaveStatusHook(ctx context.Context, p nodestore.SaveStatusHookParams) error {
 	h := p.Hook
+	password, err := s.box.Seal(h.Password, nodestore.WhereStatusHookPassword(p.AccountSid, p.URL))
+	if err != nil {
+		return err
+	}
 	return s.exec(ctx, `INSERT INTO fs_status_hooks(account_sid, url, method, username, password, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(account_sid, url) DO UPDATE SET method = excluded.method,
 		username = excluded.username, password = excluded.password, updated_at = excluded.updated_at`,
-		p.AccountSid, p.URL, h.Method, h.Username, h.Password, p.At.UnixMilli())
+		p.AccountSid, p.URL, h.Method, h.Username, password, p.At.UnixMilli())
 }
 
 // GetStatusHook reads the row of the account and URL.
@@ -125,6 +140,9 @@ func (s *Store) GetStatusHook(ctx context.Context, p nodestore.GetStatusHookPara
 	}
 	if err != nil {
 		return nodestore.HookSpec{}, err
+	}
+	if h.Password, err = s.box.Open(h.Password, nodestore.WhereStatusHookPassword(p.AccountSid, p.URL)); err != nil {
+		return nodestore.HookSpec{}, fmt.Errorf("the stored secret of a status hook of account %s: %w (SWITCHBOARD_SECRETS_KEY)", p.AccountSid, err)
 	}
 	return h, nil
 }

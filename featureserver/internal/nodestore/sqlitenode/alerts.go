@@ -28,3 +28,22 @@ func (s *Store) ListAlerts(ctx context.Context, p nodestore.ListAlertsParams) ([
 		return a, err
 	})
 }
+
+// AddMessage inserts the message's row.
+func (s *Store) AddMessage(ctx context.Context, m nodestore.Message) error {
+	return s.exec(ctx, `INSERT INTO fs_messages(message_sid, account_sid, from_number, to_number, body, media, status, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, m.MessageSid, m.AccountSid, m.From, m.To, m.Text, m.Media, m.Status, m.CreatedAt.UnixMilli())
+}
+
+// ListMessages reads the account's rows, newest first.
+func (s *Store) ListMessages(ctx context.Context, accountSid string, limit int) ([]nodestore.Message, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT message_sid, from_number, to_number, body, media, status, created_at FROM fs_messages
+		WHERE account_sid = ? ORDER BY created_at DESC, message_sid LIMIT ?`, accountSid, limit)
+	return sqlrows.Collect([]nodestore.Message{}, rows, err, func(r sqlrows.Row) (nodestore.Message, error) {
+		m := nodestore.Message{AccountSid: accountSid}
+		var at int64
+		err := r.Scan(&m.MessageSid, &m.From, &m.To, &m.Text, &m.Media, &m.Status, &at)
+		m.CreatedAt = time.UnixMilli(at).UTC()
+		return m, err
+	})
+}

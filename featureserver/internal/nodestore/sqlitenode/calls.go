@@ -13,6 +13,10 @@ import (
 // and its Recovery as JSON beside it; an update changes only the record, the
 // recovery, whether the call is active, and its node.
 func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
+	c, err := nodestore.SealCall(s.box, c)
+	if err != nil {
+		return err
+	}
 	record, recovery, err := nodestore.EncodeCall(c)
 	if err != nil {
 		return err
@@ -26,7 +30,7 @@ func (s *Store) SaveCall(ctx context.Context, c nodestore.Call) error {
 // recovery.
 func (s *Store) ActiveCalls(ctx context.Context) ([]nodestore.Call, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT record, recovery FROM fs_calls WHERE active = 1 ORDER BY created_at_ms, sid`)
-	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, s.scanCallWithRecovery)
 }
 
 // InterruptActiveCalls reads the active rows (a partial index holds them) and
@@ -139,4 +143,10 @@ func (s *Store) PurgeCalls(ctx context.Context, p nodestore.PurgeCallsParams) (i
 		return err
 	})
 	return int(n), err
+}
+
+// scanCallWithRecovery reads a call's record and recovery, its password opened.
+func (s *Store) scanCallWithRecovery(r sqlrows.Row) (nodestore.Call, error) {
+	c, err := nodestore.ScanCallWithRecovery(r)
+	return nodestore.OpenCall(s.box, c, err)
 }

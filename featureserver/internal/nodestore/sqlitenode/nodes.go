@@ -42,7 +42,7 @@ const lostCalls = `c.active = 1 AND (c.node_id = ?
 func (s *Store) LostCalls(ctx context.Context, p nodestore.InterruptLostCallsParams) ([]nodestore.Call, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT c.record, c.recovery FROM fs_calls c WHERE `+lostCalls+` ORDER BY c.created_at_ms, c.sid`,
 		p.Restarted, s.clock.Now().UnixMilli())
-	return sqlrows.Collect([]nodestore.Call{}, rows, err, nodestore.ScanCallWithRecovery)
+	return sqlrows.Collect([]nodestore.Call{}, rows, err, s.scanCallWithRecovery)
 }
 
 // InterruptLostCalls reads the lost active rows and replaces their records in one

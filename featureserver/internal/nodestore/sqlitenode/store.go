@@ -10,6 +10,7 @@ import (
 	_ "modernc.org/sqlite" // the embedded default database
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 	"github.com/switchboard-voice/switchboard/internal/sqlitefile"
 	"github.com/switchboard-voice/switchboard/retry"
 )
@@ -25,6 +26,10 @@ type Options struct {
 	// SQLite's lock (docs/outbox.md §5). Default: a writer connection of the store's
 	// own.
 	Writer Writer
+	// Secrets seals the secrets the store keeps (nodestore.SealAccount and the
+	// others) and opens them when read. Default nil: kept in clear, and a sealed one
+	// cannot be read.
+	Secrets *secretbox.Keyring
 }
 
 // Writer runs write transactions on one connection of the database file: fn runs in
@@ -74,6 +79,7 @@ type Store struct {
 	writer Writer
 	own    *sql.DB // the writer's connection when it is the store's own
 	clock  retry.Clock
+	box    *secretbox.Keyring // Options.Secrets
 }
 
 var _ nodestore.Store = (*Store)(nil)
@@ -101,7 +107,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{db: db, writer: opts.Writer, clock: opts.Clock}
+	s := &Store{db: db, writer: opts.Writer, clock: opts.Clock, box: opts.Secrets}
 	if err := migrateDB(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/nodestoretest"
+	"github.com/switchboard-voice/switchboard/internal/secretbox"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
 )
 
@@ -206,4 +207,28 @@ func TestOpenRefusesAnEmptyPath(t *testing.T) {
 		s.Close()
 		t.Fatal("opened a store at an empty path")
 	}
+}
+
+// With a key, the file holds no secret in clear; rotation keeps them readable.
+func TestSecretsAtRest(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "node.db")
+	nodestoretest.RunSecrets(t, func(t *testing.T, k *secretbox.Keyring) nodestoretest.SecretStore {
+		s, err := Open(context.Background(), path, Options{Secrets: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}, func(t *testing.T) []byte {
+		var all []byte
+		for _, name := range []string{path, path + "-wal"} {
+			b, err := os.ReadFile(name)
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		return all
+	})
 }

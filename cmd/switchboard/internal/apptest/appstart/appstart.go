@@ -146,7 +146,16 @@ func (a *App) Stop(grace time.Duration) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-a.exited
+	// SIGKILL is sent, not yet delivered: a loaded machine may take a while to
+	// schedule the group's processes to die, and until then they hold the app's
+	// port. A process stuck in the kernel could take forever: that one is left.
+	for deadline := time.Now().Add(killWait); time.Now().Before(deadline) && groupAlive(pgid); {
+		time.Sleep(pollInterval / 2)
+	}
 }
+
+// killWait bounds how long Stop waits for the group to die after SIGKILL.
+const killWait = 10 * time.Second
 
 // groupAlive reports whether a process of the group is left. A process that has
 // exited but is not yet reaped (a zombie: the app's children are reparented to PID

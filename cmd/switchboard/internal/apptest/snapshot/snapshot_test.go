@@ -2,8 +2,10 @@ package snapshot_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +23,10 @@ func call(digits string) *callctl.Result {
 	return &callctl.Result{
 		Status: callctl.StatusCompleted, Reason: callctl.ReasonAppHangup, Verbs: []string{"say", "gather", "hangup"},
 		Hooks: []string{"/call", "/gather"}, Alerts: []callctl.Alert{{Type: callctl.AlertWebhookFailure, Detail: "at 127.0.0.1:41234"}},
+		Compat: []callctl.Compat{
+			{Rule: callctl.CompatGatherDigitsLost, Detail: "the caller keyed 12 but the gather timed out"},
+			{Rule: callctl.CompatActionHookNotVerbs, Detail: "http://127.0.0.1:41234/gather answered text/html"},
+		},
 		Requests: []callctl.Request{
 			{Transport: "http", Hook: "/call", Method: "POST", Payload: map[string]any{
 				"call_sid": "0f3c1e52-5b7e-4c1a-9a51-2d6f7e8a9b0c", "account_sid": "acct", "from": "+1555", "duration": 3,
@@ -35,7 +41,8 @@ func call(digits string) *callctl.Result {
 }
 
 // Record keeps the chosen fields, masks what changes from call to call by rule and
-// what the scenario masks, and records every field with "*".
+// what the scenario masks, and records every field with "*"; of the alerts and the
+// compat warnings, their types and rules (their details name the app's address).
 func TestRecord(t *testing.T) {
 	c := snapshot.Record(call("1"), scenario.SnapshotSpec{Payload: []string{"digits", "speech.alternatives[0].transcript", "call_sid", "absent"}})
 	got := snapshot.Text(c)
@@ -61,6 +68,9 @@ requests:
   - type: call:status
 alerts:
   - webhook-failure
+compat:
+  - gather-digits-lost
+  - action-hook-not-verbs
 `
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
@@ -85,21 +95,33 @@ func TestFileAndDiff(t *testing.T) {
 	spec := scenario.SnapshotSpec{Payload: []string{"digits", "duration"}}
 	f.Entries["ivr/sales"] = snapshot.Record(call("1"), spec)
 	f.Entries["gone"] = snapshot.Record(call("9"), spec)
-	if err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil {
-		t.Fatal(err)
+	if wrote, err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil || !wrote {
+		t.Fatalf("write: %v, %v", wrote, err)
+	}
+	before, _ := os.Stat(path)
+	// The same entries again: the file is left as it is.
+	if wrote, err := f.Write("ivr.yaml", []string{"ivr/sales", "ivr/support"}); err != nil || wrote {
+		t.Fatalf("write again: %v, %v", wrote, err)
+	}
+	if after, _ := os.Stat(path); !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the file was written again")
 	}
 	back, err := snapshot.Read(path)
 	if err != nil || len(back.Entries) != 1 {
 		t.Fatalf("read back: %+v, %v", back, err)
 	}
-	if d := snapshot.Diff(back.Entries["ivr/sales"], snapshot.Record(call("1"), spec)); d != "" {
+	if d := back.DiffIn("ivr/sales", snapshot.Record(call("1"), spec)); d != "" {
 		t.Fatalf("the same call differs:\n%s", d)
 	}
-	d := snapshot.Diff(back.Entries["ivr/sales"], snapshot.Record(call("2"), spec))
-	if !strings.HasPrefix(d, "--- snapshot\n+++ this call\n@@") || !strings.Contains(d, "\n-      digits: \"1\"\n+      digits: \"2\"\n") {
-		t.Fatalf("diff:\n%s", d)
-	}
 	raw, _ := os.ReadFile(path)
+	// The hunk is numbered with the file's lines and headed with the request it is
+	// in: the digits line is the file's.
+	d := back.DiffIn("ivr/sales", snapshot.Record(call("2"), spec))
+	digitsLine := slices.Index(strings.Split(string(raw), "\n"), `        digits: "1"`) + 1
+	header := fmt.Sprintf("@@ -%d,7 +%d,7 @@ requests[1] hook: /gather\n", digitsLine-3, digitsLine-3)
+	if !strings.HasPrefix(d, "--- "+path+"\n+++ this call\n"+header) || !strings.Contains(d, "\n-      digits: \"1\"\n+      digits: \"2\"\n") {
+		t.Fatalf("diff (want the hunk %q):\n%s\nof\n%s", header, d, raw)
+	}
 	if !strings.HasPrefix(string(raw), "# Snapshots of ivr.yaml") || strings.Contains(string(raw), "gone") {
 		t.Fatalf("file:\n%s", raw)
 	}

@@ -1,0 +1,144 @@
+package callctl_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-voice/switchboard/callctl"
+)
+
+// An openai_s2s conversation with a tool call: the vendor's events go to the
+// eventHook as llm:event, the tool call as llm:tool-call with its hook, the app's
+// llm:tool-output is recorded (and its shape checked), then the actionHook reports
+// the completion_reason.
+func TestLLMToolCallOverWebSocket(t *testing.T) {
+	srv, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "openai_s2s",
+			"auth": map[string]any{"apiKey": "k"}, "llmOptions": map[string]any{"response_create": map[string]any{}},
+			"eventHook": "/event", "toolHook": "/tool", "actionHook": "/done",
+			"events": []string{"response.audio_transcript.done", "response.output_item.done"}})
+		call := s.next("llm:tool-call")
+		data := call["data"].(map[string]any)
+		s.send(map[string]any{"type": "command", "command": "llm:tool-output", "tool_call_id": data["tool_call_id"],
+			"data": map[string]any{"type": "conversation.item.create", "item": map[string]any{
+				"type": "function_call_output", "call_id": data["tool_call_id"], "output": "sunny"}}})
+		done := s.next("verb:hook")
+		s.ack(done, map[string]any{"verb": "hangup"})
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.Script.LLMs = []callctl.LLMScript{{Turns: []callctl.LLMTurn{
+		{Agent: "Hi, how can I help?"},
+		{User: "Weather in Paris?"},
+		{ToolCall: &callctl.ToolCallScript{Name: "get_weather", Args: map[string]any{"city": "Paris"}}},
+		{Agent: "It is sunny."},
+	}, End: "normal conversation end"}}
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	events := srv.find("llm:event")
+	if len(events) != 3 { // two transcripts and the tool call's output_item.done; the user transcript is filtered out
+		t.Fatalf("llm:event messages %v", events)
+	}
+	if events[0]["hook"] != "/event" || events[0]["data"].(map[string]any)["transcript"] != "Hi, how can I help?" {
+		t.Errorf("first llm:event %v", events[0])
+	}
+	calls := srv.find("llm:tool-call")
+	if len(calls) != 1 || calls[0]["hook"] != "/tool" {
+		t.Fatalf("llm:tool-call %v", calls)
+	}
+	d := calls[0]["data"].(map[string]any)
+	if d["name"] != "get_weather" || d["tool_call_id"] != "call_1" || d["args"].(map[string]any)["city"] != "Paris" {
+		t.Errorf("llm:tool-call data %v", d)
+	}
+	if len(r.ToolCalls) != 1 || !r.ToolCalls[0].Answered || r.ToolCalls[0].Dropped != "" {
+		t.Fatalf("tool calls %+v", r.ToolCalls)
+	}
+	done := srv.find("verb:hook")
+	if len(done) != 1 || done[0]["hook"] != "/done" || done[0]["data"].(map[string]any)["completion_reason"] != "normal conversation end" {
+		t.Errorf("actionHook %v", done)
+	}
+	var spoken []string
+	for _, s := range r.Spoken {
+		spoken = append(spoken, s.Text)
+	}
+	if !slices.Equal(spoken, []string{"Hi, how can I help?", "It is sunny."}) {
+		t.Errorf("spoken %v", spoken)
+	}
+}
+
+// A tool output in a shape the vendor does not take is recorded as dropped, as
+// jambonz drops it.
+func TestLLMToolOutputWrongShape(t *testing.T) {
+	_, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"), map[string]any{"verb": "llm", "vendor": "ultravox",
+			"auth": map[string]any{"apiKey": "k"}, "llmOptions": map[string]any{}, "toolHook": "/tool"}, map[string]any{"verb": "hangup"})
+		call := s.next("llm:tool-call")
+		s.send(map[string]any{"type": "command", "command": "llm:tool-output",
+			"tool_call_id": call["data"].(map[string]any)["tool_call_id"], "data": map[string]any{"result": "42"}})
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.Script.LLMs = []callctl.LLMScript{{Turns: []callctl.LLMTurn{{ToolCall: &callctl.ToolCallScript{Name: "answer", ID: "inv-1"}}}}}
+	r := run(t, o)
+	if len(r.ToolCalls) != 1 || r.ToolCalls[0].ID != "inv-1" || !strings.Contains(r.ToolCalls[0].Dropped, "client_tool_result") {
+		t.Fatalf("tool calls %+v", r.ToolCalls)
+	}
+}
+
+// tts:tokens are answered with tts:tokens-result; a streaming say speaks them and
+// ends at the flush; config bargeIn hears the caller, who interrupts the stream
+// (user_interruption) and whose speech goes to the bargeIn actionHook.
+func TestTTSTokensAndBargeIn(t *testing.T) {
+	srv, url := newWS(t, func(s *wsSession) {
+		s.ack(s.next("session:new"),
+			map[string]any{"verb": "config", "ttsStream": map[string]any{"enable": true},
+				"bargeIn": map[string]any{"enable": true, "sticky": true, "actionHook": "/speech", "input": []string{"speech"}}},
+			map[string]any{"verb": "say", "text": "Hello!"})
+		// Turn 1: a streamed reply, flushed: the caller speaks again after it.
+		s.ack(s.next("verb:hook"))
+		s.send(map[string]any{"type": "command", "command": "tts:tokens", "data": map[string]any{"id": 1, "tokens": "Sure, "}})
+		s.next("tts:tokens-result")
+		s.send(map[string]any{"type": "command", "command": "tts:tokens", "data": map[string]any{"id": 2, "tokens": "here it is."}})
+		s.next("tts:tokens-result")
+		s.send(map[string]any{"type": "command", "command": "tts:flush"})
+		// Turn 2: the caller interrupts as soon as the reply starts.
+		s.ack(s.next("verb:hook"))
+		s.send(map[string]any{"type": "command", "command": "tts:tokens", "data": map[string]any{"id": 3, "tokens": "Well, "}})
+		s.next("tts:tokens-result")
+		s.ack(s.next("verb:hook"))
+		s.send(map[string]any{"type": "command", "command": "redirect", "data": []map[string]any{{"verb": "hangup"}}})
+		s.drain()
+	})
+	o := baseOptions(t, url)
+	o.Script.Speech = []callctl.Utterance{{Speech: "what is my balance"}, {Speech: "and my last payment"}, {Speech: "stop", Interrupt: true}}
+	r := run(t, o)
+	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+	results := srv.find("tts:tokens-result")
+	if len(results) != 3 || results[0]["data"].(map[string]any)["status"] != "ok" || results[0]["data"].(map[string]any)["id"] != float64(1) {
+		t.Fatalf("tts:tokens-result %v", results)
+	}
+	var events []string
+	for _, m := range srv.find("tts:streaming-event") {
+		events = append(events, m["data"].(map[string]any)["event_type"].(string))
+	}
+	// stream_open, then a user_interruption each time the bargeIn hears the caller.
+	if !slices.Equal(events, []string{"stream_open", "user_interruption", "user_interruption", "user_interruption"}) {
+		t.Errorf("tts:streaming-event %v", events)
+	}
+	hooks := srv.find("verb:hook")
+	if len(hooks) != 3 || hooks[0]["hook"] != "/speech" {
+		t.Fatalf("bargeIn hooks %v", hooks)
+	}
+	sp := hooks[1]["data"].(map[string]any)["speech"].(map[string]any)
+	if sp["alternatives"].([]any)[0].(map[string]any)["transcript"] != "and my last payment" {
+		t.Errorf("second bargeIn speech %v", sp)
+	}
+	var spoken []string
+	for _, s := range r.Spoken {
+		spoken = append(spoken, s.Source+":"+s.Text)
+	}
+	if !slices.Equal(spoken, []string{"say:Hello!", "tokens:Sure, here it is.", "tokens:Well, [interrupted]"}) {
+		t.Errorf("spoken %v", spoken)
+	}
+}

@@ -1,0 +1,4 @@
+-- +goose Up
+-- An application's speech settings and env_vars, which its calls' hooks carry as
+-- defaults and env_vars (issue 26), as JSON; as sqlitenode's 0020_application_settings.
+ALTER TABLE fs_applications ADD COLUMN settings json NOT NULL DEFAULT '{}';
