@@ -89,13 +89,15 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		c.restDial(ctx, v)
 	case *verbs.Listen:
 		c.answerUnless(ctx, v.EarlyMedia)
-		d := defaultDialDuration
 		if v.MaxLength > 0 {
-			d = seconds(v.MaxLength)
+			if c.spend(ctx, seconds(v.MaxLength)) {
+				c.actionHook(ctx, v.ActionHook, nil)
+			}
+			break
 		}
-		if c.spend(ctx, d) {
-			c.actionHook(ctx, v.ActionHook, nil)
-		}
+		// listen.js: without maxLength the stream lasts until the call ends or the
+		// verb is killed (its socket, simulated, never closes on its own).
+		c.hold(ctx, func() bool { return false })
 	case *verbs.Llm:
 		c.llm(ctx, v)
 	case *verbs.Message:

@@ -316,3 +316,28 @@ func TestIgnoredVerbProperty(t *testing.T) {
 		t.Errorf("compat %+v, want one ignored-property naming speechTimeout", r.Compat)
 	}
 }
+
+// listen: without maxLength the stream lasts as long as the call (listen.js awaits
+// its end; the simulated socket never closes), so its actionHook never comes before
+// the caller hangs up; with maxLength it ends then, and the actionHook comes.
+func TestListenLastsAsLongAsTheCall(t *testing.T) {
+	listen := func(extra map[string]any) map[string]any {
+		v := map[string]any{"verb": "listen", "url": "wss://stream.example.com/audio", "actionHook": "/done"}
+		for k, x := range extra {
+			v[k] = x
+		}
+		return v
+	}
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(listen(nil)), "/done": verbsReply(say("bye"))})
+	o := baseOptions(t, url+"/call")
+	o.Script.HangupAfter = 5 * time.Minute
+	if r := run(t, o); r.Reason != callctl.ReasonCallerHangup || r.Duration != 5*time.Minute || len(srv.all("/done")) != 0 {
+		t.Errorf("listen without maxLength: reason %s after %v, %d actionHook requests; want the caller's hangup at 5m, none", r.Reason, r.Duration, len(srv.all("/done")))
+	}
+	srv, url = newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(listen(map[string]any{"maxLength": 45})), "/done": verbsReply(hangupVerb)})
+	o = baseOptions(t, url+"/call")
+	o.Script.HangupAfter = 5 * time.Minute
+	if r := run(t, o); r.Reason != callctl.ReasonAppHangup || r.Duration != 45*time.Second || len(srv.all("/done")) != 1 {
+		t.Errorf("listen with maxLength 45: reason %s after %v, %d actionHook requests; want the actionHook's hangup at 45s", r.Reason, r.Duration, len(srv.all("/done")))
+	}
+}

@@ -116,7 +116,9 @@ func TestConsoleSessionWorksOnEveryNodeOnPostgres(t *testing.T) {
 // 20,000 sign-ins of account B (2,000 under the race detector) end only B's own oldest sessions: account A's
 // session keeps working, and so do B's most recent ones. The sign-ins go through
 // the node's handler in-process (the console's sign-in, the API's check of the
-// token, the session's write), as many at once as a loaded machine runs well.
+// token, the session's write), as many at once as a loaded machine runs well. The
+// integration package makes all 20,000 through the serve binary, built without the
+// race detector, over HTTP from as many client addresses.
 func TestSignInsOfOneAccountNeverEndAnothers(t *testing.T) {
 	t.Parallel()
 	// What is measured is who loses a session, not the disk: in memory when the

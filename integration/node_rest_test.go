@@ -290,8 +290,10 @@ func TestNodeRESTClient(t *testing.T) {
 	// An inline call_hook without the five speech settings: jambonz's API answers
 	// 400 (jambonz-api-server validateCreateCall), and the client throws.
 	if r := sdk.call(A, tokA, "calls", "create", map[string]any{
-		"from": "+15550001111", "to": "+15550002222", "call_hook": wsURL + "/inline"}); r.OK || r.StatusCode != http.StatusBadRequest {
-		t.Errorf("create with an inline call_hook and no speech settings: ok %v, status %d, want a 400", r.OK, r.StatusCode)
+		"from": "+15550001111", "to": map[string]any{"type": "phone", "number": "+15550002222"},
+		"call_hook": wsURL + "/inline", "call_status_hook": hooks.URL + "/inline-status"}); r.OK ||
+		r.StatusCode != http.StatusBadRequest {
+		t.Errorf("create with an inline call_hook and no speech settings: ok %v, status %d (%s), want a 400", r.OK, r.StatusCode, r.Error)
 	}
 	// An inline call_hook (a string) with its status hook and speech settings, to a
 	// sip target: no application in any payload; a relative redirect moves it
