@@ -1,5 +1,5 @@
 // Command screenshots regenerates the console's screenshots in docs/images (the
-// README shows them): it runs a node on loopback with a demo account, an endpoint
+// README and docs/rest-api.md show them): it runs a node on loopback with a demo account, an endpoint
 // whose receiver fails twice then succeeds, one that keeps failing, and a
 // WebSocket call that drops and reconnects, then captures the console's pages in
 // headless Chromium at 1280×800.
