@@ -389,3 +389,58 @@ cases:
 		t.Fatalf("APP unset: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+// A snapshot records the call's compat warnings by rule (docs/testing.md §4): an
+// app whose gather no rule ends loses the caller's digits as jambonz would, and
+// the snapshot says so; the app mended (numDigits), the snapshot differs there.
+// The report tells each warning the scenario's expect.compat does not name, under
+// its verdict and in its JSON event, and counts them in the summary.
+func TestAppTestCompatWarningsInReportsAndSnapshots(t *testing.T) {
+	t.Parallel()
+	var mended atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/call":
+			gather := `{"verb":"gather","input":["digits"],"actionHook":"/gather","timeout":5}`
+			if mended.Load() {
+				gather = `{"verb":"gather","input":["digits"],"actionHook":"/gather","timeout":5,"numDigits":2}`
+			}
+			io.WriteString(w, "["+gather+`,{"verb":"hangup"}]`)
+		default:
+			io.WriteString(w, `[{"verb":"hangup"}]`)
+		}
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	dir := files(t, map[string]string{
+		"menu.yaml":  "app: " + srv.URL + "/call\ncaller:\n  gathers: [{digits: \"12\"}]\n",
+		"named.yaml": "app: " + srv.URL + "/call\ncaller:\n  gathers: [{digits: \"12\"}]\nexpect:\n  compat: [gather-digits-lost]\n",
+	})
+	code, stdout, _ := sbTest(t, dir, nil, "--update", "--run", "^menu$", ".")
+	snap, _ := os.ReadFile(filepath.Join(dir, "menu.snap.yaml"))
+	if code != 0 || !strings.HasSuffix(string(snap), "\n  compat:\n    - gather-digits-lost\n") || strings.Contains(string(snap), "127.0.0.1") {
+		t.Fatalf("--update: exit %d\n%s\n%s", code, stdout, snap)
+	}
+	if !strings.Contains(stdout, "\n      compat gather-digits-lost: the caller keyed 12 but the gather") ||
+		!strings.Contains(stdout, "\n1 scenario(s) with compat warnings: jambonz would do what they say;") {
+		t.Fatalf("the report tells no compat warning:\n%s", stdout)
+	}
+	// A scenario that names the rule relies on it: nothing is told.
+	code, stdout, _ = sbTest(t, dir, nil, "--run", "^named$", ".")
+	if code != 0 || strings.Contains(stdout, "compat") {
+		t.Fatalf("named: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = sbTest(t, dir, nil, "--json", "--run", "^menu$", ".")
+	pass := eventsOf(jsonEvents(t, stdout), "pass")
+	if code != 0 || len(pass) != 1 || pass[0]["compat"] == nil || pass[0]["compat"].([]any)[0].(map[string]any)["rule"] != "gather-digits-lost" {
+		t.Fatalf("--json: exit %d\n%s", code, stdout)
+	}
+	mended.Store(true)
+	code, stdout, _ = sbTest(t, dir, nil, "--run", "^menu$", ".")
+	if code != 1 || !strings.Contains(stdout, " @@ compat:\n") || !strings.Contains(stdout, "\n      -compat:\n      -  - gather-digits-lost\n") {
+		t.Fatalf("mended: exit %d\n%s", code, stdout)
+	}
+}

@@ -62,9 +62,13 @@ scenarios), or the app's files (--start: the current directory; start: its dir o
 folder's watch:), restarting the app first; Ctrl-C ends it.
 
 Snapshots: --update records what each scenario's call did (verbs, hooks, the requests
-the app received with the payload fields its snapshot: key chooses, alerts) in
-FILE.snap.yaml beside it; later runs compare each call with it and print a diff when
-it changed. Ids, addresses and timestamps are masked.
+the app received with the payload fields its snapshot: key chooses, alerts, compat
+warnings) in FILE.snap.yaml beside it; later runs compare each call with it and print
+a diff when it changed. Ids, addresses and timestamps are masked.
+
+A compat warning (where the call did what jambonz does and that would silently hurt
+the app) that a scenario's expect.compat does not name is told under its verdict;
+--strict fails the scenario on it.
 
 Logs never mix with the report: -v prints each scenario's timeline and logs,
 --log-file FILE keeps every log line.

@@ -78,6 +78,7 @@ func (r *textReporter) print(o *outcome) {
 		return
 	case verdictPass:
 		fmt.Fprintf(r.w, "ok    %-*s  %.2fs%s\n", r.width, o.tc.name, o.elapsed.Seconds(), r.rate(o))
+		fmt.Fprint(r.w, compatText(o))
 		return
 	case verdictError:
 		fmt.Fprintf(r.w, "ERROR %-*s  %.2fs%s\n", r.width, o.tc.name, o.elapsed.Seconds(), r.rate(o))
@@ -96,6 +97,19 @@ func (r *textReporter) print(o *outcome) {
 		text += r.startHint + "\n"
 	}
 	fmt.Fprint(r.w, indent(text, "      "))
+	if o.verdict == verdictFail {
+		fmt.Fprint(r.w, compatText(o))
+	}
+}
+
+// compatText tells the compat warnings of a scenario its expect.compat does not
+// name, a line each, under its verdict.
+func compatText(o *outcome) string {
+	var b strings.Builder
+	for _, w := range o.unnamedCompat() {
+		fmt.Fprintf(&b, "      compat %s: %s\n", w.Rule, w.Detail)
+	}
+	return b.String()
 }
 
 func (r *textReporter) runSuffix(run int) string {
@@ -214,13 +228,17 @@ func (r *textReporter) summary(rep *report) {
 	if notRun > 0 {
 		extra = append(extra, fmt.Sprintf("%d not run", notRun))
 	}
+	warned := ""
+	if n := rep.warned(); n > 0 {
+		warned = fmt.Sprintf("\n%d scenario(s) with compat warnings: jambonz would do what they say; name the rule in expect.compat if the app means it (--strict fails the others)", n)
+	}
 	if failed+errored+notRun == 0 {
 		fmt.Fprintf(r.w, "\nPASS: %d scenario(s)", passed)
 		if skipped > 0 {
 			fmt.Fprintf(r.w, ", %d skipped,", skipped)
 		}
-		fmt.Fprintf(r.w, " in %.2fs\n", rep.elapsed.Seconds())
+		fmt.Fprintf(r.w, " in %.2fs%s\n", rep.elapsed.Seconds(), warned)
 		return
 	}
-	fmt.Fprintf(r.w, "\nFAIL: %d of %d scenario(s) failed, %s, in %.2fs\n", failed+errored, len(rep.outcomes), strings.Join(extra, ", "), rep.elapsed.Seconds())
+	fmt.Fprintf(r.w, "\nFAIL: %d of %d scenario(s) failed, %s, in %.2fs%s\n", failed+errored, len(rep.outcomes), strings.Join(extra, ", "), rep.elapsed.Seconds(), warned)
 }

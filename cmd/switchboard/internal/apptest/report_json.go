@@ -45,6 +45,13 @@ type (
 		PassRate   float64          `json:"pass_rate"`          // passed_runs / runs
 		Required   float64          `json:"required_pass_rate"` // --pass-rate, 1 without it
 		Failing    []jsonFailingRun `json:"failing_runs"`
+		// Compat are the compat warnings of its runs that its expect.compat does
+		// not name, each once.
+		Compat []jsonCompat `json:"compat,omitempty"`
+	}
+	jsonCompat struct {
+		Rule   string `json:"rule"`
+		Detail string `json:"detail"`
 	}
 	jsonFailingRun struct {
 		Run      int           `json:"run"`
@@ -128,6 +135,11 @@ func resultEvent(o *outcome, count int, rate float64, verbose bool) jsonResultEv
 		e.Action = "error"
 	default:
 		e.Action = "fail"
+	}
+	if o.verdict != verdictError {
+		for _, w := range o.unnamedCompat() {
+			e.Compat = append(e.Compat, jsonCompat{Rule: string(w.Rule), Detail: w.Detail})
+		}
 	}
 	for _, f := range failing {
 		e.Failing = append(e.Failing, jsonFailingRun{Run: f.run, CallSid: f.result.CallSid, Status: string(f.result.Status),

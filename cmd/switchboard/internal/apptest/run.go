@@ -124,6 +124,26 @@ func (o *outcome) decide(count int, rate float64) {
 	}
 }
 
+// unnamedCompat are the compat warnings of the scenario's runs that its
+// expect.compat does not name, each once: what --strict fails. They are told with
+// the scenario's verdict, so that the developer sees where jambonz would silently
+// do something the app may not mean (docs/compatibility.md §2).
+func (o *outcome) unnamedCompat() []callctl.Compat {
+	named := o.tc.sc.Expectations().Compat
+	var out []callctl.Compat
+	for _, r := range o.runs {
+		if r == nil || r.result == nil {
+			continue
+		}
+		for _, w := range r.result.Compat {
+			if !slices.Contains(named, w.Rule) && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
 // report is what a run of scenarios did.
 type report struct {
 	outcomes []*outcome // in file order
@@ -131,6 +151,18 @@ type report struct {
 	elapsed  time.Duration
 	count    int
 	rate     float64
+}
+
+// warned counts the scenarios that passed or failed with compat warnings their
+// expect.compat does not name.
+func (r *report) warned() int {
+	n := 0
+	for _, o := range r.outcomes {
+		if (o.verdict == verdictPass || o.verdict == verdictFail) && len(o.unnamedCompat()) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // tally counts the outcomes by verdict.

@@ -14,15 +14,10 @@ import (
 func (s *Store) CreateSession(ctx context.Context, p nodestore.CreateSessionParams) error {
 	ss := p.Session
 	return s.write(ctx, func(tx *sql.Tx) error {
-		var exists bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM fs_accounts WHERE sid = ?)`, ss.AccountSid).Scan(&exists); err != nil {
-			return err
-		}
-		if !exists {
-			return nodestore.ErrNotFound
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_console_sessions(id_hash, account_sid, token_hash, created_at, last_seen_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, ss.IDHash, ss.AccountSid, ss.TokenHash, ss.CreatedAt.UnixMilli(), ss.LastSeenAt.UnixMilli(), ss.ExpiresAt.UnixMilli()); err != nil {
+		// Inserted only for an account that exists: none inserted is ErrNotFound.
+		if err := deleteRows(ctx, tx, `INSERT INTO fs_console_sessions(id_hash, account_sid, token_hash, created_at, last_seen_at, expires_at)
+			SELECT ?, sid, ?, ?, ?, ? FROM fs_accounts WHERE sid = ?`, ss.IDHash, ss.TokenHash, ss.CreatedAt.UnixMilli(), ss.LastSeenAt.UnixMilli(),
+			ss.ExpiresAt.UnixMilli(), ss.AccountSid); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM fs_console_sessions WHERE id_hash IN (

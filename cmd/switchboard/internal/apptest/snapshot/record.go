@@ -20,6 +20,11 @@ type Call struct {
 	Requests []Request `yaml:"requests"`
 	// Alerts are the types of the alerts raised, in order.
 	Alerts []string `yaml:"alerts,omitempty"`
+	// Compat are the rules of the call's compat warnings, in order: where it did
+	// what jambonz does and that would silently hurt the application
+	// (docs/compatibility.md §2). The rules, not their details: a detail names the
+	// app's host and port, and its wording is no contract.
+	Compat []string `yaml:"compat,omitempty"`
 }
 
 // Request is one request the application received.
@@ -45,6 +50,9 @@ func Record(r *callctl.Result, spec scenario.SnapshotSpec) Call {
 	c := Call{Status: string(r.Status), Reason: r.Reason, Verbs: nonNil(r.Verbs), Hooks: nonNil(r.Hooks), Requests: []Request{}}
 	for _, a := range r.Alerts {
 		c.Alerts = append(c.Alerts, string(a.Type))
+	}
+	for _, w := range r.Compat {
+		c.Compat = append(c.Compat, string(w.Rule))
 	}
 	masks := map[string]bool{}
 	for _, m := range spec.Mask {

@@ -23,6 +23,10 @@ func call(digits string) *callctl.Result {
 	return &callctl.Result{
 		Status: callctl.StatusCompleted, Reason: callctl.ReasonAppHangup, Verbs: []string{"say", "gather", "hangup"},
 		Hooks: []string{"/call", "/gather"}, Alerts: []callctl.Alert{{Type: callctl.AlertWebhookFailure, Detail: "at 127.0.0.1:41234"}},
+		Compat: []callctl.Compat{
+			{Rule: callctl.CompatGatherDigitsLost, Detail: "the caller keyed 12 but the gather timed out"},
+			{Rule: callctl.CompatActionHookNotVerbs, Detail: "http://127.0.0.1:41234/gather answered text/html"},
+		},
 		Requests: []callctl.Request{
 			{Transport: "http", Hook: "/call", Method: "POST", Payload: map[string]any{
 				"call_sid": "0f3c1e52-5b7e-4c1a-9a51-2d6f7e8a9b0c", "account_sid": "acct", "from": "+1555", "duration": 3,
@@ -37,7 +41,8 @@ func call(digits string) *callctl.Result {
 }
 
 // Record keeps the chosen fields, masks what changes from call to call by rule and
-// what the scenario masks, and records every field with "*".
+// what the scenario masks, and records every field with "*"; of the alerts and the
+// compat warnings, their types and rules (their details name the app's address).
 func TestRecord(t *testing.T) {
 	c := snapshot.Record(call("1"), scenario.SnapshotSpec{Payload: []string{"digits", "speech.alternatives[0].transcript", "call_sid", "absent"}})
 	got := snapshot.Text(c)
@@ -63,6 +68,9 @@ requests:
   - type: call:status
 alerts:
   - webhook-failure
+compat:
+  - gather-digits-lost
+  - action-hook-not-verbs
 `
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
