@@ -63,11 +63,11 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	legStatus(StatusInProgress, 200, "OK")
 	if h := dialConfirmHook(d); h != nil {
 		if !c.confirmLeg(ctx, h, &leg, out.Confirm) {
-			// The callee hung up on the confirm leg, or the hook failed: declined.
-			zero := 0
-			leg.Duration = &zero
-			legStatus(StatusCompleted, 200, "OK")
-			results["dial_call_status"], results["dial_sip_status"], results["duration"] = string(StatusFailed), 500, 0
+			// Declined (a hangup verb, a failed hook, a verb the confirm leg may not
+			// run): place-outdial.js _executeApp emits decline and jambonz hangs the
+			// leg up itself, so no completed status is sent for it; dial.js's decline
+			// handler drops the leg's listeners, so the actionHook reports the status
+			// the leg had, in-progress 200, without a duration.
 			if !c.ended {
 				c.actionHook(ctx, d.ActionHook, results)
 			}
@@ -85,16 +85,25 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	}
 	start := c.elapsed()
 	gen := c.generation
-	c.dialing = &dialState{verb: d, leg: &leg}
+	bridge := &dialState{verb: d, leg: &leg, out: out, answered: start, end: start + duration}
+	c.dialing = bridge
 	c.bridgeEvents(ctx, d, out, &leg, start+duration)
+	if !c.ended && c.generation == gen && !c.cut {
+		c.spend(ctx, max(start+duration-c.elapsed(), 0))
+	}
 	c.dialing = nil
 	if c.ended {
 		return
 	}
-	if c.generation == gen && !c.cut {
-		c.spend(ctx, max(start+duration-c.elapsed(), 0))
-	}
-	if c.ended {
+	if bridge.adulted {
+		// _lccCallHook kills the dial once its leg adulted (dial.js on adulting
+		// detached it): the actionHook reports the leg as it was when answered,
+		// completed 200 without a duration, and its later statuses go to the leg's
+		// own session.
+		cut := c.cut
+		c.cut = false
+		c.actionHook(ctx, d.ActionHook, results)
+		c.cut = cut
 		return
 	}
 	secs := int((c.elapsed() - start) / time.Second)
@@ -108,10 +117,16 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	c.cut = cut
 }
 
-// dialState is the dial in progress (live call control's child_call_hook).
+// dialState is the dial whose legs are bridged (live call control's
+// child_call_hook).
 type dialState struct {
 	verb *verbs.Dial
 	leg  *CallInfo
+	out  DialOutcome
+	// answered and end are the call times the leg answered and hangs up.
+	answered, end time.Duration
+	// adulted: a child_call_hook made the leg a session of its own.
+	adulted bool
 }
 
 // dialedLeg is the call info of a dial's outbound leg: its own call_sid, outbound,
@@ -217,7 +232,7 @@ func (c *callRun) bridgeEvents(ctx context.Context, d *verbs.Dial, out DialOutco
 					if match := matchDTMF(*buf, patterns); match != "" {
 						info["dtmf"] = match
 						// dial.js _onInfo: a verb:hook, its answer ignored.
-						c.hookVerbs(ctx, wssession.MsgVerbHook, d.DtmfHook, info)
+						c.unreadHook(ctx, d.DtmfHook, info, "the dial's dtmfHook")
 						*buf = ""
 					}
 				}
@@ -374,7 +389,7 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 			p[k] = x
 		}
 		// Task._notifyConferenceEvent: a verb:hook (acked), its verbs ignored.
-		c.sideHook(ctx, v.StatusHook, p)
+		c.unreadHook(ctx, v.StatusHook, c.payload(p), "the conference's statusHook")
 	}
 	waits := !sc.Running && v.StartConferenceOnEnter != nil && !*v.StartConferenceOnEnter
 	if waits {
@@ -441,7 +456,8 @@ func (c *callRun) conference(ctx context.Context, v *verbs.Conference) {
 // enqueue puts the caller in a queue: the waitHook is requested again and again
 // (its say, play, pause, tag verbs play in between; leave ends the wait) until a
 // partner dequeues the caller (Script.Queues) or the application moves the call;
-// then the actionHook with queue_result (enqueue.js).
+// then the actionHook with queue_result (enqueue.js). The account's queue event hook
+// hears the caller join and leave (queueEvent).
 func (c *callRun) enqueue(ctx context.Context, v *verbs.Enqueue) {
 	c.answer(ctx)
 	var q QueueOutcome
@@ -450,6 +466,10 @@ func (c *callRun) enqueue(ctx context.Context, v *verbs.Enqueue) {
 	}
 	c.queueNext++
 	sid := fmt.Sprintf("queue:%s:%s", c.info.AccountSid, v.QueueName)
+	size := max(q.Size, 1)
+	// _addToQueue: join, with the queue's length once the caller is in it.
+	c.queueEvent(ctx, c.info.fields(), map[string]any{"event": "join", "queue": v.QueueName, "length": size,
+		"join_time": c.clock.Now().UnixMilli()})
 	start := c.elapsed()
 	queueTime := func() int { return int((c.elapsed() - start) / time.Second) }
 	result := "hangup" // QueueResults.Wait: what a caller who is never dequeued gets
@@ -505,12 +525,20 @@ func (c *callRun) enqueue(ctx context.Context, v *verbs.Enqueue) {
 			break
 		}
 	}
-	if c.ended {
-		return
-	}
-	if dequeued() && result != "leave" && c.generation == gen {
+	if dequeued() && result != "leave" && c.generation == gen && !c.ended {
+		// notifyQueueEvent dequeue: leave, dequeued, naming the partner's call.
+		c.queueEvent(ctx, c.info.fields(), map[string]any{"event": "leave", "queue": v.QueueName, "length": size - 1,
+			"leave_reason": "dequeued", "leave_time": c.clock.Now().UnixMilli(), "dequeuer": c.otherCall()})
 		result = "bridged"
 		c.spend(ctx, orDefault(q.Bridged, defaultDialDuration))
+		if c.ended {
+			return
+		}
+	} else {
+		// The task killed before anyone dequeued the caller (a leave verb, the call
+		// moved on or ended): leave, abandoned.
+		c.queueEvent(ctx, c.info.fields(), map[string]any{"event": "leave", "queue": v.QueueName, "length": size - 1,
+			"leave_reason": "abandoned", "leave_time": c.clock.Now().UnixMilli()})
 		if c.ended {
 			return
 		}
@@ -541,10 +569,58 @@ func (c *callRun) dequeue(ctx context.Context, v *verbs.Dequeue) {
 		}
 		return
 	}
-	if !c.spend(ctx, time.Second+d.After) || !c.spend(ctx, orDefault(d.Bridged, defaultDialDuration)) {
+	if !c.spend(ctx, time.Second+d.After) {
+		return
+	}
+	// The member's own session tells the account's queue event hook it left, naming
+	// this call as the dequeuer (enqueue.js notifyQueueEvent, dequeue.js).
+	c.queueEvent(ctx, c.otherCall(), map[string]any{"event": "leave", "queue": v.QueueName, "length": 0,
+		"leave_reason": "dequeued", "leave_time": c.clock.Now().UnixMilli(), "dequeuer": callJSON(c.info.fields())})
+	if !c.spend(ctx, orDefault(d.Bridged, defaultDialDuration)) {
 		return
 	}
 	c.actionHook(ctx, v.ActionHook, map[string]any{"dequeue_result": "complete"})
+}
+
+// queueEvent sends queue:status to the account's queue event hook, when it has one
+// (call-session.js performQueueWebhook): the event's fields with the call's, the
+// call's winning ({...obj, ...callInfo.toJSON()}), over HTTP whatever the
+// application's transport, signed with the account's secret, the hook's answer
+// ignored. jambonz does not wait for it; the simulated call does, which costs only
+// the request's own time. A failure is alerted (http-requestor.js alerts it too).
+func (c *callRun) queueEvent(ctx context.Context, call, event map[string]any) {
+	t := c.opts.queueHook
+	if t == nil || ctx.Err() != nil {
+		return
+	}
+	call = callJSON(call)
+	for k, v := range event {
+		if _, taken := call[k]; !taken {
+			call[k] = v
+		}
+	}
+	if _, err := (&httpApp{c: c}).request(ctx, *t, "POST", "", "", call, nil); err != nil && ctx.Err() == nil && !interrupted(err) {
+		c.alert(hookAlertType(err), t.Clean(), c.failureDetail("queue event hook", t.Clean(), err))
+	}
+}
+
+// callJSON is a call's fields as jambonz's CallInfo.toJSON has them: without the
+// application's env_vars, which only the call hook and session:new carry.
+func callJSON(fields map[string]any) map[string]any {
+	delete(fields, "env_vars")
+	return fields
+}
+
+// otherCall is the call info of the simulated call on the other side of a queue: the
+// partner who dequeues the caller, or the member a dequeue takes. An answered inbound
+// call of the same account.
+func (c *callRun) otherCall() map[string]any {
+	other := CallInfo{
+		CallSid: newUUID(), Direction: "inbound", From: "+15550100000", To: c.info.To, CallID: newUUID(), SbcCallID: newUUID(),
+		CallerID: "+15550100000", CallStatus: StatusInProgress, SipStatus: 200, SipReason: "OK",
+		AccountSid: c.info.AccountSid, ApplicationSid: c.info.ApplicationSid, TraceID: randomHex(16), FsSipAddress: c.info.FsSipAddress,
+	}
+	return other.fields()
 }
 
 // bot runs dialogflow, lex or rasa with Script.Bots: each exchange goes to the
@@ -558,7 +634,8 @@ func (c *callRun) bot(ctx context.Context, name string, action, eventHook *verbs
 	}
 	c.botNext++
 	gen := c.generation
-	for _, in := range b.Intents {
+	for i, in := range b.Intents {
+		last := i == len(b.Intents)-1
 		if !c.spend(ctx, orDefault(in.After, defaultTurnDelay)) || c.generation != gen {
 			return
 		}
@@ -576,12 +653,20 @@ func (c *callRun) bot(ctx context.Context, name string, action, eventHook *verbs
 			events = append(events, map[string]any{"event": "intent", "data": map[string]any{"name": in.Intent, "confirmationState": "None", "state": "InProgress"}},
 				map[string]any{"event": "transcription", "data": map[string]any{"transcript": in.Say}})
 			if in.Reply != "" {
-				events = append(events, map[string]any{"event": "response-text", "data": map[string]any{"type": "PlainText", "msg": in.Reply}})
+				// lex.js _onTextResponse reads the event's messages[0].msg and type.
+				events = append(events, map[string]any{"event": "response-text", "data": map[string]any{
+					"messages": []any{map[string]any{"type": "PlainText", "msg": in.Reply}}}})
 			}
 		default:
-			events = append(events, map[string]any{"event": "intent", "data": map[string]any{"response_id": newUUID(),
-				"query_result": map[string]any{"query_text": in.Say, "intent": map[string]any{"display_name": in.Intent}, "fulfillment_text": in.Reply}}},
-				map[string]any{"event": "transcription", "data": map[string]any{"transcript": in.Say}})
+			// dialogflow/index.js: the final transcription, then the intent, each the
+			// module's Dialogflow ES response as it is (transcription.js reads
+			// recognition_result; intent.js query_result, its intent's display_name
+			// and end_interaction, fulfillment_text). The scenario's last intent ends
+			// the interaction: the task then reports completed.
+			events = append(events,
+				map[string]any{"event": "transcription", "data": map[string]any{"response_id": "", "recognition_result": map[string]any{
+					"message_type": "TRANSCRIPT", "transcript": in.Say, "is_final": true, "confidence": 0.92, "language_code": "en-US"}}},
+				map[string]any{"event": "intent", "data": dialogflowIntent(in, last)})
 		}
 		for _, e := range events {
 			if eventHook == nil {
@@ -612,6 +697,26 @@ func (c *callRun) bot(ctx context.Context, name string, action, eventHook *verbs
 		result = map[string]string{"rasa": "timeout", "lex": "caller hungup"}[name]
 	}
 	c.actionHook(ctx, action, map[string]any{name + "_result": result})
+}
+
+// dialogflowIntent is a Dialogflow ES StreamingDetectIntentResponse for the intent
+// in, as the module hands it to jambonz (snake_case fields).
+func dialogflowIntent(in BotIntent, endInteraction bool) map[string]any {
+	var messages []any
+	if in.Reply != "" {
+		messages = []any{map[string]any{"text": map[string]any{"text": []any{in.Reply}}}}
+	}
+	return map[string]any{
+		"response_id": newUUID(),
+		"query_result": map[string]any{
+			"query_text": in.Say, "language_code": "en-US", "speech_recognition_confidence": 0.92,
+			"action": "", "parameters": map[string]any{}, "all_required_params_present": true,
+			"fulfillment_text": in.Reply, "fulfillment_messages": messages, "output_contexts": []any{},
+			"intent": map[string]any{"name": "projects/simulated/agent/intents/" + newUUID(), "display_name": in.Intent,
+				"end_interaction": endInteraction},
+			"intent_detection_confidence": 0.9,
+		},
+	}
 }
 
 // restDial places a REST-created call's leg and, once answered, requests its

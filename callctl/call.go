@@ -88,6 +88,8 @@ type callRun struct {
 
 	// ai is what listens to the caller in the background and the TTS stream.
 	ai voiceAI
+	// recognizer is the session's, once a config verb set it (speech.go).
+	recognizer recognizer
 	// llmNext counts the llm verbs run, llmTurns their turns; llmCurrent is the
 	// llm verb running.
 	llmNext, llmTurns int
@@ -97,6 +99,15 @@ type callRun struct {
 	generation int
 	// dialing is the dial whose legs are bridged, nil when none.
 	dialing *dialState
+	// callApp is the application the call started with (jambonz's
+	// application.call_hook, which a redirect does not change): where an adulted
+	// leg's session goes. legs are those sessions, running (adult.go).
+	callApp fragment.Target
+	legs    []*adultLeg
+	// adulting: this is a dialed leg's own session. upBefore is how long the leg
+	// was up before it adulted.
+	adulting bool
+	upBefore time.Duration
 	// farEnd counts the scripted queues, dequeues, conferences and bots used.
 	queueNext, dequeueNext, confNext, botNext int
 
@@ -190,10 +201,11 @@ func newCall(p *prepared) *callRun {
 		clock = wallClock{}
 	}
 	c := &callRun{
-		opts:  p,
-		clock: clock,
-		start: clock.Now(),
-		info:  info,
+		opts:    p,
+		clock:   clock,
+		start:   clock.Now(),
+		info:    info,
+		callApp: p.app,
 	}
 	c.result.CallSid = info.CallSid
 	if nf := netfault.Config(p.Script.Network); nf.Active() {
@@ -209,6 +221,9 @@ func (c *callRun) run(ctx context.Context) {
 	}
 	c.ctx = ctx
 	c.recordStart()
+	for _, w := range c.opts.Compat {
+		c.compat(w.Rule, "%s", w.Detail)
+	}
 	c.recordNetwork()
 	c.recordStatus(StatusTrying)
 	if c.opts.app.Policy.Transport == fragment.WebSocket {
@@ -230,8 +245,10 @@ func (c *callRun) run(ctx context.Context) {
 	}
 	c.finishApps(ctx)
 	c.result.Duration = c.elapsed()
-	// call.end is the call's last event, after the final notification and close.
+	// call.end is the call's last event, after the final notification and close;
+	// the sessions of its adulted legs follow it, each a call of its own.
 	c.recordEnd()
+	c.joinLegs()
 	c.result.Timeline = c.timeline.all(c.result.CallSid)
 	c.timeline = timeline{}
 	c.decodePayloads()
@@ -540,7 +557,14 @@ func (c *callRun) end(s Status, reason string, sip int) {
 	c.ended = true
 	c.queue = nil
 	if s == StatusCompleted {
-		d := int(c.elapsed().Round(time.Second) / time.Second)
+		up := c.elapsed()
+		if reason == ReasonCallerHangup {
+			// An adulted leg's far end hanging up: jambonz counts from the leg's
+			// answer (place-outdial.js); its own hangups from the adulting
+			// (call-session.js wrapDialog).
+			up += c.upBefore
+		}
+		d := int(up.Round(time.Second) / time.Second)
 		c.info.Duration = &d
 		// Who ended the dialog: the caller's BYE, or jambonz destroying it
 		// (lib/session/call-session.js wrapDialog, inbound-call-session.js _hangup).

@@ -59,12 +59,22 @@ const (
 	// ws(s) URL gets a new WebSocket for each status change, the status sent as
 	// session:new.
 	CompatStatusHookOverWebSocket CompatRule = "ws-status-hook"
+	// CompatAnswerIgnored: a hook whose answer jambonz never reads (a dial's
+	// dtmfHook, a conference's statusHook, a gather's partialResultHook) answered
+	// verbs: jambonz runs none of them.
+	CompatAnswerIgnored CompatRule = "answer-ignored"
+	// CompatGetHookEmpty: a hook (or status hook) with method GET: jambonz sends it
+	// with no payload at all, neither body nor query.
+	CompatGetHookEmpty CompatRule = "get-hook-empty"
+	// CompatAdultingAckVerbs: the ack of session:adulting carries verbs, which
+	// jambonz ignores: an adulted leg runs the child_call_hook's verbs.
+	CompatAdultingAckVerbs CompatRule = "adulting-ack-verbs"
 )
 
 // compatRules lists every rule, for KnownCompatRule: a rule added above goes here too.
 var compatRules = []CompatRule{CompatCommandBeforeAck, CompatTagCommand, CompatUnknownCommand, CompatIgnoredProperty,
 	CompatActionHookNotVerbs, CompatGatherDigitsLost, CompatCallHookIgnored, CompatInvalidCommand, CompatRedirectCommandIgnored, CompatCommandWithoutEffect, CompatStatusToOldApp,
-	CompatStatusBeforeSession, CompatStatusHookOverWebSocket}
+	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs}
 
 // CompatRules returns every compat rule, in a fresh slice.
 func CompatRules() []CompatRule { return append([]CompatRule(nil), compatRules...) }

@@ -177,12 +177,13 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 }
 
 // childCallHook moves the dialed leg to another application (call-session.js
-// _lccCallHook with child_call_hook): session:redirect with the leg's call info, then
-// the leg leaves with the verbs returned (place-outdial.js doAdulting sends
-// session:adulting with the leg's and its parent's call info) and the dial ends.
+// _lccCallHook with child_call_hook): the hook is requested on the call's own
+// application as session:redirect with the leg's call info, and the verbs it returns
+// run in the leg's own session (adult.go), while the dial ends (its actionHook
+// follows, dial.go).
 func (c *callRun) childCallHook(ctx context.Context, url string) {
 	d := c.dialing
-	if d == nil {
+	if d == nil || d.adulted {
 		c.log(zerolog.InfoLevel).Msg("child_call_hook while no dial is bridged: jambonz ignores it")
 		return
 	}
@@ -190,11 +191,10 @@ func (c *callRun) childCallHook(ctx context.Context, url string) {
 	if !ok || c.ended {
 		return
 	}
-	payload := d.leg.fields()
-	payload["parent_call_info"] = c.info.fields()
-	c.app.message(ctx, wssession.MsgSessionAdulting, nil, payload)
-	c.log(zerolog.InfoLevel).Int("verbs", len(vs)).Msg("the dialed leg left the call with the child_call_hook's verbs")
-	c.dialing = nil
+	d.adulted = true
+	now := c.elapsed()
+	c.adult(ctx, *d.leg, vs, d.out.Callee, max(d.end-now, 0), now-d.answered)
+	c.log(zerolog.InfoLevel).Int("verbs", len(vs)).Msg("the dialed leg left the call for a session of its own with the child_call_hook's verbs")
 	c.cut = true
 }
 

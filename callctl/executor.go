@@ -14,9 +14,13 @@ import (
 
 // runVerb executes one verb with simulated media.
 func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
+	if names, source := verbs.Ignored(v); names != nil {
+		c.compat(CompatIgnoredProperty, "%s %s: jambonz never reads %s (%s): it has no effect there",
+			v.Name(), propertyWord(len(names)), strings.Join(names, ", "), source)
+	}
 	switch v := v.(type) {
 	case *verbs.Say:
-		if v.Stream {
+		if v.Stream || c.ai.autoStream {
 			c.streamingSay(ctx, v)
 			return
 		}
@@ -55,6 +59,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		// jambonz replaces customerData with the tag's data; later hooks carry it.
 		c.info.CustomerData = v.Data
 	case *verbs.Config:
+		c.setRecognizer(v.Recognizer)
 		c.configure(ctx, v)
 		c.notifyEvents = c.notifyEvents || v.NotifyEvents
 		for _, r := range v.Reset {
@@ -84,13 +89,15 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		c.restDial(ctx, v)
 	case *verbs.Listen:
 		c.answerUnless(ctx, v.EarlyMedia)
-		d := defaultDialDuration
 		if v.MaxLength > 0 {
-			d = seconds(v.MaxLength)
+			if c.spend(ctx, seconds(v.MaxLength)) {
+				c.actionHook(ctx, v.ActionHook, nil)
+			}
+			break
 		}
-		if c.spend(ctx, d) {
-			c.actionHook(ctx, v.ActionHook, nil)
-		}
+		// listen.js: without maxLength the stream lasts until the call ends or the
+		// verb is killed (its socket, simulated, never closes on its own).
+		c.hold(ctx, func() bool { return false })
 	case *verbs.Llm:
 		c.llm(ctx, v)
 	case *verbs.Message:
@@ -106,6 +113,14 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	default:
 		c.log(zerolog.WarnLevel).Str("verb", v.Name()).Msg("verb not simulated")
 	}
+}
+
+// propertyWord is "property" or "properties" for n of them.
+func propertyWord(n int) string {
+	if n == 1 {
+		return "property"
+	}
+	return "properties"
 }
 
 // actionHook requests a verb's action hook; verbs it returns replace the remaining
@@ -228,6 +243,20 @@ func (c *callRun) sideHook(ctx context.Context, h *verbs.Hook, extra map[string]
 	return c.sideHookAs(ctx, wssession.MsgVerbHook, h, extra)
 }
 
+// unreadHook requests a hook whose answer jambonz's code never reads (what names it):
+// its requestor's promise is only caught, so verbs answered there, valid or not, run
+// nowhere and raise no alert; a compat warning says so.
+func (c *callRun) unreadHook(ctx context.Context, h *verbs.Hook, payload map[string]any, what string) {
+	if h == nil || c.ended || c.cut {
+		return
+	}
+	ans, ok := c.app.hook(ctx, wssession.MsgVerbHook, h, payload)
+	if ok && (len(ans.verbs) > 0 || ans.err != nil) {
+		c.compat(CompatAnswerIgnored, "%s %s answered verbs: jambonz never reads that hook's answer, and runs none of them", what, ans.url)
+	}
+	c.checkDeadline()
+}
+
 func (c *callRun) sideHookAs(ctx context.Context, typ string, h *verbs.Hook, extra map[string]any) bool {
 	if h == nil || c.ended || c.cut {
 		return true
@@ -262,22 +291,20 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 		after = defaultInputDelay
 	}
 	if in.Speech != "" && wantsSpeech {
+		rec := c.recognizerFor(g.Recognizer)
 		if !c.spend(ctx, prompt+after) {
 			return
 		}
 		c.recordInput("speech", in.Speech)
 		if g.PartialResultHook != nil {
 			if partial := strings.Fields(in.Speech); len(partial) > 1 {
-				c.sideHook(ctx, g.PartialResultHook, map[string]any{"speech": map[string]any{
-					"language_code": "en-US", "is_final": false,
-					"alternatives": []any{map[string]any{"transcript": partial[0], "confidence": 0.5}},
-				}})
+				// gather.js _onTranscription: an interim result goes to the
+				// partialResultHook, whose answer jambonz never reads.
+				c.unreadHook(ctx, g.PartialResultHook, c.payload(map[string]any{
+					"speech": speechEvent(rec, partial[0], false, 0.5)}), "the gather's partialResultHook")
 			}
 		}
-		c.gatherAction(ctx, g, map[string]any{"reason": "speechDetected", "speech": map[string]any{
-			"language_code": "en-US", "is_final": true,
-			"alternatives": []any{map[string]any{"transcript": in.Speech, "confidence": 0.92}},
-		}})
+		c.gatherAction(ctx, g, map[string]any{"reason": "speechDetected", "speech": speechEvent(rec, in.Speech, true, 0.92)})
 		return
 	}
 	keys := ""

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,5 +236,108 @@ func TestStoppedCallTakesItsCauseAndRaisesNoAlert(t *testing.T) {
 				t.Fatalf("last line %+v", last)
 			}
 		})
+	}
+}
+
+// Speech reaches the application as jambonz's normalizeTranscription reports it:
+// channel_tag 1, and vendor with the recognizer's name (the verb's, unless absent or
+// "default"; then the session's, which config sets; then the application's) and its
+// raw event. jambonz's public echo app says "provided by <vendor.name>".
+func TestSpeechNamesTheRecognizer(t *testing.T) {
+	doc := verbsReply(
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/app-default",
+			"recognizer": map[string]any{"vendor": "default", "language": "default"}},
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/own",
+			"recognizer": map[string]any{"vendor": "microsoft", "language": "de-DE"}},
+		map[string]any{"verb": "config", "recognizer": map[string]any{"vendor": "deepgram", "language": "fr-FR"}},
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/session"})
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": doc})
+	o := baseOptions(t, url+"/call")
+	o.Application.Recognizer = callctl.Speech{Vendor: "aws", Language: "en-GB"}
+	o.Script.Gathers = []callctl.GatherInput{{Speech: "one"}, {Speech: "two"}, {Speech: "three"}}
+	run(t, o)
+	for _, want := range []struct{ hook, vendor, language string }{
+		{"/app-default", "aws", "en-GB"}, {"/own", "microsoft", "de-DE"}, {"/session", "deepgram", "fr-FR"},
+	} {
+		sp, _ := srv.last(want.hook).payload["speech"].(map[string]any)
+		vendor, _ := sp["vendor"].(map[string]any)
+		evt, _ := vendor["evt"].(map[string]any)
+		if vendor["name"] != want.vendor || sp["language_code"] != want.language || sp["channel_tag"] != float64(1) ||
+			sp["is_final"] != true || evt["is_final"] != true {
+			t.Errorf("%s speech %v, want vendor %s, language %s", want.hook, sp, want.vendor, want.language)
+		}
+	}
+}
+
+// A dial's dtmfHook is a verb:hook whose answer jambonz never reads (dial.js
+// _onInfo): verbs answered there run nowhere, valid or not, with no alert; the
+// developer gets an answer-ignored warning. A plain "OK" (what express's
+// sendStatus(200) sends) is no warning at all.
+func TestDtmfHookAnswerIsIgnored(t *testing.T) {
+	dial := map[string]any{"verb": "dial", "dtmfCapture": []string{"*2", "*3"}, "dtmfHook": "/dtmf",
+		"target": []any{map[string]any{"type": "phone", "number": "+15550100"}}}
+	var n atomic.Int32
+	dtmf := func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte("OK"))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"say","txt":"not a say"}]`))
+	}
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(dial, map[string]any{"verb": "hangup"}), "/dtmf": dtmf})
+	o := baseOptions(t, url+"/call")
+	o.Script.Dials = []callctl.DialOutcome{{DialExtras: callctl.DialExtras{DTMF: []callctl.DialDTMF{
+		{Digits: "*2", Leg: "caller"}, {Digits: "*3", Leg: "caller"}}}}}
+	r := run(t, o)
+	if n := len(srv.all("/dtmf")); n != 2 {
+		t.Fatalf("%d dtmfHook requests, want 2", n)
+	}
+	var rules []callctl.CompatRule
+	for _, w := range r.Compat {
+		rules = append(rules, w.Rule)
+	}
+	if !slices.Equal(rules, []callctl.CompatRule{callctl.CompatAnswerIgnored}) || len(r.Alerts) != 0 || r.Reason != callctl.ReasonAppHangup {
+		t.Errorf("compat %v, alerts %v, reason %s; want one answer-ignored, no alert, the hangup verb", rules, r.Alerts, r.Reason)
+	}
+}
+
+// A verb property jambonz's task never reads (verbs.Ignored) is a compat warning
+// naming it and the task's file; the verb runs as jambonz runs it.
+func TestIgnoredVerbProperty(t *testing.T) {
+	doc := verbsReply(
+		map[string]any{"verb": "gather", "input": []string{"speech"}, "actionHook": "/g", "speechTimeout": 2, "timeout": 5},
+		map[string]any{"verb": "hangup"})
+	_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": doc, "/g": statusReply(http.StatusNoContent)})
+	r := run(t, baseOptions(t, url+"/call"))
+	if len(r.Compat) != 1 || r.Compat[0].Rule != callctl.CompatIgnoredProperty ||
+		r.Compat[0].Detail != "gather property: jambonz never reads speechTimeout (lib/tasks/gather.js): it has no effect there" {
+		t.Errorf("compat %+v, want one ignored-property naming speechTimeout", r.Compat)
+	}
+}
+
+// listen: without maxLength the stream lasts as long as the call (listen.js awaits
+// its end; the simulated socket never closes), so its actionHook never comes before
+// the caller hangs up; with maxLength it ends then, and the actionHook comes.
+func TestListenLastsAsLongAsTheCall(t *testing.T) {
+	listen := func(extra map[string]any) map[string]any {
+		v := map[string]any{"verb": "listen", "url": "wss://stream.example.com/audio", "actionHook": "/done"}
+		for k, x := range extra {
+			v[k] = x
+		}
+		return v
+	}
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(listen(nil)), "/done": verbsReply(say("bye"))})
+	o := baseOptions(t, url+"/call")
+	o.Script.HangupAfter = 5 * time.Minute
+	if r := run(t, o); r.Reason != callctl.ReasonCallerHangup || r.Duration != 5*time.Minute || len(srv.all("/done")) != 0 {
+		t.Errorf("listen without maxLength: reason %s after %v, %d actionHook requests; want the caller's hangup at 5m, none", r.Reason, r.Duration, len(srv.all("/done")))
+	}
+	srv, url = newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(listen(map[string]any{"maxLength": 45})), "/done": verbsReply(hangupVerb)})
+	o = baseOptions(t, url+"/call")
+	o.Script.HangupAfter = 5 * time.Minute
+	if r := run(t, o); r.Reason != callctl.ReasonAppHangup || r.Duration != 45*time.Second || len(srv.all("/done")) != 1 {
+		t.Errorf("listen with maxLength 45: reason %s after %v, %d actionHook requests; want the actionHook's hangup at 45s", r.Reason, r.Duration, len(srv.all("/done")))
 	}
 }

@@ -119,6 +119,9 @@ type DialExtras struct {
 	// Confirm is what the dialed party answers on the confirm leg's gathers, in
 	// order.
 	Confirm []GatherInput
+	// Callee is what the dialed party answers on the gathers of its own session,
+	// once a child_call_hook made its leg one (adulting), in order.
+	Callee []GatherInput
 	// Refer, when set, is a REFER the dialed party sends during the bridge, for the
 	// dial's referHook.
 	Refer *DialRefer

@@ -317,16 +317,17 @@ func TestHTTPUnusableVerbsRetriedUnderAll(t *testing.T) {
 }
 
 // docs/call-control.md §3: headers (User-Agent jambonz, Basic auth, Jambonz-Signature)
-// and GET hooks carrying the call's fields as query parameters; the fragment is never
+// and GET hooks carrying nothing of the call, as jambonz's http-requestor.js sends
+// them (only the URL's own query; a get-hook-empty warning); the fragment is never
 // sent.
 func TestHTTPHeadersAndGET(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
-		"/call": verbsReply(map[string]any{"verb": "gather", "numDigits": 1, "actionHook": map[string]any{"url": "/g", "method": "GET"}}, hangupVerb),
+		"/call": verbsReply(map[string]any{"verb": "gather", "numDigits": 1, "actionHook": map[string]any{"url": "/g?menu=main", "method": "GET"}}, hangupVerb),
 	})
 	o := baseOptions(t, url+"/call#rc=1")
 	o.Username, o.Password, o.Secret = "user", "pw", "sekrit"
 	o.Script.Gathers = []callctl.GatherInput{{Digits: "7"}}
-	run(t, o)
+	r := run(t, o)
 	call := srv.last("/call")
 	if ua := call.header.Get("User-Agent"); ua != "jambonz" {
 		t.Fatalf("User-Agent %q", ua)
@@ -338,8 +339,11 @@ func TestHTTPHeadersAndGET(t *testing.T) {
 		t.Fatalf("signature: %v", err)
 	}
 	g := srv.last("/g")
-	if g.method != "GET" || g.payload["digits"] != "7" || g.payload["call_sid"] == "" {
-		t.Fatalf("GET hook %+v", g)
+	if g.method != "GET" || len(g.payload) != 1 || g.payload["menu"] != "main" || len(g.body) != 0 {
+		t.Fatalf("GET hook %+v, want the URL's own query and nothing else", g)
+	}
+	if len(r.Compat) != 1 || r.Compat[0].Rule != callctl.CompatGetHookEmpty {
+		t.Errorf("compat %v, want one get-hook-empty", r.Compat)
 	}
 }
 
@@ -368,8 +372,10 @@ func TestHTTPActionHookFailureContinues(t *testing.T) {
 	}
 }
 
-// docs/call-control.md §6 row 2: a dial whose hook fails ends that dial (reported to its
-// actionHook as failed); the call continues.
+// docs/call-control.md §6 row 2: a dial whose confirm hook fails is declined, as
+// jambonz declines it (place-outdial.js _executeApp): the dial ends and its actionHook
+// reports the status the leg had, in-progress 200 without a duration; the leg gets no
+// completed status; the call continues.
 func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	srv, url := newHTTP(t, map[string]http.HandlerFunc{
 		"/call": verbsReply(map[string]any{"verb": "dial", "target": []any{map[string]any{"type": "phone", "number": "+15550001111"}},
@@ -379,7 +385,8 @@ func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 	r := run(t, baseOptions(t, url+"/call"))
 	wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
 	d := srv.last("/dialed").payload
-	if d["dial_call_status"] != "failed" || d["duration"] != float64(0) {
+	if d["dial_call_status"] != "in-progress" || d["dial_sip_status"] != float64(200) || d["duration"] != nil ||
+		d["dial_call_sid"] == nil {
 		t.Fatalf("dial action payload %v", d)
 	}
 	if !hasAlert(r, callctl.AlertWebhookFailure) {

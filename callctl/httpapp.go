@@ -82,6 +82,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, pass string, payload map[string]any,
 	accept func(int, http.Header, []byte) error) (*transport.HookResponse, error) {
 	c := a.c
+	payload = c.getPayload(method, t, payload)
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	url := t.Clean()
@@ -224,6 +225,18 @@ func isJSONContent(contentType string) bool {
 	return strings.Contains(contentType, "application/json")
 }
 
+// getPayload is what a hook of method to t carries of payload: all of it on a POST;
+// nothing on a GET, as jambonz's http-requestor.js sends neither a body nor a query
+// on a GET (only the URL's own query), which leaves the application knowing nothing
+// of the call: a compat warning, once per URL.
+func (c *callRun) getPayload(method string, t fragment.Target, payload map[string]any) map[string]any {
+	if !strings.EqualFold(method, http.MethodGet) {
+		return payload
+	}
+	c.compat(CompatGetHookEmpty, "%s is requested with GET: jambonz sends no payload on a GET, neither body nor query (only the URL's own query), so the application learns nothing of the call from it", t.Clean())
+	return nil
+}
+
 // notify sends a status notification to the status hook, if there is one. Its
 // failure is alerted and changes nothing else.
 func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
@@ -239,6 +252,9 @@ func (a *httpApp) notify(ctx context.Context, payload map[string]any) {
 		return
 	}
 	if c.opts.StatusNotifier != nil {
+		// The notifier needs the call's fields to file the notification; it sends
+		// none on a GET either (StatusNotifier).
+		c.getPayload(c.opts.StatusHookMethod, *c.opts.statusURL, payload)
 		c.opts.StatusNotifier.NotifyStatus(ctx, *c.opts.statusURL, payload)
 		return
 	}

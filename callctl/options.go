@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,7 +29,8 @@ type HookRequester interface {
 
 // StatusNotifier takes over the status notifications of an HTTP application: a node
 // hands them to its outbox for durable, asynchronous delivery (docs/call-control.md §8).
-// NotifyStatus must not block on the network.
+// NotifyStatus must not block on the network. It gets the call's fields whatever the
+// status hook's method, and sends none of them on a GET, as jambonz does.
 type StatusNotifier interface {
 	NotifyStatus(ctx context.Context, statusHook fragment.Target, payload map[string]any)
 }
@@ -64,6 +66,11 @@ type Options struct {
 	// PreviousSecret, when set with Secret, signs every HTTP hook too (a second v1
 	// entry): the secret a rotation replaced, during its grace period.
 	PreviousSecret string
+	// QueueEventHookURL is the account's queue event webhook (jambonz's account
+	// queue_event_hook): an absolute http(s) URL, with an optional retry fragment,
+	// that gets queue:status when the call joins or leaves a queue, whatever the
+	// application's transport. Optional; requires Hooks.
+	QueueEventHookURL string
 
 	// Call describes the call. CallSid, CallID, TraceID and AccountSid are
 	// generated when empty; From defaults to "+15551230000" and To to
@@ -76,6 +83,10 @@ type Options struct {
 	// speech settings (defaults), env_vars and service provider. Default: jambonz's
 	// defaults, no env_vars.
 	Application Application
+	// Compat are warnings found before the call started, by whoever placed it (a
+	// REST request's fields jambonz ignores): the call records them first, as its
+	// own (docs/compatibility.md §2). Default none.
+	Compat []Compat
 	// Script is what the caller and the network do. Default: a caller who never
 	// keys anything, dials that are answered, no faults.
 	Script Script
@@ -214,6 +225,7 @@ type prepared struct {
 	Options
 	app       fragment.Target
 	statusURL *fragment.Target
+	queueHook *fragment.Target
 }
 
 // prepare fills in the defaults and checks every field, reporting all that are bad
@@ -231,6 +243,11 @@ func (o Options) prepare() (*prepared, error) {
 	}{{"AckTimeout", o.AckTimeout}, {"IdleLimit", o.IdleLimit}, {"MaxDuration", o.MaxDuration}, {"RingTimeout", o.RingTimeout}} {
 		if d.v < 0 {
 			bad("%s %v is negative", d.name, d.v)
+		}
+	}
+	for _, w := range o.Compat {
+		if !slices.Contains(compatRules, w.Rule) {
+			bad("Compat: unknown rule %q", w.Rule)
 		}
 	}
 	if o.MaxRequests < 0 {
@@ -268,6 +285,19 @@ func (o Options) prepare() (*prepared, error) {
 			if p.statusURL != nil && p.statusURL.Policy.Transport == fragment.HTTP && o.Hooks == nil {
 				bad("an http(s) status hook needs Options.Hooks")
 			}
+		}
+	}
+	if h := o.QueueEventHookURL; h != "" {
+		t, err := fragment.Parse(h)
+		switch {
+		case err != nil:
+			bad("queue event hook: %w", err)
+		case t.Policy.Transport != fragment.HTTP:
+			bad("queue event hook %q: want an http(s) URL (jambonz requests it as a webhook)", t.Clean())
+		case o.Hooks == nil:
+			bad("a queue event hook needs Options.Hooks")
+		default:
+			p.queueHook = &t
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

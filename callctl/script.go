@@ -143,7 +143,7 @@ type Fault struct {
 const (
 	defaultInputDelay   = 2 * time.Second        // GatherInput.After
 	defaultKeyInterval  = 250 * time.Millisecond // GatherInput.KeyInterval
-	defaultDialDuration = 30 * time.Second       // an answered dial leg, and a bridge after a dequeue, listen, conference
+	defaultDialDuration = 30 * time.Second       // an answered dial leg, and a bridge after a dequeue or a conference
 	defaultPlayDuration = 5 * time.Second        // per URL, when play sets no timeoutSecs
 	defaultDialRing     = 5 * time.Second        // ringing before an answer or a give-up
 	defaultDialTimeout  = 60 * time.Second       // a dial's timeout when the verb sets none

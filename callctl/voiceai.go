@@ -32,10 +32,20 @@ type voiceAI struct {
 	// transcribing is the transcription hook of a running transcribe (the verb, or
 	// config transcribe); nil when nothing transcribes.
 	transcribing *verbs.Hook
+	// transcribeRecognizer is the running transcription's recognizer.
+	transcribeRecognizer map[string]any
 	// ttsBackground: config ttsStream enabled a background streaming say.
 	ttsBackground bool
-	// streamingSay: the current verb is a say with stream: true.
+	// streamingSay: the current verb is a say with stream: true, or any say once
+	// config autoStreamTts is on.
 	streamingSay bool
+	// autoStream: config autoStreamTts, every say streams (say.js exec).
+	autoStream bool
+	// connected: the TTS stream is open (stream_open sent) and stays so until it
+	// is stopped (stream_closed): a later streaming say speaks on it without
+	// opening it again (tts-streaming-buffer.js start asserts NotConnected, and
+	// its rejection goes unhandled; Connected fires once).
+	connected bool
 	// flushed: the stream emptied after a tts:flush (a streaming say then ends).
 	flushed bool
 
@@ -145,7 +155,7 @@ func (c *callRun) hear(ctx context.Context, u Utterance) {
 		if u.Digits != "" {
 			result = map[string]any{"digits": u.Digits, "reason": "dtmfDetected"}
 		} else {
-			result = map[string]any{"speech": speechResult(u.Speech), "reason": "speechDetected"}
+			result = map[string]any{"speech": speechEvent(c.recognizerFor(nil), u.Speech, true, 0.92), "reason": "speechDetected"}
 		}
 		gen := c.generation
 		answered = c.actionHook(ctx, b.ActionHook, result)
@@ -157,7 +167,7 @@ func (c *callRun) hear(ctx context.Context, u Utterance) {
 		}
 	}
 	if h := v.transcribing; h != nil && u.Speech != "" && !c.ended {
-		payload := transcriptionPayload(c.info.fields(), u.Speech)
+		payload := transcriptionPayload(c.info.fields(), speechEvent(c.recognizerFor(v.transcribeRecognizer), u.Speech, true, 0.92))
 		gen := c.generation
 		vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, h, payload)
 		if ok && replace && !c.ended {
@@ -196,25 +206,17 @@ func containsOr(list []string, s, def string) bool {
 	return contains(list, s)
 }
 
-// speechResult is a final recognition of words, as jambonz reports one.
-func speechResult(words string) map[string]any {
-	return map[string]any{
-		"language_code": "en-US", "channel_tag": 1, "is_final": true,
-		"alternatives": []any{map[string]any{"transcript": words, "confidence": 0.92}},
-	}
-}
-
 // transcriptionPayload is a transcriptionHook's payload. jambonz spreads its CallInfo
 // object rather than its JSON (transcribe.js _resolve: {...this.cs.callInfo, speech}),
 // so the hook gets the call's fields with customerData as _customer_data and the
 // object's has_recording; we send it as jambonz does.
-func transcriptionPayload(fields map[string]any, words string) map[string]any {
+func transcriptionPayload(fields map[string]any, speech map[string]any) map[string]any {
 	if cd, ok := fields["customerData"]; ok {
 		delete(fields, "customerData")
 		fields["_customer_data"] = cd
 	}
 	fields["has_recording"] = false
-	fields["speech"] = speechResult(words)
+	fields["speech"] = speech
 	return fields
 }
 
@@ -305,13 +307,17 @@ func (c *callRun) configure(ctx context.Context, v *verbs.Config) {
 			c.ai.ttsBackground = true
 			c.ttsOpened(ctx)
 		case !t.Enable && c.ai.ttsBackground:
-			c.ttsStreamEvent(ctx, "stream_closed")
+			c.ttsClosed(ctx)
 			c.ai.ttsBackground = false
 		}
 	}
+	if v.AutoStreamTts != nil {
+		// config.js: cs.autoStreamTts; say.js streams every later say.
+		c.ai.autoStream = *v.AutoStreamTts
+	}
 	if t := v.Transcribe; t != nil {
 		if t.Enable && t.TranscriptionHook != nil {
-			c.ai.transcribing = t.TranscriptionHook
+			c.ai.transcribing, c.ai.transcribeRecognizer = t.TranscriptionHook, t.Recognizer
 			c.startListening()
 		} else if !t.Enable {
 			c.ai.transcribing = nil
@@ -323,21 +329,25 @@ func (c *callRun) configure(ctx context.Context, v *verbs.Config) {
 // or the application moves on (transcribe.js awaits its end).
 func (c *callRun) transcribe(ctx context.Context, v *verbs.Transcribe) {
 	c.answerUnless(ctx, v.EarlyMedia)
-	prev := c.ai.transcribing
-	c.ai.transcribing = v.TranscriptionHook
+	prev, prevRecognizer := c.ai.transcribing, c.ai.transcribeRecognizer
+	c.ai.transcribing, c.ai.transcribeRecognizer = v.TranscriptionHook, v.Recognizer
 	if v.TranscriptionHook != nil {
 		c.startListening()
 	}
 	c.hold(ctx, func() bool { return false })
-	c.ai.transcribing = prev
+	c.ai.transcribing, c.ai.transcribeRecognizer = prev, prevRecognizer
 }
 
-// streamingSay runs a say with stream: true: it speaks the application's tts:tokens
-// and ends when the stream empties after a tts:flush (say.js handlingStreaming,
-// notifyTtsStreamIsEmpty; jambonz reads closeOnStreamEmpty, which its spec does not
-// define, so a stream always closes when it empties).
+// streamingSay runs a say with stream: true, or any say once config autoStreamTts is
+// on: it speaks the application's tts:tokens and ends when the stream empties after a
+// tts:flush (say.js handlingStreaming, notifyTtsStreamIsEmpty; jambonz reads
+// closeOnStreamEmpty, which its spec does not define, so a stream always closes when
+// it empties). A say's own text goes through the stream and is flushed, taking the
+// time a say of it takes, during which the caller may talk over it.
 func (c *callRun) streamingSay(ctx context.Context, v *verbs.Say) {
-	if !c.isWS() {
+	if v.Stream && !c.isWS() {
+		// say.js checks stream: true before it adds autoStreamTts: only the verb's
+		// own flag needs a WebSocket application.
 		c.log(zerolog.WarnLevel).Msg("a streaming say needs a WebSocket application (jambonz fails the verb)")
 		return
 	}
@@ -345,26 +355,52 @@ func (c *callRun) streamingSay(ctx context.Context, v *verbs.Say) {
 	c.ai.streamingSay, c.ai.flushed = true, false
 	defer func() { c.ai.streamingSay = false }()
 	c.ttsOpened(ctx)
-	for _, t := range v.Text {
-		c.ttsBuffer(t)
+	if len(v.Text) > 0 {
+		for _, t := range v.Text {
+			c.ttsBuffer(t)
+		}
+		c.ttsFeed(ctx)
+		if !c.spend(ctx, sayDuration(v)) {
+			if !c.ended && c.ai.connected {
+				c.ttsClosed(ctx) // killed while it spoke: say.js kill stops the stream
+			}
+			return
+		}
 		c.ttsFlush(ctx)
 	}
 	c.hold(ctx, func() bool { return c.ai.flushed })
 	if !c.ai.flushed && !c.ended {
 		// Killed before the stream emptied: say.js kill stops the stream.
-		c.ttsStreamEvent(ctx, "stream_closed")
+		c.ttsClosed(ctx)
 	}
 }
 
-// ttsOpened: the TTS stream connected; what was buffered is spoken now.
+// ttsOpened: the TTS stream connected (once, until it is stopped); what was
+// buffered is spoken now.
 func (c *callRun) ttsOpened(ctx context.Context) {
-	c.ttsStreamEvent(ctx, "stream_open")
+	if !c.ai.connected {
+		c.ai.connected = true
+		c.ttsStreamEvent(ctx, "stream_open")
+	}
 	c.ttsFeed(ctx)
 }
 
-// ttsStreamEvent sends tts:streaming-event {event_type}.
+// ttsClosed: the stream was stopped (call-session.js stopTtsStream): stream_closed,
+// and the next streaming say opens it again.
+func (c *callRun) ttsClosed(ctx context.Context) {
+	c.ai.connected = false
+	c.ttsStreamEvent(ctx, "stream_closed")
+}
+
+// ttsStreamEvent sends tts:streaming-event {event_type}. jambonz requests it at
+// /streaming-event, which an HTTP application gets as a POST there (a say streamed by
+// autoStreamTts); a WebSocket message of this type carries no hook.
 func (c *callRun) ttsStreamEvent(ctx context.Context, typ string) {
-	c.app.message(ctx, wssession.MsgTtsStreamingEvent, nil, map[string]any{"event_type": typ})
+	var h *verbs.Hook
+	if !c.isWS() {
+		h = &verbs.Hook{URL: "/streaming-event"}
+	}
+	c.app.message(ctx, wssession.MsgTtsStreamingEvent, h, map[string]any{"event_type": typ})
 }
 
 // ttsBuffer adds tokens to the buffer.

@@ -55,7 +55,7 @@ func newWSApp(c *callRun) *wsApp {
 	app := c.opts.app.Clean()
 	a.s = wssession.New(c.ctx, wssession.Options{
 		Target:     c.opts.app,
-		CallSid:    c.info.CallSid,
+		CallSid:    c.envelopeCallSid(),
 		WebSocket:  o,
 		AckTimeout: c.opts.AckTimeout,
 		Sleep: func(ctx context.Context, attempt int, d time.Duration) error {
@@ -293,6 +293,16 @@ func (a *wsApp) release(context.Context) {
 	}
 }
 
+// envelopeCallSid is the call_sid of the session's envelopes: none on an adulted
+// leg's connection, whose requestor never sent session:new (ws-requestor.js takes
+// call_sid from it).
+func (c *callRun) envelopeCallSid() string {
+	if c.adulting {
+		return ""
+	}
+	return c.info.CallSid
+}
+
 // isAbsoluteHTTP reports whether a hook URL is an absolute http(s) URL.
 func isAbsoluteHTTP(raw string) bool {
 	u, err := url.Parse(raw)
@@ -309,7 +319,7 @@ func (a *wsApp) Sent(typ, msgid, hook string, data any) {
 	c := a.c
 	q := Request{Transport: string(fragment.WebSocket), Type: typ, Hook: hook, Event: c.timeline.len(), HookIndex: -1}
 	switch typ {
-	case wssession.MsgSessionNew, wssession.MsgSessionReconnect:
+	case wssession.MsgSessionNew, wssession.MsgSessionReconnect, wssession.MsgSessionAdulting:
 		q.Hook = c.opts.app.URL.Path
 	}
 	switch typ {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
 
@@ -50,8 +51,8 @@ func TestRotateWebhookSecret(t *testing.T) {
 		var c struct {
 			Sid string `json:"sid"`
 		}
-		if code, _, raw := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls", a.APIToken, map[string]any{"from": "x",
-			"to": map[string]any{"type": "phone", "number": "y"}, "call_hook": app.URL + "/call", "call_status_hook": app.URL + "/status"}, &c); code != http.StatusCreated {
+		if code, _, raw := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls", a.APIToken, testkit.WithSpeech(map[string]any{"from": "x",
+			"to": map[string]any{"type": "phone", "number": "y"}, "call_hook": app.URL + "/call", "call_status_hook": app.URL + "/status"}), &c); code != http.StatusCreated {
 			t.Fatalf("create call: %d %s", code, raw)
 		}
 		n.waitCall(a, c.Sid)

@@ -46,7 +46,7 @@ func TestParseBootstrap(t *testing.T) {
 	}
 }
 
-// The example in the README is a valid bootstrap file.
+// The example the docs and the README's tour use is a valid bootstrap file.
 func TestBootstrapExampleParses(t *testing.T) {
 	t.Parallel()
 	b, err := LoadBootstrap(filepath.Join("..", "examples", "bootstrap.yaml"))

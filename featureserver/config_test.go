@@ -160,7 +160,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{EnvAdminToken, "short"},
 		{EnvAdminToken, "aaaaaaaaaaaaaaaa"},
 		{EnvAdminToken, "0123456789012345678901234567890"}, // 31 characters
-		{EnvAdminToken, "change-me-admin-token"},           // the README's example
+		{EnvAdminToken, "change-me-admin-token"},           // an example the docs once showed
 		{EnvOutboxEgressAllow, "10.0.0.0/33"},
 		{EnvTrustedProxies, "proxy.example"},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore/sqlitenode"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // idleWSApp acks session:new with no verbs, so the call waits for a command. It
@@ -33,8 +34,8 @@ func waitingCall(t *testing.T, n *testNode, acct testAccount) string {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}), &call)
 	// In session: a live-call command now finds the call before or after the ack
 	// (it is applied once the ack's verbs, none, ran out), never before it started.
 	waitLive(t, app, 1)
@@ -59,8 +60,8 @@ func TestDrainEndsCallsAfterTimeout(t *testing.T) {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call); code != http.StatusCreated {
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}), &call); code != http.StatusCreated {
 		t.Fatalf("create call: %d %s", code, raw)
 	}
 	waitLive(t, app, 1) // the call is in session, and stays: the app never sends a command
@@ -93,8 +94,8 @@ func TestDrainLetsActiveCallsFinish(t *testing.T) {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"}), &call)
 	<-requested
 
 	stopped := make(chan struct{})
@@ -104,8 +105,8 @@ func TestDrainLetsActiveCallsFinish(t *testing.T) {
 	if code, _, raw := n.do("GET", "/readyz", "", nil, nil); code != http.StatusServiceUnavailable {
 		t.Errorf("readyz while draining: %d %s, want 503", code, raw)
 	}
-	if code, _, _ := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"}, nil); code != http.StatusServiceUnavailable {
+	if code, _, _ := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": app.URL}, "from": "a", "to": "b"}), nil); code != http.StatusServiceUnavailable {
 		t.Errorf("new call while draining: %d, want 503", code)
 	}
 	close(release)

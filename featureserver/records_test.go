@@ -265,9 +265,9 @@ func TestCallsAreRefusedWhileTheDatabaseCannotBeWritten(t *testing.T) {
 	n := runNodeWith(t, testConfig(t), zerolog.New(&logs), nodeHooks{})
 	acct := n.createAccount("acme")
 	bodies := map[string]map[string]any{
-		"rest": {"call_hook": map[string]any{"url": "http://127.0.0.1:1/call"}, "from": "a", "to": "b"},
-		"scenario": {"call_hook": map[string]any{"url": "http://127.0.0.1:1/call"}, "from": "a", "to": "b",
-			"scenario": map[string]any{"expect": map[string]any{"verbs": []string{"say"}}}},
+		"rest": testkit.WithSpeech(map[string]any{"call_hook": map[string]any{"url": "http://127.0.0.1:1/call"}, "from": "a", "to": "b"}),
+		"scenario": testkit.WithSpeech(map[string]any{"call_hook": map[string]any{"url": "http://127.0.0.1:1/call"}, "from": "a", "to": "b",
+			"scenario": map[string]any{"expect": map[string]any{"verbs": []string{"say"}}}}),
 	}
 	if err := os.Remove(dbPath(n)); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package fragment
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"time"
 )
@@ -86,4 +88,59 @@ func Explain(t Target, to Timeouts) Explanation {
 		e.TimeToFailure += d
 	}
 	return e
+}
+
+// MarshalJSON writes the explanation as `switchboard fragment explain --json` prints
+// it, a stable contract (docs/cli.md): every key always present, durations in whole
+// milliseconds, lists never null.
+func (e Explanation) MarshalJSON() ([]byte, error) {
+	p := e.Target.Policy
+	out := struct {
+		URL                     string   `json:"url"`
+		CleanURL                string   `json:"clean_url"`
+		Transport               string   `json:"transport"`
+		RC                      int      `json:"rc"`
+		RCDefault               bool     `json:"rc_default"`
+		RP                      []string `json:"rp"`
+		RPExplicit              bool     `json:"rp_explicit"`
+		HandshakeTimeoutRetried bool     `json:"handshake_timeout_retried"`
+		MaxAttempts             int      `json:"max_attempts"`
+		DelaysMS                []int64  `json:"delays_ms"`
+		TotalDelayMS            int64    `json:"total_delay_ms"`
+		AttemptTimeoutMS        int64    `json:"attempt_timeout_ms"`
+		AttemptsToFailure       int      `json:"attempts_to_failure"`
+		TimeToFailureMS         int64    `json:"time_to_failure_ms"`
+		IgnoredKeys             []string `json:"ignored_keys"`
+		Warnings                []string `json:"warnings"`
+	}{
+		URL:                     e.Target.Raw,
+		CleanURL:                e.Target.Clean(),
+		Transport:               string(p.Transport),
+		RC:                      p.RetryCount,
+		RCDefault:               p.RetryCountDefault,
+		RP:                      make([]string, len(p.RetryOn)),
+		RPExplicit:              p.RetryOnExplicit,
+		HandshakeTimeoutRetried: p.RetriesHandshakeTimeout(),
+		MaxAttempts:             p.MaxAttempts(),
+		DelaysMS:                make([]int64, len(e.Delays)),
+		TotalDelayMS:            e.TotalDelay.Milliseconds(),
+		AttemptTimeoutMS:        e.AttemptTimeout.Milliseconds(),
+		AttemptsToFailure:       e.AttemptsToFailure,
+		TimeToFailureMS:         e.TimeToFailure.Milliseconds(),
+		IgnoredKeys:             append([]string{}, e.Target.IgnoredKeys...),
+		Warnings:                append([]string{}, p.Warnings...),
+	}
+	for i, c := range p.RetryOn {
+		out.RP[i] = string(c)
+	}
+	for i, d := range e.Delays {
+		out.DelaysMS[i] = d.Milliseconds()
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // URLs keep their & as written
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -1,6 +1,7 @@
 package fragment
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"testing"
@@ -68,5 +69,32 @@ func TestExplain(t *testing.T) {
 				t.Errorf("attempts %d time to failure %v, want %d, %v", e.AttemptsToFailure, e.TimeToFailure, tt.attempts, tt.timeToFailure)
 			}
 		})
+	}
+}
+
+// The JSON of an explanation has every key, lists never null, URLs as written.
+func TestExplanationJSON(t *testing.T) {
+	target, err := Parse("https://h/p?a=1&b=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(Explain(target, Timeouts{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"url", "clean_url", "transport", "rc", "rc_default", "rp", "rp_explicit", "handshake_timeout_retried",
+		"max_attempts", "delays_ms", "total_delay_ms", "attempt_timeout_ms", "attempts_to_failure", "time_to_failure_ms",
+		"ignored_keys", "warnings"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("no %q in %s", k, raw)
+		}
+	}
+	if got["delays_ms"] == nil || got["ignored_keys"] == nil || got["warnings"] == nil || got["url"] != "https://h/p?a=1&b=2" ||
+		got["time_to_failure_ms"] != float64(10000) || len(got) != 16 {
+		t.Errorf("JSON %s", raw)
 	}
 }

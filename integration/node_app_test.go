@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -17,8 +15,11 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
-// appStartTimeout bounds how long a Node app may take to print its ready line.
-const appStartTimeout = 30 * time.Second
+// appStartTimeout bounds how long a Node app may take to print its ready line: loading
+// the SDKs (@jambonz/sdk, verb-specifications' schemas) takes seconds of CPU that a
+// loaded 2-core machine may hand out slowly. A bound only a broken app reaches: the
+// wait ends as soon as the line comes.
+const appStartTimeout = 3 * time.Minute
 
 // appEvent is one JSON line an app printed: {"event":"...", ...}, read as the
 // lines of `simulate --json` are.
@@ -35,14 +36,17 @@ type nodeApp struct {
 	done   chan struct{} // closed when stdout reaches EOF
 }
 
-// startNodeApp runs testdata/node/<script> on a free loopback port with env added to
-// the environment, waits for its ready line and stops it when the test ends.
+// startNodeApp runs testdata/node/<script> with env added to the environment, waits
+// for its ready line and stops it when the test ends. The app listens on a port the
+// kernel picks (PORT=0), which its ready line reports: a port the test picked and
+// closed could be taken by anything else on a busy machine before the app listens
+// (an example app was seen to die of EADDRINUSE that way).
 func startNodeApp(t *testing.T, script string, env ...string) *nodeApp {
 	t.Helper()
 	node, modules := requireNodeSDKs(t)
-	app := &nodeApp{port: freePort(t), wake: make(chan struct{}), done: make(chan struct{})}
+	app := &nodeApp{wake: make(chan struct{}), done: make(chan struct{})}
 	cmd := exec.Command(node, filepath.Join(nodeTestdata, script))
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PORT="+strconv.Itoa(app.port))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PORT=0")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = &app.stderr
 	stdout, err := cmd.StdoutPipe()
@@ -60,8 +64,12 @@ func startNodeApp(t *testing.T, script string, env ...string) *nodeApp {
 			t.Logf("%s events: %v\n%s stderr:\n%s", script, app.Events(), script, app.Stderr())
 		}
 	})
-	if _, ok := app.waitEvent("ready", appStartTimeout); !ok {
+	ready, ok := app.waitEvent("ready", appStartTimeout)
+	if !ok {
 		t.Fatalf("%s printed no ready line within %s; stderr:\n%s", script, appStartTimeout, app.Stderr())
+	}
+	if app.port = int(ready.num("port")); app.port <= 0 {
+		t.Fatalf("%s's ready line %v names no port", script, ready)
 	}
 	return app
 }
@@ -124,6 +132,30 @@ func (a *nodeApp) waitEvent(name string, timeout time.Duration) (appEvent, bool)
 	return evs[0], true
 }
 
+// waitMatch waits until an event called name for which match holds has arrived.
+func (a *nodeApp) waitMatch(name string, match func(appEvent) bool, timeout time.Duration) (appEvent, bool) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		a.mu.Lock()
+		wake := a.wake
+		for _, e := range a.events {
+			if e.str("event") == name && match(e) {
+				a.mu.Unlock()
+				return e, true
+			}
+		}
+		a.mu.Unlock()
+		select {
+		case <-wake:
+		case <-a.done:
+			return nil, false
+		case <-deadline.C:
+			return nil, false
+		}
+	}
+}
+
 // waitEvents waits until n events called name have arrived and returns them all.
 func (a *nodeApp) waitEvents(name string, n int, timeout time.Duration) ([]appEvent, bool) {
 	deadline := time.NewTimer(timeout)
@@ -154,17 +186,4 @@ func (a *nodeApp) waitEvents(name string, n int, timeout time.Duration) ([]appEv
 // URL is the app's address with scheme (http or ws) and path.
 func (a *nodeApp) URL(scheme, path string) string {
 	return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, a.port, path)
-}
-
-// freePort returns a loopback port that was free a moment ago, for an app to listen
-// on (the apps take their port from the test, as a developer's app takes it from
-// configuration).
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -26,7 +26,7 @@ func TestNodeMessagesAndRecentCalls(t *testing.T) {
 	if len(sid) != 36 {
 		t.Fatalf("messages.create returned %q, want the message sid", sid)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(appEventTimeout)
 	for len(hooks.requests("/sms-status")) == 0 && time.Now().Before(deadline) {
 		time.Sleep(25 * time.Millisecond)
 	}

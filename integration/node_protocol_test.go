@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // Issue 13, Build 3: the protocol as apps built on the official SDKs expect it.
@@ -21,9 +23,9 @@ func TestNodeWSFreshConnectionAfterSDK404(t *testing.T) {
 	app := startNodeApp(t, "ws_protocol.js")
 	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
 	a := p.account()
-	failed := p.waitCall(a, p.startCall(a, map[string]any{
+	failed := p.waitCall(a, p.startCall(a, testkit.WithSpeech(map[string]any{
 		"call_hook": map[string]any{"url": app.URL("ws", "/missing#rc=1&rp=4xx")}, "from": "+1555", "to": "+1666",
-	}))
+	})))
 	var statuses, classes []string
 	for _, e := range failed.events() {
 		if e.Kind == "hook.attempt" {
@@ -34,9 +36,9 @@ func TestNodeWSFreshConnectionAfterSDK404(t *testing.T) {
 	if strings.Join(statuses, ",") != "404,404" || strings.Join(classes, ",") != "4xx,4xx" || failed.Reason != "ws-connect-failed" {
 		t.Errorf("first call %s (%s): attempts %v %v, want two 404 answers (4xx), none a handshake timeout", failed.CallStatus, failed.Reason, statuses, classes)
 	}
-	next := p.waitCall(a, p.startCall(a, map[string]any{
+	next := p.waitCall(a, p.startCall(a, testkit.WithSpeech(map[string]any{
 		"call_hook": map[string]any{"url": app.URL("ws", "/verb")}, "from": "+1555", "to": "+1666",
-	}))
+	})))
 	if next.CallStatus != "completed" || next.Reason != "hangup-verb" || !strings.Contains(next.kinds(), "ws.open") {
 		t.Errorf("next call to the app: %s (%s)\n%s", next.CallStatus, next.Reason, next.kinds())
 	}
@@ -174,14 +176,14 @@ func TestServeSDKAppFaultsThroughTheNodeEgressRules(t *testing.T) {
 	app := startNodeApp(t, "ws_reconnect.js")
 	p := startServe(t, filepath.Join(t.TempDir(), "node.db"))
 	a := p.account()
-	c := p.waitCall(a, p.startCall(a, map[string]any{
+	c := p.waitCall(a, p.startCall(a, testkit.WithSpeech(map[string]any{
 		"call_hook": map[string]any{"url": app.URL("ws", "/app#rc=3")}, "from": "+1555", "to": "+1666",
 		"scenario": map[string]any{
 			"caller":  map[string]any{"gathers": []any{map[string]any{"digits": "7"}}},
 			"faults":  []any{map[string]any{"after_message": 5}}, // after trying, ringing, in-progress, session:new and its ack
 			"network": map[string]any{"refuse": 1},
 		},
-	}))
+	})))
 	k := c.kinds()
 	if c.CallStatus != "completed" || !strings.Contains(k, "fault hook.attempt hook.retry hook.attempt ws.open") ||
 		!strings.Contains(k, "ws.reconnect") {

@@ -245,8 +245,8 @@ func TestServeNotifiesTheEndOfCallsCutShortByACrash(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "node.db")
 	p := startServe(t, db)
 	a := p.account()
-	sid := p.startCall(a, map[string]any{"call_hook": map[string]any{"url": app.URL + "/call"},
-		"call_status_hook": map[string]any{"url": status.URL + "/status"}, "from": "a", "to": "b", "tag": map[string]any{"order": "42"}})
+	sid := p.startCall(a, testkit.WithSpeech(map[string]any{"call_hook": map[string]any{"url": app.URL + "/call"},
+		"call_status_hook": map[string]any{"url": status.URL + "/status"}, "from": "a", "to": "b", "tag": map[string]any{"order": "42"}}))
 	status.await(t, 30*time.Second, "the in-progress notification", func(got map[string]map[string]map[string]any) bool {
 		return got[sid]["in-progress"] != nil
 	})

@@ -119,7 +119,7 @@ func (c *restClient) call(account, token, entity, op string, args ...any) restRe
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(30 * time.Second):
+	case <-time.After(appEventTimeout):
 		c.t.Fatalf("%s.%s(%v): no answer from the client", entity, op, args)
 		return restResult{}
 	}
@@ -172,7 +172,7 @@ type sdkApplication struct {
 // waitSDKCall polls calls.retrieve through the client until the call has ended.
 func waitSDKCall(t *testing.T, c *restClient, a serveAccount, sid string) sdkCall {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(appEventTimeout)
 	for time.Now().Before(deadline) {
 		v := decode[sdkCall](t, c.must(a.AccountSid, a.APIToken, "calls", "retrieve", sid))
 		if !v.Active {
@@ -287,12 +287,20 @@ func TestNodeRESTClient(t *testing.T) {
 		return false
 	})
 
-	// An inline call_hook (a string) with its status hook, to a sip target: no
-	// application in any payload; a relative redirect moves it within its app;
-	// completed hangs it up.
-	sid2 := decode[string](t, sdk.must(A, tokA, "calls", "create", map[string]any{
+	// An inline call_hook without the five speech settings: jambonz's API answers
+	// 400 (jambonz-api-server validateCreateCall), and the client throws.
+	if r := sdk.call(A, tokA, "calls", "create", map[string]any{
+		"from": "+15550001111", "to": map[string]any{"type": "phone", "number": "+15550002222"},
+		"call_hook": wsURL + "/inline", "call_status_hook": hooks.URL + "/inline-status"}); r.OK ||
+		r.StatusCode != http.StatusBadRequest {
+		t.Errorf("create with an inline call_hook and no speech settings: ok %v, status %d (%s), want a 400", r.OK, r.StatusCode, r.Error)
+	}
+	// An inline call_hook (a string) with its status hook and speech settings, to a
+	// sip target: no application in any payload; a relative redirect moves it
+	// within its app; completed hangs it up.
+	sid2 := decode[string](t, sdk.must(A, tokA, "calls", "create", testkit.WithSpeech(map[string]any{
 		"from": "+15550001111", "to": map[string]any{"type": "sip", "sipUri": "sip:bob@example.com"},
-		"call_hook": wsURL + "/inline", "call_status_hook": hooks.URL + "/inline-status"}))
+		"call_hook": wsURL + "/inline", "call_status_hook": hooks.URL + "/inline-status"})))
 	waitLiveN(t, wsApp, 1)
 	if s := sessionOf(wsApp, sid2, "session:new"); s == nil || s["direction"] != "outbound" || s["to"] != "sip:bob@example.com" {
 		t.Errorf("session:new of the inline call = %v", s)
@@ -318,10 +326,10 @@ func TestNodeRESTClient(t *testing.T) {
 	// no-answer cancels a call whose far end has not answered yet: it rings for 50 s
 	// (the scenario's answer), and jambonz requests the call hook only after the
 	// answer.
-	sid3 := decode[string](t, sdk.must(A, tokA, "calls", "create", map[string]any{
+	sid3 := decode[string](t, sdk.must(A, tokA, "calls", "create", testkit.WithSpeech(map[string]any{
 		"from": "+15550001111", "to": map[string]any{"type": "user", "name": "alice"},
 		"call_hook": map[string]any{"url": slow.URL + "/call"}, "call_status_hook": map[string]any{"url": hooks.URL + "/slow-status"},
-		"scenario": map[string]any{"answer": map[string]any{"after": "50s"}}}))
+		"scenario": map[string]any{"answer": map[string]any{"after": "50s"}}})))
 	waitFor(t, "the call ringing", func() bool {
 		return decode[sdkCall](t, sdk.must(A, tokA, "calls", "retrieve", sid3)).CallStatus == "ringing"
 	})

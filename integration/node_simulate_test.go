@@ -15,9 +15,10 @@ import (
 	"time"
 )
 
-// simulateTimeout bounds one `switchboard simulate` run (simulated time runs fast;
-// this only catches a hang).
-const simulateTimeout = 90 * time.Second
+// simulateTimeout bounds one `switchboard simulate` or `switchboard test` run
+// (simulated time runs fast; this only catches a hang, and leaves room for the
+// minute-long handshake and ack bounds of loadTolerantEnv on a loaded machine).
+const simulateTimeout = 5 * time.Minute
 
 // line is one JSON object `simulate --json` printed.
 type line map[string]any

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -84,6 +86,40 @@ expect:
 	}
 }
 
+// TestNodeVerbDialDeclined: the callee declines the call on the confirm leg (the
+// confirm hook's verbs hang up). jambonz hangs the leg up itself and drops its
+// listeners (place-outdial.js _executeApp, dial.js on decline): the leg gets no
+// completed status, and the dial's actionHook reports the status the leg had,
+// in-progress 200, without a duration.
+func TestNodeVerbDialDeclined(t *testing.T) {
+	t.Parallel()
+	app := startNodeApp(t, "ws_verbs.js")
+	tl := simulateScenario(t, `
+expect:
+  verbs: [dial, hangup]
+  received:
+    - type: dial:confirm
+      payload: {direction: outbound, call_status: in-progress}
+    - type: verb:hook
+      hook: /action
+      payload: {dial_call_status: in-progress, dial_sip_status: 200}
+`, app.URL("ws", "/screen"))
+	callSid := tl.one(t, "call.start").str("call_sid")
+	var legStatuses []string
+	for _, e := range app.Named("call:status") {
+		if e.str("parent_call_sid") == callSid {
+			legStatuses = append(legStatuses, e.str("call_status"))
+		}
+	}
+	if got := join(legStatuses); got != "trying ringing in-progress" {
+		t.Errorf("the declined leg's statuses %q, want %q", got, "trying ringing in-progress")
+	}
+	action := hookData(t, app, "/action", 1)
+	if _, has := action["duration"]; has || action.str("dial_call_sid") == "" || action.str("call_sid") != callSid {
+		t.Errorf("dial actionHook %v: want the caller's call_sid, dial_call_sid and no duration", action)
+	}
+}
+
 // TestNodeVerbDialRefer: the callee sends a REFER: the referHook gets refer_details
 // and its answer ends the dial.
 func TestNodeVerbDialRefer(t *testing.T) {
@@ -158,6 +194,62 @@ expect:
 	}
 }
 
+// TestNodeVerbEnqueueQueueStatus: the account's queue event hook gets queue:status
+// as jambonz's performQueueWebhook sends it (enqueue.js): join with the queue's name
+// and length and join_time, then leave, dequeued with the partner's call as
+// dequeuer, or abandoned when the caller hangs up first; each with the caller's
+// call fields, over HTTP though the app is on a WebSocket.
+func TestNodeVerbEnqueueQueueStatus(t *testing.T) {
+	t.Parallel()
+	app := startNodeApp(t, "ws_verbs.js")
+	hooks := newHookReceiver(t)
+	events := func(run int) []map[string]any {
+		var out []map[string]any
+		for _, r := range hooks.requests(fmt.Sprintf("/queue-events/%d", run)) {
+			var m map[string]any
+			if err := json.Unmarshal(r.body, &m); err != nil {
+				t.Fatalf("queue:status body %s: %v", r.body, err)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	tl := simulateScenario(t, `
+queue_event_hook: `+hooks.URL+`/queue-events/1
+caller:
+  queues: [{dequeue_after: 10s, size: 3}]
+expect:
+  received:
+    - hook: /action
+      payload: {queue_result: bridged}
+`, app.URL("ws", "/enqueue"))
+	callSid := tl.one(t, "call.start").str("call_sid")
+	got := events(1)
+	if len(got) != 2 {
+		t.Fatalf("queue:status %v, want join and leave", got)
+	}
+	join, leave := got[0], got[1]
+	if join["event"] != "join" || join["queue"] != "support" || join["length"] != float64(3) || join["call_sid"] != callSid ||
+		join["call_status"] != "in-progress" || join["join_time"] == nil {
+		t.Errorf("join %v", join)
+	}
+	dequeuer, _ := leave["dequeuer"].(map[string]any)
+	if leave["event"] != "leave" || leave["leave_reason"] != "dequeued" || leave["length"] != float64(2) ||
+		leave["call_sid"] != callSid || leave["leave_time"] == nil || dequeuer["call_sid"] == nil || dequeuer["call_sid"] == callSid {
+		t.Errorf("leave %v", leave)
+	}
+
+	simulateScenario(t, `
+queue_event_hook: `+hooks.URL+`/queue-events/2
+caller:
+  hangup_after: 5s
+`, app.URL("ws", "/enqueue"))
+	got = events(2)
+	if len(got) != 2 || got[1]["event"] != "leave" || got[1]["leave_reason"] != "abandoned" || got[1]["dequeuer"] != nil {
+		t.Errorf("queue:status of a caller who hangs up in the queue %v, want join then leave abandoned", got)
+	}
+}
+
 // TestNodeVerbDequeue: a member is found and bridged (complete); none times out.
 func TestNodeVerbDequeue(t *testing.T) {
 	t.Parallel()
@@ -221,12 +313,72 @@ expect:
 `, app.URL("ws", "/bargein"))
 }
 
-// TestNodeVerbBots: dialogflow, lex and rasa, refused on today's main, run the
-// scenario's bot: its events at the eventHook, the result at the actionHook.
+// TestNodeVerbConfigAutoStreamTts: after config autoStreamTts every say streams
+// (say.js exec): the stream opens once for both says (tts:streaming-event
+// stream_open), the caller talking over the second one interrupts it
+// (user_interruption, then the bargeIn hook), the killed say stops the stream
+// (stream_closed), and the say the hook returns opens it again.
+func TestNodeVerbConfigAutoStreamTts(t *testing.T) {
+	t.Parallel()
+	app := startNodeApp(t, "ws_verbs.js")
+	tl := simulateScenario(t, `
+caller:
+  speech: [{speech: operator please, after: 3s}]
+expect:
+  verbs: [config, say, say, say, hangup]
+  spoken: [Welcome to the agent, You interrupted me]
+  received:
+    - type: tts:streaming-event
+      payload: {event_type: stream_open}
+    - type: tts:streaming-event
+      nth: 2
+      payload: {event_type: user_interruption}
+    - type: verb:hook
+      hook: /bargein
+      payload: {reason: speechDetected}
+`, app.URL("ws", "/autostream"))
+	var events []string
+	for _, e := range app.Named("tts:streaming-event") {
+		events = append(events, e.str("event_type"))
+	}
+	if got, want := join(events), "stream_open user_interruption stream_closed stream_open"; got != want {
+		t.Errorf("tts:streaming-event %q, want %q", got, want)
+	}
+	tl.inOrder(t,
+		step("agent.spoke", "text", "Welcome to the agent."),
+		step("caller.input", "value", "operator please"),
+		step("agent.spoke", "text", "You interrupted me."),
+	)
+}
+
+// TestNodeVerbBots: dialogflow, lex and rasa run the scenario's bot: its events at
+// the eventHook with the payloads jambonz's tasks pass on (dialogflow: the final
+// transcription, then the intent, each the Dialogflow ES response an app reads:
+// recognition_result.transcript, query_result.intent.display_name and
+// fulfillment_text; lex: response-text's messages; rasa: the bot's messages), the
+// result at the actionHook.
 func TestNodeVerbBots(t *testing.T) {
 	t.Parallel()
-	for _, bot := range []struct{ name, first, result string }{
-		{"dialogflow", "intent", "completed"}, {"lex", "intent", "caller hungup"}, {"rasa", "userMessage", "timeout"},
+	for _, bot := range []struct{ name, first, result, check string }{
+		{"dialogflow", "transcription", "completed", `
+    - hook: /event
+      payload: {event: transcription, data.recognition_result.transcript: book a table, data.recognition_result.is_final: true}
+    - hook: /event
+      nth: 2
+      payload: {event: intent, data.query_result.intent.display_name: booking, data.query_result.fulfillment_text: For how many people?, data.query_result.intent.end_interaction: true}`},
+		{"lex", "intent", "caller hungup", `
+    - hook: /event
+      nth: 3
+      payload:
+        event: response-text
+        "data.messages[0].msg": For how many people?
+        "data.messages[0].type": PlainText`},
+		{"rasa", "userMessage", "timeout", `
+    - hook: /event
+      nth: 2
+      payload:
+        event: botMessage
+        "message[0].text": For how many people?`},
 	} {
 		t.Run(bot.name, func(t *testing.T) {
 			t.Parallel()
@@ -241,7 +393,7 @@ expect:
     - hook: /event
       payload: {event: `+bot.first+`}
     - hook: /action
-      payload: {`+bot.name+`_result: `+bot.result+`}
+      payload: {`+bot.name+`_result: `+bot.result+`}`+bot.check+`
 `, app.URL("ws", "/"+bot.name))
 		})
 	}

@@ -83,7 +83,7 @@ func runTestCmd(t *testing.T, args ...string) (code int, stdout, stderr string) 
 	return code, out.String(), errOut.String()
 }
 
-// The README's walkthrough: `switchboard test examples/scenarios` against `demo
+// The README's tour: `switchboard test examples/scenarios` against `demo
 // --serve` passes, every example on its own "ok" line. (--app moves the examples'
 // 127.0.0.1:3000 to the port demo got.)
 func TestExampleScenariosPassAgainstDemo(t *testing.T) {

@@ -114,13 +114,17 @@ func cleanEnv() []string {
 	return append([]string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join("/tmp")}, loadTolerantEnv...)
 }
 
-// loadTolerantEnv gives the binary's WebSocket handshakes a minute instead of the
-// default 1.5 s: on a loaded machine a loopback app (a Node.js one most of all) can
-// take longer than that to answer an upgrade, and no test here means a handshake to
-// time out (tests of the timeout itself live in callctl and transport/wsclient, with
-// peers that never answer). A test that sets the variable itself wins: the last
-// value of a key in exec.Cmd.Env is the one used.
-var loadTolerantEnv = []string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS=60000"}
+// loadTolerantEnv gives the binary's WebSocket handshakes and acks a minute instead of
+// the defaults (1.5 s, 5 s): on a loaded machine a loopback app (a Node.js one most
+// of all) can take longer than that to answer an upgrade or a message. A Node app
+// starved of CPU was seen to log the session:new it got six seconds after it was
+// sent, when the call had already failed at the 5 s ack timeout (closed 1001,
+// session-new-failed). No test here means a handshake or an ack to time out (tests
+// of those timeouts live in callctl, transport/wsclient and wssession, with peers
+// that never answer), so a longer bound only makes a broken app's failure slower. A
+// test that sets the variable itself wins: the last value of a key in exec.Cmd.Env
+// is the one used.
+var loadTolerantEnv = []string{"JAMBONES_WS_HANDSHAKE_TIMEOUT_MS=60000", "JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT=60000"}
 
 func (p *serveProcess) do(method, path, token string, body any, out any) (int, []byte) {
 	p.t.Helper()
@@ -202,12 +206,12 @@ func (p *serveProcess) startCall(a serveAccount, body map[string]any) string {
 // startCallTo starts a call from a to b whose call hook is hookURL.
 func (p *serveProcess) startCallTo(a serveAccount, hookURL string) string {
 	p.t.Helper()
-	return p.startCall(a, map[string]any{"call_hook": map[string]any{"url": hookURL}, "from": "a", "to": "b"})
+	return p.startCall(a, testkit.WithSpeech(map[string]any{"call_hook": map[string]any{"url": hookURL}, "from": "a", "to": "b"}))
 }
 
 func (p *serveProcess) waitCall(a serveAccount, sid string) serveCall {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(appEventTimeout)
 	for time.Now().Before(deadline) {
 		var c serveCall
 		if code, raw := p.do("GET", "/v1/Accounts/"+a.AccountSid+"/Calls/"+sid, a.APIToken, nil, &c); code != http.StatusOK {

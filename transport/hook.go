@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -281,7 +282,10 @@ func (c *HookClient) Do(ctx context.Context, hr HookRequest) (*HookResponse, err
 		req.SetBasicAuth(hr.Username, hr.Password)
 	}
 
-	run := &hookRun{
+	rn := hookRunners.Get().(*hookRunner)
+	defer rn.release()
+	run := &rn.run
+	*run = hookRun{
 		client: c,
 		ctx:    ctx,
 		req:    hr,
@@ -289,20 +293,42 @@ func (c *HookClient) Do(ctx context.Context, hr HookRequest) (*HookResponse, err
 		policy: retry.CallControl(hr.Target.Policy),
 	}
 	run.sign(req.Request)
-	req.SetResponseHandler(run.readBody)
+	req.SetResponseHandler(rn.readBody)
 
 	httpClient, release := c.forRequest(hr)
 	defer release()
-	rc := &retryablehttp.Client{
-		HTTPClient:     httpClient,
-		Logger:         nil, // we log through zerolog in record
-		RetryMax:       run.policy.MaxAttempts - 1,
-		RequestLogHook: run.beforeAttempt,
-		CheckRetry:     run.checkRetry,
-		Backoff:        run.backoff,
-		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
-		PrepareRetry:   run.prepareRetry,
-	}
-	resp, doErr := rc.Do(req)
+	rn.rc.HTTPClient, rn.rc.RetryMax = httpClient, run.policy.MaxAttempts-1
+	resp, doErr := rn.rc.Do(req)
 	return run.finish(resp, doErr)
+}
+
+// hookRunner is a request's hookRun with the retryablehttp client that drives it,
+// reused from request to request (hookRunners): the client and its callbacks, bound
+// to the run, are made once rather than for every hook.
+type hookRunner struct {
+	run      hookRun
+	rc       retryablehttp.Client
+	readBody func(*http.Response) error
+}
+
+var hookRunners = sync.Pool{New: func() any {
+	rn := &hookRunner{}
+	rn.rc = retryablehttp.Client{
+		Logger:         nil, // we log through zerolog in record
+		RequestLogHook: rn.run.beforeAttempt,
+		CheckRetry:     rn.run.checkRetry,
+		Backoff:        rn.run.backoff,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
+		PrepareRetry:   rn.run.prepareRetry,
+	}
+	rn.readBody = rn.run.readBody
+	return rn
+}}
+
+// release returns rn to the pool, holding nothing of its request (the response and
+// the attempts went to the caller).
+func (rn *hookRunner) release() {
+	rn.run = hookRun{}
+	rn.rc.HTTPClient = nil
+	hookRunners.Put(rn)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -146,6 +147,14 @@ func (s *Scenario) check() *pathError {
 	if h := s.StatusHook; h != "" && !strings.HasPrefix(h, "/") {
 		if err := CheckAppURL(h); err != nil {
 			return at("$.status_hook", "%v (or write a path relative to the app, e.g. /status)", err)
+		}
+	}
+	if h := s.QueueEventHook; h != "" {
+		if err := CheckAppURL(h); err != nil {
+			return at("$.queue_event_hook", "%v", err)
+		}
+		if u, _ := url.Parse(h); u == nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return at("$.queue_event_hook", "%q: want an absolute http(s) URL (the account's webhook)", h)
 		}
 	}
 	for i, g := range s.Caller.Gathers {
@@ -366,6 +375,11 @@ func (c *Caller) check() *pathError {
 		for j, g := range d.Confirm {
 			if g.Digits != "" && g.Speech != "" {
 				return at(fmt.Sprintf("%s.confirm[%d]", p, j), "give one of digits or speech")
+			}
+		}
+		for j, g := range d.Callee {
+			if g.Digits != "" && g.Speech != "" {
+				return at(fmt.Sprintf("%s.callee[%d]", p, j), "give one of digits or speech")
 			}
 		}
 	}

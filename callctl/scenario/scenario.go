@@ -28,9 +28,13 @@ type Scenario struct {
 	// EnvVars are the application's environment variables, sent as env_vars with
 	// the call hook (jambonz passes an application's env_vars with session:new and
 	// the call hook): where an app reads its API keys.
-	EnvVars map[string]any  `yaml:"env_vars"`
-	Caller  Caller          `yaml:"caller"`
-	Faults  []callctl.Fault `yaml:"faults"`
+	EnvVars map[string]any `yaml:"env_vars"`
+	// QueueEventHook is the account's queue event webhook (jambonz's account
+	// queue_event_hook): an absolute http(s) URL that gets queue:status as the call
+	// joins and leaves queues (callctl.Options.QueueEventHookURL).
+	QueueEventHook string          `yaml:"queue_event_hook"`
+	Caller         Caller          `yaml:"caller"`
+	Faults         []callctl.Fault `yaml:"faults"`
 	// Network is what goes wrong on the network between the node and the app
 	// (callctl.NetworkFaults).
 	Network Network      `yaml:"network"`
@@ -173,9 +177,11 @@ type Dial struct {
 	// fax, tone or error.
 	AMD string `yaml:"amd"`
 	// DTMF the parties key during the bridge; Confirm what the dialed party answers
-	// on the confirm leg's gathers; Refer a REFER it sends.
+	// on the confirm leg's gathers; Callee what it answers on the gathers of its own
+	// session once a child_call_hook made it one; Refer a REFER it sends.
 	DTMF    []DialDTMF `yaml:"dtmf"`
 	Confirm []Gather   `yaml:"confirm"`
+	Callee  []Gather   `yaml:"callee"`
 	Refer   *DialRefer `yaml:"refer"`
 }
 
@@ -208,6 +214,9 @@ func (s *Scenario) Script() callctl.Script {
 		}
 		for _, g := range d.Confirm {
 			out.Confirm = append(out.Confirm, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
+		}
+		for _, g := range d.Callee {
+			out.Callee = append(out.Callee, callctl.GatherInput{Digits: string(g.Digits), Speech: g.Speech, After: time.Duration(g.After)})
 		}
 		if r := d.Refer; r != nil {
 			out.Refer = &callctl.DialRefer{To: r.To, Leg: r.Leg, After: time.Duration(r.After)}

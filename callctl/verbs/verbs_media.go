@@ -14,7 +14,7 @@ type Say struct {
 	Synthesizer        map[string]any `json:"synthesizer,omitempty"`
 	EarlyMedia         bool           `json:"earlyMedia,omitempty"`
 	DisableTtsCache    bool           `json:"disableTtsCache,omitempty"`
-	CloseStreamOnEmpty bool           `json:"closeStreamOnEmpty,omitempty"`
+	CloseStreamOnEmpty *bool          `json:"closeStreamOnEmpty,omitempty"` // nil when absent: jambonz ignores it either way (ignored.go)
 }
 
 // Play plays audio files (simulated).

@@ -19,26 +19,6 @@ func newFragmentCmd(c *cli) *cobra.Command {
 	return cmd
 }
 
-// explainJSON is the stable --json contract of `fragment explain`.
-type explainJSON struct {
-	URL                     string   `json:"url"`
-	CleanURL                string   `json:"clean_url"`
-	Transport               string   `json:"transport"`
-	RC                      int      `json:"rc"`
-	RCDefault               bool     `json:"rc_default"`
-	RP                      []string `json:"rp"`
-	RPExplicit              bool     `json:"rp_explicit"`
-	HandshakeTimeoutRetried bool     `json:"handshake_timeout_retried"`
-	MaxAttempts             int      `json:"max_attempts"`
-	DelaysMS                []int64  `json:"delays_ms"`
-	TotalDelayMS            int64    `json:"total_delay_ms"`
-	AttemptTimeoutMS        int64    `json:"attempt_timeout_ms"`
-	AttemptsToFailure       int      `json:"attempts_to_failure"`
-	TimeToFailureMS         int64    `json:"time_to_failure_ms"`
-	IgnoredKeys             []string `json:"ignored_keys"`
-	Warnings                []string `json:"warnings"`
-}
-
 // fragmentFlags are the call-control flags that fragment explain reads: the connect
 // timeouts that each attempt against a silent host costs.
 var fragmentFlags = func() []envFlag {
@@ -97,7 +77,7 @@ WebSocket. The flags override the environment.`,
 			if asJSON {
 				enc := json.NewEncoder(c.stdout)
 				enc.SetEscapeHTML(false)
-				return enc.Encode(toExplainJSON(e))
+				return enc.Encode(e) // fragment.Explanation.MarshalJSON: the stable contract
 			}
 			return printExplanation(c, e)
 		},
@@ -107,62 +87,37 @@ WebSocket. The flags override the environment.`,
 	return cmd
 }
 
-func toExplainJSON(e fragment.Explanation) explainJSON {
-	p := e.Target.Policy
-	out := explainJSON{
-		URL:                     e.Target.Raw,
-		CleanURL:                e.Target.Clean(),
-		Transport:               string(p.Transport),
-		RC:                      p.RetryCount,
-		RCDefault:               p.RetryCountDefault,
-		RP:                      make([]string, len(p.RetryOn)),
-		RPExplicit:              p.RetryOnExplicit,
-		HandshakeTimeoutRetried: p.RetriesHandshakeTimeout(),
-		MaxAttempts:             p.MaxAttempts(),
-		DelaysMS:                make([]int64, len(e.Delays)),
-		TotalDelayMS:            e.TotalDelay.Milliseconds(),
-		AttemptTimeoutMS:        e.AttemptTimeout.Milliseconds(),
-		AttemptsToFailure:       e.AttemptsToFailure,
-		TimeToFailureMS:         e.TimeToFailure.Milliseconds(),
-		IgnoredKeys:             append([]string{}, e.Target.IgnoredKeys...),
-		Warnings:                append([]string{}, p.Warnings...),
-	}
-	for i, c := range p.RetryOn {
-		out.RP[i] = string(c)
-	}
-	for i, d := range e.Delays {
-		out.DelaysMS[i] = d.Milliseconds()
-	}
-	return out
-}
-
 func printExplanation(c *cli, e fragment.Explanation) error {
-	j := toExplainJSON(e)
+	p := e.Target.Policy
 	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(w, "%s\t%s\n", k, v) }
-	row("url", j.CleanURL)
-	row("transport", j.Transport)
-	rc := fmt.Sprint(j.RC)
-	if j.RCDefault {
+	row("url", e.Target.Clean())
+	row("transport", string(p.Transport))
+	rc := fmt.Sprint(p.RetryCount)
+	if p.RetryCountDefault {
 		rc += " (default)"
 	}
 	row("retries (rc)", rc)
-	rp := strings.Join(j.RP, ",")
-	if !j.RPExplicit {
-		rp += " (default)"
+	rp := make([]string, len(p.RetryOn))
+	for i, class := range p.RetryOn {
+		rp[i] = string(class)
 	}
-	row("retried on (rp)", rp)
-	if j.Transport == string(fragment.WebSocket) {
-		row("handshake timeouts", map[bool]string{true: "retried", false: "not retried"}[j.HandshakeTimeoutRetried])
+	retriedOn := strings.Join(rp, ",")
+	if !p.RetryOnExplicit {
+		retriedOn += " (default)"
 	}
-	row("attempts", fmt.Sprintf("%d at most", j.MaxAttempts))
+	row("retried on (rp)", retriedOn)
+	if p.Transport == fragment.WebSocket {
+		row("handshake timeouts", map[bool]string{true: "retried", false: "not retried"}[p.RetriesHandshakeTimeout()])
+	}
+	row("attempts", fmt.Sprintf("%d at most", p.MaxAttempts()))
 	row("delays", formatDelays(e.Delays, e.TotalDelay))
 	row("time to failure", fmt.Sprintf("%s (%d attempt(s) × %s timeout + delays, host dropping connects)",
 		e.TimeToFailure, e.AttemptsToFailure, e.AttemptTimeout))
-	if len(j.IgnoredKeys) > 0 {
-		row("ignored keys", strings.Join(j.IgnoredKeys, ", "))
+	if len(e.Target.IgnoredKeys) > 0 {
+		row("ignored keys", strings.Join(e.Target.IgnoredKeys, ", "))
 	}
-	for _, warning := range j.Warnings {
+	for _, warning := range p.Warnings {
 		row("warning", warning)
 	}
 	return w.Flush()

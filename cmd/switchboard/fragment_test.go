@@ -28,6 +28,28 @@ func wantExit(t *testing.T, code, want int, stdout, stderr string) {
 	}
 }
 
+// explainJSON is the stable --json contract of `fragment explain`, as the tests read
+// it: defined here, apart from fragment.Explanation.MarshalJSON, so that a change of
+// the contract fails them.
+type explainJSON struct {
+	URL                     string   `json:"url"`
+	CleanURL                string   `json:"clean_url"`
+	Transport               string   `json:"transport"`
+	RC                      int      `json:"rc"`
+	RCDefault               bool     `json:"rc_default"`
+	RP                      []string `json:"rp"`
+	RPExplicit              bool     `json:"rp_explicit"`
+	HandshakeTimeoutRetried bool     `json:"handshake_timeout_retried"`
+	MaxAttempts             int      `json:"max_attempts"`
+	DelaysMS                []int64  `json:"delays_ms"`
+	TotalDelayMS            int64    `json:"total_delay_ms"`
+	AttemptTimeoutMS        int64    `json:"attempt_timeout_ms"`
+	AttemptsToFailure       int      `json:"attempts_to_failure"`
+	TimeToFailureMS         int64    `json:"time_to_failure_ms"`
+	IgnoredKeys             []string `json:"ignored_keys"`
+	Warnings                []string `json:"warnings"`
+}
+
 func explainJSONOf(t *testing.T, env map[string]string, args ...string) explainJSON {
 	t.Helper()
 	code, stdout, stderr := runCLI(t, env, append([]string{"fragment", "explain", "--json"}, args...)...)

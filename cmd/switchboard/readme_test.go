@@ -170,3 +170,19 @@ func TestShellWords(t *testing.T) {
 		}
 	}
 }
+
+// The operators' reference lists every setting of serve, its variable beside its
+// flag, so that a setting added to the node is documented where operators look.
+func TestOperatorsReferenceListsEverySetting(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "operators.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	for _, f := range append(serveFlags, envFlag{name: "log-level", env: "SWITCHBOARD_LOG_LEVEL"}) {
+		row := "| `" + f.env + "` | `--" + f.name + "`"
+		if !strings.Contains(page, row) {
+			t.Errorf("docs/operators.md has no row %q...", row)
+		}
+	}
+}

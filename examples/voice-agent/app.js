@@ -11,7 +11,7 @@ const {createEndpoint} = require('@jambonz/sdk/websocket');
 
 const port = Number(process.env.PORT || 3000);
 const server = http.createServer();
-const makeService = createEndpoint({server, port});
+const makeService = createEndpoint({server});
 const svc = makeService({path: '/agent'});
 
 // The tools the model may call, and what they return.
@@ -64,5 +64,7 @@ svc.on('session:new', (session) => {
     .send();
 });
 
-server.on('listening', () => console.log(JSON.stringify({event: 'ready', port})));
+// The app listens itself (the SDK would, given a port, but not port 0, which lets
+// the system pick one), and prints the port it got.
+server.listen(port, () => console.log(JSON.stringify({event: 'ready', port: server.address().port})));
 process.on('SIGTERM', () => process.exit(0));

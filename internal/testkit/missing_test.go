@@ -15,6 +15,9 @@ func (r *recordingTB) Skipf(format string, args ...any)  { r.skip = format }
 func TestSkipMissing(t *testing.T) {
 	var lines []string
 	announceTo = func(line string) { lines = append(lines, line) }
+	announce.mu.Lock()
+	announce.done = map[string]bool{} // a fresh process, as -count runs the test again in this one
+	announce.mu.Unlock()
 	t.Cleanup(func() { announceTo = Announce })
 
 	t.Setenv("CI", "")

@@ -155,7 +155,7 @@ func invalidMessage(format string, args ...any) error {
 type envelope struct {
 	Type    string `json:"type"`
 	MsgID   string `json:"msgid"`
-	CallSid string `json:"call_sid,omitempty"`
+	CallSid string `json:"call_sid,omitempty"` // none on an adulted leg's connection
 	Hook    string `json:"hook,omitempty"`
 	Data    any    `json:"data"`
 	B3      string `json:"b3,omitempty"`

@@ -218,6 +218,14 @@ func (s *Session) Start(ctx context.Context, typ, hook string, data json.RawMess
 	return s.request(ctx, typ, hook, data)
 }
 
+// Adult sends session:adulting with data, the first message of a dialed leg's own
+// session, and returns its ack's data. A reconnect resends data, as jambonz keeps
+// session:adulting's data for session:reconnect.
+func (s *Session) Adult(ctx context.Context, data json.RawMessage) (json.RawMessage, error) {
+	s.sessionNew = data
+	return s.request(ctx, MsgSessionAdulting, "", data)
+}
+
 // Request sends a message that waits for an ack and returns the ack's data. While
 // it waits, commands are applied and invalid messages answered; a drop runs a
 // reconnect episode and the wait goes on (the application may ack on the new

@@ -177,6 +177,9 @@ type Request struct {
 	// Application is what the call hook tells the application about itself
 	// (defaults, env_vars).
 	Application callctl.Application
+	// Compat are warnings about the request itself (fields jambonz's API ignores),
+	// recorded at the start of the call's timeline.
+	Compat []callctl.Compat
 	// RingTimeout is how long the call rings before it is canceled (the request's
 	// timeout); 0 is callctl's default, 60 s.
 	RingTimeout time.Duration
@@ -360,7 +363,7 @@ func (m *Manager) callOptions(req Request, sid string) callctl.Options {
 	// can keep what a crash would need for the call's final notification.
 	opts.Call = opts.Call.WithDefaults()
 	opts.Script = req.Script
-	opts.Application, opts.RingTimeout = req.Application, req.RingTimeout
+	opts.Application, opts.RingTimeout, opts.Compat = req.Application, req.RingTimeout, req.Compat
 	opts.IdleLimit = m.opts.IdleLimit
 	// A node's calls are real calls: retry delays, reconnect backoff, media and
 	// the call's limits pass on the wall clock (docs/call-control.md §4b), so that

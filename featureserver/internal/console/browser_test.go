@@ -312,12 +312,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		// Message 1 is session:new, message 2 its ack: the node drops the connection
 		// (close 1011) after it, and the call reconnects (docs/call-control.md §9).
-		if err := e.node.Do("POST", "/v1/Accounts/"+e.a.AccountSid+"/Calls", e.a.APIToken, map[string]any{
+		if err := e.node.Do("POST", "/v1/Accounts/"+e.a.AccountSid+"/Calls", e.a.APIToken, testkit.WithSpeech(map[string]any{
 			"from": "+15550001", "to": "+15550002",
 			"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http") + "/ws"},
 			"scenario": map[string]any{"caller": map[string]any{"gathers": []any{map[string]any{"digits": "1"}}},
 				"faults": []any{map[string]any{"after_message": 2, "close_code": 1011}}},
-		}, &created); err != nil {
+		}), &created); err != nil {
 			t.Fatal(err)
 		}
 		err := consoletest.Poll(wait, "the call's end", func() (bool, error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/console/consoletest"
 	"github.com/switchboard-voice/switchboard/internal/exampleapp"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/outbox/outboxapi"
 	"github.com/switchboard-voice/switchboard/transport/webhooksig"
 )
@@ -439,7 +440,7 @@ func TestCallLiveControl(t *testing.T) {
 	app := httptest.NewServer(&exampleapp.WSApp{Waiting: true})
 	t.Cleanup(app.Close)
 	wsURL := "ws" + strings.TrimPrefix(app.URL, "http") + "/ws"
-	sid := c.startCall(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": wsURL}})
+	sid := c.startCall(testkit.WithSpeech(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": wsURL}}))
 	path := "/console/calls/" + sid
 	_, _, page := c.get(path)
 	if !strings.Contains(page, `id="live-control"`) || !strings.Contains(page, `hx-trigger="every 1s"`) {
@@ -457,7 +458,7 @@ func TestCallLiveControl(t *testing.T) {
 		_, _ = io.WriteString(w, `[{"verb":"hangup"}]`)
 	}))
 	t.Cleanup(hangupApp.Close)
-	second := c.startCall(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": wsURL}})
+	second := c.startCall(testkit.WithSpeech(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": wsURL}}))
 	if code, _, _ := c.form("/console/calls/"+second+"/redirect", "url", hangupApp.URL+"/next"); code != http.StatusSeeOther {
 		t.Fatalf("redirect: %d", code)
 	}
@@ -517,8 +518,8 @@ func TestCallStatusDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { status.Close() })
-	sid := c.startCall(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": app.URL + "/app"},
-		"call_status_hook": map[string]any{"url": status.URL}})
+	sid := c.startCall(testkit.WithSpeech(map[string]any{"from": "a", "to": "b", "call_hook": map[string]any{"url": app.URL + "/app"},
+		"call_status_hook": map[string]any{"url": status.URL}}))
 	err = consoletest.Poll(wait, "the call's end", func() (bool, error) {
 		var v struct{ Active bool }
 		err := node.Do("GET", "/v1/Accounts/"+c.acct.AccountSid+"/Calls/"+sid, c.acct.APIToken, nil, &v)

@@ -32,9 +32,9 @@ type createCallInput struct {
 // SIP, which a simulating node cannot honour, are accepted and ignored, as the
 // docs say per field; any other field is refused.
 type createCallBody struct {
-	ApplicationSid string         `json:"application_sid,omitempty" maxLength:"64" doc:"Application to run; or give call_hook"`
-	CallHook       *hookRef       `json:"call_hook,omitempty" doc:"Inline application (instead of application_sid): a URL or a webhook object"`
-	CallStatusHook *hookRef       `json:"call_status_hook,omitempty" doc:"Status hook: a URL or a webhook object (http(s) or ws(s)); relative to call_hook, or replacing the application's"`
+	ApplicationSid string         `json:"application_sid,omitempty" maxLength:"64" doc:"Application to run: its call hook, status hook and speech settings replace those given here (as jambonz's API does, warned on the call). Without it, call_hook and the five speech settings are required (400)"`
+	CallHook       *hookRef       `json:"call_hook,omitempty" doc:"Inline application (without application_sid): a URL or a webhook object"`
+	CallStatusHook *hookRef       `json:"call_status_hook,omitempty" doc:"With call_hook: the status hook, a URL or a webhook object (http(s) or ws(s)), relative to call_hook"`
 	From           string         `json:"from" minLength:"1" maxLength:"256"`
 	To             callTo         `json:"to" doc:"Where the call goes: a jambonz target object (or a phone number)"`
 	Tag            map[string]any `json:"tag,omitempty" doc:"customerData for the call's hooks"`
@@ -47,11 +47,11 @@ type createCallBody struct {
 	Headers                    map[string]any `json:"headers,omitempty" doc:"Accepted, ignored: SIP headers"`
 	SipRequestWithinDialogHook string         `json:"sipRequestWithinDialogHook,omitempty" maxLength:"2048" doc:"Accepted, ignored: no SIP dialog"`
 	CallerName                 string         `json:"callerName,omitempty" maxLength:"256" doc:"Accepted, ignored"`
-	SpeechSynthesisVendor      string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"With call_hook: the call hook's defaults.synthesizer.vendor"`
-	SpeechSynthesisLanguage    string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechSynthesisVoice       string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerVendor     string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
-	SpeechRecognizerLanguage   string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Accepted, ignored: media is simulated"`
+	SpeechSynthesisVendor      string         `json:"speech_synthesis_vendor,omitempty" maxLength:"64" doc:"Required with call_hook: the call hook's defaults.synthesizer.vendor"`
+	SpeechSynthesisLanguage    string         `json:"speech_synthesis_language,omitempty" maxLength:"64" doc:"Required with call_hook: defaults.synthesizer.language"`
+	SpeechSynthesisVoice       string         `json:"speech_synthesis_voice,omitempty" maxLength:"128" doc:"Required with call_hook: defaults.synthesizer.voice"`
+	SpeechRecognizerVendor     string         `json:"speech_recognizer_vendor,omitempty" maxLength:"64" doc:"Required with call_hook: defaults.recognizer.vendor"`
+	SpeechRecognizerLanguage   string         `json:"speech_recognizer_language,omitempty" maxLength:"64" doc:"Required with call_hook: defaults.recognizer.language"`
 }
 
 type createCallOutput struct {
@@ -291,6 +291,26 @@ func nextPageURL(account string, in *listCallsInput, cursor string) string {
 }
 
 // callRequest validates a create-call body into a CallRequest; nothing is started.
+// overriddenByApplication names the fields of b that jambonz's API overwrites with
+// the application's when b names one (validateCreateCall's Object.assign).
+func (b *createCallBody) overriddenByApplication() []string {
+	var names []string
+	for _, f := range []struct {
+		given bool
+		name  string
+	}{
+		{b.CallHook != nil, "call_hook"}, {b.CallStatusHook != nil, "call_status_hook"},
+		{b.SpeechSynthesisVendor != "", "speech_synthesis_vendor"}, {b.SpeechSynthesisLanguage != "", "speech_synthesis_language"},
+		{b.SpeechSynthesisVoice != "", "speech_synthesis_voice"}, {b.SpeechRecognizerVendor != "", "speech_recognizer_vendor"},
+		{b.SpeechRecognizerLanguage != "", "speech_recognizer_language"},
+	} {
+		if f.given {
+			names = append(names, f.name)
+		}
+	}
+	return names
+}
+
 func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *createCallInput) (calls.Request, error) {
 	b := &in.Body
 	to, field := b.To.address()
@@ -299,15 +319,14 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 			Location: "body.to." + field, Message: "required for a target of type " + b.To.Type})
 	}
 	req := calls.Request{Account: acct, ApplicationSid: b.ApplicationSid, From: b.From, To: to, Tag: b.Tag}
-	switch {
-	case b.ApplicationSid != "" && b.CallHook != nil:
-		return req, huma.Error422UnprocessableEntity("give application_sid or call_hook, not both")
-	case b.ApplicationSid != "":
+	// jambonz-api-server's validateCreateCall: an application_sid brings the
+	// application's hooks and speech settings, overwriting those of the body; without
+	// one, the five speech settings are required, then a call_hook.
+	if b.ApplicationSid != "" {
 		app, err := a.store.GetApplication(ctx, nodestore.GetApplicationParams{AccountSid: acct.Sid, Sid: b.ApplicationSid})
 		if err != nil {
 			if errors.Is(err, nodestore.ErrNotFound) {
-				return req, huma.Error422UnprocessableEntity("invalid application_sid", &huma.ErrorDetail{
-					Location: "body.application_sid", Message: "no such application", Value: b.ApplicationSid})
+				return req, huma.Error400BadRequest("application_sid not found " + b.ApplicationSid)
 			}
 			return req, a.internal(err)
 		}
@@ -315,11 +334,21 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 		if err != nil { // checked when the application was stored
 			return req, a.internal(fmt.Errorf("application %s: %w", app.Sid, err))
 		}
-		// jambonz's API takes the application's hooks and speech settings
-		// (jambonz-api-server validateCreateCall).
 		req.CallHook, req.CallStatusHook = hook, app.CallStatusHook
 		req.Application = applicationOf(app.ApplicationSettings)
-	case b.CallHook != nil:
+		if overridden := b.overriddenByApplication(); len(overridden) > 0 {
+			req.Compat = append(req.Compat, callctl.Compat{Rule: callctl.CompatIgnoredProperty, Detail: fmt.Sprintf(
+				"create call: %s given with application_sid: jambonz's API replaces them with the application's", strings.Join(overridden, ", "))})
+		}
+	} else {
+		if b.SpeechSynthesisVendor == "" || b.SpeechSynthesisLanguage == "" || b.SpeechSynthesisVoice == "" ||
+			b.SpeechRecognizerVendor == "" || b.SpeechRecognizerLanguage == "" {
+			return req, huma.Error400BadRequest("either application_sid or set of speech_synthesis_vendor, speech_synthesis_language, " +
+				"speech_synthesis_voice, speech_recognizer_vendor, speech_recognizer_language required")
+		}
+		if b.CallHook == nil {
+			return req, huma.Error400BadRequest("either call_hook or application_sid required")
+		}
 		hook, err := b.CallHook.hook("call_hook", true)
 		if err != nil {
 			return req, err
@@ -328,17 +357,15 @@ func (a *API) callRequest(ctx context.Context, acct nodestore.Account, in *creat
 		req.Application = applicationOf(nodestore.ApplicationSettings{
 			SpeechSynthesisVendor: b.SpeechSynthesisVendor, SpeechSynthesisLanguage: b.SpeechSynthesisLanguage, SpeechSynthesisVoice: b.SpeechSynthesisVoice,
 			SpeechRecognizerVendor: b.SpeechRecognizerVendor, SpeechRecognizerLanguage: b.SpeechRecognizerLanguage})
-	default:
-		return req, huma.Error422UnprocessableEntity("application_sid or call_hook is required")
+		if b.CallStatusHook != nil {
+			status, err := b.CallStatusHook.spec("call_status_hook", true)
+			if err != nil {
+				return req, err
+			}
+			req.CallStatusHook = &status
+		}
 	}
 	req.RingTimeout = time.Duration(b.Timeout) * time.Second
-	if b.CallStatusHook != nil {
-		status, err := b.CallStatusHook.spec("call_status_hook", true)
-		if err != nil {
-			return req, err
-		}
-		req.CallStatusHook = &status
-	}
 	if b.Scenario != nil {
 		script, expect, err := parseScenario(b.Scenario)
 		if err != nil {

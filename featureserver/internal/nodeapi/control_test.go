@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // waitingCall starts a call on an idle WebSocket app and waits until it is in session.
@@ -19,8 +21,8 @@ func waitingCall(t *testing.T, n *testAPI, acct testAccount) string {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": wsURL}, "from": "a", "to": "b"}), &call)
 	// In session: a live-call command now finds the call before or after the ack
 	// (it is applied once the ack's verbs, none, ran out), never before it started.
 	waitLive(t, app, 1)
@@ -117,12 +119,12 @@ func TestScenarioThroughAPI(t *testing.T) {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+	code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
 		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b",
 		"scenario": map[string]any{
 			"caller": map[string]any{"gathers": []any{map[string]any{"digits": "7"}}},
 			"expect": map[string]any{"verbs": []string{"gather", "say"}},
-		}}, &call)
+		}}), &call)
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, raw)
 	}
@@ -160,8 +162,8 @@ func TestHangupWhileWaitingForAck(t *testing.T) {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http")}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http")}, "from": "a", "to": "b"}), &call)
 	<-got
 	start := time.Now()
 	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls/"+call.CallSid, acct.APIToken,

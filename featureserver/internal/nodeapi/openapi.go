@@ -74,7 +74,7 @@ func describe(api huma.API) {
 }
 
 // timelineItem is the schema of one timeline event: the `simulate --json` line,
-// its fields by kind (docs/call-control.md §8 and the README's --json table).
+// its fields by kind (docs/call-control.md §8 and the --json table of docs/cli.md).
 func timelineItem() *huma.Schema {
 	str := &huma.Schema{Type: huma.TypeString}
 	num := &huma.Schema{Type: huma.TypeInteger}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // Paging through the calls with X-Next-Cursor while new calls are created: every
@@ -28,8 +30,8 @@ func TestCallListPagesStayStable(t *testing.T) {
 		var c struct {
 			Sid string `json:"sid"`
 		}
-		if code, _, raw := n.do("POST", calls, acct.APIToken, map[string]any{"call_hook": app.URL, "from": "a",
-			"to": map[string]any{"type": "phone", "number": "b"}}, &c); code != http.StatusCreated {
+		if code, _, raw := n.do("POST", calls, acct.APIToken, testkit.WithSpeech(map[string]any{"call_hook": app.URL, "from": "a",
+			"to": map[string]any{"type": "phone", "number": "b"}}), &c); code != http.StatusCreated {
 			t.Fatalf("create call: %d %s", code, raw)
 		}
 		n.waitCall(acct, c.Sid)

@@ -104,12 +104,6 @@ func (n *testAPI) do(method, path, token string, body any, out any) (int, http.H
 	return n.doWithOut(method, path, token, body, nil, out)
 }
 
-// doWith is do with more request headers, decoding nothing.
-func (n *testAPI) doWith(method, path, token string, body any, header http.Header) (int, http.Header, []byte) {
-	n.t.Helper()
-	return n.doWithOut(method, path, token, body, header, nil)
-}
-
 func (n *testAPI) doWithOut(method, path, token string, body any, header http.Header, out any) (int, http.Header, []byte) {
 	n.t.Helper()
 	resp, raw := testkit.DoJSON(n.t, method, n.base+path, token, body, header, out)

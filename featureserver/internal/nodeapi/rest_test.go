@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboard-voice/switchboard/featureserver/internal/nodestore"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/statushooks"
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
 // httpApp is a loopback jambonz HTTP application answering the call hook with verbs.
@@ -87,6 +89,50 @@ func TestCallLifecycleHTTP(t *testing.T) {
 	}
 }
 
+// A call naming an application_sid runs the application's call hook and status hook,
+// whatever the body gives beside it, as jambonz's API assigns the application's
+// over them (jambonz-api-server validateCreateCall); the call's timeline says so.
+func TestCallApplicationOverridesTheBody(t *testing.T) {
+	t.Parallel()
+	n := startAPI(t, apiSetup{})
+	app := httpApp(t, `[{"verb":"hangup"}]`)
+	var bodyHooks atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bodyHooks.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"verb":"hangup"}]`)
+	}))
+	t.Cleanup(elsewhere.Close)
+	acct := n.createAccount("acme")
+	var created nodestore.Application
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Applications", acct.APIToken, map[string]any{
+		"name": "ivr", "call_hook": map[string]any{"url": app.URL + "/call"}}, &created); code != http.StatusCreated {
+		t.Fatalf("create application: %d %s", code, raw)
+	}
+	var call struct {
+		CallSid string `json:"call_sid"`
+	}
+	if code, _, raw := n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
+		"application_sid": created.Sid, "from": "a", "to": "b", "speech_synthesis_vendor": "microsoft",
+		"call_hook": elsewhere.URL + "/call", "call_status_hook": elsewhere.URL + "/status"}, &call); code != http.StatusCreated {
+		t.Fatalf("create call: %d %s", code, raw)
+	}
+	v := n.waitCall(acct, call.CallSid)
+	if v.Reason != "hangup-verb" || bodyHooks.Load() != 0 {
+		t.Errorf("call ended %s; the body's hooks got %d requests, want 0", v.Reason, bodyHooks.Load())
+	}
+	var warned bool
+	for _, raw := range v.Timeline {
+		var e struct{ Kind, Rule, Detail string }
+		_ = json.Unmarshal(raw, &e)
+		warned = warned || e.Kind == "compat" && e.Rule == "ignored-property" &&
+			strings.Contains(e.Detail, "call_hook, call_status_hook, speech_synthesis_vendor given with application_sid")
+	}
+	if !warned {
+		t.Errorf("no ignored-property warning naming the fields: %v", timelineKinds(v))
+	}
+}
+
 func TestAlertsRecorded(t *testing.T) {
 	t.Parallel()
 	n := startAPI(t, apiSetup{})
@@ -106,8 +152,8 @@ func TestAlertsRecorded(t *testing.T) {
 	var call struct {
 		CallSid string `json:"call_sid"`
 	}
-	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
-		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b"}, &call)
+	n.do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, testkit.WithSpeech(map[string]any{
+		"call_hook": map[string]any{"url": app.URL + "/call"}, "from": "a", "to": "b"}), &call)
 	n.waitCall(acct, call.CallSid)
 	var alerts []nodestore.Alert
 	code, _, raw := n.do("GET", "/v1/Accounts/"+acct.AccountSid+"/Alerts?type=invalid-app-payload", acct.APIToken, nil, &alerts)
@@ -153,8 +199,8 @@ func TestAccountIsolation(t *testing.T) {
 		}
 	}
 	if code, _, _ := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls", a.APIToken, map[string]any{
-		"application_sid": appB.Sid, "from": "x", "to": "y"}, nil); code != http.StatusUnprocessableEntity {
-		t.Errorf("A starting a call on B's application: %d", code)
+		"application_sid": appB.Sid, "from": "x", "to": "y"}, nil); code != http.StatusBadRequest {
+		t.Errorf("A starting a call on B's application: %d, want jambonz's 400 application_sid not found", code)
 	}
 	if code, _, _ := n.do("POST", "/v1/Accounts/"+a.AccountSid+"/Calls/"+callB.CallSid, a.APIToken,
 		map[string]any{"call_status": "completed"}, nil); code != http.StatusNotFound {
@@ -179,6 +225,9 @@ func TestAPIBadInput(t *testing.T) {
 	calls := "/v1/Accounts/" + acct.AccountSid + "/Calls"
 	huge := `{"name":"x","call_hook":{"url":"http://127.0.0.1/` + strings.Repeat("a", 300<<10) + `"}}`
 	hugeCall := `{"from":"a","to":{"type":"phone","number":"1"},"call_hook":"http://127.0.0.1/` + strings.Repeat("a", 300<<10) + `"}`
+	// speech are the settings jambonz's API requires beside an inline call_hook.
+	speech := `"speech_synthesis_vendor":"google","speech_synthesis_language":"en-US","speech_synthesis_voice":"v",` +
+		`"speech_recognizer_vendor":"google","speech_recognizer_language":"en-US"`
 	tests := []struct {
 		name, method, path string
 		body               any
@@ -223,17 +272,23 @@ func TestAPIBadInput(t *testing.T) {
 		{"user-info in call hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://alice:hunter2@app.example.com/call#rc=1"}}`, 422, ""},
 		{"user-info in status hook", "POST", apps, `{"name":"x","call_hook":{"url":"https://h/"},"call_status_hook":{"url":"https://alice:hunter2@h/status"}}`, 422, ""},
 		{"user-info in ws call hook", "POST", apps, `{"name":"x","call_hook":{"url":"wss://hunter2@h/ws"}}`, 422, ""},
-		{"user-info in a call's call hook", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
+		{"user-info in a call's call hook", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://u:hunter2@h/"},` + speech + `}`, 422, ""},
 		{"user-info in a redirect", "POST", calls + "/nope", `{"call_hook":{"url":"http://u:hunter2@h/"}}`, 422, ""},
 		{"user-info in the notice webhook", "PUT", "/v1/Accounts/" + acct.AccountSid + "/Notifications", `{"webhook_url":"https://u:hunter2@h/n","emails":[]}`, 422, ""},
 		{"malformed JSON", "POST", apps, `{"name":`, 400, ""},
 		{"not an object", "POST", apps, `[1,2]`, 422, ""},
 		{"huge body", "POST", apps, huge, 413, ""},
-		{"call without app", "POST", calls, `{"from":"a","to":"b"}`, 422, ""},
-		{"call with both", "POST", calls, `{"from":"a","to":"b","application_sid":"x","call_hook":{"url":"http://h/"}}`, 422, ""},
+		// jambonz-api-server validateCreateCall: 400 without an application_sid and
+		// the five speech settings, or a call_hook beside them; an unknown
+		// application_sid is a 400 too, with or without a call_hook.
+		{"call without app", "POST", calls, `{"from":"a","to":"b"}`, 400, ""},
+		{"call with speech but no hook", "POST", calls, `{"from":"a","to":"b",` + speech + `}`, 400, ""},
+		{"call hook without speech", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"}}`, 400, ""},
+		{"call hook with some speech", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"speech_synthesis_vendor":"google"}`, 400, ""},
+		{"call with both", "POST", calls, `{"from":"a","to":"b","application_sid":"x","call_hook":{"url":"http://h/"}}`, 400, ""},
 		{"call missing from", "POST", calls, `{"to":"b","call_hook":{"url":"http://h/"}}`, 422, ""},
-		{"call unknown app", "POST", calls, `{"from":"a","to":"b","application_sid":"nope"}`, 422, ""},
-		{"call bad scenario", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"scenario":{"bogus":1}}`, 422, ""},
+		{"call unknown app", "POST", calls, `{"from":"a","to":"b","application_sid":"nope"}`, 400, ""},
+		{"call bad scenario", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"scenario":{"bogus":1},` + speech + `}`, 422, ""},
 		{"call tag not object", "POST", calls, `{"from":"a","to":"b","call_hook":{"url":"http://h/"},"tag":"x"}`, 422, ""},
 		{"update nothing", "POST", calls + "/nope", `{}`, 422, ""},
 		{"update two things", "POST", calls + "/nope", `{"call_status":"completed","mute_status":"mute"}`, 422, ""},

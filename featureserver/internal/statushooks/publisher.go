@@ -172,6 +172,11 @@ func (p *Publisher) publish(ctx context.Context, account nodestore.Account, spec
 	if err != nil {
 		return err
 	}
+	if strings.EqualFold(spec.Method, http.MethodGet) {
+		// jambonz sends no payload on a GET, neither body nor query
+		// (lib/utils/http-requestor.js): only the URL's own query goes.
+		data = []byte("{}")
+	}
 	// A notification already on its way is not lost when the call is canceled.
 	ctx = context.WithoutCancel(ctx)
 	id, err := p.endpoint(ctx, account, spec, hook.Clean())

@@ -9,7 +9,6 @@ const {log, listen, quiet} = require('./lib');
 
 const useSDK = process.env.SDK === 'sdk';
 const {createEndpoint} = require(useSDK ? '@jambonz/sdk' : '@jambonz/node-client-ws');
-const port = Number(process.env.PORT);
 
 const server = createServer();
 const makeService = createEndpoint({server, logger: quiet});
@@ -73,7 +72,7 @@ const routes = {
   },
   // A redirect verb to another WebSocket app: a new socket, session:redirect first.
   '/first': (session) => {
-    verbs(session, [{verb: 'say', text: 'moving'}, {verb: 'redirect', actionHook: `ws://127.0.0.1:${port}/second`}]).send();
+    verbs(session, [{verb: 'say', text: 'moving'}, {verb: 'redirect', actionHook: `ws://127.0.0.1:${server.address().port}/second`}]).send();
   },
   '/second': (session, type) => {
     log('second', {type, call_sid: sid(session) || null});

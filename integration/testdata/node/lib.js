@@ -1,5 +1,6 @@
 // Shared plumbing of the test apps: JSON-line logging on stdout (the Go test reads
-// it) and the listen address the test chose.
+// it) and the listen address: the port the test chose, or with PORT=0 one the kernel
+// picks, which the ready line reports.
 'use strict';
 
 const log = (event, fields = {}) => {
@@ -8,21 +9,22 @@ const log = (event, fields = {}) => {
 
 const listenPort = () => {
   const port = Number(process.env.PORT);
-  if (!Number.isInteger(port) || port <= 0) {
-    process.stderr.write('PORT must be set to the port to listen on\n');
+  if (process.env.PORT === undefined || !Number.isInteger(port) || port < 0) {
+    process.stderr.write('PORT must be set to the port to listen on (0: any)\n');
     process.exit(2);
   }
   return port;
 };
 
-// listen starts server on 127.0.0.1:PORT and prints the ready line once it accepts.
+// listen starts server on 127.0.0.1:PORT and prints the ready line, with the port it
+// listens on, once it accepts.
 const listen = (server) => {
   const port = listenPort();
   server.on('error', (err) => {
     process.stderr.write(`listen failed: ${err.message}\n`);
     process.exit(1);
   });
-  server.listen(port, '127.0.0.1', () => log('ready', {port}));
+  server.listen(port, '127.0.0.1', () => log('ready', {port: server.address().port}));
   process.on('SIGTERM', () => process.exit(0));
   process.on('SIGINT', () => process.exit(0));
 };

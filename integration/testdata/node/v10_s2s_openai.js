@@ -2,7 +2,8 @@
 // with the TypeScript annotations taken out and its imports written as require (Node
 // runs it without tsx, and ES modules ignore the NODE_PATH the tests install the
 // SDKs on), and lines for the test: pino writes to stderr, and the app prints JSON
-// lines of what it saw on stdout (lib.js's convention) beside its own logging.
+// lines of what it saw on stdout (lib.js's convention) beside its own logging, its
+// ready line with the port it listens on (the test gives PORT=0).
 'use strict';
 const http = require('http');
 const { createEndpoint } = require('@jambonz/sdk/websocket');
@@ -22,6 +23,7 @@ const envVars = {
 
 const server = http.createServer();
 const makeService = createEndpoint({ server, port, envVars });
+if (port === 0) server.listen(0); // test line: the SDK listens only on a port it is given
 const svc = makeService({ path: '/' });
 
 svc.on('session:new', (session) => {
@@ -74,6 +76,6 @@ svc.on('session:new', (session) => {
     .send();
 });
 
-server.on('listening', () => log('ready', {port}));
+server.on('listening', () => log('ready', {port: server.address().port}));
 process.on('SIGTERM', () => process.exit(0));
 logger.info({ port }, 'jambonz s2s/openai example listening');

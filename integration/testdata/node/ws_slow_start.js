@@ -27,5 +27,5 @@ svc.on('session:new', (session) => {
 if (process.env.PID_FILE) fs.writeFileSync(process.env.PID_FILE, `${process.pid}\n`);
 const port = Number(process.env.PORT);
 log('starting', {port});
-setTimeout(() => server.listen(port, '127.0.0.1', () => log('ready', {port})), 1000);
+setTimeout(() => server.listen(port, '127.0.0.1', () => log('ready', {port: server.address().port})), 1000);
 process.on('SIGTERM', () => process.exit(0));

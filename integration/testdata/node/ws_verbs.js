@@ -29,6 +29,7 @@ const service = (path, first, handlers = {}) => {
     session
       .on('call:status', (evt) => log('call:status', {call_sid: evt.call_sid, call_status: evt.call_status,
         parent_call_sid: evt.parent_call_sid, direction: evt.direction}))
+      .on('tts:streaming-event', (evt) => log('tts:streaming-event', evt))
       .on('close', (code) => log('close', {code}));
     first(session).send();
   });
@@ -43,6 +44,14 @@ service('/dial', (s) => s.dial({
 }), {
   '/confirm': (s) => s.gather({input: ['digits'], numDigits: 1, actionHook: '/action',
     say: {text: 'Press 1 to accept the call.'}}).reply(),
+  '/action': (s, d) => (d.dial_call_status ? hangup(s) : s.reply()),
+});
+
+// A call screened by the callee, who declines it: the confirm hook's verbs hang up.
+service('/screen', (s) => s.dial({
+  target: [{type: 'phone', number: '+15550002222'}], confirmHook: '/confirm', actionHook: '/action',
+}), {
+  '/confirm': (s) => s.say({text: 'You have a call. Goodbye.'}).hangup().reply(),
   '/action': (s, d) => (d.dial_call_status ? hangup(s) : s.reply()),
 });
 
@@ -67,6 +76,16 @@ service('/transcribe', (s) => s.transcribe({transcriptionHook: '/transcript',
 service('/bargein', (s) => s
   .config({bargeIn: {enable: true, actionHook: '/bargein', input: ['speech', 'digits']}})
   .say({text: 'A long message the caller will talk over. '.repeat(10)})
+  .pause({length: 30}), {
+  '/bargein': (s) => s.say({text: 'You interrupted me.'}).hangup().reply(),
+});
+
+// config autoStreamTts: every say streams, and a bargeIn that hears the caller
+// interrupts the stream.
+service('/autostream', (s) => s
+  .config({autoStreamTts: true, bargeIn: {enable: true, actionHook: '/bargein', input: ['speech']}})
+  .say({text: 'Welcome to the agent.'})
+  .say({text: 'A long message the caller will talk over. '.repeat(5)})
   .pause({length: 30}), {
   '/bargein': (s) => s.say({text: 'You interrupted me.'}).hangup().reply(),
 });

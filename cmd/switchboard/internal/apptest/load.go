@@ -272,6 +272,7 @@ func snapshotPath(file string) string {
 // the scenario says.
 func callOptions(o callctl.Options, sc *scenario.Scenario) callctl.Options {
 	o.StatusHookURL = sc.StatusHook
+	o.QueueEventHookURL = sc.QueueEventHook
 	o.Call = callctl.CallInfo{From: sc.From, To: sc.To, EnvVars: sc.EnvVars}
 	o.Script = sc.Script()
 	return o

@@ -3,5 +3,5 @@
 // one webhook through the outbox on a SQLite file to a receiver that fails twice,
 // the outbox closed and opened again between attempts and every signature checked
 // (Run); and the example apps alone on an address (ServeApps). Its output is the
-// command's stable output (README).
+// command's stable output (docs/cli.md).
 package demo

@@ -5,7 +5,7 @@
 // summary (completed, failed, canceled, alerts, expectations, hook latency
 // percentiles, rate). `switchboard test` and the demo place their calls with it too.
 //
-// The printed timeline and summary are the command's stable output (README,
+// The printed timeline and summary are the command's stable output (docs/cli.md,
 // `simulate --json`). How a call runs is callctl's; what a scenario expects is
 // callctl/scenario's.
 package simulation

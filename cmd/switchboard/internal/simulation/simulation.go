@@ -82,6 +82,7 @@ func New(o Options, net *featureserver.CallNetwork, w io.Writer) (*Simulation, e
 	base := net.CallOptions(o.AppURL)
 	base.StatusHookURL, base.Username, base.Password, base.Secret = firstNonEmpty(o.StatusHook, sc.StatusHook), o.Username, o.Password, o.Secret
 	base.Call = callctl.CallInfo{From: firstNonEmpty(o.From, sc.From), To: firstNonEmpty(o.To, sc.To), EnvVars: sc.EnvVars}
+	base.QueueEventHookURL = sc.QueueEventHook
 	base.Script = sc.Script()
 	base.IdleLimit = o.IdleLimit
 	base.RealTime = o.RealTime

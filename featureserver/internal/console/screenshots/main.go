@@ -1,5 +1,5 @@
 // Command screenshots regenerates the console's screenshots in docs/images (the
-// README shows them): it runs a node on loopback with a demo account, an endpoint
+// README and docs/rest-api.md show them): it runs a node on loopback with a demo account, an endpoint
 // whose receiver fails twice then succeeds, one that keeps failing, and a
 // WebSocket call that drops and reconnects, then captures the console's pages in
 // headless Chromium at 1280×800.
@@ -89,6 +89,9 @@ func run(out string) error {
 	if err := node.Do("POST", "/v1/Accounts/"+acct.AccountSid+"/Calls", acct.APIToken, map[string]any{
 		"from": "+15550100", "to": "+15550199",
 		"call_hook": map[string]any{"url": "ws" + strings.TrimPrefix(app.URL, "http") + "/ws"},
+		// jambonz's API requires the speech settings beside an inline call_hook.
+		"speech_synthesis_vendor": "google", "speech_synthesis_language": "en-US", "speech_synthesis_voice": "en-US-Standard-C",
+		"speech_recognizer_vendor": "google", "speech_recognizer_language": "en-US",
 		"scenario": map[string]any{"caller": map[string]any{"gathers": []any{map[string]any{"digits": "1"}}},
 			"faults": []any{map[string]any{"after_message": 2, "close_code": 1011}}},
 	}, &call); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
-// The command writes every screenshot the README shows, each a PNG of 1280×800.
+// The command writes every screenshot the README and docs/rest-api.md show, each a PNG of 1280×800.
 func TestScreenshots(t *testing.T) {
 	if _, err := consoletest.FindChromium(); errors.Is(err, consoletest.ErrNoChromium) {
 		testkit.SkipMissing(t, "Chromium", err.Error()+" (.ci/run installs Debian's chromium)")
@@ -31,7 +31,7 @@ func TestScreenshots(t *testing.T) {
 			t.Errorf("%s: %dx%d, %v; want a 1280x800 PNG", name, cfg.Width, cfg.Height, err)
 		}
 		if _, err := os.Stat(filepath.Join("..", "..", "..", "..", "docs", "images", name)); err != nil {
-			t.Errorf("the README's %s is not committed: %v", name, err)
+			t.Errorf("docs/images/%s is not committed: %v", name, err)
 		}
 	}
 }
