@@ -63,5 +63,8 @@ func (c *callRun) failureDetail(what, url string, err error) string {
 		}
 		return d
 	}
+	if !c.quotable() {
+		return fmt.Sprintf("%s %s: %s (%s)", what, url, failureClass(err), c.notQuoted())
+	}
 	return fmt.Sprintf("%s %s: %v", what, url, err)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/switchboard-voice/switchboard/callctl/internal/netfault"
+	"github.com/switchboard-voice/switchboard/callctl/internal/wssession"
 	"github.com/switchboard-voice/switchboard/callctl/verbs"
 	"github.com/switchboard-voice/switchboard/fragment"
 	"github.com/switchboard-voice/switchboard/transport"
@@ -63,7 +64,10 @@ type application interface {
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent
 // use.
 type callRun struct {
-	opts  *prepared
+	opts *prepared
+	// peers are the destinations the call's connections reached, when
+	// Options.QuoteAnswersFrom judges them (quotable); nil otherwise.
+	peers *transport.Peers
 	clock callClock
 	start time.Time // on clock
 	info  CallInfo
@@ -211,6 +215,10 @@ func newCall(p *prepared) *callRun {
 }
 
 func (c *callRun) run(ctx context.Context) {
+	if c.opts.QuoteAnswersFrom != nil {
+		// Every connection of the call is recorded: what its answers may be quoted to.
+		ctx, c.peers = transport.TracePeers(ctx)
+	}
 	c.ctx = ctx
 	c.recordStart()
 	for _, w := range c.opts.Compat {
@@ -431,6 +439,13 @@ func (c *callRun) elapsed() time.Duration { return c.clock.Now().Sub(c.start) }
 func (c *callRun) record(e Event) {
 	e.At = c.elapsed()
 	e.CallSid = c.result.CallSid // the call's, also while a dialed leg's confirm verbs run
+	if (e.Kind == KindMsgSent || e.Kind == KindMsgRecv) && c.peers != nil && !c.quotable() {
+		// A message's data is the application's, or (jambonz:error) quotes it.
+		e.Data = unquotedData(e.Data, c.notQuoted())
+		if e.Command != "" && !wssession.KnownCommand(e.Command) {
+			e.Command = "(unknown)"
+		}
+	}
 	if e.Kind == KindHookAttempt || e.Kind == KindMsgSent {
 		c.requests++
 	}

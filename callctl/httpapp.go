@@ -45,7 +45,7 @@ func (a *httpApp) start(ctx context.Context) (answer, bool) {
 		c.end(StatusFailed, ReasonCallHookFailed, c.opts.WebhookErrorReturn)
 		return answer{}, false
 	}
-	ans := responseAnswer(resp)
+	ans := c.unquoted(responseAnswer(resp), fmt.Sprintf("a %d answer", resp.Status))
 	ans.url = c.opts.app.Clean()
 	return ans, true
 }
@@ -72,7 +72,7 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 		}
 		return answer{}, false
 	}
-	ans := responseAnswer(resp)
+	ans := c.unquoted(responseAnswer(resp), fmt.Sprintf("a %d answer", resp.Status))
 	ans.url = t.Clean()
 	return ans, true
 }

@@ -110,6 +110,21 @@ type Options struct {
 	// Default none.
 	EgressHint string
 
+	// QuoteAnswersFrom, when set, says whether the call's alerts and compat warnings
+	// may quote what its application answered (the start of a body that is not
+	// verbs, verbs that do not validate, a command's data, an error that quotes the
+	// answer, such as one that is not HTTP or a TLS certificate's names). It is asked
+	// for each destination the call's connections reached (transport.TracePeers);
+	// once it answers false for one, they say what kind of answer came and its
+	// status, and quote nothing (NotQuotedHint says why). A node quotes only what
+	// addresses its accounts' own webhooks may reach answered (docs/call-control.md
+	// §5). Default none: everything quoted (simulate and test run the developer's own
+	// applications).
+	QuoteAnswersFrom func(transport.Peer) bool
+	// NotQuotedHint says, in place of what QuoteAnswersFrom kept from being quoted,
+	// why, and how the operator can allow it. Default "not quoted".
+	NotQuotedHint string
+
 	// AckTimeout is how long a WebSocket message waits for its ack
 	// (JAMBONES_WS_API_MSG_RESPONSE_TIMEOUT). Default 5 s.
 	AckTimeout time.Duration

@@ -133,7 +133,7 @@ func (a *wsApp) first(ctx context.Context, typ, hook string, payload map[string]
 		}
 		return answer{}, false
 	}
-	ans := dataAnswer(ack)
+	ans := c.unquoted(dataAnswer(ack), "an ack")
 	ans.url = c.opts.app.Clean()
 	return ans, true
 }
@@ -199,7 +199,7 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 		}
 		return answer{}, false
 	}
-	ans := dataAnswer(data)
+	ans := c.unquoted(dataAnswer(data), "an ack")
 	ans.url = hook
 	return ans, true
 }
@@ -402,7 +402,11 @@ func (a *wsApp) Ended() bool { return a.c.ended }
 
 // Invalid raises invalid-app-payload and answers with jambonz:error.
 func (a *wsApp) Invalid(ctx context.Context, err error, content []byte) {
-	a.c.alert(AlertInvalidAppPayload, a.c.opts.app.Clean(), err.Error())
+	detail := err.Error()
+	if !a.c.quotable() {
+		detail = "an invalid message (" + a.c.notQuoted() + ")"
+	}
+	a.c.alert(AlertInvalidAppPayload, a.c.opts.app.Clean(), detail)
 	a.s.Reject(ctx, err, content)
 }
 
@@ -415,7 +419,7 @@ func (a *wsApp) Resumed(ctx context.Context, data json.RawMessage, standIn bool)
 		return
 	}
 	c := a.c
-	ans := dataAnswer(data)
+	ans := c.unquoted(dataAnswer(data), "an ack")
 	ans.url = c.opts.app.Clean()
 	c.takeAnswer(ctx, nil, ans)
 }
@@ -423,6 +427,10 @@ func (a *wsApp) Resumed(ctx context.Context, data json.RawMessage, standIn bool)
 // Lost ends the call after a drop that could not be repaired (docs/call-control.md §6).
 func (a *wsApp) Lost(detail string) {
 	c := a.c
+	if !c.quotable() {
+		// The detail holds the connection's last error: a close frame's reason, say.
+		detail = "the WebSocket was lost and could not be reconnected (" + c.notQuoted() + ")"
+	}
 	c.alert(AlertWebhookConnectionFailure, c.opts.app.Clean(), detail)
 	if c.answered {
 		c.end(StatusCompleted, ReasonReconnectFailed, 200)

@@ -23,7 +23,7 @@ import (
 func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 	c := a.c
 	if a.s.Starting() {
-		c.compat(CompatCommandBeforeAck, "the %s command came before the ack of session:new: jambonz has no call session to apply it to yet and loses it; send verbs in the ack instead", m.Command)
+		c.compat(CompatCommandBeforeAck, "the %s command came before the ack of session:new: jambonz has no call session to apply it to yet and loses it; send verbs in the ack instead", c.commandName(m.Command))
 		return
 	}
 	if len(c.result.Commands) < maxRecordedRequests {
@@ -51,7 +51,7 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 		c.llmUpdate(m.Data)
 	default:
 		if !wssession.KnownCommand(m.Command) {
-			c.compat(CompatUnknownCommand, "jambonz does not know the %s command: it logs it and ignores it, with no jambonz:error", m.Command)
+			c.compat(CompatUnknownCommand, "jambonz does not know the %s command: it logs it and ignores it, with no jambonz:error", c.commandName(m.Command))
 			return
 		}
 		c.log(zerolog.InfoLevel).Str("command", m.Command).RawJSON("data", rawOrNull(m.Data)).Msg("command (no media to act on)")
@@ -114,11 +114,14 @@ func parseRedirect(data json.RawMessage) redirectData {
 func (a *wsApp) redirectCommand(ctx context.Context, m wssession.AppMessage) {
 	c := a.c
 	r := parseRedirect(m.Data)
+	if r.err != nil && !c.quotable() {
+		r.err = fmt.Errorf("data that does not validate (%s)", c.notQuoted())
+	}
 	switch {
 	case r.err != nil:
 		c.compat(CompatInvalidCommand, "redirect: %v; jambonz ignores the command (it only logs the error)", r.err)
 	case r.ignored:
-		c.compat(CompatRedirectCommandIgnored, "redirect data %s is neither verbs, {\"call_hook\": ...} nor {\"parent_call\": [...]}: jambonz stops the verb playing and changes nothing else", dataStart(m.Data))
+		c.compat(CompatRedirectCommandIgnored, "redirect data %s is neither verbs, {\"call_hook\": ...} nor {\"parent_call\": [...]}: jambonz stops the verb playing and changes nothing else", c.quoteData(m.Data))
 		c.cutShort()
 	case r.hook != "":
 		c.log(zerolog.InfoLevel).Str("url", fragment.Redact(r.hook)).Msg("redirect command to a call hook")
@@ -152,7 +155,7 @@ func (a *wsApp) callStatusCommand(m wssession.AppMessage) {
 		CallStatus string `json:"call_status"`
 	}
 	if m.Data[0] != '{' || json.Unmarshal(m.Data, &st) != nil {
-		c.compat(CompatCommandWithoutEffect, "call:status data %s is not an object {\"call_status\": ...}: jambonz reads no status from it and does nothing", dataStart(m.Data))
+		c.compat(CompatCommandWithoutEffect, "call:status data %s is not an object {\"call_status\": ...}: jambonz reads no status from it and does nothing", c.quoteData(m.Data))
 		return
 	}
 	switch {
@@ -198,11 +201,8 @@ func callHookURL(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &hook) == nil && hook.URL != "" {
 		return hook.URL, nil
 	}
-	return "", fmt.Errorf("call_hook %s has no url", dataStart(raw))
+	return "", fmt.Errorf("call_hook %s has no url", bodyStart(raw))
 }
-
-// dataStart quotes the start of a command's data for a warning.
-func dataStart(b json.RawMessage) string { return bodyStart(b) }
 
 func rawOrNull(b json.RawMessage) []byte {
 	if b == nil {

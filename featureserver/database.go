@@ -57,8 +57,11 @@ func openDatabase(ctx context.Context, loc dburl.Location) (*database, error) {
 		}
 		return db, nil
 	}
+	// The probe comes with the node's store; every statement of the pool tells
+	// the health from now on (pgWrites).
+	db.health = newDBHealth(nil, postgresFault)
 	var err error
-	db.pool, err = pgpool.Connect(ctx, loc.URL, poolConns, "switchboard-node")
+	db.pool, err = pgpool.Connect(ctx, loc.URL, poolConns, "switchboard-node", pgWrites{db.health})
 	var badURL *pgpool.URLError
 	if errors.As(err, &badURL) {
 		return nil, &ConfigError{Name: EnvDatabaseURL, Value: dburl.Redact(loc.URL), Accept: "a PostgreSQL connection URL"}
@@ -90,7 +93,7 @@ func (db *database) openSQLite(ctx context.Context) error {
 	if err := writable(path); err != nil {
 		return err
 	}
-	db.health = newDBHealth(nil) // its probe comes with the node's store
+	db.health = newDBHealth(nil, sqliteFault) // its probe comes with the node's store
 	if db.health.files, err = sqliteFiles(path); err != nil {
 		return err
 	}
@@ -112,7 +115,7 @@ func (db *database) nodeStore(ctx context.Context) (nodestore.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		db.health = newDBHealth(ps.CheckWritable)
+		db.health.probe = ps.CheckWritable
 		return ps, nil
 	}
 	ns, err := sqlitenode.Open(ctx, db.loc.Path, sqlitenode.Options{Writer: db.sqlite, Secrets: db.secrets})

@@ -40,6 +40,10 @@ type dbHealth struct {
 	// the checks of the file that need no write.
 	probe func(ctx context.Context) error
 	files func() error
+	// fault tells a write's error that says the database cannot be written (full,
+	// read-only, gone) from one that does not (a constraint, a caller's context):
+	// sqliteFault or postgresFault.
+	fault func(error) bool
 	// probeTimeout bounds a probe: one that has not committed by then is a failure.
 	probeTimeout time.Duration
 	interval     time.Duration
@@ -55,8 +59,8 @@ type dbHealth struct {
 	failing  bool // the last state reported
 }
 
-func newDBHealth(probe func(ctx context.Context) error) *dbHealth {
-	return &dbHealth{probe: probe, probeTimeout: 2 * time.Second, interval: probeInterval, now: time.Now}
+func newDBHealth(probe func(ctx context.Context) error, fault func(error) bool) *dbHealth {
+	return &dbHealth{probe: probe, fault: fault, probeTimeout: 2 * time.Second, interval: probeInterval, now: time.Now}
 }
 
 // sqliteFiles returns the checks of the SQLite file at path, which must be the
@@ -102,7 +106,7 @@ func (h *dbHealth) noteWrite(ctx context.Context, err error) {
 		return
 	case err == nil && ctx.Value(probing{}) == nil:
 		h.lastErr = nil
-	case databaseFault(err):
+	case h.fault(err):
 		h.lastFail, h.lastErr = h.now(), err
 	default:
 		h.mu.Unlock()
@@ -112,10 +116,10 @@ func (h *dbHealth) noteWrite(ctx context.Context, err error) {
 	h.report(h.state())
 }
 
-// databaseFault reports whether err says the database cannot be written (read-only,
-// I/O error, full, gone, corrupt), as opposed to a constraint, a missing row or a
-// context that ended.
-func databaseFault(err error) bool {
+// sqliteFault reports whether err says the SQLite database cannot be written
+// (read-only, I/O error, full, gone, corrupt), as opposed to a constraint, a missing
+// row or a context that ended.
+func sqliteFault(err error) bool {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return false

@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/switchboard-voice/switchboard/callctl"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/authlimit"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/calls"
 	"github.com/switchboard-voice/switchboard/featureserver/internal/console"
@@ -190,7 +191,7 @@ func newNode(ctx context.Context, cfg Config, opts NodeOptions, hooks nodeHooks)
 	}
 	n.notices.Start(n.outbox)
 	n.calls, err = calls.New(calls.Options{
-		Store: store, Network: newCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger, n.tracerProvider()),
+		Store: store, Network: accountsNetwork{newCallNetwork(cfg.CallControl, callControlRules(cfg), opts.Logger, n.tracerProvider()), webhookRules(cfg)},
 		TracerProvider: n.tracerProvider(),
 		MaxCalls:       cfg.MaxCalls, IdleLimit: cfg.CallIdleTimeout, Status: n.status,
 		Limits:  calls.Limits{Duration: cfg.MaxCallDuration, Requests: cfg.MaxCallRequests, Events: cfg.MaxCallEvents},
@@ -297,6 +298,10 @@ func (n *Node) openOutbox(ctx context.Context, observe func(outbox.Delivery, out
 	client := transport.NewHTTPClient(rules, opts)
 	status, err := statushooks.Open(ctx, outbox.Config{
 		Store: st, Egress: &rules, HTTPClient: client, Logger: n.log, Secrets: n.sealer(),
+		// The account reads its delivery log: what a status hook reached under the
+		// call-control rules answered stays in it only from an address its own
+		// endpoints could reach (docs/outbox.md §7).
+		ReadBack:       func(_ outbox.Endpoint, p transport.Peer) bool { return rules.Admits(p.Host, p.Addr) },
 		Notify:         n.notices.Notify,
 		TracerProvider: n.tracerProvider(),
 		UserAgent:      n.cfg.CallControl.UserAgent,
@@ -359,6 +364,27 @@ func callControlRules(cfg Config) transport.EgressRules {
 	rules.AllowHosts = cfg.EgressAllow.Hosts
 	rules.DenyHosts = cfg.Outbox.EgressDeny
 	return rules
+}
+
+// accountsNetwork is the call network of a node's calls, whose alerts and warnings
+// an account reads: they quote what an application answered only when it came
+// from an address the account's own webhooks may reach (readable, the outbox's
+// rules), not from the operator's network that the call-control rules open to
+// application URLs (docs/call-control.md §5).
+type accountsNetwork struct {
+	*CallNetwork
+	readable transport.EgressRules
+}
+
+// notQuotedHint stands in a node's alerts for a quote of an answer from outside
+// the outbox's rules.
+var notQuotedHint = "not quoted: the application's address is outside the public-only rules; " + EnvOutboxEgressAllow + " can allow it"
+
+func (n accountsNetwork) CallOptions(appURL string) callctl.Options {
+	o := n.CallNetwork.CallOptions(appURL)
+	o.QuoteAnswersFrom = func(p transport.Peer) bool { return n.readable.Admits(p.Host, p.Addr) }
+	o.NotQuotedHint = notQuotedHint
+	return o
 }
 
 // webhookRules are the rules of the URLs an account sets for the outbox to reach

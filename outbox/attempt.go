@@ -76,7 +76,8 @@ func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Pol
 		injectTraceParent(reqCtx, out.header)
 	}
 	a.RequestHeaders = maskHeaders(out.header, p.DeliveryHeader)
-	req, err := http.NewRequestWithContext(reqCtx, out.method, out.url, bytes.NewReader(out.body))
+	traced, peers := transport.TracePeers(reqCtx)
+	req, err := http.NewRequestWithContext(traced, out.method, out.url, bytes.NewReader(out.body))
 	if err != nil {
 		a.Class, a.Error = ClassNetwork, err.Error()
 		return decide.Result{Attempt: a}
@@ -92,13 +93,18 @@ func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Pol
 		}
 		// The policy's timeout covers connect and response together.
 		a.Class, a.Error = classOfFailure(err, reqCtx.Err() != nil), err.Error()
+		if !o.readBack(job.Endpoint, peers) {
+			a.Error = fmt.Sprintf("%s (%s)", a.Class, notReadBack)
+		}
 		return decide.Result{Attempt: a}
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxStoredResponse+1))
 	_ = resp.Body.Close()
 	a.Duration = time.Since(start)
 	a.Status = resp.StatusCode
-	a.Response = storedResponse(raw, resp.Header.Get("Content-Type"))
+	if o.readBack(job.Endpoint, peers) {
+		a.Response = storedResponse(raw, resp.Header.Get("Content-Type"))
+	}
 	a.Class = classOfStatus(resp.StatusCode)
 	if a.Class == ClassSuccess {
 		return decide.Result{Attempt: a}
@@ -109,6 +115,18 @@ func (o *Outbox) attempt(ctx context.Context, job outboxdriver.Job, p policy.Pol
 		r.RetryAfter, r.HasRetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), r.AnsweredAt)
 	}
 	return r
+}
+
+// notReadBack says, in place of an error's text, why the delivery log keeps none.
+const notReadBack = "not kept: what this destination answers is not shown to the endpoint's owner"
+
+// readBack reports whether the delivery log may keep what the destinations of an
+// attempt of ep answered (Config.ReadBack).
+func (o *Outbox) readBack(ep Endpoint, peers *transport.Peers) bool {
+	if o.cfg.ReadBack == nil {
+		return true
+	}
+	return peers.All(func(p transport.Peer) bool { return o.cfg.ReadBack(ep, p) })
 }
 
 // storedResponse applies the storage limits to a response body: at most

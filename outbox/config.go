@@ -32,6 +32,17 @@ type Config struct {
 	// answer means HTTPClient. Redirects are never followed, whatever the client.
 	// It runs on the attempt's goroutine, several at once. Default none.
 	HTTPClientFor func(Endpoint) *http.Client
+	// ReadBack, when set, says whether the delivery log may keep what a destination
+	// answered an attempt of ep: it is asked for each destination the attempt's
+	// connections reached (transport.TracePeers: the host and the address), and when
+	// it answers false for any of them, or a connection's destination cannot be told
+	// (a client not of package transport), the attempt keeps its status, class and
+	// timing only: no response body, and no error text, which can quote the answer
+	// (one that is not HTTP, a TLS certificate's names). A node keeps the answers of
+	// the status hooks it dials under its call-control rules only from addresses its
+	// outbox's own rules admit (docs/outbox.md §7). It runs on the attempt's
+	// goroutine, several at once. Default none: everything kept.
+	ReadBack func(ep Endpoint, peer transport.Peer) bool
 	// Secrets seals the endpoints' signing keys the store keeps and opens them when
 	// read (docs/outbox.md §5). Default: kept in clear.
 	Secrets SecretSealer

@@ -5,14 +5,19 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-voice/switchboard/outbox"
 	"github.com/switchboard-voice/switchboard/outbox/sqlitestore"
+	"github.com/switchboard-voice/switchboard/transport"
 )
 
 // TestPublishTx: an event published inside the caller's transaction is sent only when
@@ -327,5 +332,92 @@ func checkRefused[In any](t *testing.T, call func(In) error, bad []refusedInput[
 		if !errors.As(err, &ve) || ve.Field != b.field || !errors.Is(err, outbox.ErrInvalid) {
 			t.Fatalf("%+v: %v, want a validation error on %s", b.in, err, b.field)
 		}
+	}
+}
+
+// TestReadBack: Config.ReadBack decides, by the destinations an attempt reached,
+// whether the delivery log keeps what they answered: a withheld answer keeps its
+// status and class but no body, and a failure no error text, which can quote the
+// answer (a destination that does not speak HTTP); a connection whose destination
+// cannot be told (a client not of package transport) is withheld too.
+func TestReadBack(t *testing.T) {
+	t.Parallel()
+	const secret = `{"db_password":"hunter2"}`
+	h := newHarness(t, outbox.ProfileStandard, outbox.Overrides{}, func(int, *http.Request) reply {
+		return reply{status: 200, body: secret, headers: map[string]string{"Content-Type": "application/json"}}
+	})
+	var mu sync.Mutex
+	var asked []transport.Peer
+	readBack := func(keep bool) func(outbox.Endpoint, transport.Peer) bool {
+		return func(_ outbox.Endpoint, p transport.Peer) bool {
+			mu.Lock()
+			asked = append(asked, p)
+			mu.Unlock()
+			return keep
+		}
+	}
+	attempt := func(ob *outbox.Outbox) outbox.Attempt {
+		t.Helper()
+		d := h.publish()
+		h.runOn(ob)
+		_, as := h.delivery(d.ID)
+		return as[len(as)-1]
+	}
+	if a := attempt(h.another(outbox.Config{HTTPClient: loopbackClient(h.recv), ReadBack: readBack(true)})); a.Response != secret {
+		t.Fatalf("kept: stored %q", a.Response)
+	}
+	loopback := transport.Peer{Host: "127.0.0.1", Addr: netip.MustParseAddr("127.0.0.1")}
+	mu.Lock()
+	first := append([]transport.Peer(nil), asked...)
+	mu.Unlock()
+	if len(first) == 0 || first[0] != loopback {
+		t.Fatalf("ReadBack was asked about %v, want %v", first, loopback)
+	}
+	if a := attempt(h.another(outbox.Config{HTTPClient: loopbackClient(h.recv), ReadBack: readBack(false)})); a.Response != "" ||
+		a.Status != 200 || a.Class != outbox.ClassSuccess {
+		t.Fatalf("withheld: %+v", a)
+	}
+	if a := attempt(h.another(outbox.Config{HTTPClient: h.recv.srv.Client(), ReadBack: readBack(true)})); a.Response != "" || a.Status != 200 {
+		t.Fatalf("a connection of another client: %+v", a)
+	}
+
+	// A destination that answers with something else than HTTP: Go's client quotes
+	// it in its error.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = io.WriteString(c, "-ERR db_password hunter2\r\n")
+			_ = c.Close()
+		}
+	}()
+	banner := func(keep func(outbox.Endpoint, transport.Peer) bool) outbox.Attempt {
+		t.Helper()
+		ob := h.another(outbox.Config{HTTPClient: loopbackClient(h.recv), ReadBack: keep})
+		ep, err := ob.CreateEndpoint(h.ctx, outbox.EndpointSpec{Account: "acct", URL: "http://" + ln.Addr().String() + "/", Profile: outbox.ProfileStandard,
+			Overrides: outbox.Overrides{AllowHTTP: ptr(true)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := ob.PublishTo(h.ctx, outbox.Event{Account: "acct", Type: "call.status", Data: json.RawMessage(`{}`)}, ep.ID)
+		if err != nil || len(pub.Deliveries) != 1 {
+			t.Fatalf("publish: %+v %v", pub, err)
+		}
+		h.runOn(ob)
+		_, as := h.delivery(pub.Deliveries[0].ID)
+		return as[len(as)-1]
+	}
+	if a := banner(nil); !strings.Contains(a.Error, "db_password") {
+		t.Fatalf("without ReadBack the error is kept whole, got %q", a.Error)
+	}
+	if a := banner(readBack(false)); strings.Contains(a.Error, "db_password") || a.Class != outbox.ClassNetwork {
+		t.Fatalf("withheld: class %s, error %q", a.Class, a.Error)
 	}
 }

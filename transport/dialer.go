@@ -142,7 +142,9 @@ func (d *egressDialer) dial(ctx context.Context, network, addr string) (net.Conn
 	for _, ip := range ips {
 		conn, err := d.connect(ctx, network, netip.AddrPortFrom(ip.Unmap(), uint16(portNum)).String(), checked)
 		if err == nil {
-			return &dialedConn{Conn: conn, ip: ip.Unmap()}, nil
+			// Recorded before any TLS: a handshake's failure can tell of the peer.
+			peersOf(ctx).add(Peer{Host: host, Addr: ip.Unmap()})
+			return &dialedConn{Conn: conn, host: host, ip: ip.Unmap()}, nil
 		}
 		var re *RefusedError
 		if errors.As(err, &re) && re.Host == "" {

@@ -150,6 +150,19 @@ func (r EgressRules) CheckIP(ip netip.Addr) error {
 	return &RefusedError{IP: ip, Reason: reason, Rules: r.Name, Setting: r.AllowSetting}
 }
 
+// Admits reports whether these rules would have connected to ip for a URL whose
+// host is host (a name or an IP literal): the name is not denied, and either the
+// rules trust the name (AllowHosts) or they allow ip. The scheme is not looked at.
+func (r EgressRules) Admits(host string, ip netip.Addr) bool {
+	if _, denied := r.hostDenied(host); denied {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err != nil && r.hostAllowed(host) {
+		return true
+	}
+	return r.CheckIP(ip) == nil
+}
+
 // CheckURL checks what can be checked before dialing: the scheme, user-info, and the
 // host when it is an IP literal (host names are checked on the address actually
 // dialed). It returns nil or a *RefusedError.

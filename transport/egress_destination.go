@@ -89,10 +89,12 @@ func (d *egressDialer) lookup(ctx context.Context, host, addr string) ([]netip.A
 	return ips, nil
 }
 
-// dialedConn is a connection the egress dialer made, with the address it connected.
+// dialedConn is a connection the egress dialer made, with the host it was dialed
+// for and the address it connected.
 type dialedConn struct {
 	net.Conn
-	ip netip.Addr
+	host string
+	ip   netip.Addr
 }
 
 // dialedOf returns the egress dialer's connection under c (seen through TLS), which

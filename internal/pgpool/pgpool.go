@@ -21,9 +21,11 @@ func (e *URLError) Unwrap() error { return e.Err }
 
 // Connect makes a pool for dbURL (postgres://...) of maxConns connections, unless the
 // URL's pool_max_conns sets its own bound; appName, when not empty, names its
-// connections in pg_stat_activity unless the URL's application_name does. A URL that
-// does not parse is a *URLError.
-func Connect(ctx context.Context, dbURL string, maxConns int32, appName string) (*pgxpool.Pool, error) {
+// connections in pg_stat_activity unless the URL's application_name does; tracer,
+// when not nil, traces every connection's statements (and, as it implements them,
+// its batches and connects: pgx's tracer interfaces). A URL that does not parse is
+// a *URLError.
+func Connect(ctx context.Context, dbURL string, maxConns int32, appName string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, &URLError{Err: err}
@@ -33,6 +35,9 @@ func Connect(ctx context.Context, dbURL string, maxConns int32, appName string) 
 	}
 	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set && appName != "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = appName
+	}
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

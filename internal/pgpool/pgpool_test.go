@@ -36,7 +36,7 @@ func TestConnectNamesAndBoundsThePool(t *testing.T) {
 			if tc.query != "" {
 				url += sep + tc.query
 			}
-			pool, err := pgpool.Connect(ctx, url, tc.maxConns, tc.appName)
+			pool, err := pgpool.Connect(ctx, url, tc.maxConns, tc.appName, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestConnectNamesAndBoundsThePool(t *testing.T) {
 
 // A URL that does not parse is a *URLError, and nothing connects.
 func TestConnectRefusesABadURL(t *testing.T) {
-	_, err := pgpool.Connect(context.Background(), "postgres://127.0.0.1:5432/test?pool_max_conns=many", 2, "x")
+	_, err := pgpool.Connect(context.Background(), "postgres://127.0.0.1:5432/test?pool_max_conns=many", 2, "x", nil)
 	var bad *pgpool.URLError
 	if !errors.As(err, &bad) {
 		t.Fatalf("err %v, want a *pgpool.URLError", err)

@@ -131,7 +131,7 @@ var tableNames = []string{"outbox_endpoints", "outbox_events", "outbox_deliverie
 // OpenURL connects to the database at dbURL (postgres://...; a search_path parameter
 // chooses the schema) and opens the store on a pool of its own, closed by Close.
 func OpenURL(ctx context.Context, dbURL string, opts Options) (*Store, error) {
-	pool, err := pgpool.Connect(ctx, dbURL, opts.WithDefaults().MaxConns, "")
+	pool, err := pgpool.Connect(ctx, dbURL, opts.WithDefaults().MaxConns, "", nil)
 	var badURL *pgpool.URLError
 	if errors.As(err, &badURL) {
 		return nil, fmt.Errorf("pgstore: %w: %w", outboxdriver.ErrInvalid, err)

@@ -71,7 +71,7 @@ func OpenURL(ctx context.Context, dbURL string, opts Options) (*Store, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	pool, err := pgpool.Connect(ctx, dbURL, opts.MaxConns, "")
+	pool, err := pgpool.Connect(ctx, dbURL, opts.MaxConns, "", nil)
 	if err != nil {
 		return nil, fmt.Errorf("pgnode: %w", err)
 	}
