@@ -100,10 +100,10 @@ func claimPick(ctx context.Context, w *dueWindow, limit int) ([]string, error) {
 }
 
 // dueWindow reads the claim's window: due deliveries in order, a page at a time,
-// keeping those whose endpoint takes deliveries at now with room under its cap. Each
-// endpoint met is looked at once, on the claim index (its version, status, hold and
-// cap), its leases counted once, and read whole (for the jobs) only when its
-// version is not one read before (endpointRows).
+// keeping those whose endpoint takes deliveries at now with room under its cap and
+// in its rate limit's bucket. Each endpoint met is looked at once (meetSQL: its
+// version, status, hold, cap and bucket), its leases counted once, and read whole
+// (for the jobs) only when its version is not one read before (endpointRows).
 type dueWindow struct {
 	tx    querier
 	now   int64
@@ -294,8 +294,8 @@ func (w *dueWindow) meet(ctx context.Context, rows []dueRow) error {
 
 // endpointRows keeps the endpoint rows claims read, each with its version
 // (migration 0008: every insert and update gives the row a new random version), so
-// that a claim reads an endpoint it met before from the claim index alone. It is
-// safe for concurrent use; the endpoints it returns are the caller's own (their
+// that a claim reads an endpoint it met before through meetSQL's few columns alone.
+// It is safe for concurrent use; the endpoints it returns are the caller's own (their
 // slices copied).
 type endpointRows struct {
 	mu sync.Mutex
