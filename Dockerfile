@@ -3,7 +3,7 @@
 # `switchboard serve` as the entrypoint.
 #
 #   docker build -t switchboard --build-arg VERSION=$(git describe --tags --always) .
-#   docker run -p 8080:8080 -v switchboard-data:/data -e SWITCHBOARD_ADMIN_TOKEN=... switchboard
+#   docker run -p 8080:8080 -v switchboard-data:/data -e SWITCHBOARD_ADMIN_TOKEN="$(openssl rand -base64 32)" switchboard
 
 FROM golang:1.26 AS build
 WORKDIR /src

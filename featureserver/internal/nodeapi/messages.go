@@ -205,7 +205,10 @@ func (a *API) registerRecentCalls(api huma.API) {
 		}
 		var all []cdr
 		for len(all) < maxRecentCalls {
-			calls, err := a.store.ListCalls(ctx, p)
+			// Through the call manager, as the Calls listing: a call that just ended
+			// is listed as ended before its final record is saved, as GET Calls/{sid}
+			// already shows it (the store alone would still say active).
+			calls, err := a.calls.List(ctx, p)
 			if err != nil {
 				return nil, a.internal(err)
 			}
