@@ -60,6 +60,9 @@ type writeReq struct {
 	pub  *pubReq
 	done chan error
 	lead chan struct{}
+	// changed tells, once done has the outcome, whether fn changed rows (counted
+	// only for Options.OnWrite).
+	changed bool
 }
 
 // write runs fn in a write transaction shared with concurrent writers and returns
@@ -83,7 +86,7 @@ func (s *Store) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	err := s.queueAndRun(ctx, req)
 	if s.onWrite != nil {
-		s.onWrite(ctx, err)
+		s.onWrite(ctx, req.changed && err == nil, err)
 	}
 	return err
 }
@@ -217,11 +220,31 @@ func (s *Store) runTx(batch []*writeReq, together bool) (rest []*writeReq, restT
 	q := conn{cache: &s.writes, tx: tx}
 	single := len(batch) == 1
 	batched := make([]bool, len(batch))
+	// Whether each write changed rows, for OnWrite: the connection's count of rows
+	// changed before and after it (-1 when unknown).
+	watch := s.onWrite != nil
+	total := int64(-1)
+	changes := func(r *writeReq) {
+		if watch {
+			now := totalChanges(q)
+			r.changed = total >= 0 && now > total
+			total = now
+		}
+	}
+	if watch {
+		total = totalChanges(q)
+	}
 	if !single && together {
 		if lost := s.publishTogether(q, batch, batched); lost {
 			// Nothing of the group is written: run each write on its own.
 			_ = tx.Rollback()
 			return batch, false
+		}
+		for i, r := range batch {
+			r.changed = batched[i] // a new event each
+		}
+		if watch && slices.Contains(batched, true) {
+			total = totalChanges(q)
 		}
 	}
 	bg := context.Background()
@@ -231,13 +254,16 @@ func (s *Store) runTx(batch []*writeReq, together bool) (rest []*writeReq, restT
 		}
 		if single {
 			errs[i] = r.fn(q)
+			changes(r)
 			continue
 		}
 		if _, err := q.ExecContext(bg, `SAVEPOINT w`); err != nil {
 			errs[i] = err
 			continue
 		}
-		if errs[i] = r.fn(q); errs[i] != nil {
+		errs[i] = r.fn(q)
+		changes(r)
+		if errs[i] != nil {
 			if _, err := q.ExecContext(bg, `ROLLBACK TO w`); err != nil {
 				return s.lostTx(tx, batch, i, errs[i]), false
 			}
@@ -267,6 +293,16 @@ func (s *Store) runTx(batch []*writeReq, together bool) (rest []*writeReq, restT
 		r.done <- errs[i]
 	}
 	return nil, false
+}
+
+// totalChanges is the count of rows the writer connection has changed since it
+// opened (SQLite's total_changes()), or -1 if it cannot be read.
+func totalChanges(q querier) int64 {
+	var n int64
+	if err := q.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&n); err != nil {
+		return -1
+	}
+	return n
 }
 
 // lostTx ends a transaction that write i of batch lost with err (SQLite rolled it
