@@ -67,7 +67,7 @@ func TestOnWriteHearsEveryWrite(t *testing.T) {
 	t.Parallel()
 	type key struct{}
 	var (
-		mu   sync.Mutex
+		mu      sync.Mutex
 		errs    []error
 		changed []bool
 		ctxs    int
