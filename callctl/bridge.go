@@ -34,7 +34,7 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	}
 	timeout := defaultDialTimeout
 	if d.Timeout > 0 {
-		timeout = seconds(d.Timeout)
+		timeout = c.nodeTimer("dial timeout", d.Timeout) // dial.js timerRing
 	}
 	ring := min(defaultDialRing, timeout)
 	if out.Status == StatusNoAnswer {
@@ -80,8 +80,9 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	c.answer(ctx)
 	results["dial_call_status"], results["dial_sip_status"] = string(StatusCompleted), 200
 	duration := out.Duration
-	if d.TimeLimit > 0 && seconds(d.TimeLimit) < duration {
-		duration = seconds(d.TimeLimit)
+	if d.TimeLimit > 0 {
+		// dial.js timerMaxCallDuration, a Node timer.
+		duration = min(duration, c.nodeTimer("dial timeLimit", d.TimeLimit))
 	}
 	start := c.elapsed()
 	gen := c.generation

@@ -69,12 +69,17 @@ const (
 	// CompatAdultingAckVerbs: the ack of session:adulting carries verbs, which
 	// jambonz ignores: an adulted leg runs the child_call_hook's verbs.
 	CompatAdultingAckVerbs CompatRule = "adulting-ack-verbs"
+	// CompatTimerOverflow: a duration jambonz times with Node's setTimeout (a
+	// gather's timeout or interDigitTimeout, a pause, a listen's maxLength, a
+	// dial's timeout or timeLimit) beyond 2^31-1 ms (about 24.8 days): Node sets
+	// the delay to 1 ms, so the timer fires at once.
+	CompatTimerOverflow CompatRule = "timer-overflow"
 )
 
 // compatRules lists every rule, for KnownCompatRule: a rule added above goes here too.
 var compatRules = []CompatRule{CompatCommandBeforeAck, CompatTagCommand, CompatUnknownCommand, CompatIgnoredProperty,
 	CompatActionHookNotVerbs, CompatGatherDigitsLost, CompatCallHookIgnored, CompatInvalidCommand, CompatRedirectCommandIgnored, CompatCommandWithoutEffect, CompatStatusToOldApp,
-	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs}
+	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs, CompatTimerOverflow}
 
 // CompatRules returns every compat rule, in a fresh slice.
 func CompatRules() []CompatRule { return append([]CompatRule(nil), compatRules...) }

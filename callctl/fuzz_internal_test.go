@@ -146,6 +146,8 @@ func TestCollectDigits(t *testing.T) {
 		{"interDigitTimeout without minDigits never starts", verbs.Gather{InterDigitTimeout: 1, Timeout: f(4)}, "1", false, "1", 4 * time.Second},
 		{"keys after the timeout are not heard", verbs.Gather{NumDigits: 2, Timeout: f(2.1)}, "12", false, "1", 2100 * time.Millisecond},
 		{"timeout 0 waits forever", verbs.Gather{Timeout: f(0)}, "", false, "", forever},
+		{"timeout 0 after keys", verbs.Gather{Timeout: f(0)}, "12", false, "12", forever},
+		{"timeout beyond setTimeout fires after 1 ms", verbs.Gather{Timeout: f(3e6)}, "12", false, "", time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := collectDigits(&tc.g, tc.keys, 2*time.Second, 250*time.Millisecond)
@@ -153,5 +155,9 @@ func TestCollectDigits(t *testing.T) {
 				t.Errorf("got %+v, want digits %v buffer %q at %v", out, tc.digits, tc.buffer, tc.at)
 			}
 		})
+	}
+	// A scenario's huge key interval saturates instead of wrapping into the past.
+	if out := collectDigits(&verbs.Gather{NumDigits: 3}, "123", 2*time.Second, forever/2); out.digits || out.at != 15*time.Second {
+		t.Errorf("huge key interval: got %+v, want a timeout at 15s", out)
 	}
 }
