@@ -57,8 +57,9 @@ type application interface {
 	message(ctx context.Context, typ string, h *verbs.Hook, data map[string]any)
 	// toolCall requests an llm verb's toolHook. An HTTP app's answer is the tool
 	// output (answered true); a WebSocket app answers later, with an llm:tool-output
-	// command.
-	toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (output json.RawMessage, answered bool)
+	// command. failed is the error fields of what jambonz's sendToolHook throws (the
+	// request failed, or its answer is not a JSON object or array), nil when none.
+	toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (output json.RawMessage, answered bool, failed map[string]any)
 }
 
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent

@@ -286,6 +286,7 @@ func (c *callRun) llm(ctx context.Context, v *verbs.Llm) {
 	defer func() { c.llmCurrent = nil }()
 	gen := c.generation
 	results := map[string]any{"completion_reason": orString(script.End, "normal conversation end")}
+	toolFailed := false
 	for _, turn := range script.Turns {
 		if !c.spend(ctx, orDefault(turn.After, defaultTurnDelay)) || c.generation != gen {
 			results = map[string]any{"completion_reason": "normal conversation end"}
@@ -303,16 +304,21 @@ func (c *callRun) llm(ctx context.Context, v *verbs.Llm) {
 		case turn.Event != nil:
 			c.llmEvent(ctx, run, turn.Event)
 		case turn.ToolCall != nil:
-			c.llmToolCall(ctx, run, *turn.ToolCall)
+			if failed := c.llmToolCall(ctx, run, *turn.ToolCall); failed != nil {
+				// openai_s2s.js (and each vendor's _onServerEvent): the toolHook
+				// threw, so the conversation ends with this reason and the error.
+				results = map[string]any{"completion_reason": "client error calling function", "error": failed}
+				toolFailed = true
+			}
 		}
-		if c.ended || c.cut {
+		if c.ended || c.cut || toolFailed {
 			break
 		}
 	}
-	if script.Error != nil {
+	if script.Error != nil && !toolFailed {
 		results["error"] = script.Error
 	}
-	if script.Hold && !c.ended && !c.cut && c.generation == gen {
+	if script.Hold && !toolFailed && !c.ended && !c.cut && c.generation == gen {
 		c.hold(ctx, func() bool { return false })
 	}
 	if c.ended {
@@ -337,8 +343,9 @@ func (c *callRun) llmEvent(ctx context.Context, run *llmRun, evt map[string]any)
 
 // llmToolCall makes a tool call: the vendor's event, then the toolHook
 // (llm:tool-call), and waits for the application's output: over HTTP the toolHook's
-// answer, over a WebSocket an llm:tool-output command, for up to the idle limit.
-func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScript) {
+// answer, over a WebSocket an llm:tool-output command, for up to the idle limit. It
+// returns the error fields when the toolHook failed (toolCall), nil otherwise.
+func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScript) map[string]any {
 	id := tc.ID
 	if id == "" {
 		id = fmt.Sprintf("call_%d", len(c.result.ToolCalls)+1)
@@ -353,11 +360,14 @@ func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScrip
 	if run.v.ToolHook == nil {
 		c.log(zerolog.WarnLevel).Str("tool", tc.Name).Msg("the model called a tool but the llm verb has no toolHook (jambonz logs it and goes on)")
 		c.llmEvent(ctx, run, evt)
-		return
+		return nil
 	}
 	payload := snakeKeys(data, []string{"args"}).(map[string]any)
-	out, answered := c.app.toolCall(ctx, run.v.ToolHook, payload)
+	out, answered, failed := c.app.toolCall(ctx, run.v.ToolHook, payload)
 	c.llmEvent(ctx, run, evt)
+	if failed != nil {
+		return failed
+	}
 	if answered {
 		var o map[string]any
 		if json.Unmarshal(out, &o) == nil && o != nil {
@@ -369,11 +379,11 @@ func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScrip
 			out, _ = json.Marshal(o)
 		}
 		c.toolOutput(ctx, call.ID, out)
-		return
+		return nil
 	}
 	ws, isWS := c.app.(*wsApp)
 	if !isWS {
-		return
+		return nil
 	}
 	deadline := time.Now().Add(c.opts.IdleLimit)
 	for !c.ended && !c.cut && !c.result.ToolCalls[index].Answered && !ws.s.Ended() {
@@ -384,14 +394,15 @@ func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScrip
 			c.urgentControls()
 			if c.controls.pending() {
 				c.cut = true
-				return
+				return nil
 			}
 		}
 		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			c.log(zerolog.InfoLevel).Str("tool", tc.Name).Msg("no llm:tool-output within the idle limit")
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // toolOutput records the application's output for a tool call (llm:tool-output,

@@ -1,6 +1,8 @@
 package callctl_test
 
 import (
+	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +142,54 @@ func TestTTSTokensAndBargeIn(t *testing.T) {
 	}
 	if !slices.Equal(spoken, []string{"say:Hello!", "tokens:Sure, here it is.", "tokens:Well, [interrupted]"}) {
 		t.Errorf("spoken %v", spoken)
+	}
+}
+
+// A toolHook request that fails ends the llm verb as jambonz's vendor tasks do
+// (lib/tasks/llm/llms/openai_s2s.js _onServerEvent: sendToolHook throws, results
+// {completionReason: 'client error calling function', error: err}, notifyTaskDone):
+// the actionHook gets that reason and the error's enumerable fields, and the rest of
+// the scripted conversation never happens. An answer that is not a JSON object or
+// array throws there too (index.js sendToolHook sets .type on it).
+func TestLLMToolHookFailureEndsVerb(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tool  http.HandlerFunc
+		error map[string]any
+	}{
+		{"500", statusReply(500), map[string]any{"status_code": float64(500)}},
+		{"text answer", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("OK")) }, map[string]any{}},
+		{"JSON string", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`"sunny"`))
+		}, map[string]any{}},
+		{"refused", nil, map[string]any{"errno": float64(-111), "code": "ECONNREFUSED", "syscall": "connect", "address": "127.0.0.1", "port": float64(1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := "/tool"
+			if tc.tool == nil {
+				tool = "http://127.0.0.1:1/tool"
+			}
+			srv, url := newHTTP(t, map[string]http.HandlerFunc{
+				"/call": verbsReply(map[string]any{"verb": "openai_s2s", "auth": map[string]any{"apiKey": "k"},
+					"llmOptions": map[string]any{"response_create": map[string]any{}}, "toolHook": tool, "actionHook": "/done"}),
+				"/tool": tc.tool,
+				"/done": verbsReply(map[string]any{"verb": "hangup"}),
+			})
+			o := baseOptions(t, url+"/call")
+			o.Script.LLMs = []callctl.LLMScript{{Turns: []callctl.LLMTurn{
+				{ToolCall: &callctl.ToolCallScript{Name: "get_weather"}},
+				{Agent: "It is sunny."},
+			}}}
+			r := run(t, o)
+			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonAppHangup, 200)
+			done := srv.last("/done").payload
+			if done["completion_reason"] != "client error calling function" || !reflect.DeepEqual(done["error"], tc.error) {
+				t.Fatalf("actionHook completion_reason %v error %#v, want client error calling function, %v", done["completion_reason"], done["error"], tc.error)
+			}
+			if len(r.Spoken) != 0 {
+				t.Errorf("spoken %v: the conversation ended at the tool call", r.Spoken)
+			}
+		})
 	}
 }

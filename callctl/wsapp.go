@@ -457,10 +457,10 @@ func (a *wsApp) message(ctx context.Context, typ string, h *verbs.Hook, data map
 }
 
 // toolCall sends llm:tool-call; the output comes as a command.
-func (a *wsApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool) {
+func (a *wsApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool, map[string]any) {
 	if isAbsoluteHTTP(h.URL) {
 		return (&httpApp{c: a.c}).toolCall(ctx, h, data)
 	}
 	a.message(ctx, wssession.MsgLlmToolCall, h, data)
-	return nil, false
+	return nil, false, nil
 }
