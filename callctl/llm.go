@@ -328,8 +328,42 @@ func (c *callRun) llm(ctx context.Context, v *verbs.Llm) {
 	// killed or not; its verbs replace the application's.
 	cut := c.cut
 	c.cut = false
-	c.actionHook(ctx, v.ActionHook, results)
-	c.cut = cut
+	c.llmAction(ctx, v, results)
+	c.cut = cut || c.cut
+}
+
+// llmAction requests the llm verb's actionHook. Unlike most tasks, the vendor tasks do
+// not catch what performAction throws (llms/*_s2s.js exec: await
+// this.parent.performAction(this.results)): a hook that fails (an HTTP error, an
+// unreachable host, a WebSocket ack that never comes) or answers verbs that do not
+// validate (makeTask throws) throws out of the task, and call-session.js exec stops
+// running tasks: the call ends (lib/tasks/task.js performAction). A WebSocket closed
+// gracefully is no failure: its requestor discards the message (ws-requestor.js).
+func (c *callRun) llmAction(ctx context.Context, v *verbs.Llm, results map[string]any) {
+	if v.ActionHook == nil || c.ended {
+		return
+	}
+	alerts := len(c.result.Alerts)
+	payload := c.payload(results)
+	if id := v.ID(); id != "" {
+		payload["verb_id"] = id
+	}
+	ans, ok := c.app.hook(ctx, wssession.MsgVerbHook, v.ActionHook, payload)
+	switch {
+	case c.ended || c.cut || ctx.Err() != nil:
+		return
+	case ok && ans.err != nil:
+		c.alert(AlertInvalidAppPayload, ans.url, "actionHook returned invalid verb syntax: "+ans.err.Error())
+		c.hangup(ReasonActionHookFailed)
+		return
+	case !ok:
+		if len(c.result.Alerts) > alerts { // a failure, alerted (not a graceful close)
+			c.hangup(ReasonActionHookFailed)
+		}
+		return
+	}
+	c.takeAnswer(ctx, v, ans)
+	c.checkDeadline()
 }
 
 // llmEvent sends a vendor event to the eventHook when the events list lets it

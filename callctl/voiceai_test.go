@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-voice/switchboard/callctl"
 )
@@ -192,4 +193,54 @@ func TestLLMToolHookFailureEndsVerb(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The llm verb's actionHook failing ends the call, as jambonz's vendor tasks let
+// performAction's error out of the task and call-session.js exec stops
+// (lib/tasks/llm/llms/openai_s2s.js exec, lib/tasks/task.js performAction): an HTTP
+// error, an unreachable host, verbs that do not validate. The verbs after the llm
+// never run.
+func TestLLMActionHookFailureEndsCall(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		action string
+		reply  http.HandlerFunc
+		alert  callctl.AlertType
+	}{
+		{"500", "/done", statusReply(500), ""},
+		{"unreachable", "http://127.0.0.1:1/done", nil, callctl.AlertWebhookConnectionFailure},
+		{"invalid verbs", "/done", verbsReply(map[string]any{"verb": "no-such-verb"}), callctl.AlertInvalidAppPayload},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, url := newHTTP(t, map[string]http.HandlerFunc{
+				"/call": verbsReply(map[string]any{"verb": "openai_s2s", "auth": map[string]any{"apiKey": "k"},
+					"llmOptions": map[string]any{"response_create": map[string]any{}}, "actionHook": tc.action},
+					map[string]any{"verb": "redirect", "actionHook": "/after"}),
+				"/done": tc.reply,
+			})
+			r := run(t, baseOptions(t, url+"/call"))
+			wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonActionHookFailed, 200)
+			if len(srv.all("/after")) != 0 {
+				t.Fatal("the verb after the llm ran")
+			}
+			if tc.alert != "" && !hasAlert(r, tc.alert) {
+				t.Errorf("alerts %v, want %s", r.Alerts, tc.alert)
+			}
+		})
+	}
+	// Over a WebSocket, an actionHook whose ack never comes fails too.
+	t.Run("ack timeout", func(t *testing.T) {
+		waitsOutATimeout(t)
+		_, url := newWS(t, func(s *wsSession) {
+			s.ack(s.next("session:new"), map[string]any{"verb": "openai_s2s", "auth": map[string]any{"apiKey": "k"},
+				"llmOptions": map[string]any{"response_create": map[string]any{}}, "actionHook": "/done"},
+				map[string]any{"verb": "pause", "length": 1})
+			s.next("verb:hook") // never acked
+			s.drain()
+		})
+		o := baseOptions(t, url)
+		o.AckTimeout = time.Second
+		r := run(t, o)
+		wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonActionHookFailed, 200)
+	})
 }

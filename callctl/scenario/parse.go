@@ -123,7 +123,7 @@ var (
 	validReasons      = []string{callctl.ReasonAppHangup, callctl.ReasonVerbsExhausted, callctl.ReasonCallerHangup,
 		callctl.ReasonAppClosed, callctl.ReasonIdle, callctl.ReasonDeclined, callctl.ReasonCallHookFailed,
 		callctl.ReasonInvalidPayload, callctl.ReasonConnectFailed, callctl.ReasonSessionFailed,
-		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed,
+		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed, callctl.ReasonActionHookFailed,
 		callctl.ReasonNotAnswered}
 	validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure),
 		string(callctl.AlertWebhookConnectionFailure), string(callctl.AlertApplication)}
