@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -210,6 +212,121 @@ func TestChildCallHookAdultsTheLegOverWebSocket(t *testing.T) {
 			if d, _ := m["data"].(map[string]any); m["type"] == "call:status" && d["call_sid"] == leg && d["call_status"] == "completed" {
 				t.Errorf("the call's socket heard the adulted leg complete: %v", m)
 			}
+		}
+	})
+}
+
+// adultingWSApp is a WebSocket application that dials and, once the dialed leg is in
+// progress, sends the redirect command data; it acks /child with a gather and a
+// hangup for the leg and /dial-action with a hangup. It records the messages by path.
+func adultingWSApp(data string) (http.Handler, func() map[string][]map[string]any) {
+	var mu sync.Mutex
+	msgs := map[string][]map[string]any{}
+	ack := func(c *websocket.Conn, ctx context.Context, id string, verbs ...any) {
+		b, _ := json.Marshal(map[string]any{"type": "ack", "msgid": id, "data": verbs})
+		_ = c.Write(ctx, websocket.MessageText, b)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"ws.jambonz.org"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, raw, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			_ = json.Unmarshal(raw, &m)
+			mu.Lock()
+			msgs[r.URL.Path] = append(msgs[r.URL.Path], m)
+			mu.Unlock()
+			id, _ := m["msgid"].(string)
+			d, _ := m["data"].(map[string]any)
+			switch {
+			case m["type"] == "session:new":
+				ack(c, r.Context(), id, map[string]any{"verb": "dial", "actionHook": "/dial-action",
+					"target": []any{map[string]any{"type": "phone", "number": "+15550002222"}}},
+					map[string]any{"verb": "say", "text": "after the dial"})
+			case m["type"] == "call:status" && d["parent_call_sid"] != nil && d["call_status"] == "in-progress":
+				_ = c.Write(r.Context(), websocket.MessageText, []byte(`{"type":"command","command":"redirect","data":`+data+`}`))
+			case m["hook"] == "/child":
+				ack(c, r.Context(), id, map[string]any{"verb": "gather", "input": []string{"digits"}, "actionHook": "/leg-gather", "timeout": 5, "numDigits": 1},
+					map[string]any{"verb": "hangup"})
+			case m["hook"] == "/dial-action":
+				ack(c, r.Context(), id, map[string]any{"verb": "hangup"})
+			case id != "" && m["type"] != "call:status":
+				ack(c, r.Context(), id)
+			}
+		}
+	})
+	return h, func() map[string][]map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(msgs)
+	}
+}
+
+// A redirect command with {child_call_hook} adults the bridged leg as the REST
+// update does (lib/session/call-session.js _onCommand → _lccCallHook): the hook goes
+// as session:redirect with the leg's call info, the leg gets its own socket
+// (session:adulting) and runs the hook's verbs, and the dial ends.
+func TestRedirectCommandChildCallHook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, msgs := adultingWSApp(`{"child_call_hook":"/child"}`)
+		o := realTimeOptions(t, h, "/ws/app")
+		o.Script.Dials = []callctl.DialOutcome{{Duration: 60e9, DialExtras: callctl.DialExtras{Callee: []callctl.GatherInput{{Digits: "3"}}}}}
+		r, err := callctl.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := msgs()
+		var child map[string]any
+		for _, m := range got["/ws/app"] {
+			if m["hook"] == "/child" {
+				child = m
+			}
+		}
+		if child == nil || child["type"] != "session:redirect" || child["data"].(map[string]any)["parent_call_sid"] != r.CallSid {
+			t.Fatalf("no session:redirect to /child with the leg's call info: %v", got["/ws/app"])
+		}
+		leg := got["/ws/app/adulting"]
+		if len(leg) < 2 || leg[0]["type"] != "session:adulting" || leg[1]["hook"] != "/leg-gather" {
+			t.Fatalf("the leg's socket got %v, want session:adulting then its gather", leg)
+		}
+		if len(got["/ws/app"]) == 0 || !slices.ContainsFunc(got["/ws/app"], func(m map[string]any) bool { return m["hook"] == "/dial-action" }) {
+			t.Errorf("the dial's actionHook was not requested: %v", got["/ws/app"])
+		}
+	})
+}
+
+// A redirect command with child_call and no child_call_hook: jambonz's _lccCallHook
+// reads the dialed leg only in its child_call_hook branch, so it throws (sd is
+// undefined) before applying anything, parent_call included; the dial goes on. A
+// compat warning says so.
+func TestRedirectCommandChildCallAppliesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, msgs := adultingWSApp(`{"parent_call":[{"verb":"hangup"}],"child_call":[{"verb":"hangup"}]}`)
+		o := realTimeOptions(t, h, "/ws/app")
+		o.Script.Dials = []callctl.DialOutcome{{Duration: 30e9}}
+		r, err := callctl.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Reason != callctl.ReasonAppHangup || r.Duration < 30e9 {
+			t.Fatalf("call ended %s after %v: want the dial to run its 30 s and its actionHook's hangup", r.Reason, r.Duration)
+		}
+		if !slices.ContainsFunc(msgs()["/ws/app"], func(m map[string]any) bool { return m["hook"] == "/dial-action" }) {
+			t.Errorf("the dial's actionHook was not requested")
+		}
+		if len(msgs()["/ws/app/adulting"]) != 0 {
+			t.Errorf("the leg adulted")
+		}
+		if !slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool {
+			return w.Rule == callctl.CompatInvalidCommand && strings.Contains(w.Detail, "child_call without a child_call_hook")
+		}) {
+			t.Errorf("compat %v: want invalid-command naming child_call", r.Compat)
 		}
 	})
 }

@@ -42,7 +42,7 @@ const (
 	// command, with no jambonz:error.
 	CompatInvalidCommand CompatRule = "invalid-command"
 	// CompatRedirectCommandIgnored: a redirect command whose data jambonz does not
-	// act on (neither verbs, a call_hook nor parent_call/child_call): the verb
+	// act on (neither verbs, a call_hook, a child_call_hook nor parent_call): the verb
 	// playing is stopped and nothing replaces it.
 	CompatRedirectCommandIgnored CompatRule = "redirect-command-ignored"
 	// CompatCommandWithoutEffect: a command jambonz accepts but that does nothing in

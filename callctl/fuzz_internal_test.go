@@ -18,8 +18,8 @@ import (
 // FuzzParseRedirect feeds arbitrary WebSocket messages through DecodeAppMessage and,
 // for the redirect commands it accepts, parseRedirect (the command's data). Neither
 // may panic; every refusal wraps ErrInvalidMessage; the same input gives the same
-// result; a redirect gives one of verbs, a call hook, parent/child verbs, an error or
-// nothing, and a call hook given as a string is taken exactly as written.
+// result; a redirect gives one of verbs, call hooks (call_hook, child_call_hook),
+// parent verbs, an error or nothing, and a call hook given as a string is taken exactly as written.
 func FuzzParseRedirect(f *testing.F) {
 	testkit.AddSeeds[[]byte](f,
 		`{"type":"command","command":"redirect","data":[{"verb":"say","text":"x"}]}`,
@@ -28,6 +28,8 @@ func FuzzParseRedirect(f *testing.F) {
 		`{"type":"command","command":"redirect","data":{"call_hook":"https://app.example.com/x#rc=1"}}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":{"url":"/y","method":"GET"}}}`,
 		`{"type":"command","command":"redirect","data":{"parent_call":[{"hangup":{}}],"child_call":[]}}`,
+		`{"type":"command","command":"redirect","data":{"child_call_hook":"/child"}}`,
+		`{"type":"command","command":"redirect","data":{"call_hook":"/p","child_call_hook":{"url":"/c"}}}`,
 		`{"type":"command","command":"redirect","data":{"url":"/z"}}`,
 		`{"type":"command","command":"redirect","data":"/s"}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":""}}`,
@@ -51,7 +53,7 @@ func FuzzParseRedirect(f *testing.F) {
 			t.Fatalf("parseRedirect is not deterministic: %#v, %#v", r, again)
 		}
 		given := 0
-		for _, set := range []bool{r.verbs != nil, r.hook != "", r.parent != nil || r.child != nil, r.ignored} {
+		for _, set := range []bool{r.verbs != nil, r.hook != "" || r.childHook != "", r.parent != nil, r.ignored} {
 			if set {
 				given++
 			}
