@@ -114,7 +114,7 @@ func (a *wsApp) adulting(ctx context.Context, data map[string]any) {
 		c.hangup(ReasonConnectFailed)
 		return
 	}
-	raw, _ := json.Marshal(data) // call fields: always encodable
+	raw, _ := json.Marshal(wirePayload(data)) // call fields: always encodable
 	ack, err := a.s.Adult(ctx, raw)
 	switch {
 	case err != nil:

@@ -83,7 +83,8 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, pass string, payload map[string]any,
 	accept func(int, http.Header, []byte) error) (*transport.HookResponse, error) {
 	c := a.c
-	payload = c.getPayload(method, t, payload)
+	// Every payload goes out as jambonz's requestors write it (snake_cased keys).
+	payload = wirePayload(c.getPayload(method, t, payload))
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	url := t.Clean()

@@ -372,7 +372,7 @@ func (c *callRun) llmEvent(ctx context.Context, run *llmRun, evt map[string]any)
 	if run.v.EventHook == nil || !run.filter.allows(run.vendor.typeOf(evt)) {
 		return
 	}
-	c.app.message(ctx, wssession.MsgLlmEvent, run.v.EventHook, snakeKeys(evt, nil).(map[string]any))
+	c.app.message(ctx, wssession.MsgLlmEvent, run.v.EventHook, wirePayload(evt))
 }
 
 // llmToolCall makes a tool call: the vendor's event, then the toolHook
@@ -396,7 +396,7 @@ func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScrip
 		c.llmEvent(ctx, run, evt)
 		return nil
 	}
-	payload := snakeKeys(data, []string{"args"}).(map[string]any)
+	payload := wirePayload(data)
 	out, answered, failed := c.app.toolCall(ctx, run.v.ToolHook, payload)
 	c.llmEvent(ctx, run, evt)
 	if failed != nil {

@@ -244,3 +244,38 @@ func TestLLMActionHookFailureEndsCall(t *testing.T) {
 		wantEnd(t, r, callctl.StatusCompleted, callctl.ReasonActionHookFailed, 200)
 	})
 }
+
+// Payloads go out as jambonz's requestors write them (snakeCaseKeys with
+// to-snake-case, customerData, sip, env_vars and args verbatim at any depth:
+// lib/utils/http-requestor.js request, lib/utils/snakecase-keys.js): a scripted
+// llm event's keys as to-snake-case spells them, and a transcriptionHook's payload,
+// which spreads the CallInfo object, with its _customerData spelt customerdata and
+// its keys snake_cased (lib/tasks/transcribe.js _resolve).
+func TestPayloadKeysAsJambonzSpellsThem(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{
+		"/call": verbsReply(
+			map[string]any{"verb": "tag", "data": map[string]any{"orderId": 7}},
+			map[string]any{"verb": "openai_s2s", "auth": map[string]any{"apiKey": "k"},
+				"llmOptions": map[string]any{"response_create": map[string]any{}}, "eventHook": "/event", "events": []string{"all"}},
+			map[string]any{"verb": "transcribe", "transcriptionHook": "/transcript"}),
+		"/transcript": verbsReply(map[string]any{"verb": "hangup"}),
+	})
+	o := baseOptions(t, url+"/call")
+	o.Script.LLMs = []callctl.LLMScript{{Turns: []callctl.LLMTurn{{Event: map[string]any{
+		"type": "response.done", "callSID": "x", "user_transcriptEvent": "y", "itemId": "z",
+		"args": map[string]any{"cityName": "Paris"}, "customerData": map[string]any{"keepMe": true}}}}}}
+	o.Script.Speech = []callctl.Utterance{{Speech: "hello there", After: 40 * time.Second}}
+	run(t, o)
+	evt := srv.last("/event").payload
+	want := map[string]any{"type": "response.done", "call_s_i_d": "x", "user_transcriptevent": "y", "item_id": "z",
+		"args": map[string]any{"cityName": "Paris"}, "customerData": map[string]any{"keepMe": true}}
+	for k, v := range want {
+		if !reflect.DeepEqual(evt[k], v) {
+			t.Errorf("llm:event %s = %v, want %v (payload %v)", k, evt[k], v, evt)
+		}
+	}
+	tr := srv.last("/transcript").payload
+	if cd, _ := tr["customerdata"].(map[string]any); cd["order_id"] != float64(7) || tr["customerData"] != nil || tr["_customer_data"] != nil {
+		t.Errorf("transcriptionHook payload %v: want customerdata {order_id: 7}", tr)
+	}
+}

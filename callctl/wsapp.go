@@ -110,7 +110,7 @@ func (a *wsApp) first(ctx context.Context, typ, hook string, payload map[string]
 	if !a.connect(ctx) {
 		return answer{}, !c.ended
 	}
-	data, _ := json.Marshal(payload)
+	data, _ := json.Marshal(wirePayload(payload))
 	ack, err := a.s.Start(ctx, typ, hook, data)
 	if a.hasIn {
 		// The connection dropped while the first request waited: the
@@ -156,13 +156,13 @@ func (a *wsApp) notify(ctx context.Context, payload map[string]any) {
 		c.compat(CompatStatusBeforeSession, "call:status %s goes to the WebSocket before session:new, as jambonz sends an outbound call's first statuses, without call_sid: the official SDKs drop a message that comes before session:new", payload["call_status"])
 	}
 	if !a.s.Starting() {
-		a.s.Notify(ctx, wssession.MsgCallStatus, payload)
+		a.s.Notify(ctx, wssession.MsgCallStatus, wirePayload(payload))
 	}
 }
 
 func (a *wsApp) verbStatus(ctx context.Context, data map[string]any) {
 	if !a.s.Starting() {
-		a.s.Notify(ctx, wssession.MsgVerbStatus, data)
+		a.s.Notify(ctx, wssession.MsgVerbStatus, wirePayload(data))
 	}
 }
 
@@ -192,7 +192,7 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 	hook, _, _ := strings.Cut(h.URL, "#")
 	c.result.Hooks = append(c.result.Hooks, hook)
 	a.hookIndex = len(c.result.Hooks) - 1
-	data, err := a.s.Request(ctx, typ, hook, payload)
+	data, err := a.s.Request(ctx, typ, hook, wirePayload(payload))
 	if err != nil {
 		if !c.ended && !errors.Is(err, wssession.ErrSessionClosed) && ctx.Err() == nil {
 			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("%s %s: %v", typ, hook, err))
@@ -453,7 +453,7 @@ func (a *wsApp) message(ctx context.Context, typ string, h *verbs.Hook, data map
 	if h != nil {
 		hook, _, _ = strings.Cut(h.URL, "#")
 	}
-	a.s.NotifyHook(ctx, typ, hook, data)
+	a.s.NotifyHook(ctx, typ, hook, wirePayload(data))
 }
 
 // toolCall sends llm:tool-call; the output comes as a command.
