@@ -1,6 +1,7 @@
 package callctl_test
 
 import (
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -277,5 +278,38 @@ func TestPayloadKeysAsJambonzSpellsThem(t *testing.T) {
 	tr := srv.last("/transcript").payload
 	if cd, _ := tr["customerdata"].(map[string]any); cd["order_id"] != float64(7) || tr["customerData"] != nil || tr["_customer_data"] != nil {
 		t.Errorf("transcriptionHook payload %v: want customerdata {order_id: 7}", tr)
+	}
+}
+
+// verb:status names an llm (s2s, a vendor shortcut) by its vendor task's TaskName, as
+// jambonz's TaskLlm name getter returns this.llm.name (lib/tasks/llm/index.js,
+// lib/tasks/llm/llms/*.js), not "llm".
+func TestLLMVerbStatusName(t *testing.T) {
+	for _, tc := range []struct {
+		verb map[string]any
+		name string
+	}{
+		{map[string]any{"verb": "openai_s2s", "llmOptions": map[string]any{"response_create": map[string]any{}}}, "Llm_OpenAI_s2s"},
+		{map[string]any{"verb": "s2s", "vendor": "ultravox", "llmOptions": map[string]any{}}, "Llm_Ultravox_s2s"},
+		{map[string]any{"verb": "llm", "vendor": "elevenlabs", "auth": map[string]any{"agent_id": "a", "apiKey": "k"}, "llmOptions": map[string]any{}}, "Llm_Elevenlabs_s2s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := maps.Clone(tc.verb)
+			if v["auth"] == nil {
+				v["auth"] = map[string]any{"apiKey": "k"}
+			}
+			srv, url := newWS(t, func(s *wsSession) {
+				s.ack(s.next("session:new"), map[string]any{"verb": "config", "notifyEvents": true}, v, hangupVerb)
+				s.drain()
+			})
+			run(t, baseOptions(t, url))
+			var names []any
+			for _, m := range srv.find("verb:status") {
+				names = append(names, m["data"].(map[string]any)["name"])
+			}
+			if len(names) < 3 || names[1] != tc.name || names[2] != tc.name {
+				t.Fatalf("verb:status names %v, want %s starting and finished", names, tc.name)
+			}
+		})
 	}
 }
