@@ -74,12 +74,16 @@ const (
 	// dial's timeout or timeLimit) beyond 2^31-1 ms (about 24.8 days): Node sets
 	// the delay to 1 ms, so the timer fires at once.
 	CompatTimerOverflow CompatRule = "timer-overflow"
+	// CompatRestDialVerb: a rest:dial verb among an application's verbs places no
+	// call and requests no call_hook: jambonz's task only drives a call the REST API
+	// created, and as a verb it waits until the call ends or is given new verbs.
+	CompatRestDialVerb CompatRule = "rest-dial-verb"
 )
 
 // compatRules lists every rule, for KnownCompatRule: a rule added above goes here too.
 var compatRules = []CompatRule{CompatCommandBeforeAck, CompatTagCommand, CompatUnknownCommand, CompatIgnoredProperty,
 	CompatActionHookNotVerbs, CompatGatherDigitsLost, CompatCallHookIgnored, CompatInvalidCommand, CompatRedirectCommandIgnored, CompatCommandWithoutEffect, CompatStatusToOldApp,
-	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs, CompatTimerOverflow}
+	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs, CompatTimerOverflow, CompatRestDialVerb}
 
 // CompatRules returns every compat rule, in a fresh slice.
 func CompatRules() []CompatRule { return append([]CompatRule(nil), compatRules...) }

@@ -402,3 +402,26 @@ func TestGatherExtremeTimeouts(t *testing.T) {
 func hasCompat(r *callctl.Result, s string) bool {
 	return slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return strings.Contains(w.Detail, s) })
 }
+
+// A rest:dial verb among an application's verbs places no call and requests no
+// call_hook: jambonz's task only drives a call the REST API created
+// (lib/tasks/rest_dial.js; create-call.js emits its events), and as a verb it waits
+// until the call ends. A compat warning says so.
+func TestRestDialVerbPlacesNoCall(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{
+		"/call": verbsReply(map[string]any{"verb": "rest:dial", "call_hook": "/c", "from": "+15550002222",
+			"to": map[string]any{"type": "phone", "number": "+15550001111"}}, map[string]any{"verb": "hangup"}),
+		"/c": verbsReply(map[string]any{"verb": "hangup"}),
+	})
+	o := baseOptions(t, url+"/call")
+	o.Script.HangupAfter = 90 * time.Second
+	r := run(t, o)
+	// Nothing answered the call: the caller's hangup cancels it.
+	wantEnd(t, r, callctl.StatusNoAnswer, callctl.ReasonCallerHangup, 487)
+	if len(srv.all("/c")) != 0 {
+		t.Errorf("the rest:dial's call_hook was requested: %v", srv.paths())
+	}
+	if !slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return w.Rule == callctl.CompatRestDialVerb }) {
+		t.Errorf("compat %v: want %s", r.Compat, callctl.CompatRestDialVerb)
+	}
+}
