@@ -330,3 +330,66 @@ func TestRedirectCommandChildCallAppliesNothing(t *testing.T) {
 		}
 	})
 }
+
+// An adulted leg is a call of its own (place-outdial.js doAdulting,
+// lib/session/adulting-call-session.js): the call hung up through the API
+// (ErrAPIHangup) ends alone, and the leg goes on with its verbs to its own end.
+func TestAdultedLegOutlivesTheCallsHangup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var order []string
+		control := make(chan callctl.Control, 1)
+		ctx, hangup := context.WithCancelCause(context.Background())
+		defer hangup(nil)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body map[string]any
+			raw, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(raw, &body)
+			mu.Lock()
+			order = append(order, r.URL.Path)
+			mu.Unlock()
+			switch r.URL.Path {
+			case "/call":
+				writeJSON(w, []any{map[string]any{"verb": "dial", "actionHook": "/dial-action",
+					"target": []any{map[string]any{"type": "phone", "number": "+15550002222"}}}})
+			case "/status":
+				if body["parent_call_sid"] != nil && body["call_status"] == "in-progress" {
+					control <- callctl.Control{ChildCallHook: "/child"}
+				}
+				w.WriteHeader(http.StatusNoContent)
+			case "/child":
+				writeJSON(w, []any{map[string]any{"verb": "pause", "length": 2},
+					map[string]any{"verb": "gather", "input": []string{"digits"}, "actionHook": "/leg-gather", "timeout": 5, "numDigits": 1},
+					map[string]any{"verb": "hangup"}})
+			case "/adulting":
+				hangup(callctl.ErrAPIHangup) // the call, not its leg, hung up through the API
+				w.WriteHeader(http.StatusNoContent)
+			case "/dial-action":
+				writeJSON(w, []any{map[string]any{"verb": "pause", "length": 60}})
+			default:
+				w.WriteHeader(http.StatusNoContent)
+			}
+		})
+		o := realTimeOptions(t, h, "/call")
+		o.StatusHookURL = "/status"
+		o.Control = control
+		o.Script.Dials = []callctl.DialOutcome{{Duration: 60e9, DialExtras: callctl.DialExtras{Callee: []callctl.GatherInput{{Digits: "7", After: 1e9}}}}}
+		r, err := callctl.Run(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Reason != callctl.ReasonAPIHangup {
+			t.Errorf("the call ended %s, want %s", r.Reason, callctl.ReasonAPIHangup)
+		}
+		if !slices.Contains(order, "/leg-gather") {
+			t.Fatalf("requests %v: the leg's gather never ran after the call's hangup", order)
+		}
+		parent := r.CallSid
+		legEnd := slices.IndexFunc(r.Timeline, func(e callctl.Event) bool { return e.Kind == callctl.KindCallEnd && e.CallSid != parent })
+		if legEnd < 0 || r.Timeline[legEnd].Reason != callctl.ReasonAppHangup {
+			t.Errorf("the leg's call.end %v, want its own hangup verb", r.Timeline[max(legEnd, 0)])
+		}
+	})
+}

@@ -17,6 +17,13 @@ import (
 // ReasonAPIHangup is the call.end reason of a call hung up by a Control.
 const ReasonAPIHangup = "api-hangup"
 
+// ErrAPIHangup is the cause to cancel a call's context with (context.WithCancelCause)
+// when the call alone is hung up through an API: the call ends with ReasonAPIHangup,
+// and the sessions its dialed legs were given by a child_call_hook go on, as jambonz's
+// adulted legs are calls of their own (lib/session/adulting-call-session.js). Any
+// other cause ends them too.
+var ErrAPIHangup = errors.New(ReasonAPIHangup)
+
 // ErrNoAnswer, as the cause of canceling a call's context
 // (context.WithCancelCause), ends a call not yet answered with status no-answer
 // (SIP 487, its text the reason), as jambonz's live call control call_status
