@@ -328,7 +328,8 @@ func (c *callRun) statusApp() application {
 	return c.app
 }
 
-// isAbsolute reports whether raw is an absolute URL of a scheme jambonz requests.
+// isAbsolute reports whether raw is an absolute URL of a scheme jambonz requests
+// (lib/utils/base-requestor.js _isAbsoluteUrl; the scheme's case is not told apart).
 func isAbsolute(raw string) bool {
 	for _, p := range []string{"http://", "https://", "ws://", "wss://"} {
 		if len(raw) >= len(p) && strings.EqualFold(raw[:len(p)], p) {

@@ -163,3 +163,25 @@ func TestCollectDigits(t *testing.T) {
 		t.Errorf("huge key interval: got %+v, want a timeout at 15s", out)
 	}
 }
+
+// A redirect command's fields are tested as JavaScript tests them (if
+// (opts.call_hook) ...): 0.0 and -0 are as falsy as 0, so such a call_hook is no
+// call hook, and the data is ignored rather than refused.
+func TestParseRedirectTruthiness(t *testing.T) {
+	for _, data := range []string{`{"call_hook":0.0}`, `{"call_hook":-0}`, `{"parent_call":0e3}`, `{"child_call_hook":""}`} {
+		if r := parseRedirect(json.RawMessage(data)); !r.ignored || r.err != nil {
+			t.Errorf("parseRedirect(%s) = %+v, want ignored", data, r)
+		}
+	}
+}
+
+// A hook is an absolute http(s) URL as ws-requestor.js tests it: an absolute URL
+// by its prefix (base-requestor.js _isAbsoluteUrl), whose scheme is http(s); "http:x"
+// has no // and is not one.
+func TestIsAbsoluteHTTP(t *testing.T) {
+	for raw, want := range map[string]bool{"https://a/x": true, "HTTP://a/x": true, "http:x": false, "ws://a/x": false, "/x": false, "httpx://a": false} {
+		if got := isAbsoluteHTTP(raw); got != want {
+			t.Errorf("isAbsoluteHTTP(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}

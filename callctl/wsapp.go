@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -303,10 +302,11 @@ func (c *callRun) envelopeCallSid() string {
 	return c.info.CallSid
 }
 
-// isAbsoluteHTTP reports whether a hook URL is an absolute http(s) URL.
+// isAbsoluteHTTP reports whether a hook URL is an absolute http(s) URL: an absolute
+// URL (isAbsolute) of an http scheme, as ws-requestor.js tests it
+// (_isAbsoluteUrl(url) && url.startsWith('http')).
 func isAbsoluteHTTP(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
+	return isAbsolute(raw) && (len(raw) > 4 && strings.EqualFold(raw[:4], "http"))
 }
 
 // What the session reports becomes the call's timeline (wssession.Call).

@@ -96,27 +96,27 @@ func parseRedirect(data json.RawMessage) redirectData {
 		return redirectData{ignored: true}
 	}
 	switch {
-	case isSet(obj.CallHook) || isSet(obj.ChildCallHook):
+	case wssession.Truthy(obj.CallHook) || wssession.Truthy(obj.ChildCallHook):
 		var r redirectData
-		if isSet(obj.CallHook) {
+		if wssession.Truthy(obj.CallHook) {
 			if r.hook, r.err = callHookURL(obj.CallHook); r.err != nil {
 				return r
 			}
 		}
-		if isSet(obj.ChildCallHook) {
+		if wssession.Truthy(obj.ChildCallHook) {
 			var err error
 			if r.childHook, err = callHookURL(obj.ChildCallHook); err != nil {
 				return redirectData{err: fmt.Errorf("child_call_hook: %w", err)}
 			}
 		}
 		return r
-	case isSet(obj.ParentCall) || isSet(obj.ChildCall):
+	case wssession.Truthy(obj.ParentCall) || wssession.Truthy(obj.ChildCall):
 		var r redirectData
-		if isSet(obj.ParentCall) && obj.ParentCall[0] != '[' {
+		if wssession.Truthy(obj.ParentCall) && obj.ParentCall[0] != '[' {
 			r.err = fmt.Errorf("parent_call must be an array")
 			return r
 		}
-		if isSet(obj.ChildCall) {
+		if wssession.Truthy(obj.ChildCall) {
 			r.err = fmt.Errorf("child_call without a child_call_hook: jambonz's _lccCallHook knows the dialed leg only from a child_call_hook, so it throws (reading callSid of undefined) and applies nothing, parent_call included; send {\"child_call_hook\": ...} to give the dialed leg an application")
 			return r
 		}
@@ -197,14 +197,6 @@ func answeredOrNot(answered bool) string {
 	return "not yet answered"
 }
 
-// isSet reports whether a JSON value was given, and truthy as jambonz tests it.
-func isSet(v json.RawMessage) bool {
-	switch string(v) {
-	case "", "null", "false", "0", `""`:
-		return false
-	}
-	return true
-}
 
 // callHookURL reads the call_hook of a redirect command: a URL string, or an object
 // with a url (jambonz passes it to its requestor as a hook).
