@@ -197,7 +197,6 @@ func answeredOrNot(answered bool) string {
 	return "not yet answered"
 }
 
-
 // callHookURL reads the call_hook of a redirect command: a URL string, or an object
 // with a url (jambonz passes it to its requestor as a hook).
 func callHookURL(raw json.RawMessage) (string, error) {
