@@ -16,9 +16,8 @@ import (
 
 // TestConnWithoutPingsHoldsNoGoroutine: without keepalive pings the connection is
 // read on the caller's goroutine (inline.go): no goroutine of its own, a message
-// read as it comes.
+// read as it comes. Not parallel: no other test's connection runs meanwhile.
 func TestConnWithoutPingsHoldsNoGoroutine(t *testing.T) {
-	t.Parallel()
 	s := newWSServer(t, false, func(ctx context.Context, c *websocket.Conn) {
 		for {
 			typ, b, err := c.Read(ctx)
