@@ -91,6 +91,11 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	if c.fr != nil {
 		return c.readInline(ctx)
 	}
+	return c.readQueued(ctx)
+}
+
+// readQueued is Read from the reader goroutine's inbox.
+func (c *Conn) readQueued(ctx context.Context) ([]byte, error) {
 	select {
 	case m, ok := <-c.inbox:
 		if !ok {
