@@ -32,8 +32,10 @@ type Conn struct {
 
 	// fr is set when Read reads on the caller's goroutine (no reader goroutine, no
 	// inbox); over is set once the connection ended there.
-	fr   *frameReader
-	over atomic.Bool
+	fr     *frameReader
+	over   atomic.Bool
+	readMu sync.Mutex // one Read, or settle, at a time
+	held   []inbound  // read by settle, for the next Reads
 
 	inbox      chan inbound  // closed by the reader goroutine when it exits
 	stop       chan struct{} // closed by Close
@@ -121,6 +123,12 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 	if errors.Is(err, net.ErrClosed) {
 		// Closed by the reader or keepalive, which record the real cause for Read.
 		return fmt.Errorf("wsclient: write: %w: %w", ErrDropped, err)
+	}
+	if c.fr != nil && ctx.Err() == nil && c.settle() {
+		// The peer had closed (its close frame was waiting to be read).
+		if cause := c.strongCause(); cause != nil {
+			return fmt.Errorf("wsclient: write: %w", cause)
+		}
 	}
 	err = fmt.Errorf("%w: write: %w", ErrDropped, err)
 	c.fail(err)

@@ -202,8 +202,54 @@ func (h *upgradeHook) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// settleTime bounds settle: what it looks for is in the socket already.
+const settleTime = 50 * time.Millisecond
+
 // readInline is Read on the caller's goroutine.
 func (c *Conn) readInline(ctx context.Context) ([]byte, error) {
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	if len(c.held) > 0 {
+		m := c.held[0]
+		c.held = c.held[1:]
+		if len(c.held) == 0 {
+			c.held = nil
+		}
+		return m.data, m.err
+	}
+	return c.readOne(ctx)
+}
+
+// settle reads, after a write failed, what the peer sent before it went: a reader
+// goroutine would have read its close frame already, and the write's error is then
+// the peer's close (1000 ends the session; docs/call-control.md §4), not a drop.
+// Messages read meanwhile are held for Read (at most as many as a reader goroutine
+// holds). It reports whether it read anything; it does nothing while a Read waits
+// (which sees the close itself).
+func (c *Conn) settle() bool {
+	if !c.readMu.TryLock() {
+		return false
+	}
+	defer c.readMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), settleTime)
+	defer cancel()
+	read := false
+	for len(c.held) < inboxSize {
+		data, err := c.readOne(ctx)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return read
+		}
+		read = true
+		if c.over.Load() {
+			return read
+		}
+		c.held = append(c.held, inbound{data: data, err: err})
+	}
+	return read
+}
+
+// readOne reads the next message, or the end of the connection.
+func (c *Conn) readOne(ctx context.Context) ([]byte, error) {
 	for {
 		if c.over.Load() {
 			return nil, c.endCause()

@@ -190,3 +190,36 @@ func readFull(rw *bufio.ReadWriter, b []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TestConnWriteAfterPeerClosed: the application closed with 1000 and went (its
+// socket closed at once) while nothing read: a write that fails then reports the
+// peer's close, as when a reader goroutine had read it, and the message sent before
+// it is still read first.
+func TestConnWriteAfterPeerClosed(t *testing.T) {
+	t.Parallel()
+	gone := make(chan struct{})
+	s := newRawServer(t, func(_ *http.Request, conn net.Conn, rw *bufio.ReadWriter) {
+		defer close(gone)
+		if writeFrame(rw, true, opText, []byte("bye")) != nil {
+			return
+		}
+		writeFrame(rw, true, opClose, []byte{0x03, 0xe8})
+	})
+	conn := dialServer(t, s.URL, nil)
+	<-gone
+	var err error
+	for range 100 { // the first writes may still reach the closed socket
+		if err = conn.Write(context.Background(), []byte("x")); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, ErrNormalClosure) {
+		t.Fatalf("write after the peer's close: %v, want ErrNormalClosure", err)
+	}
+	if got, err := readCtx(t, conn); err != nil || string(got) != "bye" {
+		t.Errorf("the message before the close: %q, %v", got, err)
+	}
+	if _, err := readCtx(t, conn); !errors.Is(err, ErrNormalClosure) {
+		t.Errorf("then: %v, want ErrNormalClosure", err)
+	}
+}
