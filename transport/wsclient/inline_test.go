@@ -223,3 +223,73 @@ func TestConnWriteAfterPeerClosed(t *testing.T) {
 		t.Errorf("then: %v, want ErrNormalClosure", err)
 	}
 }
+
+// FuzzFrameTracking: however the frames come in pieces, frameReader knows where each
+// ends and whether a fragmented message goes on, so that a frame of its own only
+// ever goes in between two messages.
+func FuzzFrameTracking(f *testing.F) {
+	f.Add([]byte{1, 5, 0, 0x81, 200, 3, 0x09, 2, 1}, uint8(3))
+	f.Add([]byte{0x01, 130, 1, 0x00, 20, 2, 0x80, 0, 5}, uint8(1))
+	f.Fuzz(func(t *testing.T, spec []byte, chunk uint8) {
+		// spec: triples (first header byte, payload length selector, unused).
+		var stream []byte
+		var ends []int     // offset of each frame's end
+		var between []bool // whether the stream is between messages at that end
+		fragmented := false
+		for i := 0; i+2 < len(spec); i += 3 {
+			b0 := spec[i] & 0x8f // FIN and opcode; no RSV bits
+			op := b0 & 0x0f
+			var n int
+			switch sel := spec[i+1]; {
+			case sel < 126:
+				n = int(sel)
+			case sel < 200:
+				n = 126 + int(sel)*3 // a 16-bit length
+			default:
+				n = 70000 + int(sel) // a 64-bit length
+			}
+			stream = append(stream, b0)
+			switch {
+			case n < 126:
+				stream = append(stream, byte(n))
+			case n <= 0xffff:
+				stream = append(stream, 126, byte(n>>8), byte(n))
+			default:
+				stream = append(stream, 127, 0, 0, 0, 0, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+			}
+			stream = append(stream, make([]byte, n)...)
+			fin := b0&0x80 != 0
+			switch {
+			case op == 1 || op == 2:
+				fragmented = !fin
+			case op == 0 && fin:
+				fragmented = false
+			}
+			ends = append(ends, len(stream))
+			between = append(between, !fragmented)
+		}
+		fr := &frameReader{}
+		size := int(chunk)%64 + 1
+		next := 0
+		for off := 0; off < len(stream); {
+			k := min(size, len(stream)-off)
+			// Never past a frame's end in one piece, so that each end is looked at.
+			for next < len(ends) && ends[next] <= off {
+				next++
+			}
+			if next < len(ends) && off+k > ends[next] {
+				k = ends[next] - off
+			}
+			fr.track(stream[off : off+k])
+			off += k
+			atEnd := next < len(ends) && off == ends[next]
+			atBoundary := fr.hn == 0 && fr.left == 0
+			if atEnd != atBoundary {
+				t.Fatalf("at %d: a frame ends %v, frameReader says %v", off, atEnd, atBoundary)
+			}
+			if atEnd && between[next] == fr.fragmented {
+				t.Fatalf("at %d: between messages %v, frameReader says fragmented %v", off, between[next], fr.fragmented)
+			}
+		}
+	})
+}
