@@ -198,17 +198,12 @@ func answeredOrNot(answered bool) string {
 }
 
 // callHookURL reads the call_hook of a redirect command: a URL string, or an object
-// with a url (jambonz passes it to its requestor as a hook).
+// with a url (jambonz passes it to its requestor as a hook: hookURL).
 func callHookURL(raw json.RawMessage) (string, error) {
-	var url string
-	if json.Unmarshal(raw, &url) == nil && url != "" {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	if url := hookURL(v); url != "" {
 		return url, nil
-	}
-	var hook struct {
-		URL string `json:"url"`
-	}
-	if json.Unmarshal(raw, &hook) == nil && hook.URL != "" {
-		return hook.URL, nil
 	}
 	return "", fmt.Errorf("call_hook %s has no url", bodyStart(raw))
 }
