@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -390,6 +391,49 @@ func TestAdultedLegOutlivesTheCallsHangup(t *testing.T) {
 		legEnd := slices.IndexFunc(r.Timeline, func(e callctl.Event) bool { return e.Kind == callctl.KindCallEnd && e.CallSid != parent })
 		if legEnd < 0 || r.Timeline[legEnd].Reason != callctl.ReasonAppHangup {
 			t.Errorf("the leg's call.end %v, want its own hangup verb", r.Timeline[max(legEnd, 0)])
+		}
+	})
+}
+
+// A child_call_hook while no dial is bridged requests nothing and kills the verb
+// playing (lib/session/call-session.js _lccCallHook: no sd, no tasks, so
+// this.currentTask.kill); a compat warning says so.
+func TestChildCallHookWithoutDialKillsTheVerb(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var paths []string
+		control := make(chan callctl.Control, 1)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			paths = append(paths, r.URL.Path)
+			mu.Unlock()
+			switch r.URL.Path {
+			case "/call":
+				go func() { // during the pause
+					time.Sleep(time.Second)
+					control <- callctl.Control{ChildCallHook: "/child"}
+				}()
+				writeJSON(w, []any{map[string]any{"verb": "pause", "length": 30}, map[string]any{"verb": "hangup"}})
+			default:
+				w.WriteHeader(http.StatusNoContent)
+			}
+		})
+		o := realTimeOptions(t, h, "/call")
+		o.Control = control
+		r, err := callctl.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if slices.Contains(paths, "/child") {
+			t.Errorf("requests %v: the child_call_hook was requested", paths)
+		}
+		if r.Reason != callctl.ReasonAppHangup || r.Duration >= 30e9 {
+			t.Errorf("call ended %s after %v: want the pause killed and the hangup verb", r.Reason, r.Duration)
+		}
+		if !slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return w.Rule == callctl.CompatCommandWithoutEffect }) {
+			t.Errorf("compat %v: want %s", r.Compat, callctl.CompatCommandWithoutEffect)
 		}
 	})
 }

@@ -179,7 +179,7 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 		}
 		c.redirect(ctx, ctl.Redirect)
 	case ctl.ChildCallHook != "":
-		c.childCallHook(ctx, ctl.ChildCallHook)
+		c.childCallHook(ctx, ctl.ChildCallHook, true)
 	}
 }
 
@@ -188,9 +188,19 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 // application as session:redirect with the leg's call info, and the verbs it returns
 // run in the leg's own session (adult.go), while the dial ends (its actionHook
 // follows, dial.go).
-func (c *callRun) childCallHook(ctx context.Context, url string) {
+//
+// With no dial bridged, _lccCallHook requests nothing (it reads the leg from the
+// current task's sd) and, given no call_hook (alone), kills the verb playing, as it
+// does after an adulting that left the call no verbs; with no verb playing it throws
+// reading sd of null, and nothing happens.
+func (c *callRun) childCallHook(ctx context.Context, url string, alone bool) {
 	d := c.dialing
 	if d == nil || d.adulted {
+		if alone && c.current != nil {
+			c.compat(CompatCommandWithoutEffect, "child_call_hook while no dial is bridged: jambonz requests nothing, and kills the verb playing (%s)", c.current.Name())
+			c.cut = true
+			return
+		}
 		c.log(zerolog.InfoLevel).Msg("child_call_hook while no dial is bridged: jambonz ignores it")
 		return
 	}

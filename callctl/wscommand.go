@@ -144,7 +144,7 @@ func (a *wsApp) redirectCommand(ctx context.Context, m wssession.AppMessage) {
 		if r.childHook != "" {
 			// The dialed leg of the dial in progress becomes a session of its own, as
 			// through the REST API (Control.ChildCallHook).
-			c.childCallHook(ctx, r.childHook)
+			c.childCallHook(ctx, r.childHook, r.hook == "")
 		}
 		if r.hook != "" {
 			c.log(zerolog.InfoLevel).Str("url", fragment.Redact(r.hook)).Msg("redirect command to a call hook")
