@@ -72,6 +72,14 @@ func snakeKeys(v any, keep []string) any {
 //   - then the words are the runs of ASCII letters and digits, joined by "_": any
 //     other character is a separator, non-ASCII letters included ("café" → "caf").
 func snakeCase(s string) string {
+	if isSnake(s) {
+		return s // the payloads' own keys: no work, no allocation
+	}
+	return toSnakeCase(s)
+}
+
+// toSnakeCase is snakeCase without its shortcut for keys already in snake_case.
+func toSnakeCase(s string) string {
 	switch {
 	case strings.ContainsFunc(s, isJSSpace), strings.ContainsAny(s, "_-.:"):
 	case hasCamel(s):
@@ -82,6 +90,20 @@ func snakeCase(s string) string {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	})
 	return strings.Join(words, "_")
+}
+
+// isSnake reports whether s is already what snakeCase makes of it: lower-case ASCII
+// letters and digits in words joined by single underscores.
+func isSnake(s string) bool {
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // isJSSpace is JavaScript's \s.

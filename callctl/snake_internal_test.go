@@ -46,6 +46,11 @@ func TestSnakeCaseMatchesToSnakeCase(t *testing.T) {
 		{"fooBARBaz", "foo_b_a_r_baz"},
 		{"zÉb", "z_b"},
 		{"a\u2003B", "a_b"},
+		{"a__b", "a_b"},
+		{"call_sid", "call_sid"},
+		{"_x", "x"},
+		{"x_", "x"},
+		{"9lives", "9lives"},
 	} {
 		if got := snakeCase(tc.in); got != tc.want {
 			t.Errorf("snakeCase(%q) = %q, want %q", tc.in, got, tc.want)
@@ -73,4 +78,16 @@ func TestWirePayloadKeepsJambonzKeys(t *testing.T) {
 	if got := wirePayload(in); !reflect.DeepEqual(got, want) {
 		t.Errorf("wirePayload = %v, want %v", got, want)
 	}
+}
+
+// snakeCase's shortcut (isSnake) only skips keys to-snake-case leaves as they are.
+func FuzzSnakeCaseShortcut(f *testing.F) {
+	for _, s := range []string{"call_sid", "a__b", "_x", "x_", "9lives", "sip_status", "a_1_b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if isSnake(s) && toSnakeCase(s) != s {
+			t.Fatalf("isSnake(%q) but to-snake-case spells it %q", s, toSnakeCase(s))
+		}
+	})
 }
