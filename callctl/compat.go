@@ -70,7 +70,7 @@ const (
 	// jambonz ignores: an adulted leg runs the child_call_hook's verbs.
 	CompatAdultingAckVerbs CompatRule = "adulting-ack-verbs"
 	// CompatTimerOverflow: a duration jambonz times with Node's setTimeout (a
-	// gather's timeout or interDigitTimeout, a pause, a listen's maxLength, a
+	// gather's timeout or interDigitTimeout, a pause, a play's timeoutSecs, a listen's maxLength, a
 	// dial's timeout or timeLimit) beyond 2^31-1 ms (about 24.8 days): Node sets
 	// the delay to 1 ms, so the timer fires at once.
 	CompatTimerOverflow CompatRule = "timer-overflow"

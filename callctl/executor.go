@@ -30,6 +30,9 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		}
 	case *verbs.Play:
 		c.answerUnless(ctx, v.EarlyMedia)
+		if v.TimeoutSecs > 0 {
+			c.nodeTimer("play timeoutSecs", v.TimeoutSecs)
+		}
 		d := playDuration(v)
 		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
@@ -473,12 +476,14 @@ func sayDuration(s *verbs.Say) time.Duration {
 	return loops(d, s.Loop)
 }
 
+// playDuration is how long a play lasts: each URL its timeoutSecs (play.js's timer,
+// a Node timer: nodeDelay), or defaultPlayDuration, times its loops.
 func playDuration(p *verbs.Play) time.Duration {
 	per := defaultPlayDuration
 	if p.TimeoutSecs > 0 {
-		per = seconds(p.TimeoutSecs)
+		per = nodeDelay(p.TimeoutSecs)
 	}
-	return loops(time.Duration(max(len(p.URL), 1))*per, p.Loop)
+	return loops(mulDuration(per, max(len(p.URL), 1)), p.Loop)
 }
 
 // loops multiplies one pass by the loop count; "forever" lasts until the call ends.

@@ -388,6 +388,14 @@ func TestGatherExtremeTimeouts(t *testing.T) {
 			}
 		})
 	}
+	t.Run("play timeoutSecs of 1e300 s", func(t *testing.T) {
+		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
+			map[string]any{"verb": "play", "url": "https://example.com/a.mp3", "timeoutSecs": 1e300}, map[string]any{"verb": "hangup"})})
+		r := run(t, baseOptions(t, url+"/call"))
+		if r.Reason != callctl.ReasonAppHangup || r.Duration > time.Minute || !hasCompat(r, "play timeoutSecs") {
+			t.Fatalf("reason %s after %v, compat %v: want the hangup verb at once and a timer-overflow warning", r.Reason, r.Duration, r.Compat)
+		}
+	})
 	t.Run("pause of 1e300 s", func(t *testing.T) {
 		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
 			map[string]any{"verb": "pause", "length": 1e300}, map[string]any{"verb": "hangup"})})
