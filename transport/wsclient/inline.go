@@ -23,7 +23,9 @@ import (
 // coder/websocket returns a message and its state stays whole; Read recognises the
 // frame and returns ctx's error. A frame cut in the middle is read to its end first
 // (the peer has sent its header; what is left of it is read without a deadline): a
-// connection is never left with half a frame consumed.
+// connection is never left with half a frame consumed. If no message ends there (the
+// frame was a ping, or a fragment), the cut counts at the next boundary between two
+// messages.
 //
 // With keepalive pings a goroutine still reads continuously (readLoop): a pong must
 // be seen while the caller does something else than Read.
@@ -39,6 +41,10 @@ type frameReader struct {
 	gen         uint64 // counts Reads, so that a late interrupt cannot cut the next one
 	armed       bool
 	interrupted bool
+	// deferred: an interrupt came in the middle of a frame (or of a fragmented
+	// message); the deadline is lifted until the next frame boundary between two
+	// messages, where it counts again.
+	deferred bool
 
 	// Read's goroutine only (coder/websocket reads under its own lock).
 	injected   bool // the last frame handed up was ours
@@ -60,6 +66,15 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		n, err := f.rwc.Read(p)
 		if n > 0 {
 			f.track(p[:n])
+			f.mu.Lock()
+			if f.deferred && f.between() {
+				// The frame cut in the middle has ended: the cut counts from here (a
+				// control frame or a fragment returns no message, so coder/websocket
+				// reads on and meets the deadline where a frame of ours can go in).
+				f.deferred = false
+				_ = f.nc.SetReadDeadline(aLongTimeAgo)
+			}
+			f.mu.Unlock()
 			if isTimeout(err) {
 				err = nil // the next Read meets the deadline again
 			}
@@ -73,14 +88,15 @@ func (f *frameReader) Read(p []byte) (int, error) {
 			f.mu.Unlock()
 			return n, err // not a deadline of ours
 		}
-		if f.hn == 0 && f.left == 0 && !f.fragmented && len(p) >= len(emptyBinaryFrame) {
+		if f.between() && len(p) >= len(emptyBinaryFrame) {
 			f.mu.Unlock()
 			f.injected = true
 			return copy(p, emptyBinaryFrame[:]), nil
 		}
-		// In the middle of a frame: its end is read whatever the wait (the message
-		// is returned; ctx's end is seen by the next Read).
-		f.interrupted = false
+		// In the middle of a frame: its end is read whatever the wait (and a
+		// fragmented message's). If a message ends there it is returned; if not (a
+		// control frame), the cut counts at the next boundary.
+		f.deferred = true
 		_ = f.nc.SetReadDeadline(time.Time{})
 		f.mu.Unlock()
 	}
@@ -88,6 +104,9 @@ func (f *frameReader) Read(p []byte) (int, error) {
 
 func (f *frameReader) Write(p []byte) (int, error) { return f.rwc.Write(p) }
 func (f *frameReader) Close() error                { return f.rwc.Close() }
+
+// between reports whether the next byte starts a frame outside a fragmented message.
+func (f *frameReader) between() bool { return f.hn == 0 && f.left == 0 && !f.fragmented }
 
 // track follows the frames in b, the next bytes handed to coder/websocket
 // (RFC 6455 §5.2).
@@ -148,7 +167,7 @@ func (f *frameReader) arm() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gen++
-	f.armed, f.interrupted = true, false
+	f.armed, f.interrupted, f.deferred = true, false, false
 	return f.gen
 }
 
@@ -169,7 +188,7 @@ func (f *frameReader) disarm() {
 	if f.interrupted {
 		_ = f.nc.SetReadDeadline(time.Time{})
 	}
-	f.armed, f.interrupted = false, false
+	f.armed, f.interrupted, f.deferred = false, false, false
 }
 
 // takeInjected reports whether the message coder/websocket just returned is the
