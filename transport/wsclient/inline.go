@@ -45,6 +45,9 @@ type frameReader struct {
 	// message); the deadline is lifted until the next frame boundary between two
 	// messages, where it counts again.
 	deferred bool
+	// look: the Read's context had ended before it began (a poll): before handing
+	// coder/websocket a frame of ours, look once whether the socket holds bytes.
+	look bool
 
 	// Read's goroutine only (coder/websocket reads under its own lock).
 	injected   bool // the last frame handed up was ours
@@ -87,6 +90,16 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		if !f.interrupted {
 			f.mu.Unlock()
 			return n, err // not a deadline of ours
+		}
+		if f.between() && f.look {
+			f.look = false
+			if waiting(f.nc) {
+				// A poll takes what has come: read it, and cut at the boundary after.
+				f.deferred = true
+				_ = f.nc.SetReadDeadline(time.Time{})
+				f.mu.Unlock()
+				continue
+			}
 		}
 		if f.between() && len(p) >= len(emptyBinaryFrame) {
 			f.mu.Unlock()
@@ -167,8 +180,17 @@ func (f *frameReader) arm() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gen++
-	f.armed, f.interrupted, f.deferred = true, false, false
+	f.armed, f.interrupted, f.deferred, f.look = true, false, false, false
 	return f.gen
+}
+
+// poll cuts short the wait of generation gen before it begins: what was read ahead,
+// or waits in the socket, is still read.
+func (f *frameReader) poll(gen uint64) {
+	f.interrupt(gen)
+	f.mu.Lock()
+	f.look = true
+	f.mu.Unlock()
 }
 
 // interrupt cuts short the wait of generation gen, if it still goes on.
@@ -188,7 +210,7 @@ func (f *frameReader) disarm() {
 	if f.interrupted {
 		_ = f.nc.SetReadDeadline(time.Time{})
 	}
-	f.armed, f.interrupted, f.deferred = false, false, false
+	f.armed, f.interrupted, f.deferred, f.look = false, false, false, false
 }
 
 // takeInjected reports whether the message coder/websocket just returned is the
@@ -273,12 +295,13 @@ func (c *Conn) readOne(ctx context.Context) ([]byte, error) {
 		if c.over.Load() {
 			return nil, c.endCause()
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		gen := c.fr.arm()
 		var stop func() bool
-		if ctx.Done() != nil {
+		if ctx.Err() != nil {
+			// Ended already (wssession's Poll): what has come is still returned, as a
+			// reader goroutine would have queued it.
+			c.fr.poll(gen)
+		} else if ctx.Done() != nil {
 			stop = context.AfterFunc(ctx, func() { c.fr.interrupt(gen) })
 		}
 		data, injected, fatal, err := c.readMessage()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +39,9 @@ func (c *deadlineSpy) SetReadDeadline(t time.Time) error {
 	}
 	return err
 }
+
+// NetConn is the socket, as tls.Conn's.
+func (c *deadlineSpy) NetConn() net.Conn { return c.Conn }
 
 // spiedClient is loopbackClient whose connections are deadlineSpies, sent on conns.
 func spiedClient(t *testing.T, conns chan<- *deadlineSpy) *http.Client {
@@ -125,5 +129,76 @@ func answerClose(rw *bufio.ReadWriter) {
 			writeFrame(rw, true, opClose, f[1:])
 			return
 		}
+	}
+}
+
+// TestConnReadEndedContextTakesWhatCame: a Read whose context has already ended
+// (wssession's Poll between two verbs: "what the application sent meanwhile")
+// returns a message that has come, read ahead with the one before it or waiting in
+// the socket, and ctx's error only when nothing has; the connection stays whole.
+func TestConnReadEndedContextTakesWhatCame(t *testing.T) {
+	t.Parallel()
+	next, last := make(chan struct{}), make(chan struct{})
+	s := newRawServer(t, func(_ *http.Request, conn net.Conn, rw *bufio.ReadWriter) {
+		// Two messages in one write: the first Read reads both off the socket.
+		rw.Write([]byte{0x81, 2, 'm', '1', 0x81, 2, 'm', '2'})
+		if rw.Flush() != nil {
+			return
+		}
+		for i, ch := range []chan struct{}{next, last} {
+			select {
+			case <-ch:
+			case <-time.After(30 * time.Second):
+				return
+			}
+			if writeFrame(rw, true, opText, []byte{'m', byte('3' + i)}) != nil {
+				return
+			}
+		}
+		answerClose(rw)
+	})
+	conns := make(chan *deadlineSpy, 1)
+	conn := dialServer(t, s.URL, func(o *Options) { o.HTTPClient = spiedClient(t, conns) })
+	spy := <-conns
+	if b, err := readCtx(t, conn); err != nil || string(b) != "m1" {
+		t.Fatalf("first message: %q, %v", b, err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if b, err := conn.Read(ended); err != nil || string(b) != "m2" {
+		t.Errorf("read ahead, ended context: %q, %v; want m2", b, err)
+	}
+	close(next)
+	waitReadable(t, spy.Conn)
+	if b, err := conn.Read(ended); err != nil || string(b) != "m3" {
+		t.Errorf("waiting in the socket, ended context: %q, %v; want m3", b, err)
+	}
+	if b, err := conn.Read(ended); !errors.Is(err, context.Canceled) {
+		t.Errorf("nothing come, ended context: %q, %v; want context.Canceled", b, err)
+	}
+	close(last)
+	if b, err := readCtx(t, conn); err != nil || string(b) != "m4" {
+		t.Errorf("then: %q, %v; want m4", b, err)
+	}
+}
+
+// waitReadable waits until bytes wait to be read on nc, without reading them.
+func waitReadable(t *testing.T, nc net.Conn) {
+	t.Helper()
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		t.Fatalf("%T is no syscall.Conn", nc)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return err != syscall.EAGAIN
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
