@@ -3,6 +3,7 @@
 package wsclient
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"syscall"
@@ -10,9 +11,14 @@ import (
 
 // waiting reports whether bytes (or the end of the connection) wait in nc's socket,
 // without reading them or waiting; false when it cannot tell. A connection wrapped
-// in another (a tls.Conn) is looked into through NetConn.
+// in another is looked into through NetConn, except a tls.Conn: it reads whole
+// records, and bytes in its socket (part of a record, or a record with no data in
+// it, a session ticket) do not say that it can return any without waiting.
 func waiting(nc net.Conn) bool {
 	for {
+		if _, ok := nc.(*tls.Conn); ok {
+			return false
+		}
 		if sc, ok := nc.(syscall.Conn); ok {
 			rc, err := sc.SyscallConn()
 			if err != nil {

@@ -3,14 +3,21 @@ package wsclient
 import (
 	"bufio"
 	"context"
+	"crypto/sha1"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/switchboard-voice/switchboard/internal/testkit"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -200,5 +207,148 @@ func waitReadable(t *testing.T, nc net.Conn) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// splitListener hands out splitConns.
+type splitListener struct {
+	net.Listener
+	conns chan *splitConn
+}
+
+func (l *splitListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	sc := &splitConn{Conn: c}
+	select {
+	case l.conns <- sc:
+	default:
+	}
+	return sc, nil
+}
+
+// splitConn is a server's socket that, once told to, sends the first 5 bytes of
+// its next write (a TLS record's header) and holds the rest until released.
+type splitConn struct {
+	net.Conn
+	mu    sync.Mutex
+	split bool
+	held  []byte
+}
+
+func (c *splitConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	split := c.split
+	c.split = false
+	c.mu.Unlock()
+	if !split || len(b) <= 5 {
+		return c.Conn.Write(b)
+	}
+	if _, err := c.Conn.Write(b[:5]); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	c.held = append([]byte(nil), b[5:]...)
+	c.mu.Unlock()
+	return len(b), nil
+}
+
+func (c *splitConn) release() error {
+	c.mu.Lock()
+	b := c.held
+	c.held = nil
+	c.mu.Unlock()
+	_, err := c.Conn.Write(b)
+	return err
+}
+
+// TestConnReadEndedContextPartTLSRecord: over wss, a Read whose context had ended
+// (a poll) while part of a TLS record waits in the socket does not wait for the
+// rest of it: tls.Conn reads whole records, so bytes in the socket do not say that
+// a message can be read without waiting. (tls.Conn would likewise wait on after a
+// record that carries no data, a session ticket.)
+func TestConnReadEndedContextPartTLSRecord(t *testing.T) {
+	t.Parallel()
+	write, written := make(chan struct{}), make(chan struct{})
+	var scripts sync.WaitGroup
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Sec-WebSocket-Key")
+		serveHijacked(w, &scripts, func(conn net.Conn, rw *bufio.ReadWriter) {
+			sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+			rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+				"Sec-WebSocket-Protocol: " + Subprotocol + "\r\n" +
+				"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+			if rw.Flush() != nil {
+				return
+			}
+			select {
+			case <-write:
+			case <-time.After(30 * time.Second):
+				return
+			}
+			if writeFrame(rw, true, opText, []byte("m")) != nil {
+				return
+			}
+			close(written)
+			answerClose(rw)
+		})
+	}))
+	split := &splitListener{Listener: s.Listener, conns: make(chan *splitConn, 1)}
+	s.Listener = split
+	s.StartTLS()
+	t.Cleanup(func() {
+		s.CloseClientConnections()
+		s.Close()
+		scripts.Wait()
+	})
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	conns := make(chan *deadlineSpy, 1)
+	client := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{
+		DisableKeepAlives: true,
+		TLSConfig:         &tls.Config{RootCAs: pool},
+		Connect: func(ctx context.Context, network, address string, dial func(context.Context, string, string) (net.Conn, error)) (net.Conn, error) {
+			nc, err := dial(ctx, network, address)
+			if err != nil {
+				return nil, err
+			}
+			spy := &deadlineSpy{Conn: nc, lifted: make(chan struct{}, 1)}
+			conns <- spy
+			return spy, nil
+		},
+	})
+	t.Cleanup(client.CloseIdleConnections)
+	opts := testOptions(t, &testkit.SleepRecorder{})
+	opts.HTTPClient = client
+	conn, err := Dial(context.Background(), mustTarget(t, "wss"+strings.TrimPrefix(s.URL, "https")+"#rc=0"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(1000, "test over") })
+	spy, server := <-conns, <-split.conns
+	server.mu.Lock()
+	server.split = true
+	server.mu.Unlock()
+	close(write)
+	<-written
+	waitReadable(t, spy.Conn) // the record's header
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	read := make(chan readResult, 1)
+	go func() {
+		b, err := conn.Read(ended)
+		read <- readResult{b, err}
+	}()
+	<-spy.lifted // the poll is over, or reads without a deadline
+	if err := server.release(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-read; !errors.Is(got.err, context.Canceled) {
+		t.Errorf("poll with part of a record come: %q, %v; want context.Canceled", got.b, got.err)
+	}
+	if b, err := readCtx(t, conn); err != nil || string(b) != "m" {
+		t.Errorf("then: %q, %v; want m", b, err)
 	}
 }
