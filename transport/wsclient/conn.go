@@ -145,6 +145,11 @@ func (c *Conn) Close(code int, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.fail(ErrClosed)
+		if c.fr != nil {
+			// A Read from now on returns ErrClosed, and one cut short meanwhile does
+			// not cut coder/websocket's wait for the peer's close frame (inline.go).
+			c.fr.beginClose()
+		}
 		close(c.stop)
 		werr := c.ws.Close(websocket.StatusCode(code), reason)
 		c.wg.Wait()

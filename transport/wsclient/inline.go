@@ -48,6 +48,9 @@ type frameReader struct {
 	// look: the Read's context had ended before it began (a poll): before handing
 	// coder/websocket a frame of ours, look once whether the socket holds bytes.
 	look bool
+	// closing: Close waits for the peer's close frame, reading through here: no
+	// interrupt may cut that short (it would meet frames of ours over and over).
+	closing bool
 
 	// Read's goroutine only (coder/websocket reads under its own lock).
 	injected   bool // the last frame handed up was ours
@@ -70,7 +73,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		if n > 0 {
 			f.track(p[:n])
 			f.mu.Lock()
-			if f.deferred && f.between() {
+			if f.deferred && f.interrupted && f.between() {
 				// The frame cut in the middle has ended: the cut counts from here (a
 				// control frame or a fragment returns no message, so coder/websocket
 				// reads on and meets the deadline where a frame of ours can go in).
@@ -88,7 +91,11 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		}
 		f.mu.Lock()
 		if !f.interrupted {
+			closing := f.closing
 			f.mu.Unlock()
+			if closing {
+				continue // ours, lifted as Close began: read on for the peer's close
+			}
 			return n, err // not a deadline of ours
 		}
 		if f.between() && f.look {
@@ -197,10 +204,27 @@ func (f *frameReader) poll(gen uint64) {
 func (f *frameReader) interrupt(gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.armed && f.gen == gen {
+	if f.armed && f.gen == gen && !f.closing {
 		f.interrupted = true
 		_ = f.nc.SetReadDeadline(aLongTimeAgo)
 	}
+}
+
+// beginClose makes interrupts of no effect from now on (Close reads the peer's
+// close frame) and lifts a deadline one has set.
+func (f *frameReader) beginClose() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.interrupted {
+		_ = f.nc.SetReadDeadline(time.Time{})
+	}
+	f.closing, f.interrupted = true, false
+}
+
+func (f *frameReader) isClosing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closing
 }
 
 // disarm ends the Read of generation gen: the socket has no deadline again.
@@ -292,7 +316,7 @@ func (c *Conn) settle() bool {
 // readOne reads the next message, or the end of the connection.
 func (c *Conn) readOne(ctx context.Context) ([]byte, error) {
 	for {
-		if c.over.Load() {
+		if c.over.Load() || c.fr.isClosing() {
 			return nil, c.endCause()
 		}
 		gen := c.fr.arm()

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +29,30 @@ type deadlineSpy struct {
 	mu     sync.Mutex
 	past   bool
 	lifted chan struct{} // one value a lift after a past deadline
+	// reading, when set, is told of the next Read on the socket; timeouts counts the
+	// Reads that met a deadline after it.
+	reading  chan struct{}
+	watching bool
+	timeouts int
+}
+
+func (c *deadlineSpy) Read(b []byte) (int, error) {
+	c.mu.Lock()
+	tell := c.reading
+	c.reading = nil
+	c.mu.Unlock()
+	if tell != nil {
+		close(tell)
+	}
+	n, err := c.Conn.Read(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.mu.Lock()
+		if c.watching {
+			c.timeouts++
+		}
+		c.mu.Unlock()
+	}
+	return n, err
 }
 
 func (c *deadlineSpy) SetReadDeadline(t time.Time) error {
@@ -350,5 +375,55 @@ func TestConnReadEndedContextPartTLSRecord(t *testing.T) {
 	}
 	if b, err := readCtx(t, conn); err != nil || string(b) != "m" {
 		t.Errorf("then: %q, %v; want m", b, err)
+	}
+}
+
+// TestConnCloseWithPollMeanwhile: a Read that begins while Close waits for the
+// peer's close frame (a poll, or a wait cut short) leaves the close handshake
+// alone: its interrupt put a read deadline in the past under Close's own reading,
+// which then met empty frames of ours over and over (a busy loop) and never read the
+// peer's close until coder/websocket's 5 s were up, and Close failed.
+func TestConnCloseWithPollMeanwhile(t *testing.T) {
+	t.Parallel()
+	gotClose, answer := make(chan []byte, 1), make(chan struct{})
+	s := newRawServer(t, func(_ *http.Request, conn net.Conn, rw *bufio.ReadWriter) {
+		f := readClientFrame(rw)
+		gotClose <- f
+		select {
+		case <-answer:
+		case <-time.After(30 * time.Second):
+			return
+		}
+		if len(f) > 0 {
+			writeFrame(rw, true, opClose, f[1:])
+		}
+		readClientFrame(rw) // until the client goes
+	})
+	conns := make(chan *deadlineSpy, 1)
+	conn := dialServer(t, s.URL, func(o *Options) { o.HTTPClient = spiedClient(t, conns) })
+	spy := <-conns
+	reading := make(chan struct{})
+	spy.mu.Lock()
+	spy.reading, spy.watching = reading, true
+	spy.mu.Unlock()
+	closed := make(chan error, 1)
+	go func() { closed <- conn.Close(1000, "bye") }()
+	if f := <-gotClose; len(f) == 0 || f[0]&0x0f != opClose {
+		t.Fatalf("the client's close frame: %x", f)
+	}
+	<-reading // Close waits for the peer's close frame
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := conn.Read(ended); !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) {
+		t.Errorf("Read while closing: %v, want ErrClosed or context.Canceled", err)
+	}
+	close(answer)
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	spy.mu.Lock()
+	defer spy.mu.Unlock()
+	if spy.timeouts > 0 {
+		t.Errorf("Close's reading met a read deadline %d times (the Read's interrupt)", spy.timeouts)
 	}
 }
