@@ -305,8 +305,8 @@ func (c *Conn) settle() bool {
 			return read
 		}
 		read = true
-		if c.over.Load() {
-			return read
+		if c.over.Load() || c.fr.isClosing() {
+			return read // the end, or Close (its ErrClosed is the write's error)
 		}
 		c.held = append(c.held, inbound{data: data, err: err})
 	}
