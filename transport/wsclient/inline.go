@@ -25,7 +25,8 @@ import (
 // (the peer has sent its header; what is left of it is read without a deadline): a
 // connection is never left with half a frame consumed. If no message ends there (the
 // frame was a ping, or a fragment), the cut counts at the next boundary between two
-// messages.
+// messages; a peer that does not end the frame within cutFrameGrace has stalled, and
+// the connection ends as a drop.
 //
 // With keepalive pings a goroutine still reads continuously (readLoop): a pong must
 // be seen while the caller does something else than Read.
@@ -63,6 +64,11 @@ type frameReader struct {
 // emptyBinaryFrame is the frame frameReader hands coder/websocket to end a wait:
 // FIN, opcode binary, no mask, no payload.
 var emptyBinaryFrame = [2]byte{0x82, 0x00}
+
+// cutFrameGrace bounds how long a Read whose context ended waits for the end of the
+// frame (or fragmented message) it was cut in the middle of: a peer that stalls
+// there would otherwise hold the caller past its context for good. Tests shorten it.
+var cutFrameGrace = 10 * time.Second
 
 // aLongTimeAgo is a read deadline that has passed.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -103,7 +109,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 			if waiting(f.nc) {
 				// A poll takes what has come: read it, and cut at the boundary after.
 				f.deferred = true
-				_ = f.nc.SetReadDeadline(time.Time{})
+				_ = f.nc.SetReadDeadline(time.Now().Add(cutFrameGrace))
 				f.mu.Unlock()
 				continue
 			}
@@ -113,11 +119,17 @@ func (f *frameReader) Read(p []byte) (int, error) {
 			f.injected = true
 			return copy(p, emptyBinaryFrame[:]), nil
 		}
-		// In the middle of a frame: its end is read whatever the wait (and a
-		// fragmented message's). If a message ends there it is returned; if not (a
-		// control frame), the cut counts at the next boundary.
+		if f.deferred {
+			// The frame did not end within cutFrameGrace: the peer stalls in the
+			// middle of it. coder/websocket fails and the connection ends (a drop).
+			f.mu.Unlock()
+			return n, err
+		}
+		// In the middle of a frame: its end is read (and a fragmented message's),
+		// for cutFrameGrace at most. If a message ends there it is returned; if not
+		// (a control frame), the cut counts at the next boundary.
 		f.deferred = true
-		_ = f.nc.SetReadDeadline(time.Time{})
+		_ = f.nc.SetReadDeadline(time.Now().Add(cutFrameGrace))
 		f.mu.Unlock()
 	}
 }

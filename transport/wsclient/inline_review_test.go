@@ -427,3 +427,46 @@ func TestConnCloseWithPollMeanwhile(t *testing.T) {
 		t.Errorf("Close's reading met a read deadline %d times (the Read's interrupt)", spy.timeouts)
 	}
 }
+
+// TestConnReadCutInsideStalledFrame: a wait cut short in the middle of a frame whose
+// peer then stalls does not hold the caller for good: once cutFrameGrace has passed
+// the connection ends as a drop. Not parallel: it shortens cutFrameGrace.
+func TestConnReadCutInsideStalledFrame(t *testing.T) {
+	defer func(d time.Duration) { cutFrameGrace = d }(cutFrameGrace)
+	cutFrameGrace = 10 * time.Millisecond
+	pong := make(chan []byte, 1)
+	release := make(chan struct{})
+	s := newRawServer(t, func(_ *http.Request, conn net.Conn, rw *bufio.ReadWriter) {
+		// A ping, and half of a text message's only frame: then nothing.
+		rw.Write([]byte{0x80 | opPing, 1, 'p', 0x81, 10, 'h', 'e', 'l', 'l', 'o'})
+		if rw.Flush() != nil {
+			return
+		}
+		pong <- readClientFrame(rw)
+		select {
+		case <-release:
+		case <-time.After(30 * time.Second):
+			// The rest, so that a Read that waits for it returns (and the test fails).
+			rw.WriteString("world")
+			rw.Flush()
+		}
+		answerClose(rw)
+	})
+	defer close(release)
+	conn := dialServer(t, s.URL, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	read := make(chan readResult, 1)
+	go func() {
+		b, err := conn.Read(ctx)
+		read <- readResult{b, err}
+	}()
+	<-pong // the ping was handled, the half frame read with it
+	cancel()
+	got := <-read
+	if errors.Is(got.err, context.Canceled) {
+		t.Skip("the half frame came after the cut: nothing to test")
+	}
+	if !errors.Is(got.err, ErrDropped) {
+		t.Fatalf("Read cut inside a stalled frame: %q, %v; want ErrDropped", got.b, got.err)
+	}
+}
