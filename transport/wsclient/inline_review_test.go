@@ -23,7 +23,7 @@ import (
 )
 
 // deadlineSpy is the client's socket, telling when a read deadline in the past (an
-// interrupt) was lifted again: the interrupted read has been dealt with.
+// interrupt) was lifted or put off again: the interrupted read has been dealt with.
 type deadlineSpy struct {
 	net.Conn
 	mu     sync.Mutex
@@ -62,7 +62,7 @@ func (c *deadlineSpy) SetReadDeadline(t time.Time) error {
 	switch {
 	case !t.IsZero() && t.Before(time.Now()):
 		c.past = true
-	case t.IsZero() && c.past:
+	case c.past: // lifted, or put off (a frame cut in the middle)
 		c.past = false
 		select {
 		case c.lifted <- struct{}{}:
