@@ -88,7 +88,9 @@ func (c *Conn) Subprotocol() string { return c.ws.Subprotocol() }
 // returns an error wrapping ErrNormalClosure (the peer closed with 1000),
 // ErrDropped (reconnect; CloseStatus gives the peer's close status, if any) or
 // ErrClosed (Close was called). When ctx ends first, Read returns ctx.Err() and the
-// connection stays open.
+// connection stays open. Without keepalive pings, a Read whose ctx has ended already
+// still returns a message that has come (read ahead, or over ws:// waiting in the
+// socket), as a poll.
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	if c.fr != nil {
 		return c.readInline(ctx)

@@ -22,7 +22,7 @@ import (
 // binary frame of its own (two bytes no peer sent) instead of an error, so that
 // coder/websocket returns a message and its state stays whole; Read recognises the
 // frame and returns ctx's error. A frame cut in the middle is read to its end first
-// (the peer has sent its header; what is left of it is read without a deadline): a
+// (the peer has sent its header; what is left of it is read, for cutFrameGrace): a
 // connection is never left with half a frame consumed. If no message ends there (the
 // frame was a ping, or a fragment), the cut counts at the next boundary between two
 // messages; a peer that does not end the frame within cutFrameGrace has stalled, and
@@ -43,8 +43,8 @@ type frameReader struct {
 	armed       bool
 	interrupted bool
 	// deferred: an interrupt came in the middle of a frame (or of a fragmented
-	// message); the deadline is lifted until the next frame boundary between two
-	// messages, where it counts again.
+	// message); the deadline is put off (by cutFrameGrace) until the next frame
+	// boundary between two messages, where it counts again.
 	deferred bool
 	// look: the Read's context had ended before it began (a poll): before handing
 	// coder/websocket a frame of ours, look once whether the socket holds bytes.
