@@ -88,9 +88,9 @@ func (c *Conn) Subprotocol() string { return c.ws.Subprotocol() }
 // returns an error wrapping ErrNormalClosure (the peer closed with 1000),
 // ErrDropped (reconnect; CloseStatus gives the peer's close status, if any) or
 // ErrClosed (Close was called). When ctx ends first, Read returns ctx.Err() and the
-// connection stays open. Without keepalive pings, a Read whose ctx has ended already
-// still returns a message that has come (read ahead, or over ws:// waiting in the
-// socket), as a poll.
+// connection stays open. A Read whose ctx has ended already still returns a message
+// that has come, as a poll: queued by the reader goroutine (with pings), or read
+// ahead, or over ws:// waiting in the socket (without).
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	if c.fr != nil {
 		return c.readInline(ctx)
@@ -98,17 +98,27 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	return c.readQueued(ctx)
 }
 
-// readQueued is Read from the reader goroutine's inbox.
+// readQueued is Read from the reader goroutine's inbox. A message queued already is
+// returned even if ctx has ended (wssession's Poll reads with an ended context).
 func (c *Conn) readQueued(ctx context.Context) ([]byte, error) {
 	select {
 	case m, ok := <-c.inbox:
-		if !ok {
-			return nil, c.endCause()
-		}
-		return m.data, m.err
+		return c.queued(m, ok)
+	default:
+	}
+	select {
+	case m, ok := <-c.inbox:
+		return c.queued(m, ok)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+func (c *Conn) queued(m inbound, ok bool) ([]byte, error) {
+	if !ok {
+		return nil, c.endCause()
+	}
+	return m.data, m.err
 }
 
 // Write sends one text message. If ctx ends before the message is written the

@@ -34,15 +34,21 @@ type deadlineSpy struct {
 	reading  chan struct{}
 	watching bool
 	timeouts int
+	// entries, when set, gets a value at every Read on the socket.
+	entries chan struct{}
 }
 
 func (c *deadlineSpy) Read(b []byte) (int, error) {
 	c.mu.Lock()
 	tell := c.reading
 	c.reading = nil
+	entries := c.entries
 	c.mu.Unlock()
 	if tell != nil {
 		close(tell)
+	}
+	if entries != nil {
+		entries <- struct{}{}
 	}
 	n, err := c.Conn.Read(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -468,5 +474,61 @@ func TestConnReadCutInsideStalledFrame(t *testing.T) {
 	}
 	if !errors.Is(got.err, ErrDropped) {
 		t.Fatalf("Read cut inside a stalled frame: %q, %v; want ErrDropped", got.b, got.err)
+	}
+}
+
+// TestConnPingedReadEndedContextTakesWhatCame: with keepalive pings (a reader
+// goroutine), a Read whose context has ended already returns a message the reader
+// has queued, as without pings: it chose between the two at random.
+func TestConnPingedReadEndedContextTakesWhatCame(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	send, stop := make(chan struct{}), make(chan struct{})
+	defer close(stop)
+	s := newRawServer(t, func(_ *http.Request, conn net.Conn, rw *bufio.ReadWriter) {
+		for i := range n {
+			select {
+			case <-send:
+			case <-stop:
+				return
+			}
+			if writeFrame(rw, true, opText, []byte{'m', byte('a' + i)}) != nil {
+				return
+			}
+		}
+		answerClose(rw)
+	})
+	entries := make(chan struct{}, 1000)
+	client := transport.NewHTTPClient(transport.CallControlRules(true), transport.ClientOptions{
+		DisableKeepAlives: true,
+		Connect: func(ctx context.Context, network, address string, dial func(context.Context, string, string) (net.Conn, error)) (net.Conn, error) {
+			nc, err := dial(ctx, network, address)
+			if err != nil {
+				return nil, err
+			}
+			return &deadlineSpy{Conn: nc, lifted: make(chan struct{}, 1), entries: entries}, nil
+		},
+	})
+	t.Cleanup(client.CloseIdleConnections)
+	conn := dialServer(t, s.URL, func(o *Options) {
+		o.HTTPClient = client
+		o.PingInterval = time.Hour // a reader goroutine, and no ping meanwhile
+	})
+	// Reads on the socket: the opening handshake's answer, then the reader's first.
+	<-entries
+	<-entries
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range n {
+		send <- struct{}{}
+		// The reader reads again once the message is queued.
+		<-entries
+		want := string([]byte{'m', byte('a' + i)})
+		if b, err := conn.Read(ended); err != nil || string(b) != want {
+			t.Fatalf("message %d, ended context: %q, %v; want %s", i, b, err, want)
+		}
+	}
+	if len(entries) > 0 {
+		t.Errorf("%d more Reads on the socket than counted", len(entries))
 	}
 }
