@@ -88,7 +88,9 @@ func (c *Conn) Subprotocol() string { return c.ws.Subprotocol() }
 // returns an error wrapping ErrNormalClosure (the peer closed with 1000),
 // ErrDropped (reconnect; CloseStatus gives the peer's close status, if any) or
 // ErrClosed (Close was called). When ctx ends first, Read returns ctx.Err() and the
-// connection stays open.
+// connection stays open. A Read whose ctx has ended already still returns a message
+// that has come, as a poll: queued by the reader goroutine (with pings), or read
+// ahead, or over ws:// waiting in the socket (without).
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	if c.fr != nil {
 		return c.readInline(ctx)
@@ -96,17 +98,27 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	return c.readQueued(ctx)
 }
 
-// readQueued is Read from the reader goroutine's inbox.
+// readQueued is Read from the reader goroutine's inbox. A message queued already is
+// returned even if ctx has ended (wssession's Poll reads with an ended context).
 func (c *Conn) readQueued(ctx context.Context) ([]byte, error) {
 	select {
 	case m, ok := <-c.inbox:
-		if !ok {
-			return nil, c.endCause()
-		}
-		return m.data, m.err
+		return c.queued(m, ok)
+	default:
+	}
+	select {
+	case m, ok := <-c.inbox:
+		return c.queued(m, ok)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+func (c *Conn) queued(m inbound, ok bool) ([]byte, error) {
+	if !ok {
+		return nil, c.endCause()
+	}
+	return m.data, m.err
 }
 
 // Write sends one text message. If ctx ends before the message is written the
@@ -145,6 +157,11 @@ func (c *Conn) Close(code int, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.fail(ErrClosed)
+		if c.fr != nil {
+			// A Read from now on returns ErrClosed, and one cut short meanwhile does
+			// not cut coder/websocket's wait for the peer's close frame (inline.go).
+			c.fr.beginClose()
+		}
 		close(c.stop)
 		werr := c.ws.Close(websocket.StatusCode(code), reason)
 		c.wg.Wait()

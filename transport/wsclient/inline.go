@@ -22,8 +22,11 @@ import (
 // binary frame of its own (two bytes no peer sent) instead of an error, so that
 // coder/websocket returns a message and its state stays whole; Read recognises the
 // frame and returns ctx's error. A frame cut in the middle is read to its end first
-// (the peer has sent its header; what is left of it is read without a deadline): a
-// connection is never left with half a frame consumed.
+// (the peer has sent its header; what is left of it is read, for cutFrameGrace): a
+// connection is never left with half a frame consumed. If no message ends there (the
+// frame was a ping, or a fragment), the cut counts at the next boundary between two
+// messages; a peer that does not end the frame within cutFrameGrace has stalled, and
+// the connection ends as a drop.
 //
 // With keepalive pings a goroutine still reads continuously (readLoop): a pong must
 // be seen while the caller does something else than Read.
@@ -39,6 +42,16 @@ type frameReader struct {
 	gen         uint64 // counts Reads, so that a late interrupt cannot cut the next one
 	armed       bool
 	interrupted bool
+	// deferred: an interrupt came in the middle of a frame (or of a fragmented
+	// message); the deadline is put off (by cutFrameGrace) until the next frame
+	// boundary between two messages, where it counts again.
+	deferred bool
+	// look: the Read's context had ended before it began (a poll): before handing
+	// coder/websocket a frame of ours, look once whether the socket holds bytes.
+	look bool
+	// closing: Close waits for the peer's close frame, reading through here: no
+	// interrupt may cut that short (it would meet frames of ours over and over).
+	closing bool
 
 	// Read's goroutine only (coder/websocket reads under its own lock).
 	injected   bool // the last frame handed up was ours
@@ -52,6 +65,11 @@ type frameReader struct {
 // FIN, opcode binary, no mask, no payload.
 var emptyBinaryFrame = [2]byte{0x82, 0x00}
 
+// cutFrameGrace bounds how long a Read whose context ended waits for the end of the
+// frame (or fragmented message) it was cut in the middle of: a peer that stalls
+// there would otherwise hold the caller past its context for good. Tests shorten it.
+var cutFrameGrace = 10 * time.Second
+
 // aLongTimeAgo is a read deadline that has passed.
 var aLongTimeAgo = time.Unix(1, 0)
 
@@ -60,6 +78,15 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		n, err := f.rwc.Read(p)
 		if n > 0 {
 			f.track(p[:n])
+			f.mu.Lock()
+			if f.deferred && f.interrupted && f.between() {
+				// The frame cut in the middle has ended: the cut counts from here (a
+				// control frame or a fragment returns no message, so coder/websocket
+				// reads on and meets the deadline where a frame of ours can go in).
+				f.deferred = false
+				_ = f.nc.SetReadDeadline(aLongTimeAgo)
+			}
+			f.mu.Unlock()
 			if isTimeout(err) {
 				err = nil // the next Read meets the deadline again
 			}
@@ -70,24 +97,48 @@ func (f *frameReader) Read(p []byte) (int, error) {
 		}
 		f.mu.Lock()
 		if !f.interrupted {
+			closing := f.closing
 			f.mu.Unlock()
+			if closing {
+				continue // ours, lifted as Close began: read on for the peer's close
+			}
 			return n, err // not a deadline of ours
 		}
-		if f.hn == 0 && f.left == 0 && !f.fragmented && len(p) >= len(emptyBinaryFrame) {
+		if f.between() && f.look {
+			f.look = false
+			if waiting(f.nc) {
+				// A poll takes what has come: read it, and cut at the boundary after.
+				f.deferred = true
+				_ = f.nc.SetReadDeadline(time.Now().Add(cutFrameGrace))
+				f.mu.Unlock()
+				continue
+			}
+		}
+		if f.between() && len(p) >= len(emptyBinaryFrame) {
 			f.mu.Unlock()
 			f.injected = true
 			return copy(p, emptyBinaryFrame[:]), nil
 		}
-		// In the middle of a frame: its end is read whatever the wait (the message
-		// is returned; ctx's end is seen by the next Read).
-		f.interrupted = false
-		_ = f.nc.SetReadDeadline(time.Time{})
+		if f.deferred {
+			// The frame did not end within cutFrameGrace: the peer stalls in the
+			// middle of it. coder/websocket fails and the connection ends (a drop).
+			f.mu.Unlock()
+			return n, err
+		}
+		// In the middle of a frame: its end is read (and a fragmented message's),
+		// for cutFrameGrace at most. If a message ends there it is returned; if not
+		// (a control frame), the cut counts at the next boundary.
+		f.deferred = true
+		_ = f.nc.SetReadDeadline(time.Now().Add(cutFrameGrace))
 		f.mu.Unlock()
 	}
 }
 
 func (f *frameReader) Write(p []byte) (int, error) { return f.rwc.Write(p) }
 func (f *frameReader) Close() error                { return f.rwc.Close() }
+
+// between reports whether the next byte starts a frame outside a fragmented message.
+func (f *frameReader) between() bool { return f.hn == 0 && f.left == 0 && !f.fragmented }
 
 // track follows the frames in b, the next bytes handed to coder/websocket
 // (RFC 6455 §5.2).
@@ -148,18 +199,44 @@ func (f *frameReader) arm() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gen++
-	f.armed, f.interrupted = true, false
+	f.armed, f.interrupted, f.deferred, f.look = true, false, false, false
 	return f.gen
+}
+
+// poll cuts short the wait of generation gen before it begins: what was read ahead,
+// or waits in the socket, is still read.
+func (f *frameReader) poll(gen uint64) {
+	f.interrupt(gen)
+	f.mu.Lock()
+	f.look = true
+	f.mu.Unlock()
 }
 
 // interrupt cuts short the wait of generation gen, if it still goes on.
 func (f *frameReader) interrupt(gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.armed && f.gen == gen {
+	if f.armed && f.gen == gen && !f.closing {
 		f.interrupted = true
 		_ = f.nc.SetReadDeadline(aLongTimeAgo)
 	}
+}
+
+// beginClose makes interrupts of no effect from now on (Close reads the peer's
+// close frame) and lifts a deadline one has set.
+func (f *frameReader) beginClose() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.interrupted {
+		_ = f.nc.SetReadDeadline(time.Time{})
+	}
+	f.closing, f.interrupted = true, false
+}
+
+func (f *frameReader) isClosing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closing
 }
 
 // disarm ends the Read of generation gen: the socket has no deadline again.
@@ -169,7 +246,7 @@ func (f *frameReader) disarm() {
 	if f.interrupted {
 		_ = f.nc.SetReadDeadline(time.Time{})
 	}
-	f.armed, f.interrupted = false, false
+	f.armed, f.interrupted, f.deferred, f.look = false, false, false, false
 }
 
 // takeInjected reports whether the message coder/websocket just returned is the
@@ -240,8 +317,8 @@ func (c *Conn) settle() bool {
 			return read
 		}
 		read = true
-		if c.over.Load() {
-			return read
+		if c.over.Load() || c.fr.isClosing() {
+			return read // the end, or Close (its ErrClosed is the write's error)
 		}
 		c.held = append(c.held, inbound{data: data, err: err})
 	}
@@ -251,15 +328,16 @@ func (c *Conn) settle() bool {
 // readOne reads the next message, or the end of the connection.
 func (c *Conn) readOne(ctx context.Context) ([]byte, error) {
 	for {
-		if c.over.Load() {
+		if c.over.Load() || c.fr.isClosing() {
 			return nil, c.endCause()
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
 		}
 		gen := c.fr.arm()
 		var stop func() bool
-		if ctx.Done() != nil {
+		if ctx.Err() != nil {
+			// Ended already (wssession's Poll): what has come is still returned, as a
+			// reader goroutine would have queued it.
+			c.fr.poll(gen)
+		} else if ctx.Done() != nil {
 			stop = context.AfterFunc(ctx, func() { c.fr.interrupt(gen) })
 		}
 		data, injected, fatal, err := c.readMessage()
