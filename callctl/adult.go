@@ -3,6 +3,7 @@ package callctl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -48,10 +49,30 @@ func (c *callRun) adult(ctx context.Context, leg CallInfo, vs []verbs.Verb, inpu
 	l := &adultLeg{run: child, done: make(chan struct{}), at: c.elapsed()}
 	c.legs = append(c.legs, l)
 	parent := callJSON(c.info.fields())
+	legCtx, stop := legContext(ctx)
 	go func() {
 		defer close(l.done)
-		child.runAdult(ctx, parent, vs)
+		defer stop()
+		child.runAdult(legCtx, parent, vs)
 	}()
+}
+
+// legContext is the context of an adulted leg's session: once adulted the leg is a
+// call of its own (place-outdial.js doAdulting makes an AdultingCallSession, which
+// the parent's session no longer holds), so the call being hung up through the API
+// (ErrAPIHangup) does not end it; any other end of the call's context (a node
+// shutting down, a run's time limit) does, with its cause.
+func legContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	stopWatching := context.AfterFunc(parent, func() {
+		if cause := context.Cause(parent); !errors.Is(cause, ErrAPIHangup) {
+			cancel(cause)
+		}
+	})
+	return ctx, func() {
+		stopWatching()
+		cancel(nil)
+	}
 }
 
 // adultTarget is where a leg's session goes: for a WebSocket application,
@@ -114,7 +135,7 @@ func (a *wsApp) adulting(ctx context.Context, data map[string]any) {
 		c.hangup(ReasonConnectFailed)
 		return
 	}
-	raw, _ := json.Marshal(data) // call fields: always encodable
+	raw, _ := json.Marshal(wirePayload(data)) // call fields: always encodable
 	ack, err := a.s.Adult(ctx, raw)
 	switch {
 	case err != nil:

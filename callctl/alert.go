@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/switchboard-voice/switchboard/retry"
 	"github.com/switchboard-voice/switchboard/transport"
 )
 
@@ -16,11 +15,14 @@ const (
 	// AlertInvalidAppPayload: the application sent something that is not valid
 	// (invalid JSON, verbs that fail validation, a bad WebSocket message).
 	AlertInvalidAppPayload AlertType = "invalid-app-payload"
-	// AlertWebhookFailure: an HTTP hook (or a WebSocket request) failed after its
-	// retries ran out.
+	// AlertWebhookFailure: a WebSocket request failed (no ack in time), or a
+	// redirect could not be made. jambonz's HTTP requestor never raises it for a
+	// hook (hookAlertType).
 	AlertWebhookFailure AlertType = "webhook-failure"
-	// AlertWebhookConnectionFailure: the WebSocket could not be opened, or a
-	// mid-call drop could not be repaired within the reconnect budget.
+	// AlertWebhookConnectionFailure: an HTTP hook failed after its retries ran out
+	// (whatever the failure, an error status included: hookAlertType), the
+	// WebSocket could not be opened, or a mid-call drop could not be repaired within
+	// the reconnect budget.
 	AlertWebhookConnectionFailure AlertType = "webhook-connection-failure"
 	// AlertApplication: the application raised an alert itself (the alert verb),
 	// with its message as the detail.
@@ -35,20 +37,13 @@ type Alert struct {
 	Detail string
 }
 
-// hookAlertType tells a hook that could not reach the application (no connection, no
-// answer in time, refused by egress rules, a name that does not resolve, a bad
-// certificate) from one the application answered badly, as jambonz does:
-// webhook-connection-failure for the first, webhook-failure for the second.
-func hookAlertType(err error) AlertType {
-	var he *transport.HookError
-	if errors.As(err, &he) {
-		switch he.Class {
-		case retry.Connect, retry.ResponseTimeout, retry.HandshakeTimeout, retry.EgressRefused, retry.Permanent:
-			return AlertWebhookConnectionFailure
-		}
-	}
-	return AlertWebhookFailure
-}
+// hookAlertType is the alert of an HTTP hook that failed: webhook-connection-failure,
+// whatever the failure. jambonz's HTTP requestor (lib/utils/http-requestor.js
+// request) raises WEBHOOK_STATUS_FAILURE (webhook-failure) only for an error named
+// StatusError, which its undici client never throws: an error status is its own
+// HTTPResponseError (lib/utils/error.js), named Error, so it too is alerted as
+// WEBHOOK_CONNECTION_FAILURE, with the error's message as the detail.
+func hookAlertType(error) AlertType { return AlertWebhookConnectionFailure }
 
 // failureDetail is the detail of an alert for a request (what, to url) that failed
 // with err. A destination the egress rules refused gets one short line, the URL once:

@@ -9,8 +9,11 @@ import (
 	"github.com/switchboard-voice/switchboard/callctl"
 )
 
-// A hook that cannot reach the app raises webhook-connection-failure; one the app
-// answers badly raises webhook-failure. Either way the alert names the failed URL.
+// A hook that fails raises webhook-connection-failure, whether it cannot reach the
+// app or the app answers with an error status: jambonz's HTTP requestor raises
+// webhook-failure only for a StatusError, which its undici client never throws
+// (lib/utils/http-requestor.js, lib/utils/error.js HTTPResponseError). Either way the
+// alert names the failed URL.
 func TestHookAlertTypes(t *testing.T) {
 	app := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -27,7 +30,7 @@ func TestHookAlertTypes(t *testing.T) {
 		url                     string
 	}{
 		{"refused call hook", "http://127.0.0.1:1/call", "", callctl.AlertWebhookConnectionFailure, "http://127.0.0.1:1/call"},
-		{"status hook answering 500", app + "/call", app + "/status", callctl.AlertWebhookFailure, app + "/status"},
+		{"status hook answering 500", app + "/call", app + "/status", callctl.AlertWebhookConnectionFailure, app + "/status"},
 		{"status hook refusing", app + "/call", "http://127.0.0.1:1/status", callctl.AlertWebhookConnectionFailure, "http://127.0.0.1:1/status"},
 	}
 	for _, tt := range tests {

@@ -34,7 +34,7 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	}
 	timeout := defaultDialTimeout
 	if d.Timeout > 0 {
-		timeout = seconds(d.Timeout)
+		timeout = c.nodeTimer("dial timeout", d.Timeout) // dial.js timerRing
 	}
 	ring := min(defaultDialRing, timeout)
 	if out.Status == StatusNoAnswer {
@@ -80,8 +80,9 @@ func (c *callRun) dial(ctx context.Context, d *verbs.Dial) {
 	c.answer(ctx)
 	results["dial_call_status"], results["dial_sip_status"] = string(StatusCompleted), 200
 	duration := out.Duration
-	if d.TimeLimit > 0 && seconds(d.TimeLimit) < duration {
-		duration = seconds(d.TimeLimit)
+	if d.TimeLimit > 0 {
+		// dial.js timerMaxCallDuration, a Node timer.
+		duration = min(duration, c.nodeTimer("dial timeLimit", d.TimeLimit))
 	}
 	start := c.elapsed()
 	gen := c.generation
@@ -719,25 +720,15 @@ func dialogflowIntent(in BotIntent, endInteraction bool) map[string]any {
 	}
 }
 
-// restDial places a REST-created call's leg and, once answered, requests its
-// call_hook as session:new (rest_dial.js): its verbs replace the remaining ones.
-func (c *callRun) restDial(ctx context.Context, v *verbs.RestDial) {
-	var out DialOutcome
-	if c.dialNext < len(c.opts.Script.Dials) {
-		out = c.opts.Script.Dials[c.dialNext]
-	}
-	c.dialNext++
-	out = out.withDefaults()
-	if !c.spend(ctx, defaultDialRing) {
-		return
-	}
-	if out.Status != StatusCompleted {
-		c.log(zerolog.InfoLevel).Str("status", string(out.Status)).Msg("rest:dial: the called party did not answer")
-		return
-	}
-	c.answer(ctx)
-	vs, replace, ok := c.hookVerbs(ctx, wssession.MsgVerbHook, v.CallHook, c.info.fields())
-	if ok && replace && !c.ended {
-		c.replaceQueue(vs)
-	}
+// restDial runs a rest:dial verb found among an application's verbs as jambonz's
+// task runs it there (lib/tasks/rest_dial.js): the task only drives a call the REST
+// API created (create-call.js sends its INVITE and emits its connect and callStatus
+// events), so as a verb it places no call and requests no call_hook; its exec starts
+// the ring timer and waits for a task-done that only those events, or a kill, give.
+// At the timeout it tries to cancel the call's INVITE, which a call already set up
+// cannot be. The verb lasts until the call ends or a command replaces the verbs; a
+// compat warning says so.
+func (c *callRun) restDial(ctx context.Context, _ *verbs.RestDial) {
+	c.compat(CompatRestDialVerb, "rest:dial among the application's verbs: jambonz's task only drives a call the REST API creates; as a verb it places no call, requests no call_hook, and waits until the call ends or its verbs are replaced (create the call with the REST API, or send a dial command, instead)")
+	c.hold(ctx, func() bool { return false })
 }

@@ -57,8 +57,9 @@ type application interface {
 	message(ctx context.Context, typ string, h *verbs.Hook, data map[string]any)
 	// toolCall requests an llm verb's toolHook. An HTTP app's answer is the tool
 	// output (answered true); a WebSocket app answers later, with an llm:tool-output
-	// command.
-	toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (output json.RawMessage, answered bool)
+	// command. failed is the error fields of what jambonz's sendToolHook throws (the
+	// request failed, or its answer is not a JSON object or array), nil when none.
+	toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (output json.RawMessage, answered bool, failed map[string]any)
 }
 
 // callRun is one call in progress. It is driven by Run and is not safe for concurrent
@@ -349,6 +350,17 @@ func (c *callRun) execute(ctx context.Context) {
 	}
 }
 
+// taskName is the name jambonz's task for v reports: the verb's, but for llm (and
+// s2s and its vendor shortcuts, normalised to llm) the vendor task's TaskName, which
+// lib/tasks/llm/index.js's name getter returns (Llm_OpenAI_s2s, Llm_VoiceAgent_s2s,
+// Llm_Ultravox_s2s, Llm_Elevenlabs_s2s, Llm_Google_s2s: lib/tasks/llm/llms/*.js).
+func taskName(v verbs.Verb) string {
+	if l, ok := v.(*verbs.Llm); ok {
+		return vendorOf(l).task
+	}
+	return v.Name()
+}
+
 func (c *callRun) reportVerb(ctx context.Context, v verbs.Verb, event string) {
 	if !c.notifyEvents {
 		return
@@ -356,7 +368,7 @@ func (c *callRun) reportVerb(ctx context.Context, v verbs.Verb, event string) {
 	// jambonz's call session reports the task's start and end with its name
 	// (lib/session/call-session.js _notifyTaskStatus); the verbs' own events carry
 	// verb instead.
-	data := map[string]any{"name": v.Name(), "event": event}
+	data := map[string]any{"name": taskName(v), "event": event}
 	if id := v.ID(); id != "" {
 		data["id"] = id
 	}

@@ -42,7 +42,7 @@ const (
 	// command, with no jambonz:error.
 	CompatInvalidCommand CompatRule = "invalid-command"
 	// CompatRedirectCommandIgnored: a redirect command whose data jambonz does not
-	// act on (neither verbs, a call_hook nor parent_call/child_call): the verb
+	// act on (neither verbs, a call_hook, a child_call_hook nor parent_call): the verb
 	// playing is stopped and nothing replaces it.
 	CompatRedirectCommandIgnored CompatRule = "redirect-command-ignored"
 	// CompatCommandWithoutEffect: a command jambonz accepts but that does nothing in
@@ -69,12 +69,21 @@ const (
 	// CompatAdultingAckVerbs: the ack of session:adulting carries verbs, which
 	// jambonz ignores: an adulted leg runs the child_call_hook's verbs.
 	CompatAdultingAckVerbs CompatRule = "adulting-ack-verbs"
+	// CompatTimerOverflow: a duration jambonz times with Node's setTimeout (a
+	// gather's timeout or interDigitTimeout, a pause, a play's timeoutSecs, a listen's maxLength, a
+	// dial's timeout or timeLimit) beyond 2^31-1 ms (about 24.8 days): Node sets
+	// the delay to 1 ms, so the timer fires at once.
+	CompatTimerOverflow CompatRule = "timer-overflow"
+	// CompatRestDialVerb: a rest:dial verb among an application's verbs places no
+	// call and requests no call_hook: jambonz's task only drives a call the REST API
+	// created, and as a verb it waits until the call ends or is given new verbs.
+	CompatRestDialVerb CompatRule = "rest-dial-verb"
 )
 
 // compatRules lists every rule, for KnownCompatRule: a rule added above goes here too.
 var compatRules = []CompatRule{CompatCommandBeforeAck, CompatTagCommand, CompatUnknownCommand, CompatIgnoredProperty,
 	CompatActionHookNotVerbs, CompatGatherDigitsLost, CompatCallHookIgnored, CompatInvalidCommand, CompatRedirectCommandIgnored, CompatCommandWithoutEffect, CompatStatusToOldApp,
-	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs}
+	CompatStatusBeforeSession, CompatStatusHookOverWebSocket, CompatAnswerIgnored, CompatGetHookEmpty, CompatAdultingAckVerbs, CompatTimerOverflow, CompatRestDialVerb}
 
 // CompatRules returns every compat rule, in a fresh slice.
 func CompatRules() []CompatRule { return append([]CompatRule(nil), compatRules...) }

@@ -17,6 +17,13 @@ import (
 // ReasonAPIHangup is the call.end reason of a call hung up by a Control.
 const ReasonAPIHangup = "api-hangup"
 
+// ErrAPIHangup is the cause to cancel a call's context with (context.WithCancelCause)
+// when the call alone is hung up through an API: the call ends with ReasonAPIHangup,
+// and the sessions its dialed legs were given by a child_call_hook go on, as jambonz's
+// adulted legs are calls of their own (lib/session/adulting-call-session.js). Any
+// other cause ends them too.
+var ErrAPIHangup = errors.New(ReasonAPIHangup)
+
 // ErrNoAnswer, as the cause of canceling a call's context
 // (context.WithCancelCause), ends a call not yet answered with status no-answer
 // (SIP 487, its text the reason), as jambonz's live call control call_status
@@ -172,7 +179,7 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 		}
 		c.redirect(ctx, ctl.Redirect)
 	case ctl.ChildCallHook != "":
-		c.childCallHook(ctx, ctl.ChildCallHook)
+		c.childCallHook(ctx, ctl.ChildCallHook, true)
 	}
 }
 
@@ -181,9 +188,19 @@ func (c *callRun) applyControl(ctx context.Context, ctl Control) {
 // application as session:redirect with the leg's call info, and the verbs it returns
 // run in the leg's own session (adult.go), while the dial ends (its actionHook
 // follows, dial.go).
-func (c *callRun) childCallHook(ctx context.Context, url string) {
+//
+// With no dial bridged, _lccCallHook requests nothing (it reads the leg from the
+// current task's sd) and, given no call_hook (alone), kills the verb playing, as it
+// does after an adulting that left the call no verbs; with no verb playing it throws
+// reading sd of null, and nothing happens.
+func (c *callRun) childCallHook(ctx context.Context, url string, alone bool) {
 	d := c.dialing
 	if d == nil || d.adulted {
+		if alone && c.current != nil {
+			c.compat(CompatCommandWithoutEffect, "child_call_hook while no dial is bridged: jambonz requests nothing, and kills the verb playing (%s)", c.current.Name())
+			c.cut = true
+			return
+		}
 		c.log(zerolog.InfoLevel).Msg("child_call_hook while no dial is bridged: jambonz ignores it")
 		return
 	}
@@ -321,7 +338,8 @@ func (c *callRun) statusApp() application {
 	return c.app
 }
 
-// isAbsolute reports whether raw is an absolute URL of a scheme jambonz requests.
+// isAbsolute reports whether raw is an absolute URL of a scheme jambonz requests
+// (lib/utils/base-requestor.js _isAbsoluteUrl; the scheme's case is not told apart).
 func isAbsolute(raw string) bool {
 	for _, p := range []string{"http://", "https://", "ws://", "wss://"} {
 		if len(raw) >= len(p) && strings.EqualFold(raw[:len(p)], p) {

@@ -86,7 +86,7 @@ func TestWSAppAcksSessionRedirect(t *testing.T) {
 }
 
 // The example app refuses unsigned hooks when it has a secret: the call is
-// rejected with 480 and a webhook-failure alert.
+// rejected with 480 and a webhook-connection-failure alert.
 func TestHTTPAppRefusesUnsignedHooks(t *testing.T) {
 	url := serve(t, &exampleapp.HTTPApp{Secret: "s3cret"}, false)
 	r := run(t, baseOptions(t, url+"/call"))

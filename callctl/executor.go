@@ -30,6 +30,9 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 		}
 	case *verbs.Play:
 		c.answerUnless(ctx, v.EarlyMedia)
+		if v.TimeoutSecs > 0 {
+			c.nodeTimer("play timeoutSecs", v.TimeoutSecs)
+		}
 		d := playDuration(v)
 		if c.spend(ctx, d) {
 			c.actionHook(ctx, v.ActionHook, map[string]any{
@@ -38,7 +41,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 			})
 		}
 	case *verbs.Pause:
-		c.spend(ctx, seconds(v.Length))
+		c.spend(ctx, c.nodeTimer("pause length", v.Length))
 	case *verbs.Gather:
 		c.gather(ctx, v)
 	case *verbs.Dial:
@@ -70,9 +73,9 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Dtmf:
 		per := 500 * time.Millisecond
 		if v.Duration > 0 {
-			per = time.Duration(v.Duration) * time.Millisecond
+			per = seconds(v.Duration / 1000)
 		}
-		c.spend(ctx, time.Duration(len(v.Dtmf))*per)
+		c.spend(ctx, mulDuration(per, len(v.Dtmf)))
 	case *verbs.Conference:
 		c.conference(ctx, v)
 	case *verbs.Enqueue:
@@ -90,7 +93,7 @@ func (c *callRun) runVerb(ctx context.Context, v verbs.Verb) {
 	case *verbs.Listen:
 		c.answerUnless(ctx, v.EarlyMedia)
 		if v.MaxLength > 0 {
-			if c.spend(ctx, seconds(v.MaxLength)) {
+			if c.spend(ctx, c.nodeTimer("listen maxLength", v.MaxLength)) {
 				c.actionHook(ctx, v.ActionHook, nil)
 			}
 			break
@@ -311,8 +314,14 @@ func (c *callRun) gather(ctx context.Context, g *verbs.Gather) {
 	if wantsDigits {
 		keys = in.Digits
 	}
+	if g.Timeout != nil && *g.Timeout != 0 {
+		c.nodeTimer("gather timeout", *g.Timeout)
+	}
+	if g.InterDigitTimeout > 0 {
+		c.nodeTimer("gather interDigitTimeout", g.InterDigitTimeout)
+	}
 	out := collectDigits(g, keys, after, in.keyInterval())
-	if !c.spend(ctx, prompt+out.at) {
+	if !c.spend(ctx, addDuration(prompt, out.at)) {
 		return
 	}
 	if out.keyed != "" {
@@ -339,12 +348,54 @@ type gatherOutcome struct {
 }
 
 // forever stands for a gather that never ends on its own (timeout 0, no digit rule
-// met): the call's deadline ends it.
+// met): the call's deadline ends it. Durations saturate there (addDuration, seconds)
+// rather than overflow into the past.
 const forever = time.Duration(1<<63 - 1)
+
+// nodeTimerMax is the longest delay Node's setTimeout keeps, 2^31-1 ms: a longer one,
+// like one under 1 ms, is set to 1 ms (Node's timers documentation, setTimeout).
+const nodeTimerMax = (1<<31 - 1) * time.Millisecond
+
+// nodeDelay is the delay of jambonz's setTimeout(fn, secs * 1000): secs, unless
+// Node sets it to 1 ms (beyond nodeTimerMax, under 1 ms).
+func nodeDelay(secs float64) time.Duration {
+	ms := secs * 1000
+	if ms >= 1 && ms <= float64(nodeTimerMax/time.Millisecond) {
+		return seconds(secs)
+	}
+	return time.Millisecond
+}
+
+// nodeTimer is nodeDelay, with a compat warning naming what (a verb's property)
+// when Node's limit makes the timer fire at once.
+func (c *callRun) nodeTimer(what string, secs float64) time.Duration {
+	if secs*1000 > float64(nodeTimerMax/time.Millisecond) {
+		c.compat(CompatTimerOverflow, "%s of %g s is beyond Node's setTimeout limit (2^31-1 ms, about 24.8 days): jambonz's timer fires after 1 ms", what, secs)
+	}
+	return nodeDelay(secs)
+}
+
+// addDuration is a+b for non-negative durations, saturating at forever.
+func addDuration(a, b time.Duration) time.Duration {
+	if a > forever-b {
+		return forever
+	}
+	return a + b
+}
+
+// mulDuration is d*n for non-negative d and n, saturating at forever.
+func mulDuration(d time.Duration, n int) time.Duration {
+	if n > 0 && d > forever/time.Duration(n) {
+		return forever
+	}
+	return d * time.Duration(n)
+}
 
 // collectDigits plays jambonz's digit collection (lib/tasks/gather.js _onDtmf,
 // _startTimer) against the caller's keys, keyed from first after the prompt, then one
-// every interval. The timeout (default 15 s, 0 none) runs from the prompt's end.
+// every interval. The timeout (default 15 s, 0 none: "timeout of zero means no
+// timeout" in gather.js) runs from the prompt's end; it and interDigitTimeout are
+// Node timers (nodeDelay: beyond 2^31-1 ms they fire at once).
 // finishOnKey ends the gather with the digits before it, which it does not join;
 // numDigits or maxDigits digits end it at once. interDigitTimeout is started by a key
 // only once minDigits digits were keyed, and then replaces the timeout: with no
@@ -353,7 +404,10 @@ const forever = time.Duration(1<<63 - 1)
 func collectDigits(g *verbs.Gather, keys string, first, interval time.Duration) gatherOutcome {
 	timeout := 15 * time.Second
 	if g.Timeout != nil {
-		timeout = seconds(*g.Timeout)
+		timeout = 0
+		if *g.Timeout != 0 {
+			timeout = nodeDelay(*g.Timeout)
+		}
 	}
 	deadline := forever // the timer running: the timeout, then the inter-digit one
 	if timeout > 0 {
@@ -366,7 +420,7 @@ func collectDigits(g *verbs.Gather, keys string, first, interval time.Duration) 
 	}
 	interDigit := false
 	for i, k := range keys {
-		at := first + time.Duration(i)*interval
+		at := addDuration(first, mulDuration(interval, i))
 		if at >= deadline {
 			return onTimeout(deadline, interDigit)
 		}
@@ -379,7 +433,7 @@ func collectDigits(g *verbs.Gather, keys string, first, interval time.Duration) 
 			return gatherOutcome{at: at, digits: true, buffer: buffer, keyed: keyed}
 		}
 		if g.InterDigitTimeout > 0 && enough() {
-			deadline, interDigit = at+seconds(g.InterDigitTimeout), true
+			deadline, interDigit = addDuration(at, nodeDelay(g.InterDigitTimeout)), true
 		}
 	}
 	return onTimeout(deadline, interDigit)
@@ -422,12 +476,14 @@ func sayDuration(s *verbs.Say) time.Duration {
 	return loops(d, s.Loop)
 }
 
+// playDuration is how long a play lasts: each URL its timeoutSecs (play.js's timer,
+// a Node timer: nodeDelay), or defaultPlayDuration, times its loops.
 func playDuration(p *verbs.Play) time.Duration {
 	per := defaultPlayDuration
 	if p.TimeoutSecs > 0 {
-		per = seconds(p.TimeoutSecs)
+		per = nodeDelay(p.TimeoutSecs)
 	}
-	return loops(time.Duration(max(len(p.URL), 1))*per, p.Loop)
+	return loops(mulDuration(per, max(len(p.URL), 1)), p.Loop)
 }
 
 // loops multiplies one pass by the loop count; "forever" lasts until the call ends.
@@ -436,12 +492,20 @@ func loops(d time.Duration, n int) time.Duration {
 	case n == verbs.LoopForever:
 		return defaultMaxDuration * 2
 	case n > 1:
-		return d * time.Duration(n)
+		return mulDuration(d, n)
 	}
 	return d
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts a verb's seconds, saturating at forever: a float beyond int64's
+// range would convert to an undefined (on amd64 negative) duration.
+func seconds(s float64) time.Duration {
+	ns := s * float64(time.Second)
+	if ns >= float64(forever) {
+		return forever
+	}
+	return time.Duration(ns)
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

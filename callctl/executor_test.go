@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -339,5 +340,96 @@ func TestListenLastsAsLongAsTheCall(t *testing.T) {
 	o.Script.HangupAfter = 5 * time.Minute
 	if r := run(t, o); r.Reason != callctl.ReasonAppHangup || r.Duration != 45*time.Second || len(srv.all("/done")) != 1 {
 		t.Errorf("listen with maxLength 45: reason %s after %v, %d actionHook requests; want the actionHook's hangup at 45s", r.Reason, r.Duration, len(srv.all("/done")))
+	}
+}
+
+// gather with timeout 0 has no timer (lib/tasks/gather.js: "timeout of zero means no
+// timeout"): with a prompt before it, the call waits to its maximum length without
+// the arithmetic overflowing into a past time. A timeout beyond Node's setTimeout
+// range (2^31-1 ms) fires at once in jambonz, as Node clamps the delay to 1 ms; a
+// compat warning says so. A huge pause is such a timer too (lib/tasks/pause.js).
+func TestGatherExtremeTimeouts(t *testing.T) {
+	t.Run("timeout 0 after a prompt", func(t *testing.T) {
+		srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
+			map[string]any{"verb": "gather", "actionHook": "/g", "timeout": 0,
+				"say": map[string]any{"text": "press a key"}})})
+		o := baseOptions(t, url+"/call")
+		o.MaxDuration = time.Hour
+		r := run(t, o)
+		if r.Reason != callctl.ReasonMaxDuration || r.Duration != time.Hour {
+			t.Fatalf("reason %s after %v, want %s after 1h", r.Reason, r.Duration, callctl.ReasonMaxDuration)
+		}
+		if len(srv.all("/g")) != 0 {
+			t.Fatal("the gather's actionHook was requested: timeout 0 has no timer")
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		verb map[string]any
+	}{
+		{"gather timeout beyond setTimeout's range", map[string]any{"verb": "gather", "actionHook": "/g", "timeout": 1e12}},
+		{"gather timeout of 1e300", map[string]any{"verb": "gather", "actionHook": "/g", "timeout": 1e300}},
+		{"interDigitTimeout beyond setTimeout's range", map[string]any{"verb": "gather", "actionHook": "/g", "timeout": 0, "minDigits": 1, "interDigitTimeout": 3e6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(tc.verb)})
+			o := baseOptions(t, url+"/call")
+			o.Script.Gathers = []callctl.GatherInput{{Digits: "1"}}
+			r := run(t, o)
+			g := srv.last("/g").payload
+			if g == nil {
+				t.Fatalf("no actionHook; call ended %s after %v", r.Reason, r.Duration)
+			}
+			if r.Duration > time.Minute {
+				t.Fatalf("the gather lasted %v: jambonz's timer fires at once", r.Duration)
+			}
+			if !hasCompat(r, "setTimeout") {
+				t.Fatalf("no compat warning naming setTimeout: %v", kinds(r))
+			}
+		})
+	}
+	t.Run("play timeoutSecs of 1e300 s", func(t *testing.T) {
+		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
+			map[string]any{"verb": "play", "url": "https://example.com/a.mp3", "timeoutSecs": 1e300}, map[string]any{"verb": "hangup"})})
+		r := run(t, baseOptions(t, url+"/call"))
+		if r.Reason != callctl.ReasonAppHangup || r.Duration > time.Minute || !hasCompat(r, "play timeoutSecs") {
+			t.Fatalf("reason %s after %v, compat %v: want the hangup verb at once and a timer-overflow warning", r.Reason, r.Duration, r.Compat)
+		}
+	})
+	t.Run("pause of 1e300 s", func(t *testing.T) {
+		_, url := newHTTP(t, map[string]http.HandlerFunc{"/call": verbsReply(
+			map[string]any{"verb": "pause", "length": 1e300}, map[string]any{"verb": "hangup"})})
+		r := run(t, baseOptions(t, url+"/call"))
+		if r.Reason != callctl.ReasonAppHangup || r.Duration > time.Minute {
+			t.Fatalf("reason %s after %v, want the hangup verb at once", r.Reason, r.Duration)
+		}
+	})
+}
+
+// hasCompat reports whether a compat warning's detail contains s.
+func hasCompat(r *callctl.Result, s string) bool {
+	return slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return strings.Contains(w.Detail, s) })
+}
+
+// A rest:dial verb among an application's verbs places no call and requests no
+// call_hook: jambonz's task only drives a call the REST API created
+// (lib/tasks/rest_dial.js; create-call.js emits its events), and as a verb it waits
+// until the call ends. A compat warning says so.
+func TestRestDialVerbPlacesNoCall(t *testing.T) {
+	srv, url := newHTTP(t, map[string]http.HandlerFunc{
+		"/call": verbsReply(map[string]any{"verb": "rest:dial", "call_hook": "/c", "from": "+15550002222",
+			"to": map[string]any{"type": "phone", "number": "+15550001111"}}, map[string]any{"verb": "hangup"}),
+		"/c": verbsReply(map[string]any{"verb": "hangup"}),
+	})
+	o := baseOptions(t, url+"/call")
+	o.Script.HangupAfter = 90 * time.Second
+	r := run(t, o)
+	// Nothing answered the call: the caller's hangup cancels it.
+	wantEnd(t, r, callctl.StatusNoAnswer, callctl.ReasonCallerHangup, 487)
+	if len(srv.all("/c")) != 0 {
+		t.Errorf("the rest:dial's call_hook was requested: %v", srv.paths())
+	}
+	if !slices.ContainsFunc(r.Compat, func(w callctl.Compat) bool { return w.Rule == callctl.CompatRestDialVerb }) {
+		t.Errorf("compat %v: want %s", r.Compat, callctl.CompatRestDialVerb)
 	}
 }

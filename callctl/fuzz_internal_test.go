@@ -18,8 +18,8 @@ import (
 // FuzzParseRedirect feeds arbitrary WebSocket messages through DecodeAppMessage and,
 // for the redirect commands it accepts, parseRedirect (the command's data). Neither
 // may panic; every refusal wraps ErrInvalidMessage; the same input gives the same
-// result; a redirect gives one of verbs, a call hook, parent/child verbs, an error or
-// nothing, and a call hook given as a string is taken exactly as written.
+// result; a redirect gives one of verbs, call hooks (call_hook, child_call_hook),
+// parent verbs, an error or nothing, and a call hook given as a string is taken exactly as written.
 func FuzzParseRedirect(f *testing.F) {
 	testkit.AddSeeds[[]byte](f,
 		`{"type":"command","command":"redirect","data":[{"verb":"say","text":"x"}]}`,
@@ -28,6 +28,8 @@ func FuzzParseRedirect(f *testing.F) {
 		`{"type":"command","command":"redirect","data":{"call_hook":"https://app.example.com/x#rc=1"}}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":{"url":"/y","method":"GET"}}}`,
 		`{"type":"command","command":"redirect","data":{"parent_call":[{"hangup":{}}],"child_call":[]}}`,
+		`{"type":"command","command":"redirect","data":{"child_call_hook":"/child"}}`,
+		`{"type":"command","command":"redirect","data":{"call_hook":"/p","child_call_hook":{"url":"/c"}}}`,
 		`{"type":"command","command":"redirect","data":{"url":"/z"}}`,
 		`{"type":"command","command":"redirect","data":"/s"}`,
 		`{"type":"command","command":"redirect","data":{"call_hook":""}}`,
@@ -51,7 +53,7 @@ func FuzzParseRedirect(f *testing.F) {
 			t.Fatalf("parseRedirect is not deterministic: %#v, %#v", r, again)
 		}
 		given := 0
-		for _, set := range []bool{r.verbs != nil, r.hook != "", r.parent != nil || r.child != nil, r.ignored} {
+		for _, set := range []bool{r.verbs != nil, r.hook != "" || r.childHook != "", r.parent != nil, r.ignored} {
 			if set {
 				given++
 			}
@@ -146,6 +148,8 @@ func TestCollectDigits(t *testing.T) {
 		{"interDigitTimeout without minDigits never starts", verbs.Gather{InterDigitTimeout: 1, Timeout: f(4)}, "1", false, "1", 4 * time.Second},
 		{"keys after the timeout are not heard", verbs.Gather{NumDigits: 2, Timeout: f(2.1)}, "12", false, "1", 2100 * time.Millisecond},
 		{"timeout 0 waits forever", verbs.Gather{Timeout: f(0)}, "", false, "", forever},
+		{"timeout 0 after keys", verbs.Gather{Timeout: f(0)}, "12", false, "12", forever},
+		{"timeout beyond setTimeout fires after 1 ms", verbs.Gather{Timeout: f(3e6)}, "12", false, "", time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := collectDigits(&tc.g, tc.keys, 2*time.Second, 250*time.Millisecond)
@@ -153,5 +157,31 @@ func TestCollectDigits(t *testing.T) {
 				t.Errorf("got %+v, want digits %v buffer %q at %v", out, tc.digits, tc.buffer, tc.at)
 			}
 		})
+	}
+	// A scenario's huge key interval saturates instead of wrapping into the past.
+	if out := collectDigits(&verbs.Gather{NumDigits: 3}, "123", 2*time.Second, forever/2); out.digits || out.at != 15*time.Second {
+		t.Errorf("huge key interval: got %+v, want a timeout at 15s", out)
+	}
+}
+
+// A redirect command's fields are tested as JavaScript tests them (if
+// (opts.call_hook) ...): 0.0 and -0 are as falsy as 0, so such a call_hook is no
+// call hook, and the data is ignored rather than refused.
+func TestParseRedirectTruthiness(t *testing.T) {
+	for _, data := range []string{`{"call_hook":0.0}`, `{"call_hook":-0}`, `{"parent_call":0e3}`, `{"child_call_hook":""}`} {
+		if r := parseRedirect(json.RawMessage(data)); !r.ignored || r.err != nil {
+			t.Errorf("parseRedirect(%s) = %+v, want ignored", data, r)
+		}
+	}
+}
+
+// A hook is an absolute http(s) URL as ws-requestor.js tests it: an absolute URL
+// by its prefix (base-requestor.js _isAbsoluteUrl), whose scheme is http(s); "http:x"
+// has no // and is not one.
+func TestIsAbsoluteHTTP(t *testing.T) {
+	for raw, want := range map[string]bool{"https://a/x": true, "HTTP://a/x": true, "http:x": false, "ws://a/x": false, "/x": false, "httpx://a": false} {
+		if got := isAbsoluteHTTP(raw); got != want {
+			t.Errorf("isAbsoluteHTTP(%q) = %v, want %v", raw, got, want)
+		}
 	}
 }

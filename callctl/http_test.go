@@ -116,7 +116,7 @@ func TestHTTPCallHookFailureRejects(t *testing.T) {
 			want = 480
 		}
 		wantEnd(t, r, callctl.StatusFailed, callctl.ReasonCallHookFailed, want)
-		if !hasAlert(r, callctl.AlertWebhookFailure) || len(r.Verbs) != 0 {
+		if !hasAlert(r, callctl.AlertWebhookConnectionFailure) || len(r.Verbs) != 0 {
 			t.Fatalf("alerts %v verbs %v", r.Alerts, r.Verbs)
 		}
 	}
@@ -389,7 +389,7 @@ func TestHTTPDialHookFailureEndsDial(t *testing.T) {
 		d["dial_call_sid"] == nil {
 		t.Fatalf("dial action payload %v", d)
 	}
-	if !hasAlert(r, callctl.AlertWebhookFailure) {
+	if !hasAlert(r, callctl.AlertWebhookConnectionFailure) {
 		t.Fatal("no alert for the confirm hook")
 	}
 }

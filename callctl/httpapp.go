@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -82,7 +83,8 @@ func (a *httpApp) hook(ctx context.Context, _ string, h *verbs.Hook, payload map
 func (a *httpApp) request(ctx context.Context, t fragment.Target, method, user, pass string, payload map[string]any,
 	accept func(int, http.Header, []byte) error) (*transport.HookResponse, error) {
 	c := a.c
-	payload = c.getPayload(method, t, payload)
+	// Every payload goes out as jambonz's requestors write it (snake_cased keys).
+	payload = wirePayload(c.getPayload(method, t, payload))
 	c.result.Hooks = append(c.result.Hooks, t.URL.Path)
 	logger := c.opts.Logger.With().Str("call_sid", c.info.CallSid).Logger()
 	url := t.Clean()
@@ -305,26 +307,62 @@ func (a *httpApp) message(ctx context.Context, _ string, h *verbs.Hook, data map
 
 // toolCall requests the toolHook; its JSON answer is the tool output
 // (http-requestor.js returns an object body for llm:tool-call).
-func (a *httpApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool) {
+func (a *httpApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool, map[string]any) {
 	c := a.c
 	t, err := fragment.Resolve(c.opts.app, h.URL)
 	if err != nil {
 		c.alert(AlertInvalidAppPayload, fragment.Redact(h.URL), fmt.Sprintf("hook %q: %v", fragment.Redact(h.URL), err))
-		return nil, false
+		return nil, false, map[string]any{}
 	}
 	user, pass := a.credentials(t, h)
 	resp, err := a.request(ctx, t, h.MethodOrDefault(), user, pass, data, nil)
 	if err != nil {
-		if ctx.Err() == nil && !interrupted(err) {
-			c.alert(hookAlertType(err), t.Clean(), c.failureDetail("tool hook", t.Clean(), err))
+		if ctx.Err() != nil || interrupted(err) {
+			return nil, false, nil
 		}
-		return nil, false
+		c.alert(hookAlertType(err), t.Clean(), c.failureDetail("tool hook", t.Clean(), err))
+		return nil, false, nodeErrorFields(err, t)
 	}
+	// http-requestor.js reads the body only when its Content-Type is JSON, else ''; and
+	// lib/tasks/llm/index.js sendToolHook then sets tool_response.type on anything
+	// that is not an object (a string, a number, null), which throws a TypeError in
+	// the strict-mode class: the llm verb ends as for a failed request.
 	body := bytes.TrimSpace(resp.Body)
-	if len(body) == 0 || !json.Valid(body) {
-		return nil, false
+	var v any
+	if resp.Status == http.StatusNoContent || !isJSONContent(resp.Header.Get("Content-Type")) || json.Unmarshal(body, &v) != nil {
+		return nil, false, map[string]any{}
 	}
-	return body, true
+	switch v.(type) {
+	case map[string]any, []any:
+		return body, true, nil
+	}
+	return nil, false, map[string]any{}
+}
+
+// nodeErrorFields are the enumerable own properties of the error jambonz's HTTP
+// requestor throws for a failed request, snake-cased as performAction's payload is
+// (lib/utils/snakecase-keys.js): an HTTPResponseError's statusCode
+// (lib/utils/error.js); Node's ECONNREFUSED error's errno, code, syscall, address
+// and port; undici's HeadersTimeoutError's name and code. Other errors have none
+// that Switchboard can tell.
+func nodeErrorFields(err error, t fragment.Target) map[string]any {
+	var he *transport.HookError
+	if !errors.As(err, &he) {
+		return map[string]any{}
+	}
+	switch {
+	case he.Status != 0:
+		return map[string]any{"status_code": he.Status}
+	case he.Class == retry.ResponseTimeout:
+		return map[string]any{"name": "HeadersTimeoutError", "code": "UND_ERR_HEADERS_TIMEOUT"}
+	case he.Class == retry.Connect && errors.Is(err, syscall.ECONNREFUSED):
+		fields := map[string]any{"errno": -111, "code": "ECONNREFUSED", "syscall": "connect", "address": t.URL.Hostname()}
+		if port, perr := strconv.Atoi(t.URL.Port()); perr == nil {
+			fields["port"] = port
+		}
+		return fields
+	}
+	return map[string]any{}
 }
 
 // credentials are a hook's own, or the application's toward its own host.

@@ -286,6 +286,7 @@ func (c *callRun) llm(ctx context.Context, v *verbs.Llm) {
 	defer func() { c.llmCurrent = nil }()
 	gen := c.generation
 	results := map[string]any{"completion_reason": orString(script.End, "normal conversation end")}
+	toolFailed := false
 	for _, turn := range script.Turns {
 		if !c.spend(ctx, orDefault(turn.After, defaultTurnDelay)) || c.generation != gen {
 			results = map[string]any{"completion_reason": "normal conversation end"}
@@ -303,16 +304,21 @@ func (c *callRun) llm(ctx context.Context, v *verbs.Llm) {
 		case turn.Event != nil:
 			c.llmEvent(ctx, run, turn.Event)
 		case turn.ToolCall != nil:
-			c.llmToolCall(ctx, run, *turn.ToolCall)
+			if failed := c.llmToolCall(ctx, run, *turn.ToolCall); failed != nil {
+				// openai_s2s.js (and each vendor's _onServerEvent): the toolHook
+				// threw, so the conversation ends with this reason and the error.
+				results = map[string]any{"completion_reason": "client error calling function", "error": failed}
+				toolFailed = true
+			}
 		}
-		if c.ended || c.cut {
+		if c.ended || c.cut || toolFailed {
 			break
 		}
 	}
-	if script.Error != nil {
+	if script.Error != nil && !toolFailed {
 		results["error"] = script.Error
 	}
-	if script.Hold && !c.ended && !c.cut && c.generation == gen {
+	if script.Hold && !toolFailed && !c.ended && !c.cut && c.generation == gen {
 		c.hold(ctx, func() bool { return false })
 	}
 	if c.ended {
@@ -322,8 +328,42 @@ func (c *callRun) llm(ctx context.Context, v *verbs.Llm) {
 	// killed or not; its verbs replace the application's.
 	cut := c.cut
 	c.cut = false
-	c.actionHook(ctx, v.ActionHook, results)
-	c.cut = cut
+	c.llmAction(ctx, v, results)
+	c.cut = cut || c.cut
+}
+
+// llmAction requests the llm verb's actionHook. Unlike most tasks, the vendor tasks do
+// not catch what performAction throws (llms/*_s2s.js exec: await
+// this.parent.performAction(this.results)): a hook that fails (an HTTP error, an
+// unreachable host, a WebSocket ack that never comes) or answers verbs that do not
+// validate (makeTask throws) throws out of the task, and call-session.js exec stops
+// running tasks: the call ends (lib/tasks/task.js performAction). A WebSocket closed
+// gracefully is no failure: its requestor discards the message (ws-requestor.js).
+func (c *callRun) llmAction(ctx context.Context, v *verbs.Llm, results map[string]any) {
+	if v.ActionHook == nil || c.ended {
+		return
+	}
+	alerts := len(c.result.Alerts)
+	payload := c.payload(results)
+	if id := v.ID(); id != "" {
+		payload["verb_id"] = id
+	}
+	ans, ok := c.app.hook(ctx, wssession.MsgVerbHook, v.ActionHook, payload)
+	switch {
+	case c.ended || c.cut || ctx.Err() != nil:
+		return
+	case ok && ans.err != nil:
+		c.alert(AlertInvalidAppPayload, ans.url, "actionHook returned invalid verb syntax: "+ans.err.Error())
+		c.hangup(ReasonActionHookFailed)
+		return
+	case !ok:
+		if len(c.result.Alerts) > alerts { // a failure, alerted (not a graceful close)
+			c.hangup(ReasonActionHookFailed)
+		}
+		return
+	}
+	c.takeAnswer(ctx, v, ans)
+	c.checkDeadline()
 }
 
 // llmEvent sends a vendor event to the eventHook when the events list lets it
@@ -332,13 +372,14 @@ func (c *callRun) llmEvent(ctx context.Context, run *llmRun, evt map[string]any)
 	if run.v.EventHook == nil || !run.filter.allows(run.vendor.typeOf(evt)) {
 		return
 	}
-	c.app.message(ctx, wssession.MsgLlmEvent, run.v.EventHook, snakeKeys(evt, nil).(map[string]any))
+	c.app.message(ctx, wssession.MsgLlmEvent, run.v.EventHook, wirePayload(evt))
 }
 
 // llmToolCall makes a tool call: the vendor's event, then the toolHook
 // (llm:tool-call), and waits for the application's output: over HTTP the toolHook's
-// answer, over a WebSocket an llm:tool-output command, for up to the idle limit.
-func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScript) {
+// answer, over a WebSocket an llm:tool-output command, for up to the idle limit. It
+// returns the error fields when the toolHook failed (toolCall), nil otherwise.
+func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScript) map[string]any {
 	id := tc.ID
 	if id == "" {
 		id = fmt.Sprintf("call_%d", len(c.result.ToolCalls)+1)
@@ -353,11 +394,14 @@ func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScrip
 	if run.v.ToolHook == nil {
 		c.log(zerolog.WarnLevel).Str("tool", tc.Name).Msg("the model called a tool but the llm verb has no toolHook (jambonz logs it and goes on)")
 		c.llmEvent(ctx, run, evt)
-		return
+		return nil
 	}
-	payload := snakeKeys(data, []string{"args"}).(map[string]any)
-	out, answered := c.app.toolCall(ctx, run.v.ToolHook, payload)
+	payload := wirePayload(data)
+	out, answered, failed := c.app.toolCall(ctx, run.v.ToolHook, payload)
 	c.llmEvent(ctx, run, evt)
+	if failed != nil {
+		return failed
+	}
 	if answered {
 		var o map[string]any
 		if json.Unmarshal(out, &o) == nil && o != nil {
@@ -369,11 +413,11 @@ func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScrip
 			out, _ = json.Marshal(o)
 		}
 		c.toolOutput(ctx, call.ID, out)
-		return
+		return nil
 	}
 	ws, isWS := c.app.(*wsApp)
 	if !isWS {
-		return
+		return nil
 	}
 	deadline := time.Now().Add(c.opts.IdleLimit)
 	for !c.ended && !c.cut && !c.result.ToolCalls[index].Answered && !ws.s.Ended() {
@@ -384,14 +428,15 @@ func (c *callRun) llmToolCall(ctx context.Context, run *llmRun, tc ToolCallScrip
 			c.urgentControls()
 			if c.controls.pending() {
 				c.cut = true
-				return
+				return nil
 			}
 		}
 		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			c.log(zerolog.InfoLevel).Str("tool", tc.Name).Msg("no llm:tool-output within the idle limit")
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // toolOutput records the application's output for a tool call (llm:tool-output,

@@ -7,23 +7,24 @@ import (
 
 // Reasons a call ended (Result.Reason, and the reason of the call.end event).
 const (
-	ReasonAppHangup       = "hangup-verb"         // the application's hangup verb
-	ReasonVerbsExhausted  = "verbs-exhausted"     // an HTTP application's verbs ran out
-	ReasonCallerHangup    = "caller-hangup"       // the caller hung up (Script.HangupAfter)
-	ReasonAppClosed       = "app-closed"          // a WebSocket application closed with 1000 and its verbs ran out
-	ReasonIdle            = "idle-limit"          // a WebSocket call waited too long for a command
-	ReasonDeclined        = "sip-decline"         // the sip:decline verb
-	ReasonCallHookFailed  = "call-hook-failed"    // the initial HTTP hook failed: call rejected
-	ReasonInvalidPayload  = "invalid-app-payload" // the initial verbs were invalid: call rejected
-	ReasonConnectFailed   = "ws-connect-failed"   // the WebSocket could not be opened
-	ReasonSessionFailed   = "session-new-failed"  // session:new got no ack
-	ReasonReconnectFailed = "reconnect-failed"    // a mid-call drop could not be repaired
-	ReasonMaxDuration     = "max-duration"        // Options.MaxDuration passed
-	ReasonMaxRequests     = "max-requests"        // Options.MaxRequests requests were sent
-	ReasonMaxEvents       = "max-events"          // the timeline reached Options.MaxEvents
-	ReasonCanceled        = "canceled"            // the context ended
-	ReasonRedirectFailed  = "redirect-failed"     // the redirect verb's hook failed or answered invalid verbs
-	ReasonNotAnswered     = "not-answered"        // an outbound call's far end was busy, did not answer or failed (Script.Answer)
+	ReasonAppHangup        = "hangup-verb"         // the application's hangup verb
+	ReasonVerbsExhausted   = "verbs-exhausted"     // an HTTP application's verbs ran out
+	ReasonCallerHangup     = "caller-hangup"       // the caller hung up (Script.HangupAfter)
+	ReasonAppClosed        = "app-closed"          // a WebSocket application closed with 1000 and its verbs ran out
+	ReasonIdle             = "idle-limit"          // a WebSocket call waited too long for a command
+	ReasonDeclined         = "sip-decline"         // the sip:decline verb
+	ReasonCallHookFailed   = "call-hook-failed"    // the initial HTTP hook failed: call rejected
+	ReasonInvalidPayload   = "invalid-app-payload" // the initial verbs were invalid: call rejected
+	ReasonConnectFailed    = "ws-connect-failed"   // the WebSocket could not be opened
+	ReasonSessionFailed    = "session-new-failed"  // session:new got no ack
+	ReasonReconnectFailed  = "reconnect-failed"    // a mid-call drop could not be repaired
+	ReasonMaxDuration      = "max-duration"        // Options.MaxDuration passed
+	ReasonMaxRequests      = "max-requests"        // Options.MaxRequests requests were sent
+	ReasonMaxEvents        = "max-events"          // the timeline reached Options.MaxEvents
+	ReasonCanceled         = "canceled"            // the context ended
+	ReasonRedirectFailed   = "redirect-failed"     // the redirect verb's hook failed or answered invalid verbs
+	ReasonActionHookFailed = "action-hook-failed"  // an actionHook whose failure jambonz's task does not catch (llm) failed or answered invalid verbs
+	ReasonNotAnswered      = "not-answered"        // an outbound call's far end was busy, did not answer or failed (Script.Answer)
 )
 
 // Result is what a call did.

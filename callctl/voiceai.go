@@ -208,12 +208,14 @@ func containsOr(list []string, s, def string) bool {
 
 // transcriptionPayload is a transcriptionHook's payload. jambonz spreads its CallInfo
 // object rather than its JSON (transcribe.js _resolve: {...this.cs.callInfo, speech}),
-// so the hook gets the call's fields with customerData as _customer_data and the
-// object's has_recording; we send it as jambonz does.
+// so the hook gets the object's own fields: customerData as the _customerData it is
+// stored in, which the requestor's to-snake-case spells "customerdata" (and whose
+// keys it snake_cases: only a key named customerData is kept verbatim), and
+// has_recording; we send it as jambonz does (wirePayload spells the keys).
 func transcriptionPayload(fields map[string]any, speech map[string]any) map[string]any {
 	if cd, ok := fields["customerData"]; ok {
 		delete(fields, "customerData")
-		fields["_customer_data"] = cd
+		fields["_customerData"] = cd
 	}
 	fields["has_recording"] = false
 	fields["speech"] = speech

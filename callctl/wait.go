@@ -26,7 +26,7 @@ func (c *callRun) spend(ctx context.Context, d time.Duration) bool {
 	if c.ended || c.cut {
 		return false
 	}
-	end := c.elapsed() + d
+	end := addDuration(c.elapsed(), d)
 	if _, _, ok := c.dueUtterance(); ok {
 		// The caller speaks meanwhile to what listens in the background (a bargeIn,
 		// a transcription): heard at its time, which may cut the verb short.
@@ -45,7 +45,7 @@ func (c *callRun) spend(ctx context.Context, d time.Duration) bool {
 func (c *callRun) await(ctx context.Context, d time.Duration, listen bool) error {
 	if !c.ended {
 		now := c.elapsed()
-		if limit, reason := c.deadline(); limit > 0 && now+d >= limit {
+		if limit, reason := c.deadline(); limit > 0 && addDuration(now, d) >= limit {
 			if err := c.pass(ctx, limit-now, listen); err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -110,7 +109,7 @@ func (a *wsApp) first(ctx context.Context, typ, hook string, payload map[string]
 	if !a.connect(ctx) {
 		return answer{}, !c.ended
 	}
-	data, _ := json.Marshal(payload)
+	data, _ := json.Marshal(wirePayload(payload))
 	ack, err := a.s.Start(ctx, typ, hook, data)
 	if a.hasIn {
 		// The connection dropped while the first request waited: the
@@ -156,13 +155,13 @@ func (a *wsApp) notify(ctx context.Context, payload map[string]any) {
 		c.compat(CompatStatusBeforeSession, "call:status %s goes to the WebSocket before session:new, as jambonz sends an outbound call's first statuses, without call_sid: the official SDKs drop a message that comes before session:new", payload["call_status"])
 	}
 	if !a.s.Starting() {
-		a.s.Notify(ctx, wssession.MsgCallStatus, payload)
+		a.s.Notify(ctx, wssession.MsgCallStatus, wirePayload(payload))
 	}
 }
 
 func (a *wsApp) verbStatus(ctx context.Context, data map[string]any) {
 	if !a.s.Starting() {
-		a.s.Notify(ctx, wssession.MsgVerbStatus, data)
+		a.s.Notify(ctx, wssession.MsgVerbStatus, wirePayload(data))
 	}
 }
 
@@ -192,7 +191,7 @@ func (a *wsApp) hook(ctx context.Context, typ string, h *verbs.Hook, payload map
 	hook, _, _ := strings.Cut(h.URL, "#")
 	c.result.Hooks = append(c.result.Hooks, hook)
 	a.hookIndex = len(c.result.Hooks) - 1
-	data, err := a.s.Request(ctx, typ, hook, payload)
+	data, err := a.s.Request(ctx, typ, hook, wirePayload(payload))
 	if err != nil {
 		if !c.ended && !errors.Is(err, wssession.ErrSessionClosed) && ctx.Err() == nil {
 			c.alert(AlertWebhookFailure, c.opts.app.Clean(), fmt.Sprintf("%s %s: %v", typ, hook, err))
@@ -303,10 +302,11 @@ func (c *callRun) envelopeCallSid() string {
 	return c.info.CallSid
 }
 
-// isAbsoluteHTTP reports whether a hook URL is an absolute http(s) URL.
+// isAbsoluteHTTP reports whether a hook URL is an absolute http(s) URL: an absolute
+// URL (isAbsolute) of an http scheme, as ws-requestor.js tests it
+// (_isAbsoluteUrl(url) && url.startsWith('http')).
 func isAbsoluteHTTP(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
+	return isAbsolute(raw) && (len(raw) > 4 && strings.EqualFold(raw[:4], "http"))
 }
 
 // What the session reports becomes the call's timeline (wssession.Call).
@@ -453,14 +453,14 @@ func (a *wsApp) message(ctx context.Context, typ string, h *verbs.Hook, data map
 	if h != nil {
 		hook, _, _ = strings.Cut(h.URL, "#")
 	}
-	a.s.NotifyHook(ctx, typ, hook, data)
+	a.s.NotifyHook(ctx, typ, hook, wirePayload(data))
 }
 
 // toolCall sends llm:tool-call; the output comes as a command.
-func (a *wsApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool) {
+func (a *wsApp) toolCall(ctx context.Context, h *verbs.Hook, data map[string]any) (json.RawMessage, bool, map[string]any) {
 	if isAbsoluteHTTP(h.URL) {
 		return (&httpApp{c: a.c}).toolCall(ctx, h, data)
 	}
 	a.message(ctx, wssession.MsgLlmToolCall, h, data)
-	return nil, false
+	return nil, false, nil
 }

@@ -60,50 +60,67 @@ func (a *wsApp) Command(ctx context.Context, m wssession.AppMessage) {
 
 // redirectData is what a redirect command's data asks for (parseRedirect): verbs
 // (replacing the remaining ones, or joining them with queueCommand), a call hook to
-// move to, or new verbs for the call (parent) and its dialed leg (child). err says why
-// jambonz could not use the data; ignored that it would not read it at all.
+// move to and/or a child call hook to adult the dialed leg with, or new verbs for the
+// call (parent). err says why jambonz could not use the data; ignored that it would
+// not read it at all.
 type redirectData struct {
-	verbs   []verbs.Verb
-	hook    string
-	parent  []verbs.Verb
-	child   json.RawMessage
-	err     error
-	ignored bool
+	verbs     []verbs.Verb
+	hook      string
+	childHook string
+	parent    []verbs.Verb
+	err       error
+	ignored   bool
 }
 
 // parseRedirect reads a redirect command's data as jambonz's _onCommand and
-// _lccCallHook do: an array is verbs; an object with call_hook (a URL or
-// {"url": ...}) a call hook; one with parent_call or child_call (arrays) verbs for
-// either leg. Anything else is ignored.
+// _lccCallHook (lib/session/call-session.js) do: an array is verbs; an object with
+// call_hook and/or child_call_hook (a URL or {"url": ...}) hooks; one with
+// parent_call or child_call (arrays) verbs for either leg. Anything else is ignored.
+//
+// _lccCallHook only knows the dialed leg (sd) from the child_call_hook branch: with
+// child_call, and no child_call_hook, it reads sd.callSid of undefined and throws
+// before it applies anything, parent_call included (the rejection is only logged).
+// Switchboard applies nothing either and says why (err).
 func parseRedirect(data json.RawMessage) redirectData {
 	if len(data) > 0 && data[0] == '[' {
 		vs, err := verbs.Decode(data)
 		return redirectData{verbs: vs, err: err}
 	}
 	var obj struct {
-		CallHook   json.RawMessage `json:"call_hook"`
-		ParentCall json.RawMessage `json:"parent_call"`
-		ChildCall  json.RawMessage `json:"child_call"`
+		CallHook      json.RawMessage `json:"call_hook"`
+		ChildCallHook json.RawMessage `json:"child_call_hook"`
+		ParentCall    json.RawMessage `json:"parent_call"`
+		ChildCall     json.RawMessage `json:"child_call"`
 	}
 	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &obj) != nil {
 		return redirectData{ignored: true}
 	}
 	switch {
-	case isSet(obj.CallHook):
-		hook, err := callHookURL(obj.CallHook)
-		return redirectData{hook: hook, err: err}
-	case isSet(obj.ParentCall) || isSet(obj.ChildCall):
-		r := redirectData{child: obj.ChildCall}
-		if !isSet(obj.ChildCall) {
-			r.child = nil
-		}
-		if isSet(obj.ParentCall) {
-			if obj.ParentCall[0] != '[' {
-				r.err = fmt.Errorf("parent_call must be an array")
+	case wssession.Truthy(obj.CallHook) || wssession.Truthy(obj.ChildCallHook):
+		var r redirectData
+		if wssession.Truthy(obj.CallHook) {
+			if r.hook, r.err = callHookURL(obj.CallHook); r.err != nil {
 				return r
 			}
-			r.parent, r.err = verbs.Decode(obj.ParentCall)
 		}
+		if wssession.Truthy(obj.ChildCallHook) {
+			var err error
+			if r.childHook, err = callHookURL(obj.ChildCallHook); err != nil {
+				return redirectData{err: fmt.Errorf("child_call_hook: %w", err)}
+			}
+		}
+		return r
+	case wssession.Truthy(obj.ParentCall) || wssession.Truthy(obj.ChildCall):
+		var r redirectData
+		if wssession.Truthy(obj.ParentCall) && obj.ParentCall[0] != '[' {
+			r.err = fmt.Errorf("parent_call must be an array")
+			return r
+		}
+		if wssession.Truthy(obj.ChildCall) {
+			r.err = fmt.Errorf("child_call without a child_call_hook: jambonz's _lccCallHook knows the dialed leg only from a child_call_hook, so it throws (reading callSid of undefined) and applies nothing, parent_call included; send {\"child_call_hook\": ...} to give the dialed leg an application")
+			return r
+		}
+		r.parent, r.err = verbs.Decode(obj.ParentCall)
 		return r
 	}
 	return redirectData{ignored: true}
@@ -121,21 +138,22 @@ func (a *wsApp) redirectCommand(ctx context.Context, m wssession.AppMessage) {
 	case r.err != nil:
 		c.compat(CompatInvalidCommand, "redirect: %v; jambonz ignores the command (it only logs the error)", r.err)
 	case r.ignored:
-		c.compat(CompatRedirectCommandIgnored, "redirect data %s is neither verbs, {\"call_hook\": ...} nor {\"parent_call\": [...]}: jambonz stops the verb playing and changes nothing else", c.quoteData(m.Data))
+		c.compat(CompatRedirectCommandIgnored, "redirect data %s is neither verbs, {\"call_hook\": ...}, {\"child_call_hook\": ...} nor {\"parent_call\": [...]}: jambonz stops the verb playing and changes nothing else", c.quoteData(m.Data))
 		c.cutShort()
-	case r.hook != "":
-		c.log(zerolog.InfoLevel).Str("url", fragment.Redact(r.hook)).Msg("redirect command to a call hook")
-		c.redirect(ctx, r.hook)
-		c.cutShort()
-	case r.parent != nil || r.child != nil:
-		if r.child != nil {
-			// The dialed leg is simulated: no verbs run on it (docs/compatibility.md §4).
-			c.log(zerolog.InfoLevel).RawJSON("child_call", r.child).Msg("redirect command: verbs for the dialed leg (simulated)")
+	case r.hook != "" || r.childHook != "":
+		if r.childHook != "" {
+			// The dialed leg of the dial in progress becomes a session of its own, as
+			// through the REST API (Control.ChildCallHook).
+			c.childCallHook(ctx, r.childHook, r.hook == "")
 		}
-		if r.parent != nil {
-			c.replaceQueue(r.parent)
+		if r.hook != "" {
+			c.log(zerolog.InfoLevel).Str("url", fragment.Redact(r.hook)).Msg("redirect command to a call hook")
+			c.redirect(ctx, r.hook)
 			c.cutShort()
 		}
+	case r.parent != nil:
+		c.replaceQueue(r.parent)
+		c.cutShort()
 	case m.QueueCommand:
 		c.queue = append(c.queue, r.verbs...)
 	default:
@@ -179,27 +197,13 @@ func answeredOrNot(answered bool) string {
 	return "not yet answered"
 }
 
-// isSet reports whether a JSON value was given, and truthy as jambonz tests it.
-func isSet(v json.RawMessage) bool {
-	switch string(v) {
-	case "", "null", "false", "0", `""`:
-		return false
-	}
-	return true
-}
-
 // callHookURL reads the call_hook of a redirect command: a URL string, or an object
-// with a url (jambonz passes it to its requestor as a hook).
+// with a url (jambonz passes it to its requestor as a hook: hookURL).
 func callHookURL(raw json.RawMessage) (string, error) {
-	var url string
-	if json.Unmarshal(raw, &url) == nil && url != "" {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	if url := hookURL(v); url != "" {
 		return url, nil
-	}
-	var hook struct {
-		URL string `json:"url"`
-	}
-	if json.Unmarshal(raw, &hook) == nil && hook.URL != "" {
-		return hook.URL, nil
 	}
 	return "", fmt.Errorf("call_hook %s has no url", bodyStart(raw))
 }

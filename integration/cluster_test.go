@@ -73,6 +73,32 @@ func pollUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// pgRows is the rows of query, each as its values.
+func pgRows(t testing.TB, dbURL, query string) [][]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	return out
+}
+
 // TestClusterMigratesOnceAndSharesCalls: three nodes starting at once on an empty
 // schema migrate it once; each lists the calls of the others; live control sent to a
 // node that does not run the call reaches it; a node SIGKILLed has its active call
@@ -451,6 +477,14 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 			t.Fatalf("publish after the outage: %d %s", code, raw)
 		}
 	}
+	defer func() {
+		if t.Failed() { // what was not recorded as succeeded, and the node's log
+			for _, row := range pgRows(t, dbURL, `SELECT event_id, status, attempts, next_attempt_at, lease_until, last_error FROM outbox_deliveries WHERE status <> 'SUCCEEDED'`) {
+				t.Logf("not succeeded: %v", row)
+			}
+			t.Logf("node's log:\n%s", p.stderr)
+		}
+	}()
 	pollUntil(t, 2*time.Minute, "every delivery recorded as succeeded", func() bool {
 		return pgCount(t, dbURL, `SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'`) == before+after
 	})

@@ -340,14 +340,16 @@ func (f *failingStore) CompleteClaim(ctx context.Context, p outboxdriver.Complet
 }
 
 // checkStoreFault: the store fails while recording an attempt; the delivery is
-// rescheduled 5 minutes later and no attempt is used.
+// rescheduled one lease term later (what the reaper would wait had the reschedule
+// failed too), not after the policy's 5-minute faultRetry, and no attempt is used.
 func checkStoreFault(t *testing.T, profile string) {
 	h := newHarness(t, profile, outbox.Overrides{}, status(500))
-	ob := h.another(outbox.Config{Store: &failingStore{Store: h.store, failures: 1}, HTTPClient: loopbackClient(h.recv)})
+	const lease = 7 * time.Second
+	ob := h.another(outbox.Config{Store: &failingStore{Store: h.store, failures: 1}, HTTPClient: loopbackClient(h.recv), LeaseDuration: lease})
 	d := h.publish()
 	h.runOn(ob)
 	d, as := h.delivery(d.ID)
-	if d.Status != outbox.DeliveryPending || d.Attempts != 0 || len(as) != 0 || d.NextAttemptAt.Sub(h.clock.Now()) != 5*time.Minute {
+	if d.Status != outbox.DeliveryPending || d.Attempts != 0 || len(as) != 0 || d.NextAttemptAt.Sub(h.clock.Now()) != lease {
 		t.Fatalf("after a store fault: %s attempts %d next %v", d.Status, d.Attempts, d.NextAttemptAt.Sub(h.clock.Now()))
 	}
 	if d.FaultSince == nil || d.LastError == "" {

@@ -97,6 +97,10 @@ type dialedConn struct {
 	ip   netip.Addr
 }
 
+// NetConn is the connection the dialedConn wraps (as tls.Conn's NetConn), for those
+// that look into the socket (wsclient's poll of a connection read inline).
+func (c *dialedConn) NetConn() net.Conn { return c.Conn }
+
 // dialedOf returns the egress dialer's connection under c (seen through TLS), which
 // knows the address it connected.
 func dialedOf(c net.Conn) (*dialedConn, bool) {

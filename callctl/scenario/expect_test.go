@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,4 +209,26 @@ caller:
 		"sip:\n  headers:\n    X-A: \"x\\ny\"\n": 3,
 		"sip:\n  via: x\n":                       2,
 	})
+}
+
+// A scenario's check failures are reported all at once, sorted by line, the first
+// giving the error's line and each other naming its own.
+func TestParseReportsEveryProblemSorted(t *testing.T) {
+	_, err := scenario.Parse([]byte(`expect:
+  status: finished
+caller:
+  gathers:
+    - digits: "12x"
+faults:
+  - after_message: 0
+`))
+	var se *scenario.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("Parse: %v, want a *scenario.Error", err)
+	}
+	lines := strings.Split(se.Msg, "\n")
+	if se.Line != 2 || len(lines) != 3 || !strings.HasPrefix(lines[0], "expect.status:") ||
+		!strings.HasPrefix(lines[1], "line 5: caller.gathers[0].digits:") || !strings.HasPrefix(lines[2], "line 7: faults[0].after_message:") {
+		t.Fatalf("error at line %d:\n%s\nwant the three problems, by line", se.Line, se.Msg)
+	}
 }

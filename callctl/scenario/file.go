@@ -195,8 +195,8 @@ func readCase(m *ast.MappingNode) (Case, error) {
 	if err := decodeNode(m, &s); err != nil {
 		return c, err
 	}
-	if err := s.check(); err != nil {
-		return c, &Error{Line: lineOfNode(m, err.path), Msg: err.path[2:] + ": " + err.msg}
+	if errs := s.check(); len(errs) > 0 {
+		return c, checkError(errs, func(path string) int { return lineOfNode(m, path) })
 	}
 	c.Scenario = &s
 	return c, nil

@@ -76,8 +76,8 @@ func Parse(src []byte) (*Scenario, error) {
 		}
 		return nil, &Error{Msg: err.Error()}
 	}
-	if err := s.check(); err != nil {
-		return nil, &Error{Line: lineOf(src, err.path), Msg: err.path[2:] + ": " + err.msg}
+	if errs := s.check(); len(errs) > 0 {
+		return nil, checkError(errs, func(path string) int { return lineOf(src, path) })
 	}
 	return &s, nil
 }
@@ -91,6 +91,32 @@ func strictYAML(src []byte, v any) (err error) {
 		}
 	}()
 	return yaml.UnmarshalWithOptions(src, v, yaml.Strict(), yaml.DisallowUnknownField())
+}
+
+// checkError is the *Error of a scenario's check failures, all of them at once: the
+// first by line (those whose line is unknown last) gives its Line, and Msg lists
+// them all in that order, one a line, each after the first naming its own line.
+func checkError(errs []*pathError, line func(path string) int) *Error {
+	all := make([]Error, len(errs))
+	for i, e := range errs {
+		all[i] = Error{Line: line(e.path), Msg: e.path[2:] + ": " + e.msg}
+	}
+	slices.SortStableFunc(all, func(a, b Error) int {
+		switch {
+		case a.Line == b.Line:
+			return 0
+		case a.Line == 0:
+			return 1
+		case b.Line == 0:
+			return -1
+		}
+		return a.Line - b.Line
+	})
+	msgs := []string{all[0].Msg}
+	for _, e := range all[1:] {
+		msgs = append(msgs, e.Error())
+	}
+	return &Error{Line: all[0].Line, Msg: strings.Join(msgs, "\n")}
 }
 
 // pathError is a check failure at a YAML path ("$.faults[0].close_code").
@@ -123,7 +149,7 @@ var (
 	validReasons      = []string{callctl.ReasonAppHangup, callctl.ReasonVerbsExhausted, callctl.ReasonCallerHangup,
 		callctl.ReasonAppClosed, callctl.ReasonIdle, callctl.ReasonDeclined, callctl.ReasonCallHookFailed,
 		callctl.ReasonInvalidPayload, callctl.ReasonConnectFailed, callctl.ReasonSessionFailed,
-		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed,
+		callctl.ReasonReconnectFailed, callctl.ReasonMaxDuration, callctl.ReasonCanceled, callctl.ReasonAPIHangup, callctl.ReasonRedirectFailed, callctl.ReasonActionHookFailed,
 		callctl.ReasonNotAnswered}
 	validAlerts = []string{string(callctl.AlertInvalidAppPayload), string(callctl.AlertWebhookFailure),
 		string(callctl.AlertWebhookConnectionFailure), string(callctl.AlertApplication)}
@@ -137,24 +163,27 @@ var validMessageTypes = []string{"session:new", "session:reconnect", "session:re
 	"call:status", "verb:status", "jambonz:error", "llm:event", "llm:tool-call", "tts:tokens-result",
 	"tts:streaming-event", "session:adulting"}
 
-// check returns the first problem of a decoded scenario, at its YAML path.
-func (s *Scenario) check() *pathError {
+// check returns every problem of a decoded scenario, each at its YAML path, in the
+// order checked (checkError sorts them by line).
+func (s *Scenario) check() []*pathError {
+	var errs []*pathError
+	add := func(e *pathError) { errs = append(errs, e) }
 	if s.App != "" {
 		if err := CheckAppURL(s.App); err != nil {
-			return at("$.app", "%v", err)
+			add(at("$.app", "%v", err))
 		}
 	}
 	if h := s.StatusHook; h != "" && !strings.HasPrefix(h, "/") {
 		if err := CheckAppURL(h); err != nil {
-			return at("$.status_hook", "%v (or write a path relative to the app, e.g. /status)", err)
+			add(at("$.status_hook", "%v (or write a path relative to the app, e.g. /status)", err))
 		}
 	}
 	if h := s.QueueEventHook; h != "" {
 		if err := CheckAppURL(h); err != nil {
-			return at("$.queue_event_hook", "%v", err)
+			add(at("$.queue_event_hook", "%v", err))
 		}
 		if u, _ := url.Parse(h); u == nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return at("$.queue_event_hook", "%q: want an absolute http(s) URL (the account's webhook)", h)
+			add(at("$.queue_event_hook", "%q: want an absolute http(s) URL (the account's webhook)", h))
 		}
 	}
 	for i, g := range s.Caller.Gathers {
@@ -166,54 +195,52 @@ func (s *Scenario) check() *pathError {
 			}
 		}
 		if n > 1 {
-			return at(p, "give one of digits, speech or timeout")
+			add(at(p, "give one of digits, speech or timeout"))
 		}
 		if strings.Trim(string(g.Digits), "0123456789*#ABCD") != "" {
-			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", g.Digits)
+			add(at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", g.Digits))
 		}
 	}
 	if a := s.Answer; a.Status != "" && !slices.Contains(validDialStatuses, a.Status) {
-		return at("$.answer.status", "%q: want one of %s", a.Status, strings.Join(validDialStatuses, ", "))
+		add(at("$.answer.status", "%q: want one of %s", a.Status, strings.Join(validDialStatuses, ", ")))
 	}
 	if a := s.Answer; a.SIPStatus != 0 && (a.SIPStatus < 100 || a.SIPStatus > 699) {
-		return at("$.answer.sip_status", "%d is not a SIP status (100..699)", a.SIPStatus)
+		add(at("$.answer.sip_status", "%d is not a SIP status (100..699)", a.SIPStatus))
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.SIP.Headers)) {
 		if !validHeaderName(name) || strings.ContainsAny(s.SIP.Headers[name], "\r\n") {
-			return at("$.sip.headers", "%q: a SIP header is a token name and a one-line value", name)
+			add(at("$.sip.headers", "%q: a SIP header is a token name and a one-line value", name))
 		}
 	}
 	for i, d := range s.Caller.Dials {
 		p := fmt.Sprintf("$.caller.dials[%d]", i)
 		if d.Status != "" && !slices.Contains(validDialStatuses, d.Status) {
-			return at(p+".status", "%q: want one of %s", d.Status, strings.Join(validDialStatuses, ", "))
+			add(at(p+".status", "%q: want one of %s", d.Status, strings.Join(validDialStatuses, ", ")))
 		}
 		if d.SIPStatus != 0 && (d.SIPStatus < 100 || d.SIPStatus > 699) {
-			return at(p+".sip_status", "%d is not a SIP status (100..699)", d.SIPStatus)
+			add(at(p+".sip_status", "%d is not a SIP status (100..699)", d.SIPStatus))
 		}
 	}
-	if err := s.Caller.check(); err != nil {
-		return err
-	}
+	errs = append(errs, s.Caller.check()...)
 	for i, f := range s.Faults {
 		p := fmt.Sprintf("$.faults[%d]", i)
 		if f.AfterMessage < 1 {
-			return at(p+".after_message", "must be at least 1 (the message count starts at 1)")
+			add(at(p+".after_message", "must be at least 1 (the message count starts at 1)"))
 		}
 		if f.CloseCode != 0 && (f.CloseCode < 1000 || f.CloseCode > 4999) {
-			return at(p+".close_code", "%d is outside 1000..4999 (leave it out for an abrupt TCP close)", f.CloseCode)
+			add(at(p+".close_code", "%d is outside 1000..4999 (leave it out for an abrupt TCP close)", f.CloseCode))
 		}
 	}
 	n := s.Network
 	switch {
 	case n.Jitter > n.Latency:
-		return at("$.network.jitter", "%v is more than the latency %v (a message's latency is latency ± jitter)", time.Duration(n.Jitter), time.Duration(n.Latency))
+		add(at("$.network.jitter", "%v is more than the latency %v (a message's latency is latency ± jitter)", time.Duration(n.Jitter), time.Duration(n.Latency)))
 	case n.Refuse < 0:
-		return at("$.network.refuse", "must not be negative")
+		add(at("$.network.refuse", "must not be negative"))
 	case n.Reset < 0:
-		return at("$.network.reset", "must not be negative")
+		add(at("$.network.reset", "must not be negative"))
 	case n.Refuse+n.Reset > maxRefusedAttempts:
-		return at("$.network", "refuse + reset is %d; at most %d (no retry policy tries more)", n.Refuse+n.Reset, maxRefusedAttempts)
+		add(at("$.network", "refuse + reset is %d; at most %d (no retry policy tries more)", n.Refuse+n.Reset, maxRefusedAttempts))
 	}
 	e := s.Expect
 	for _, list := range []struct {
@@ -223,10 +250,10 @@ func (s *Scenario) check() *pathError {
 		for i, v := range list.names {
 			p := fmt.Sprintf("$.expect.%s[%d]", list.key, i)
 			if !verbs.Known(v) {
-				return at(p, "%q is not a verb", v)
+				add(at(p, "%q is not a verb", v))
 			}
 			if c := verbs.Canonical(v); c != v {
-				return at(p, "%q runs as %q (jambonz normalises it): write %q", v, c, c)
+				add(at(p, "%q runs as %q (jambonz normalises it): write %q", v, c, c))
 			}
 		}
 	}
@@ -234,13 +261,13 @@ func (s *Scenario) check() *pathError {
 		p := fmt.Sprintf("$.expect.tool_outputs[%d]", i)
 		switch {
 		case o.Tool == "" && o.ID == "":
-			return at(p, "name the tool call: tool (its name) or id")
+			add(at(p, "name the tool call: tool (its name) or id"))
 		case o.Nth < 0:
-			return at(p+".nth", "counts from 1")
+			add(at(p+".nth", "counts from 1"))
 		}
 		for _, key := range slices.Sorted(maps.Keys(o.Output)) {
 			if _, err := ParsePath(key); err != nil {
-				return at(p+".output", "%v", err)
+				add(at(p+".output", "%v", err))
 			}
 		}
 	}
@@ -248,21 +275,21 @@ func (s *Scenario) check() *pathError {
 		p := fmt.Sprintf("$.expect.sent[%d]", i)
 		switch {
 		case c.Command == "":
-			return at(p, "name the command the app sent (e.g. llm:tool-output, tts:tokens)")
+			add(at(p, "name the command the app sent (e.g. llm:tool-output, tts:tokens)"))
 		case c.Nth < 0:
-			return at(p+".nth", "counts from 1")
+			add(at(p+".nth", "counts from 1"))
 		}
 		for _, key := range slices.Sorted(maps.Keys(c.Payload)) {
 			if _, err := ParsePath(key); err != nil {
-				return at(p+".payload", "%v", err)
+				add(at(p+".payload", "%v", err))
 			}
 		}
 	}
 	if e.Status != "" && !slices.Contains(validStatuses, string(e.Status)) {
-		return at("$.expect.status", "%q: want one of %s", e.Status, strings.Join(validStatuses, ", "))
+		add(at("$.expect.status", "%q: want one of %s", e.Status, strings.Join(validStatuses, ", ")))
 	}
 	if e.Reason != "" && !slices.Contains(validReasons, e.Reason) {
-		return at("$.expect.reason", "%q: want one of %s", e.Reason, strings.Join(validReasons, ", "))
+		add(at("$.expect.reason", "%q: want one of %s", e.Reason, strings.Join(validReasons, ", ")))
 	}
 	for _, list := range []struct {
 		key    string
@@ -270,39 +297,39 @@ func (s *Scenario) check() *pathError {
 	}{{"alerts", e.Alerts}, {"no_alerts", e.NoAlerts}} {
 		for i, a := range list.alerts {
 			if !slices.Contains(validAlerts, string(a)) {
-				return at(fmt.Sprintf("$.expect.%s[%d]", list.key, i), "%q: want one of %s", a, strings.Join(validAlerts, ", "))
+				add(at(fmt.Sprintf("$.expect.%s[%d]", list.key, i), "%q: want one of %s", a, strings.Join(validAlerts, ", ")))
 			}
 		}
 	}
 	for i, rule := range e.Compat {
 		if !slices.Contains(callctl.CompatRules(), rule) {
-			return at(fmt.Sprintf("$.expect.compat[%d]", i), "%q is not a compat rule (docs/compatibility.md §2 lists them)", rule)
+			add(at(fmt.Sprintf("$.expect.compat[%d]", i), "%q is not a compat rule (docs/compatibility.md §2 lists them)", rule))
 		}
 	}
 	for _, h := range slices.Sorted(maps.Keys(e.HookCounts)) {
 		if e.HookCounts[h] < 0 {
-			return at("$.expect.hook_counts", "%s: a count must not be negative", h)
+			add(at("$.expect.hook_counts", "%s: a count must not be negative", h))
 		}
 	}
 	for i, r := range e.Received {
 		p := fmt.Sprintf("$.expect.received[%d]", i)
 		switch {
 		case r.Hook == "" && r.Type == "":
-			return at(p, "name the request: hook (e.g. /gather) or type (e.g. session:new), or both")
+			add(at(p, "name the request: hook (e.g. /gather) or type (e.g. session:new), or both"))
 		case r.Type != "" && !slices.Contains(validMessageTypes, r.Type):
-			return at(p+".type", "%q: want one of %s", r.Type, strings.Join(validMessageTypes, ", "))
+			add(at(p+".type", "%q: want one of %s", r.Type, strings.Join(validMessageTypes, ", ")))
 		case r.Nth < 0:
-			return at(p+".nth", "counts from 1")
+			add(at(p+".nth", "counts from 1"))
 		case r.Method != "" && r.Method != "POST" && r.Method != "GET":
-			return at(p+".method", "%q: want POST or GET", r.Method)
+			add(at(p+".method", "%q: want POST or GET", r.Method))
 		}
 		for _, key := range slices.Sorted(maps.Keys(r.Payload)) {
 			if _, err := ParsePath(key); err != nil {
-				return at(p+".payload", "%v", err)
+				add(at(p+".payload", "%v", err))
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
 // validHeaderName reports whether name is a SIP header name (RFC 3261 token).
@@ -318,15 +345,17 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// check returns the first problem of the far end's script, at its YAML path.
-func (c *Caller) check() *pathError {
+// check returns every problem of the far end's script, each at its YAML path.
+func (c *Caller) check() []*pathError {
+	var errs []*pathError
+	add := func(e *pathError) { errs = append(errs, e) }
 	for i, u := range c.Speech {
 		p := fmt.Sprintf("$.caller.speech[%d]", i)
 		if (u.Speech == "") == (u.Digits == "") {
-			return at(p, "give one of speech or digits")
+			add(at(p, "give one of speech or digits"))
 		}
 		if strings.Trim(string(u.Digits), "0123456789*#ABCD") != "" {
-			return at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", u.Digits)
+			add(at(p+".digits", "%q is not DTMF (0-9, *, #, A-D)", u.Digits))
 		}
 	}
 	for i, l := range c.LLM {
@@ -339,15 +368,15 @@ func (c *Caller) check() *pathError {
 				}
 			}
 			if n != 1 {
-				return at(p, "give one of agent, user, tool_call or event")
+				add(at(p, "give one of agent, user, tool_call or event"))
 			}
 			if t.ToolCall != nil && t.ToolCall.Name == "" {
-				return at(p+".tool_call", "a tool call needs a name")
+				add(at(p+".tool_call", "a tool call needs a name"))
 			}
 			if t.Event != nil {
 				if _, ok := t.Event["type"]; !ok {
 					if _, google := t.Event["serverContent"]; !google {
-						return at(p+".event", "a vendor event needs its type (e.g. response.done), or serverContent for Google")
+						add(at(p+".event", "a vendor event needs its type (e.g. response.done), or serverContent for Google"))
 					}
 				}
 			}
@@ -358,48 +387,48 @@ func (c *Caller) check() *pathError {
 		switch d.AMD {
 		case "", "human", "machine", "silence", "fax", "tone", "error":
 		default:
-			return at(p+".amd", "%q: want one of human, machine, silence, fax, tone, error", d.AMD)
+			add(at(p+".amd", "%q: want one of human, machine, silence, fax, tone, error", d.AMD))
 		}
 		for j, k := range d.DTMF {
 			q := fmt.Sprintf("%s.dtmf[%d]", p, j)
 			if k.Digits == "" || strings.Trim(string(k.Digits), "0123456789*#ABCD") != "" {
-				return at(q+".digits", "%q is not DTMF (0-9, *, #, A-D)", k.Digits)
+				add(at(q+".digits", "%q is not DTMF (0-9, *, #, A-D)", k.Digits))
 			}
 			if k.Leg != "" && k.Leg != "callee" && k.Leg != "caller" {
-				return at(q+".leg", "%q: want callee or caller", k.Leg)
+				add(at(q+".leg", "%q: want callee or caller", k.Leg))
 			}
 		}
 		if r := d.Refer; r != nil && r.Leg != "" && r.Leg != "callee" && r.Leg != "caller" {
-			return at(p+".refer.leg", "%q: want callee or caller", r.Leg)
+			add(at(p+".refer.leg", "%q: want callee or caller", r.Leg))
 		}
 		for j, g := range d.Confirm {
 			if g.Digits != "" && g.Speech != "" {
-				return at(fmt.Sprintf("%s.confirm[%d]", p, j), "give one of digits or speech")
+				add(at(fmt.Sprintf("%s.confirm[%d]", p, j), "give one of digits or speech"))
 			}
 		}
 		for j, g := range d.Callee {
 			if g.Digits != "" && g.Speech != "" {
-				return at(fmt.Sprintf("%s.callee[%d]", p, j), "give one of digits or speech")
+				add(at(fmt.Sprintf("%s.callee[%d]", p, j), "give one of digits or speech"))
 			}
 		}
 	}
 	for i, q := range c.Queues {
 		p := fmt.Sprintf("$.caller.queues[%d]", i)
 		if q.Position < 0 || q.Size < 0 || q.Position > q.Size && q.Size > 0 {
-			return at(p, "position %d and size %d: want 1 <= position <= size", q.Position, q.Size)
+			add(at(p, "position %d and size %d: want 1 <= position <= size", q.Position, q.Size))
 		}
 	}
 	for i, cf := range c.Conferences {
 		for j, e := range cf.Events {
 			if e.Event != "start-talking" && e.Event != "stop-talking" {
-				return at(fmt.Sprintf("$.caller.conferences[%d].events[%d].event", i, j), "%q: want start-talking or stop-talking", e.Event)
+				add(at(fmt.Sprintf("$.caller.conferences[%d].events[%d].event", i, j), "%q: want start-talking or stop-talking", e.Event))
 			}
 		}
 		if cf.Members < 0 {
-			return at(fmt.Sprintf("$.caller.conferences[%d].members", i), "must not be negative")
+			add(at(fmt.Sprintf("$.caller.conferences[%d].members", i), "must not be negative"))
 		}
 	}
-	return nil
+	return errs
 }
 
 // CheckAppURL checks an application URL that a scenario names (or that

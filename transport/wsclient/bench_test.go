@@ -9,9 +9,10 @@ import (
 	"github.com/coder/websocket"
 )
 
-// BenchmarkEcho: one message to an echo server and back, through our Conn (reader
-// goroutine, inbox, payload limit) beside a bare coder/websocket connection as the
-// baseline, in the same run. Compare ns/op of the two.
+// BenchmarkEcho: one message to an echo server and back, through our Conn (read on
+// the caller's goroutine through frameReader, payload limit) beside a bare
+// coder/websocket connection as the baseline, in the same run. Compare ns/op of the
+// two.
 func BenchmarkEcho(b *testing.B) {
 	s := newWSServer(b, false, func(ctx context.Context, c *websocket.Conn) {
 		for {

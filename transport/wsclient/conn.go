@@ -16,16 +16,26 @@ import (
 // reading (and so stops seeing pongs) when it is full: callers must keep reading.
 const inboxSize = 16
 
-// Conn is an open WebSocket to an application. A goroutine reads it continuously, so
-// pongs and close frames are handled whether or not Read is waiting, and a Read whose
-// context ends leaves the connection open. Write and Close are safe for concurrent
-// use; Read must be called from one goroutine at a time. Keep reading (the reader
-// holds at most 16 messages, then stops, pongs included) and always Close the Conn,
-// even after a drop, to release it.
+// Conn is an open WebSocket to an application. Without keepalive pings it is read on
+// the goroutine that calls Read (inline.go): control frames (pings, the peer's close)
+// are handled when Read is called, and a Read whose context ends leaves the
+// connection open. With keepalive pings a goroutine reads it continuously, so pongs
+// and close frames are handled whether or not Read is waiting. Write and Close are
+// safe for concurrent use; Read must be called from one goroutine at a time. Keep
+// reading (the reader goroutine holds at most 16 messages, then stops, pongs
+// included) and always Close the Conn, even after a drop, to release it.
 type Conn struct {
-	ws     *websocket.Conn
-	logger zerolog.Logger
-	pongs  *atomic.Int64
+	ws         *websocket.Conn
+	logger     zerolog.Logger
+	pongs      *atomic.Int64
+	maxPayload int
+
+	// fr is set when Read reads on the caller's goroutine (no reader goroutine, no
+	// inbox); over is set once the connection ended there.
+	fr     *frameReader
+	over   atomic.Bool
+	readMu sync.Mutex // one Read, or settle, at a time
+	held   []inbound  // read by settle, for the next Reads
 
 	inbox      chan inbound  // closed by the reader goroutine when it exits
 	stop       chan struct{} // closed by Close
@@ -44,17 +54,22 @@ type inbound struct {
 	err  error
 }
 
-func newConn(ws *websocket.Conn, o Options, pongs *atomic.Int64) *Conn {
+func newConn(ws *websocket.Conn, o Options, pongs *atomic.Int64, fr *frameReader) *Conn {
 	c := &Conn{
 		ws:         ws,
 		logger:     o.Logger,
 		pongs:      pongs,
-		inbox:      make(chan inbound, inboxSize),
+		maxPayload: o.MaxPayload,
 		stop:       make(chan struct{}),
-		readerDone: make(chan struct{}),
 	}
 	// coder/websocket's own limit closes the socket; it is only the hard cap here.
 	ws.SetReadLimit(int64(o.MaxPayload) * HardCapFactor)
+	if fr != nil && o.PingInterval == 0 {
+		c.fr = fr
+		return c
+	}
+	c.inbox = make(chan inbound, inboxSize)
+	c.readerDone = make(chan struct{})
 	c.wg.Add(1)
 	go c.readLoop(o.MaxPayload)
 	if o.PingInterval > 0 {
@@ -73,17 +88,37 @@ func (c *Conn) Subprotocol() string { return c.ws.Subprotocol() }
 // returns an error wrapping ErrNormalClosure (the peer closed with 1000),
 // ErrDropped (reconnect; CloseStatus gives the peer's close status, if any) or
 // ErrClosed (Close was called). When ctx ends first, Read returns ctx.Err() and the
-// connection stays open.
+// connection stays open. A Read whose ctx has ended already still returns a message
+// that has come, as a poll: queued by the reader goroutine (with pings), or read
+// ahead, or over ws:// waiting in the socket (without).
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	if c.fr != nil {
+		return c.readInline(ctx)
+	}
+	return c.readQueued(ctx)
+}
+
+// readQueued is Read from the reader goroutine's inbox. A message queued already is
+// returned even if ctx has ended (wssession's Poll reads with an ended context).
+func (c *Conn) readQueued(ctx context.Context) ([]byte, error) {
 	select {
 	case m, ok := <-c.inbox:
-		if !ok {
-			return nil, c.endCause()
-		}
-		return m.data, m.err
+		return c.queued(m, ok)
+	default:
+	}
+	select {
+	case m, ok := <-c.inbox:
+		return c.queued(m, ok)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+func (c *Conn) queued(m inbound, ok bool) ([]byte, error) {
+	if !ok {
+		return nil, c.endCause()
+	}
+	return m.data, m.err
 }
 
 // Write sends one text message. If ctx ends before the message is written the
@@ -101,6 +136,12 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		// Closed by the reader or keepalive, which record the real cause for Read.
 		return fmt.Errorf("wsclient: write: %w: %w", ErrDropped, err)
 	}
+	if c.fr != nil && ctx.Err() == nil && c.settle() {
+		// The peer had closed (its close frame was waiting to be read).
+		if cause := c.strongCause(); cause != nil {
+			return fmt.Errorf("wsclient: write: %w", cause)
+		}
+	}
 	err = fmt.Errorf("%w: write: %w", ErrDropped, err)
 	c.fail(err)
 	return fmt.Errorf("wsclient: %w", err)
@@ -116,6 +157,11 @@ func (c *Conn) Close(code int, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.fail(ErrClosed)
+		if c.fr != nil {
+			// A Read from now on returns ErrClosed, and one cut short meanwhile does
+			// not cut coder/websocket's wait for the peer's close frame (inline.go).
+			c.fr.beginClose()
+		}
 		close(c.stop)
 		werr := c.ws.Close(websocket.StatusCode(code), reason)
 		c.wg.Wait()
@@ -171,6 +217,7 @@ func (c *Conn) end(err error) {
 	default:
 		c.fail(fmt.Errorf("%w: %w", ErrDropped, err))
 	}
+	c.over.Store(true)
 	_ = c.ws.CloseNow()
 	c.logger.Debug().Err(c.currentCause()).Msg("websocket connection ended")
 }

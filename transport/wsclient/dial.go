@@ -163,8 +163,22 @@ func dialOnce(ctx context.Context, target fragment.Target, o Options) (*Conn, in
 		}
 	})
 	pongs := new(atomic.Int64)
+	client := o.HTTPClient
+	var hook *upgradeHook
+	if o.PingInterval == 0 {
+		// Read reads on the caller's goroutine: the upgraded connection is read
+		// through a frameReader (inline.go).
+		base := client.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		hook = &upgradeHook{base: base}
+		hc := *client
+		hc.Transport = hook
+		client = &hc
+	}
 	ws, resp, err := websocket.Dial(hctx, target.Clean(), &websocket.DialOptions{
-		HTTPClient:     o.HTTPClient,
+		HTTPClient:     client,
 		HTTPHeader:     header,
 		Subprotocols:   []string{Subprotocol},
 		OnPongReceived: func(context.Context, []byte) { pongs.Add(1) },
@@ -199,5 +213,13 @@ func dialOnce(ctx context.Context, target fragment.Target, o Options) (*Conn, in
 		_ = ws.CloseNow()
 		return nil, status, fmt.Errorf("%w (got %q)", ErrSubprotocol, ws.Subprotocol())
 	}
-	return newConn(ws, o, pongs), status, nil
+	var fr *frameReader
+	if hook != nil && hook.fr != nil {
+		connMu.Lock()
+		if conn != nil {
+			fr, hook.fr.nc = hook.fr, conn
+		}
+		connMu.Unlock()
+	}
+	return newConn(ws, o, pongs, fr), status, nil
 }

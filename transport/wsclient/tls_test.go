@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -60,6 +61,19 @@ func TestDialTLS(t *testing.T) {
 	}
 	if got, err := readCtx(t, conn); err != nil || string(got) != "over tls" {
 		t.Errorf("echo: %q, %v", got, err)
+	}
+	// A wait cut short leaves the TLS connection whole too (a read deadline is not
+	// fatal to a tls.Conn).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, err := conn.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a Read with nothing to read: %v, want DeadlineExceeded", err)
+	}
+	if err := conn.Write(context.Background(), []byte("again")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readCtx(t, conn); err != nil || string(got) != "again" {
+		t.Errorf("after the cut: %q, %v", got, err)
 	}
 }
 

@@ -27,7 +27,8 @@ type delayConn struct {
 	err     error // sticky: the socket's error, returned once the data before it is read
 
 	dmu      sync.Mutex
-	deadline time.Time // the read deadline, enforced here (the socket has none)
+	deadline time.Time     // the read deadline, enforced here (the socket has none)
+	changed  chan struct{} // closed when deadline changes (made by a waiting Read)
 }
 
 type chunk struct {
@@ -44,7 +45,7 @@ func newDelayConn(c net.Conn, out, in func() time.Duration) *delayConn {
 func (c *delayConn) Write(b []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if err := c.waitUntil(time.Now().Add(c.out()), time.Time{}); err != nil {
+	if err := c.waitUntil(time.Now().Add(c.out()), false); err != nil {
 		return 0, err
 	}
 	return c.Conn.Write(b)
@@ -73,7 +74,8 @@ func (c *delayConn) pump() {
 	}
 }
 
-// Read returns bytes once they are due.
+// Read returns bytes once they are due. A read deadline set while it waits counts at
+// once, as a socket's does: wsclient cuts a wait short with a deadline in the past.
 func (c *delayConn) Read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -82,28 +84,37 @@ func (c *delayConn) Read(b []byte) (int, error) {
 		if c.err != nil {
 			return 0, c.err
 		}
-		deadline := c.readDeadline()
+		deadline, changed := c.readDeadline()
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return 0, os.ErrDeadlineExceeded
+		}
 		var timeout <-chan time.Time
+		var t *time.Timer
 		if !deadline.IsZero() {
-			t := time.NewTimer(time.Until(deadline))
-			defer t.Stop()
+			t = time.NewTimer(time.Until(deadline))
 			timeout = t.C
 		}
+		var err error
 		select {
 		case ch, ok := <-c.chunks:
 			if !ok {
-				return 0, net.ErrClosed
+				err = net.ErrClosed
+				break
 			}
-			if err := c.waitUntil(ch.due, deadline); err != nil {
-				// Kept for the next Read: a deadline must not lose bytes.
-				c.pending, c.err = ch.data, ch.err
-				return 0, err
-			}
+			// Kept whatever the wait's outcome: a deadline must not lose bytes.
 			c.pending, c.err = ch.data, ch.err
+			err = c.waitUntil(ch.due, true)
 		case <-timeout:
-			return 0, os.ErrDeadlineExceeded
+			err = os.ErrDeadlineExceeded
+		case <-changed:
 		case <-c.closed:
-			return 0, net.ErrClosed
+			err = net.ErrClosed
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if err != nil {
+			return 0, err
 		}
 	}
 	n := copy(b, c.pending)
@@ -111,32 +122,48 @@ func (c *delayConn) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// waitUntil waits until t, or fails when the connection is closed or deadline passes.
-func (c *delayConn) waitUntil(t, deadline time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return nil
-	}
-	if !deadline.IsZero() && deadline.Before(t) {
-		d = time.Until(deadline)
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		if !deadline.IsZero() && deadline.Before(t) {
-			return os.ErrDeadlineExceeded
+// waitUntil waits until t, or fails when the connection is closed or, with
+// deadline, when the read deadline passes (set before or during the wait).
+func (c *delayConn) waitUntil(t time.Time, deadline bool) error {
+	for {
+		d := time.Until(t)
+		if d <= 0 {
+			return nil
 		}
-		return nil
-	case <-c.closed:
-		return net.ErrClosed
+		var changed <-chan struct{}
+		if deadline {
+			var dl time.Time
+			dl, changed = c.readDeadline()
+			if !dl.IsZero() && dl.Before(t) {
+				if d = time.Until(dl); d <= 0 {
+					return os.ErrDeadlineExceeded
+				}
+			}
+		}
+		timer := time.NewTimer(d)
+		select {
+		case <-timer.C:
+			if !time.Now().Before(t) {
+				return nil
+			}
+			// The deadline came first: the loop returns it.
+		case <-changed:
+			timer.Stop()
+		case <-c.closed:
+			timer.Stop()
+			return net.ErrClosed
+		}
 	}
 }
 
-func (c *delayConn) readDeadline() time.Time {
+// readDeadline returns the read deadline and a channel closed when it changes.
+func (c *delayConn) readDeadline() (time.Time, <-chan struct{}) {
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
-	return c.deadline
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	return c.deadline, c.changed
 }
 
 // SetReadDeadline bounds Read here: the socket itself never has a read deadline, so
@@ -144,6 +171,10 @@ func (c *delayConn) readDeadline() time.Time {
 func (c *delayConn) SetReadDeadline(t time.Time) error {
 	c.dmu.Lock()
 	c.deadline = t
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
 	c.dmu.Unlock()
 	return nil
 }

@@ -169,3 +169,35 @@ func TestDelayConnDeadlineAndClose(t *testing.T) {
 		}
 	})
 }
+
+// A read deadline set while a Read waits counts at once, whether the Read waits for
+// bytes or for delayed ones to be due (wsclient cuts a wait short so), and the bytes
+// are kept.
+func TestDelayConnDeadlineSetDuringRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := New(Config{Latency: time.Second}, "CA5")
+		conn, srv := connectPipe(t, n)
+		defer srv.Close()
+		defer conn.Close()
+		buf := make([]byte, 8)
+		for _, withBytes := range []bool{false, true} {
+			done := make(chan error)
+			go func() {
+				_, err := conn.Read(buf)
+				done <- err
+			}()
+			if withBytes {
+				go func() { _, _ = srv.Write([]byte("late")) }()
+			}
+			synctest.Wait()
+			_ = conn.SetReadDeadline(time.Unix(1, 0))
+			if err := <-done; !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("bytes on their way %v: read %v, want the deadline", withBytes, err)
+			}
+			_ = conn.SetReadDeadline(time.Time{})
+		}
+		if k, err := conn.Read(buf); err != nil || string(buf[:k]) != "late" {
+			t.Fatalf("after the deadline: %q, %v; want the bytes kept", buf[:k], err)
+		}
+	})
+}

@@ -84,22 +84,22 @@ func DecodeAppMessage(raw []byte) (AppMessage, error) {
 	if err := json.Unmarshal(trimmed, &env); err != nil {
 		return AppMessage{}, invalidMessage("invalid JSON: %v", err)
 	}
-	if !truthy(env.Type) {
+	if !Truthy(env.Type) {
 		return AppMessage{}, invalidMessage("type property not supplied")
 	}
 	m := AppMessage{Raw: raw}
-	if truthy(env.Data) {
+	if Truthy(env.Data) {
 		m.Data = env.Data
 	}
 	_ = json.Unmarshal(env.Type, &m.Type)
 	switch m.Type {
 	case MsgAck:
-		if !truthy(env.MsgID) {
+		if !Truthy(env.MsgID) {
 			return AppMessage{}, invalidMessage("msgid not supplied")
 		}
 		_ = json.Unmarshal(env.MsgID, &m.MsgID) // a number: an ack of nothing
 	case MsgCommand:
-		if !truthy(env.Command) {
+		if !Truthy(env.Command) {
 			return AppMessage{}, invalidMessage("command property not supplied")
 		}
 		if json.Unmarshal(env.Command, &m.Command) != nil {
@@ -109,7 +109,7 @@ func DecodeAppMessage(raw []byte) (AppMessage, error) {
 		if m.Data == nil && !commandsWithoutData[m.Command] {
 			return AppMessage{}, invalidMessage("data property not supplied")
 		}
-		m.QueueCommand = truthy(env.QueueCommand)
+		m.QueueCommand = Truthy(env.QueueCommand)
 		// jambonz reads tool_call_id and callSid as they come (ws-requestor.js
 		// _onMessage); a string is what the SDKs send, anything else is kept as text.
 		m.ToolCallID = stringOrJSON(env.ToolCallID)
@@ -120,9 +120,10 @@ func DecodeAppMessage(raw []byte) (AppMessage, error) {
 	return m, nil
 }
 
-// truthy reports whether a JSON value is truthy in JavaScript: present, and not
-// null, false, 0, -0 or "". (An object or array, even empty, is truthy.)
-func truthy(v json.RawMessage) bool {
+// Truthy reports whether a JSON value is truthy in JavaScript: present, and not
+// null, false, 0, -0 or "". (An object or array, even empty, is truthy.) jambonz
+// tests its messages' fields so (if (data), if (opts.call_hook) ...).
+func Truthy(v json.RawMessage) bool {
 	switch s := string(bytes.TrimSpace(v)); s {
 	case "", "null", "false", `""`:
 		return false

@@ -10,8 +10,8 @@ import (
 )
 
 // errAPIHangup cancels a call hung up through the API; its text is the recorded
-// reason.
-var errAPIHangup = errors.New(callctl.ReasonAPIHangup)
+// reason, and its adulted legs go on (callctl.ErrAPIHangup).
+var errAPIHangup = callctl.ErrAPIHangup
 
 // controlBacklog bounds live-call commands waiting for a call to apply them.
 const controlBacklog = 8

@@ -23,11 +23,9 @@ func (p *Publisher) alertGivenUp(d outbox.Delivery, a outbox.Attempt) {
 		defer p.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		alertType := callctl.AlertWebhookFailure
-		switch a.Class {
-		case outbox.ClassNetwork, outbox.ClassTimeout, outbox.ClassEgressRefused:
-			alertType = callctl.AlertWebhookConnectionFailure
-		}
+		// jambonz's HTTP requestor alerts every failed hook, an error status
+		// included, as webhook-connection-failure (lib/utils/http-requestor.js).
+		alertType := callctl.AlertWebhookConnectionFailure
 		alert := nodestore.Alert{AccountSid: d.Account, Type: string(alertType), CallSid: callSidOf(d.EventID), URL: p.urlOf(d.EndpointID),
 			Detail: fmt.Sprintf("status hook: delivery %s %s after %d attempt(s): %s %s", d.ID, d.Status, d.Attempts, a.Class, a.Error),
 			Time:   p.opts.Clock.Now().UTC()}

@@ -69,3 +69,37 @@ func TestCallSidOfEventID(t *testing.T) {
 		}
 	}
 }
+
+// A notification given up after an error status is alerted as
+// webhook-connection-failure, as after a network failure: jambonz's HTTP requestor
+// raises webhook-failure only for an error named StatusError, which its undici client
+// never throws (lib/utils/http-requestor.js request, lib/utils/error.js
+// HTTPResponseError).
+func TestGivenUpAlertIsAConnectionFailure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlitenode.Open(ctx, filepath.Join(dir, "node.db"), sqlitenode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	obStore, err := sqlitestore.Open(ctx, filepath.Join(dir, "outbox.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obStore.Close()
+	alerts := make(chan nodestore.Alert, 8)
+	p, err := Open(ctx, outbox.Config{Store: obStore}, Options{Store: st, OnAlert: func(a nodestore.Alert) { alerts <- a }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, class := range []outbox.AttemptClass{outbox.ClassHTTP5xx, outbox.ClassHTTP4xx, outbox.ClassNetwork} {
+		p.alertGivenUp(outbox.Delivery{ID: "d1", EventType: EventType, Status: outbox.DeliveryFailed, Account: "AC1",
+			EventID: "call-status:CA1:1"}, outbox.Attempt{Class: class, Error: "x"})
+		p.Wait()
+		if a := <-alerts; a.Type != "webhook-connection-failure" || a.CallSid != "CA1" {
+			t.Errorf("after %s: alert %+v, want webhook-connection-failure for CA1", class, a)
+		}
+	}
+}

@@ -20,6 +20,9 @@ type Result struct {
 	AnsweredAt    time.Time
 	// Fault is a failure on our side before anything was sent: no attempt is used.
 	Fault error
+	// FaultRetry, when positive, is the wait after Fault in place of the policy's
+	// faultRetry: the dispatcher's for an outcome the store failed to record.
+	FaultRetry time.Duration
 	// Released means the attempt was not made, or was abandoned at shutdown: no
 	// attempt is used and the delivery is due again at once.
 	Released bool
@@ -43,7 +46,7 @@ func Outcome(p policy.Policy, d outboxdriver.Delivery, ep outboxdriver.Endpoint,
 		return outboxdriver.Change{At: now, Delivery: &nd}
 	}
 	if r.Fault != nil {
-		return fault(p, nd, r.Fault, now)
+		return fault(p, nd, r, now)
 	}
 	nd.FaultSince = nil
 	nd.Attempts++
@@ -146,16 +149,20 @@ func Outcome(p policy.Policy, d outboxdriver.Delivery, ep outboxdriver.Endpoint,
 
 // fault reschedules a delivery that could not run because of a fault on our side,
 // without using an attempt, until the policy's fault window has passed.
-func fault(p policy.Policy, nd outboxdriver.Delivery, err error, now time.Time) outboxdriver.Change {
+func fault(p policy.Policy, nd outboxdriver.Delivery, r Result, now time.Time) outboxdriver.Change {
 	if nd.FaultSince == nil {
 		nd.FaultSince = &now
 	}
-	nd.LastError = "internal: " + err.Error()
+	nd.LastError = "internal: " + r.Fault.Error()
 	if now.Sub(*nd.FaultSince) >= p.FaultWindow {
 		nd.Status = outboxdriver.DeliveryFailed
 	} else {
+		wait := p.FaultRetry
+		if r.FaultRetry > 0 {
+			wait = r.FaultRetry
+		}
 		nd.Status = outboxdriver.DeliveryPending
-		nd.NextAttemptAt = now.Add(p.FaultRetry)
+		nd.NextAttemptAt = now.Add(wait)
 	}
 	return outboxdriver.Change{At: now, Delivery: &nd}
 }

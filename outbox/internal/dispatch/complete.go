@@ -68,8 +68,12 @@ func (d *Dispatcher) completeLoop(ctx context.Context) {
 }
 
 // complete records a batch of outcomes. When the store fails, the batch is recorded
-// again as faults on our side (rescheduled after FaultRetry, no attempt used); when
-// that fails too, the leases expire and the reaper takes over.
+// again as faults on our side, no attempt used, due again one lease term later; when
+// that fails too, the leases expire and the reaper takes over after the same term.
+// Either way a delivery whose outcome was lost is attempted again about one lease
+// term after the store failed, not after the policy's faultRetry (5 min by default,
+// docs/outbox.md §3): a dropped connection or a database failover would otherwise
+// hold every delivery in flight at that moment for minutes.
 func (d *Dispatcher) complete(ctx context.Context, batch []outcome) {
 	d.completeClaim(ctx, batch, nil)
 }
@@ -120,7 +124,7 @@ func (d *Dispatcher) completeClaim(ctx context.Context, batch []outcome, claim *
 		clear(recorded)
 		fault := errors.Join(errors.New("store error while recording the attempt"), err)
 		for i, oc := range batch {
-			items[i] = build(oc, decide.Result{Fault: fault})
+			items[i] = build(oc, decide.Result{Fault: fault, FaultRetry: d.cfg.LeaseDuration})
 		}
 		if _, err = d.cfg.Store.Complete(ctx, items); err != nil {
 			d.cfg.Logger.Error().Err(err).Msg("outbox: rescheduling failed; leases will expire")
