@@ -69,3 +69,15 @@ func TestOpen(t *testing.T) {
 func BenchmarkCycle(b *testing.B) {
 	outboxtest.BenchmarkCycle(b, open(b, filepath.Join(b.TempDir(), "outbox.db")))
 }
+
+// BenchmarkCycleWatched is BenchmarkCycle with Options.OnWrite set, as a node's
+// store has it (its readiness hears every write): what watching costs a delivery.
+func BenchmarkCycleWatched(b *testing.B) {
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "outbox.db"),
+		sqlitestore.Options{OnWrite: func(context.Context, bool, error) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	outboxtest.BenchmarkCycle(b, st)
+}
