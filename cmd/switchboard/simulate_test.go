@@ -162,6 +162,28 @@ func TestSimulateJSONHTTP(t *testing.T) {
 	}
 }
 
+// --json prints a say's SSML and its "&" as they are, not \u003cspeak\u003e and
+// \u0026 (json.Marshal's HTML escaping), in the timeline as in the summary.
+func TestSimulateJSONUnescaped(t *testing.T) {
+	noLeaks(t)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"say","text":"<speak>sales & support</speak>"},{"verb":"hangup"}]`))
+	}))
+	t.Cleanup(app.Close)
+	sc := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(sc, []byte("expect:\n  verbs: [say, pause]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", "--scenario", sc, app.URL+"/call")
+	wantExit(t, code, exitFailure, stdout, stderr)
+	for _, want := range []string{`"text":"<speak>sales & support</speak>"`, `"failure":"verbs: got [say hangup], want [say pause]"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %s in\n%s", want, stdout)
+		}
+	}
+}
+
 func TestSimulateWSScenarioWithDrop(t *testing.T) {
 	_, wsURL := exampleServers(t)
 	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", wsURL+"/ws#rc=3",
