@@ -305,6 +305,7 @@ func TestSimulateExit2(t *testing.T) {
 	}{
 		{[]string{"ftp://x/call"}, nil, "APP_URL"},
 		{[]string{}, nil, "arg"},
+		{[]string{"http://u:hunter2@127.0.0.1:1/", "examples/ivr.yaml"}, nil, "simulate takes one APP_URL at most (got 2 arguments); a scenario file goes after --scenario"},
 		{[]string{"--calls", "0", "http://127.0.0.1:1/"}, nil, "--calls"},
 		{[]string{"--username", "u", "http://127.0.0.1:1/"}, nil, "--password"},
 		{[]string{"http://u:hunter2@127.0.0.1:1/"}, nil, "--username and --password"},
