@@ -97,9 +97,16 @@ func (db *database) openSQLite(ctx context.Context) error {
 	if db.health.files, err = sqliteFiles(path); err != nil {
 		return err
 	}
-	// Every write through the file's single writer tells the health: a publish on a
-	// full disk shows at once.
-	if db.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{OnWrite: db.health.noteWrite}); err != nil {
+	// Every write through the file's single writer that fails tells the health: a
+	// publish on a full disk shows at once. A write that succeeds ends a failure only
+	// if it changed rows, as on PostgreSQL (pgWrites): a claim that found no work
+	// proves nothing about a file that can no longer grow (docs/outbox.md §5).
+	onWrite := func(ctx context.Context, changed bool, err error) {
+		if err != nil || changed {
+			db.health.noteWrite(ctx, err)
+		}
+	}
+	if db.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{OnWrite: onWrite}); err != nil {
 		return fmt.Errorf("outbox store: %w", err)
 	}
 	db.ownsOut = true

@@ -174,7 +174,7 @@ func TestReadyzReportsAnUnwritableDatabase(t *testing.T) {
 		}
 		// The failed write itself turns /readyz: no probe needed.
 		if code, body := readyz(n); code != http.StatusServiceUnavailable || body != notWritableBody {
-			t.Errorf("readyz %d %s after a write failed, want 503 %s", code, body, notWritableBody)
+			t.Errorf("readyz %d %s after a write failed, want 503 %s\n%s", code, body, notWritableBody, logs.String())
 		}
 		if !strings.Contains(logs.String(), "full") {
 			t.Errorf("the log does not say the database is full:\n%s", logs.String())

@@ -22,8 +22,10 @@ type pubReq struct {
 // its own fn, which runs after these and so sees them; so is every publish when a
 // statement fails, the savepoint undoing what the batch wrote. Concurrent writes have
 // no order, so writing the group's publishes first is one of the orders they could
-// have had.
-func (s *Store) publishTogether(q querier, batch []*writeReq, done []bool) {
+// have had. It reports whether the transaction was lost: a failed statement's
+// savepoint that cannot be rolled back (SQLite rolled the whole transaction back, as
+// it may on a full disk: runTx).
+func (s *Store) publishTogether(q querier, batch []*writeReq, done []bool) (lost bool) {
 	var idx []int
 	for i, r := range batch {
 		if r.pub != nil {
@@ -31,30 +33,34 @@ func (s *Store) publishTogether(q querier, batch []*writeReq, done []bool) {
 		}
 	}
 	if len(idx) < 2 {
-		return
+		return false
 	}
 	ctx := context.Background() // shared by every caller: none may cancel the others
 	if _, err := q.ExecContext(ctx, `SAVEPOINT pub`); err != nil {
-		return
+		return false
 	}
 	reqs := make([]*pubReq, len(idx))
 	for k, i := range idx {
 		reqs[k] = batch[i].pub
 	}
+	undo := func() bool {
+		if _, err := q.ExecContext(ctx, `ROLLBACK TO pub`); err != nil {
+			return true
+		}
+		_, err := q.ExecContext(ctx, `RELEASE pub`)
+		return err != nil
+	}
 	wrote, err := publishBatch(ctx, q, reqs)
 	if err != nil {
-		_, _ = q.ExecContext(ctx, `ROLLBACK TO pub`)
-		_, _ = q.ExecContext(ctx, `RELEASE pub`)
-		return
+		return undo()
 	}
 	if _, err := q.ExecContext(ctx, `RELEASE pub`); err != nil {
-		_, _ = q.ExecContext(ctx, `ROLLBACK TO pub`)
-		_, _ = q.ExecContext(ctx, `RELEASE pub`)
-		return
+		return undo()
 	}
 	for k, i := range idx {
 		done[i] = wrote[k]
 	}
+	return false
 }
 
 // publishBatch inserts the events of reqs that are new and their deliveries, and

@@ -38,9 +38,11 @@ type Options struct {
 	// OnWrite, when set, is told the outcome of every write through the single
 	// writer (the outbox's and WriteTx's), with the writer's context: a program
 	// watching whether the file can be written (a full disk, a read-only file) sees
-	// the first failure of any write. It runs on the writer's caller and must not
-	// block. Default none.
-	OnWrite func(ctx context.Context, err error)
+	// the first failure of any write. changed tells a write that succeeded and
+	// changed rows from one that changed nothing (a claim that found no work), which
+	// proves nothing about a file that can no longer grow. It runs on the writer's
+	// caller and must not block. Default none.
+	OnWrite func(ctx context.Context, changed bool, err error)
 }
 
 // Store is the SQLite implementation of outboxdriver.Store: one database file in WAL mode.
@@ -56,7 +58,7 @@ type Store struct {
 	writer  *sql.DB
 	writes  stmtCache
 	commits groupCommit
-	onWrite func(ctx context.Context, err error) // Options.OnWrite
+	onWrite func(ctx context.Context, changed bool, err error) // Options.OnWrite
 	// endpointRows are the endpoint rows claims read, by version.
 	endpointRows endpointRows
 }

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -59,6 +60,9 @@ type writeReq struct {
 	pub  *pubReq
 	done chan error
 	lead chan struct{}
+	// changed tells, once done has the outcome, whether fn changed rows (counted
+	// only for Options.OnWrite).
+	changed bool
 }
 
 // write runs fn in a write transaction shared with concurrent writers and returns
@@ -82,7 +86,7 @@ func (s *Store) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	err := s.queueAndRun(ctx, req)
 	if s.onWrite != nil {
-		s.onWrite(ctx, err)
+		s.onWrite(ctx, req.changed && err == nil, err)
 	}
 	return err
 }
@@ -177,9 +181,27 @@ func (s *Store) runGroup(batch []*writeReq) {
 	defer func() {
 		g := &s.commits
 		g.busyNanos.Add(int64(time.Since(began)))
-		g.transactions.Add(1)
 		g.writes.Add(int64(len(batch)))
 	}()
+	rest, together := batch, true
+	for len(rest) > 0 {
+		rest, together = s.runTx(rest, together)
+		s.commits.transactions.Add(1)
+	}
+}
+
+// runTx runs batch in one transaction and reports to each write. SQLite may roll
+// back the whole transaction when a statement fails for the database's sake (a full
+// disk, an I/O error: https://sqlite.org/lang_transaction.html, "Response To Errors
+// Within A Transaction"); the savepoint of the write that failed is then gone, and
+// the statements of the writes after it would each commit on their own while COMMIT
+// failed for every write of the group with "no transaction is active", hiding the
+// failed write's own error (a full disk reported as a logic error, unseen by
+// Options.OnWrite's caller). Instead the write that failed gets its own error, the
+// writes before it (undone with the transaction) that error too, and runTx returns
+// the writes not yet run, for a transaction of their own; together tells whether
+// the group's publishes may be written together (not after such a loss).
+func (s *Store) runTx(batch []*writeReq, together bool) (rest []*writeReq, restTogether bool) {
 	errs := make([]error, len(batch))
 	// A write alone in its transaction waits for the database lock (held by another
 	// process, or by a caller's own transaction on DB) no longer than its caller
@@ -193,35 +215,70 @@ func (s *Store) runGroup(batch []*writeReq) {
 		for _, r := range batch {
 			r.done <- err
 		}
-		return
+		return nil, false
 	}
 	q := conn{cache: &s.writes, tx: tx}
 	single := len(batch) == 1
 	batched := make([]bool, len(batch))
-	if !single {
-		s.publishTogether(q, batch, batched)
+	// Whether each write changed rows, for OnWrite: the connection's count of rows
+	// changed before and after it (-1 when unknown).
+	watch := s.onWrite != nil
+	total := int64(-1)
+	changes := func(r *writeReq) {
+		if watch {
+			now := totalChanges(q)
+			r.changed = total >= 0 && now > total
+			total = now
+		}
 	}
+	if watch {
+		total = totalChanges(q)
+	}
+	if !single && together {
+		if lost := s.publishTogether(q, batch, batched); lost {
+			// Nothing of the group is written: run each write on its own.
+			_ = tx.Rollback()
+			return batch, false
+		}
+		for i, r := range batch {
+			r.changed = batched[i] // a new event each
+		}
+		if watch && slices.Contains(batched, true) {
+			total = totalChanges(q)
+		}
+	}
+	bg := context.Background()
 	for i, r := range batch {
 		if batched[i] {
 			continue
 		}
 		if single {
 			errs[i] = r.fn(q)
+			changes(r)
 			continue
 		}
-		if _, err := q.ExecContext(context.Background(), `SAVEPOINT w`); err != nil {
+		if _, err := q.ExecContext(bg, `SAVEPOINT w`); err != nil {
 			errs[i] = err
 			continue
 		}
-		if errs[i] = r.fn(q); errs[i] != nil {
-			_, _ = q.ExecContext(context.Background(), `ROLLBACK TO w`)
+		errs[i] = r.fn(q)
+		changes(r)
+		if errs[i] != nil {
+			if _, err := q.ExecContext(bg, `ROLLBACK TO w`); err != nil {
+				return s.lostTx(tx, batch, i, errs[i]), false
+			}
 		}
-		_, _ = q.ExecContext(context.Background(), `RELEASE w`)
+		if _, err := q.ExecContext(bg, `RELEASE w`); err != nil {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+			return s.lostTx(tx, batch, i, errs[i]), false
+		}
 	}
 	if single && errs[0] != nil {
 		_ = tx.Rollback()
 		batch[0].done <- errs[0]
-		return
+		return nil, false
 	}
 	committing := time.Now()
 	err = tx.Commit()
@@ -230,11 +287,36 @@ func (s *Store) runGroup(batch []*writeReq) {
 		for _, r := range batch {
 			r.done <- err
 		}
-		return
+		return nil, false
 	}
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
+	return nil, false
+}
+
+// totalChanges is the count of rows the writer connection has changed since it
+// opened (SQLite's total_changes()), or -1 if it cannot be read.
+func totalChanges(q querier) int64 {
+	var n int64
+	if err := q.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&n); err != nil {
+		return -1
+	}
+	return n
+}
+
+// lostTx ends a transaction that write i of batch lost with err (SQLite rolled it
+// back, or its savepoint could not be rolled back or released, which leaves it in no
+// known state): it rolls back what remains of it, tells write i err and the writes
+// before it, undone with it, the same cause, and returns the writes after i, which
+// have not run.
+func (s *Store) lostTx(tx *sql.Tx, batch []*writeReq, i int, err error) []*writeReq {
+	_ = tx.Rollback() // fails harmlessly when SQLite has rolled back already
+	for _, r := range batch[:i] {
+		r.done <- fmt.Errorf("sqlitestore: the write was undone with its transaction, which another write in it lost: %w", err)
+	}
+	batch[i].done <- err
+	return batch[i+1:]
 }
 
 // querier is what reads and writes need, from the pool or from a transaction.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"modernc.org/sqlite"
 
 	"github.com/switchboard-voice/switchboard/internal/sqlrows"
 )
@@ -154,4 +157,63 @@ func tableKeys(t *testing.T, s *Store) []string {
 		t.Fatal(err)
 	}
 	return keys
+}
+
+// TestWriteThatFillsTheDatabaseFailsAlone: a write of a group that finds the file
+// full gets SQLite's SQLITE_FULL, though SQLite rolls back the whole transaction on
+// it (runTx): the writes before it, undone with it, say why, and the writes after it
+// commit in a transaction of their own and say so. Before, every write of the group
+// got COMMIT's "no transaction is active" (a logic error, which the node's readiness
+// did not count as a full database) while the writes after the full one had each
+// committed on their own.
+func TestWriteThatFillsTheDatabaseFailsAlone(t *testing.T) {
+	ctx := context.Background()
+	s := openQueueTest(t)
+	insert := func(k string) func(q querier) error {
+		return func(q querier) error {
+			_, err := q.ExecContext(ctx, `INSERT INTO t (k) VALUES (?)`, k)
+			return err
+		}
+	}
+	// The file may not grow: a write that needs a new page fails as on a full disk,
+	// a small one still fits in the table's page.
+	if err := s.write(ctx, func(q querier) error {
+		_, err := q.ExecContext(ctx, `PRAGMA max_page_count = 1`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	release, leads := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.write(ctx, func(q querier) error { close(leads); <-release; return nil }) // holds the lead
+	}()
+	<-leads
+	// Queued one after the other: the group runs them in this order.
+	names := []string{"before", "full", "after"}
+	fns := []func(q querier) error{insert("before"), insert(strings.Repeat("x", 64<<10)), insert("after")}
+	errs := make([]chan error, len(fns))
+	for i, fn := range fns {
+		errs[i] = make(chan error, 1)
+		go func() { errs[i] <- s.write(ctx, fn) }()
+		waitQueued(t, s, i+1)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	full := func(err error) bool {
+		var se *sqlite.Error
+		return errors.As(err, &se) && se.Code()&0xff == 13 // SQLITE_FULL
+	}
+	got := map[string]error{}
+	for i, name := range names {
+		got[name] = <-errs[i]
+	}
+	if !full(got["full"]) || !full(got["before"]) || got["after"] != nil {
+		t.Errorf("before: %v; full: %v; after: %v; want SQLITE_FULL, SQLITE_FULL, nil", got["before"], got["full"], got["after"])
+	}
+	if keys := tableKeys(t, s); fmt.Sprint(keys) != "[after]" {
+		t.Errorf("committed %v, want [after]", keys)
+	}
 }

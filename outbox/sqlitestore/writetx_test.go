@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -60,20 +61,22 @@ func TestWriteTxSharesTheWriter(t *testing.T) {
 }
 
 // OnWrite hears the outcome of every write through the writer, the outbox's own
-// and WriteTx's, with the writer's context.
+// and WriteTx's, with the writer's context, and whether a write that succeeded
+// changed rows: a claim that finds no work changes none.
 func TestOnWriteHearsEveryWrite(t *testing.T) {
 	t.Parallel()
 	type key struct{}
 	var (
-		mu   sync.Mutex
-		errs []error
-		ctxs int
+		mu      sync.Mutex
+		errs    []error
+		changed []bool
+		ctxs    int
 	)
 	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "outbox.db"), sqlitestore.Options{
-		OnWrite: func(ctx context.Context, err error) {
+		OnWrite: func(ctx context.Context, ch bool, err error) {
 			mu.Lock()
 			defer mu.Unlock()
-			errs = append(errs, err)
+			errs, changed = append(errs, err), append(changed, ch)
 			if ctx.Value(key{}) != nil {
 				ctxs++
 			}
@@ -91,9 +94,15 @@ func TestOnWriteHearsEveryWrite(t *testing.T) {
 		Audit: outboxdriver.AuditEntry{EndpointID: "ep", Account: "a", Action: "endpoint.created", At: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := st.Claim(ctx, outboxdriver.ClaimParams{Limit: 10, Now: time.Now(), LeaseUntil: time.Now().Add(time.Minute), Token: "t"}); err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(errs) != 3 || errs[0] != nil || !errors.Is(errs[1], boom) || errs[2] != nil || ctxs != 3 {
-		t.Fatalf("OnWrite heard %v (%d with the caller's context), want nil, boom, nil", errs, ctxs)
+	if len(errs) != 4 || errs[0] != nil || !errors.Is(errs[1], boom) || errs[2] != nil || errs[3] != nil || ctxs != 4 {
+		t.Fatalf("OnWrite heard %v (%d with the caller's context), want nil, boom, nil, nil", errs, ctxs)
+	}
+	if fmt.Sprint(changed) != "[false false true false]" {
+		t.Errorf("changed rows %v, want only the endpoint's write", changed)
 	}
 }
