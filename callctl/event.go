@@ -98,10 +98,16 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"t_ms":`)
 	b.WriteString(strconv.FormatInt(e.At.Milliseconds(), 10))
+	// Strings are written as they are, without json.Marshal's HTML escaping: a say's
+	// SSML or an app URL's #rc=..&rp=.. fragment reads "<speak>" and "&", not
+	// "\u003cspeak\u003e" and "\u0026" (a writer must not escape again: see
+	// cmd/switchboard/internal/simulation's timelineWriter).
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
 	str := func(k, v string) {
 		b.WriteString(`,"` + k + `":`)
-		q, _ := json.Marshal(v) // a string always marshals
-		b.Write(q)
+		_ = enc.Encode(v)       // a string always encodes
+		b.Truncate(b.Len() - 1) // Encode's newline
 	}
 	num := func(k string, v int64) {
 		b.WriteString(`,"` + k + `":` + strconv.FormatInt(v, 10))

@@ -47,6 +47,17 @@ func TestEventJSON(t *testing.T) {
 	}
 }
 
+// A timeline line's strings are as they are, "<" and "&" unescaped (json.Marshal's
+// HTML escaping made a say's SSML read \u003cspeak\u003e in simulate --json).
+func TestEventJSONUnescaped(t *testing.T) {
+	e := callctl.Event{Kind: callctl.KindSpoken, CallSid: "CA1", Input: "say", Value: "<speak>sales & support</speak>"}
+	b, err := e.MarshalJSON()
+	want := `{"t_ms":0,"call_sid":"CA1","kind":"agent.spoke","source":"say","text":"<speak>sales & support</speak>"}`
+	if err != nil || string(b) != want || !json.Valid(b) {
+		t.Fatalf("got %s (%v), want %s", b, err, want)
+	}
+}
+
 // The caller's input is on the timeline when it is complete (the prompt, then the
 // caller's delay), just before the gather's action hook carries it to the app.
 func TestCallerInputOnTimeline(t *testing.T) {

@@ -129,6 +129,11 @@ func parseAbsolute(raw string) (*url.URL, string, error) {
 	}
 	base, frag := splitFragment(raw)
 	u, err := url.Parse(base)
+	if err != nil && !strings.Contains(base, "://") {
+		// host:port/path without its scheme: url.Parse's own words ("first path
+		// segment in URL cannot contain colon") do not say what is missing.
+		return nil, "", invalid("%q is not absolute (want http://, https://, ws:// or wss:// before the host)", raw)
+	}
 	if err != nil {
 		return nil, "", invalid("%v", unwrapURLError(err))
 	}

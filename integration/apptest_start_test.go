@@ -266,7 +266,7 @@ func TestAppTestStartRefusesATakenPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = sbTest(t, dir, nil, ".")
-	if code != 0 || !strings.Contains(stderr, "using the app running there") || app.calls.Load() != 1 {
+	if code != 0 || !strings.Contains(stderr, "switchboard: "+addr+" already accepts connections: using the app running there, not starting \"touch started-from-folder\" (reuse: in switchboard-test.yaml)") || app.calls.Load() != 1 {
 		t.Fatalf("reuse: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

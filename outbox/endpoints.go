@@ -131,7 +131,7 @@ func (o *Outbox) checkEndpoint(ep *Endpoint) error {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && p.AllowHTTP:
 	case u.Scheme == "http":
-		return invalid("url", "the %s profile allows https only (override allowHttp to permit http)", p.Profile)
+		return invalid("url", "the %s profile allows https only: the policy override {\"allowHttp\": true} permits http", p.Profile)
 	default:
 		return invalid("url", "scheme %q not allowed", u.Scheme)
 	}

@@ -237,6 +237,12 @@ func TestEndpointValidation(t *testing.T) {
 		{"overrides.deliveryHeader", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{DeliveryHeader: ptr("Webhook-Signature")}}},
 		{"overrides.scheduleSeconds", outbox.EndpointSpec{Account: "a", URL: "https://example.com", Overrides: outbox.Overrides{ScheduleSeconds: make([]float64, 100)}}},
 	})
+	// An http URL under an https-only profile says what allows it, as the policy
+	// spells it ("override allowHttp" left a reader looking for a flag of that name).
+	if _, err := h.ob.CreateEndpoint(h.ctx, outbox.EndpointSpec{Account: "a", URL: "http://example.com/hook"}); !errors.Is(err, outbox.ErrInvalid) ||
+		!strings.Contains(err.Error(), `the standard profile allows https only: the policy override {"allowHttp": true} permits http`) {
+		t.Fatalf("http under standard: %v", err)
+	}
 	if eps, _ := h.ob.ListEndpoints(h.ctx, "a"); len(eps) != 0 {
 		t.Fatalf("bad input stored %d endpoints", len(eps))
 	}

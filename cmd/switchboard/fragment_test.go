@@ -168,6 +168,7 @@ func TestFragmentExplainRejects(t *testing.T) {
 		{"malformed URL", nil, []string{"fragment", "explain", "https://[::1/p"}, "invalid application URL"},
 		{"bad scheme", nil, []string{"fragment", "explain", "ftp://h/p"}, "unsupported scheme"},
 		{"relative URL", nil, []string{"fragment", "explain", "/call#rc=1"}, "not absolute"},
+		{"host:port without a scheme", nil, []string{"fragment", "explain", "127.0.0.1:3000/call#rc=1"}, `"127.0.0.1:3000/call#rc=1" is not absolute (want http://, https://, ws:// or wss:// before the host)`},
 		{"bad path escape", nil, []string{"fragment", "explain", "https://h/p%zz#rc=1"}, "invalid URL escape"},
 		{"no URL", nil, []string{"fragment", "explain"}, "exactly one URL"},
 		{"two URLs", nil, []string{"fragment", "explain", "https://a/", "https://b/"}, "exactly one URL"},

@@ -56,7 +56,14 @@ configure timeouts and limits.
 
 Exit status: 0 when every call ended as expected, 1 when a call failed or an
 expectation did not hold, 2 for bad usage or a bad scenario file.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// cobra's "accepts at most 1 arg(s), received 2" did not say that the
+			// second was most likely a scenario file given without --scenario.
+			if len(args) > 1 {
+				return usageError("simulate takes one APP_URL at most (got %d arguments); a scenario file goes after --scenario", len(args))
+			}
+			return nil
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario file (YAML): caller input, dial outcomes, faults, expectations; read as switchboard test reads it")

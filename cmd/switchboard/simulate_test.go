@@ -54,7 +54,53 @@ var kindKeys = map[string][]string{
 	"msg.sent": {"type", "msgid"}, "msg.recv": {"type", "msgid"}, "verb.start": {"verb"}, "verb.end": {"verb"},
 	"call.status": {"status"}, "alert": {"type", "detail"}, "call.end": {"status", "reason", "sip_status"},
 	"caller.input": {"input", "value"}, "fault": {"fault", "url", "attempt", "delay_ms", "jitter_ms"},
-	"agent.spoke": {"source", "text"},
+	"agent.spoke": {"source", "text"}, "compat": {"rule", "detail"},
+}
+
+// summaryKeys are the keys every --json summary line has.
+var summaryKeys = []string{"calls", "completed", "failed", "alerts", "compat", "hook_latency_ms", "expectations_failed", "canceled", "wall_ms", "calls_per_second"}
+
+// docs/cli.md's --json table has a row for every kind with each of its keys, and its
+// summary line every key: a reader of the page found agent.spoke and compat lines in
+// the output that the table did not name.
+func TestCLIPageNamesEveryJSONKind(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	start, end := strings.Index(page, "### `--json` output"), strings.Index(page, "### Scenario files")
+	if start < 0 || end < start {
+		t.Fatal("docs/cli.md has no --json section before its scenario files")
+	}
+	section := page[start:end]
+	rows := map[string]string{} // kind: its row
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, kind := range regexp.MustCompile("`([a-z.]+)`").FindAllStringSubmatch(cells[1], -1) {
+			rows[kind[1]] = line
+		}
+	}
+	for kind, keys := range kindKeys {
+		row, ok := rows[kind]
+		if !ok {
+			t.Errorf("docs/cli.md's --json table has no row for %s", kind)
+			continue
+		}
+		for _, k := range keys {
+			if !strings.Contains(row, "`"+k+"`") {
+				t.Errorf("docs/cli.md's row of %s does not name %s", kind, k)
+			}
+		}
+	}
+	for _, k := range summaryKeys {
+		if !strings.Contains(section, `"`+k+`":`) {
+			t.Errorf("docs/cli.md's summary line has no %s", k)
+		}
+	}
 }
 
 func checkContract(t *testing.T, events []map[string]any, summary map[string]any) {
@@ -77,7 +123,7 @@ func checkContract(t *testing.T, events []map[string]any, summary map[string]any
 	if summary["kind"] != "summary" {
 		t.Fatalf("last line %v", summary)
 	}
-	for _, k := range []string{"calls", "completed", "failed", "alerts", "hook_latency_ms", "expectations_failed", "canceled", "wall_ms", "calls_per_second"} {
+	for _, k := range summaryKeys {
 		if _, ok := summary[k]; !ok {
 			t.Fatalf("summary lacks %s", k)
 		}
@@ -113,6 +159,28 @@ func TestSimulateJSONHTTP(t *testing.T) {
 	}
 	if summary["calls"] != float64(1) || summary["completed"] != float64(1) || summary["expectations_failed"] != float64(0) {
 		t.Fatalf("summary %v", summary)
+	}
+}
+
+// --json prints a say's SSML and its "&" as they are, not \u003cspeak\u003e and
+// \u0026 (json.Marshal's HTML escaping), in the timeline as in the summary.
+func TestSimulateJSONUnescaped(t *testing.T) {
+	noLeaks(t)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"verb":"say","text":"<speak>sales & support</speak>"},{"verb":"hangup"}]`))
+	}))
+	t.Cleanup(app.Close)
+	sc := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(sc, []byte("expect:\n  verbs: [say, pause]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, nil, "simulate", "--json", "--scenario", sc, app.URL+"/call")
+	wantExit(t, code, exitFailure, stdout, stderr)
+	for _, want := range []string{`"text":"<speak>sales & support</speak>"`, `"failure":"verbs: got [say hangup], want [say pause]"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %s in\n%s", want, stdout)
+		}
 	}
 }
 
@@ -237,6 +305,7 @@ func TestSimulateExit2(t *testing.T) {
 	}{
 		{[]string{"ftp://x/call"}, nil, "APP_URL"},
 		{[]string{}, nil, "arg"},
+		{[]string{"http://u:hunter2@127.0.0.1:1/", "examples/ivr.yaml"}, nil, "simulate takes one APP_URL at most (got 2 arguments); a scenario file goes after --scenario"},
 		{[]string{"--calls", "0", "http://127.0.0.1:1/"}, nil, "--calls"},
 		{[]string{"--username", "u", "http://127.0.0.1:1/"}, nil, "--password"},
 		{[]string{"http://u:hunter2@127.0.0.1:1/"}, nil, "--username and --password"},

@@ -63,7 +63,7 @@ folder's watch:), restarting the app first; Ctrl-C ends it.
 
 Snapshots: --update records what each scenario's call did (verbs, hooks, the requests
 the app received with the payload fields its snapshot: key chooses, alerts, compat
-warnings) in FILE.snap.yaml beside it; later runs compare each call with it and print
+warnings) in NAME.snap.yaml beside NAME.yaml; later runs compare each call with it and print
 a diff when it changed. Ids, addresses and timestamps are masked.
 
 A compat warning (where the call did what jambonz does and that would silently hurt
@@ -98,7 +98,7 @@ app, 2 for bad usage or a bad scenario file. docs/testing.md has the whole guide
 	fl.DurationVar(&r.StartTimeout, "start-timeout", time.Minute, "how long a started app may take to accept connections")
 	fl.BoolVar(&r.Watch, "watch", false, "run the scenarios again whenever their files or their app's files change, until Ctrl-C")
 	fl.BoolVar(&r.Strict, "strict", false, "fail a scenario on a compat warning its expect.compat does not name (docs/compatibility.md §2)")
-	fl.BoolVar(&r.Update, "update", false, "record each scenario's call as its snapshot (FILE.snap.yaml beside its file) instead of comparing with it")
+	fl.BoolVar(&r.Update, "update", false, "record each scenario's call as its snapshot (NAME.snap.yaml beside NAME.yaml) instead of comparing with it")
 	fl.StringVar(&r.LogFile, "log-file", "", "append every log line (JSON) to this file")
 	fl.DurationVar(&r.Timeout, "timeout", time.Minute, "real-time limit for each scenario's call")
 	fl.BoolVar(&f.realTime, "real-time", false, "run calls on the wall clock, as a node does")

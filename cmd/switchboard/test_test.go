@@ -143,7 +143,7 @@ func TestTestFailureReportAndJUnit(t *testing.T) {
 func TestTestJSON(t *testing.T) {
 	origin, _ := exampleOrigin(t)
 	dir := writeScenarios(t, map[string]string{
-		"ok.yaml":   "app: ws" + strings.TrimPrefix(origin, "http") + "/ws\n",
+		"ok.yaml":   "app: ws" + strings.TrimPrefix(origin, "http") + "/ws#rc=2&rp=ct\n",
 		"fail.yaml": "app: " + origin + "/call\nexpect:\n  verbs: [hangup]\n",
 	})
 	code, stdout, _ := runCLI(t, nil, "test", "--json", dir)
@@ -165,6 +165,10 @@ func TestTestJSON(t *testing.T) {
 		if run[k] == nil {
 			t.Errorf("run event lacks %s: %v", k, run)
 		}
+	}
+	// The app's retry fragment reads as written, not #rc=2\u0026rp=ct.
+	if !strings.Contains(stdout, `/ws#rc=2&rp=ct"`) {
+		t.Errorf("the app's fragment is escaped:\n%s", stdout)
 	}
 	pass, fail, sum := events["pass"][0], events["fail"][0], events["summary"][0]
 	if pass["scenario"] != "ok" || pass["status"] != "completed" || pass["call_sid"] == "" || pass["timeline"] != nil || len(pass["failures"].([]any)) != 0 {

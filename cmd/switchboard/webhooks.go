@@ -60,7 +60,7 @@ answer), 2 bad usage or bad input (a flag, a rejected field, a bad token): nothi
 
 func (sc webhooksCmd) command(c *cli) *cobra.Command {
 	f := &webhooksFlags{}
-	cmd := &cobra.Command{Use: sc.use, Short: sc.short, Args: cobra.ExactArgs(sc.args)}
+	cmd := &cobra.Command{Use: sc.use, Short: sc.short, Args: exactArgs(sc.args)}
 	if sc.args < 0 {
 		cmd.Args = cobra.ArbitraryArgs
 	}
@@ -79,6 +79,27 @@ func (sc webhooksCmd) command(c *cli) *cobra.Command {
 		sc.flags(cmd)
 	}
 	return cmd
+}
+
+// exactArgs wants n arguments, and says otherwise which the command takes, as its
+// Use names them: cobra's own "accepts 2 arg(s), received 1" named neither the
+// command nor its arguments.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		takes := "no arguments"
+		if n > 0 {
+			takes = strings.Join(strings.Fields(cmd.Use)[1:], " ")
+		}
+		got := fmt.Sprintf("%d arguments", len(args))
+		if len(args) == 1 {
+			got = "1 argument"
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		return usageError("%s takes %s (got %s)", name, takes, got)
+	}
 }
 
 // send makes one API call and prints its answer: the JSON as received with --json,

@@ -61,7 +61,11 @@ func webhooksChangeCommands() []webhooksCmd {
 					if p.Duplicate {
 						what = "already published (nothing more sent)"
 					}
-					fmt.Fprintf(w.c.stdout, "%s %s (%s): %d deliveries\n", what, p.Event.ID, p.Event.Type, len(p.Deliveries))
+					deliveries := "deliveries"
+					if len(p.Deliveries) == 1 {
+						deliveries = "delivery"
+					}
+					fmt.Fprintf(w.c.stdout, "%s %s (%s): %d %s\n", what, p.Event.ID, p.Event.Type, len(p.Deliveries), deliveries)
 					if len(p.Deliveries) > 0 {
 						t := newTable(w.c.stdout, "DELIVERY", "ENDPOINT", "STATUS")
 						for _, d := range p.Deliveries {

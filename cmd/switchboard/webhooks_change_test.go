@@ -44,7 +44,7 @@ func TestWebhooksChangeCLI(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"from":"file"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, _ := e.cli("publish", "invoice.paid", "--data", "@"+file); code != 0 || !strings.Contains(out, "1 deliveries") || !strings.Contains(out, id) {
+	if code, out, _ := e.cli("publish", "invoice.paid", "--data", "@"+file); code != 0 || !strings.Contains(out, "): 1 delivery\n") || !strings.Contains(out, id) {
 		t.Fatalf("publish @file: %d %q", code, out)
 	}
 	var stdout, stderr testkit.SyncBuffer

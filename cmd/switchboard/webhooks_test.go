@@ -216,8 +216,20 @@ func TestWebhooksCLI(t *testing.T) {
 	if code, _, _ := e.cli("list", "--url", "ftp://x"); code != 2 {
 		t.Fatalf("bad --url: %d", code)
 	}
-	if code, _, _ := e.cli("show"); code != 2 {
-		t.Fatalf("show without an id: %d", code)
+	// Wrong arguments name the command and what it takes (cobra's "accepts 2 arg(s),
+	// received 1" named neither: a reader gave attempts the delivery id alone).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "switchboard: webhooks show takes ID (got 0 arguments)"},
+		{[]string{"attempts", "dlv_1"}, "switchboard: webhooks attempts takes ID DELIVERY_ID (got 1 argument)"},
+		{[]string{"list", "ep_1"}, "switchboard: webhooks list takes no arguments (got 1 argument)"},
+		{[]string{"event-types", "show"}, "switchboard: webhooks event-types show takes NAME (got 0 arguments)"},
+	} {
+		if code, _, errOut := e.cli(tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q, want 2 and %q", tc.args, code, errOut, tc.want)
+		}
 	}
 	if code, _, errOut := e.cli("show", "ep_nope"); code != 1 || !strings.Contains(errOut, "404") {
 		t.Fatalf("show of an unknown endpoint: %d %q", code, errOut)

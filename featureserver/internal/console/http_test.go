@@ -449,6 +449,10 @@ func TestCallLiveControl(t *testing.T) {
 	if _, _, list := c.get("/console/calls"); !strings.Contains(list, `id="call-`+sid+`"`) {
 		t.Fatal("the call list lacks the call")
 	}
+	// One call is "1 call", not "1 calls".
+	if _, _, glance := c.get("/console/"); !strings.Contains(glance, "<p>1 call, 1 running.") {
+		t.Fatalf("at a glance with one running call:\n%s", glance)
+	}
 	if code, _, page := c.form(path+"/redirect", "url", "ftp://nowhere"); code != http.StatusUnprocessableEntity || !strings.Contains(page, `id="error"`) {
 		t.Fatalf("redirect to ftp: %d", code)
 	}

@@ -66,7 +66,7 @@ type testCase struct {
 	app      string // after --app
 	opts     callctl.Options
 	folder   *folder
-	// snapshots is the file's snapshot file (FILE.snap.yaml), shared by its cases.
+	// snapshots is the file's snapshot file (NAME.snap.yaml), shared by its cases.
 	snapshots *snapshot.File
 }
 
@@ -263,7 +263,8 @@ func loadFile(file string, fo *folder, c Config) ([]*testCase, error) {
 	return cases, nil
 }
 
-// snapshotPath is the snapshot file of a scenario file: beside it, FILE.snap.yaml.
+// snapshotPath is the snapshot file of a scenario file: beside it, its extension
+// replaced (NAME.yaml and NAME.yml: NAME.snap.yaml).
 func snapshotPath(file string) string {
 	return strings.TrimSuffix(file, filepath.Ext(file)) + SnapshotSuffix
 }

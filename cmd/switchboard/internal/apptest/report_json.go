@@ -1,8 +1,8 @@
 package apptest
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 
@@ -95,12 +95,16 @@ type (
 	}
 )
 
+// emit writes v as one line, "<" and "&" as they are: json.Marshal's HTML escaping
+// would print an app's #rc=2&rp=ct as #rc=2\u0026rp=ct.
 func (r *jsonReporter) emit(v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // the event types always marshal
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // the event types always marshal
 		panic(err)
 	}
-	fmt.Fprintf(r.w, "%s\n", b)
+	_, _ = r.w.Write(b.Bytes())
 }
 
 func (r *jsonReporter) started(tc *testCase, run int) {

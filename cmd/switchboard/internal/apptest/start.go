@@ -112,8 +112,12 @@ func (as *apps) startAll(ctx context.Context, specs []*appSpec) error {
 
 func (as *apps) start(ctx context.Context, spec *appSpec) error {
 	if spec.reuse && allAccept(ctx, spec.addrs()) {
-		fmt.Fprintf(as.c.Stderr, "switchboard: %s already accept connections: using the app running there, not starting %q (reuse: in %s)\n",
-			strings.Join(spec.addrs(), ", "), spec.command, spec.source)
+		verb := "accepts" // one address, the usual case; several agree with "accept"
+		if len(spec.addrs()) > 1 {
+			verb = "accept"
+		}
+		fmt.Fprintf(as.c.Stderr, "switchboard: %s already %s connections: using the app running there, not starting %q (reuse: in %s)\n",
+			strings.Join(spec.addrs(), ", "), verb, spec.command, spec.source)
 		return nil
 	}
 	// Another process listening there would be what the scenarios test: the app

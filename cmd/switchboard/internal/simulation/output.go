@@ -24,6 +24,15 @@ type timelineWriter struct {
 	live bool
 }
 
+// jsonLine writes v as one line of JSON, "<" and "&" as they are (json.Marshal would
+// escape them: a say's SSML and a URL's retry fragment would read \u003c and \u0026).
+// The caller holds t.mu.
+func (t *timelineWriter) jsonLine(v any) error {
+	enc := json.NewEncoder(t.w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
 func (t *timelineWriter) event(e callctl.Event) {
 	if !t.json && !t.live {
 		return
@@ -31,8 +40,7 @@ func (t *timelineWriter) event(e callctl.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.json {
-		b, _ := json.Marshal(e) // Event.MarshalJSON cannot fail
-		fmt.Fprintf(t.w, "%s\n", b)
+		_ = t.jsonLine(e)
 		return
 	}
 	fmt.Fprintln(t.w, e.String())
@@ -175,8 +183,7 @@ func (t *timelineWriter) summary(s *summary) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.json {
-		b, _ := json.Marshal(j)
-		fmt.Fprintf(t.w, "%s\n", b)
+		_ = t.jsonLine(j)
 		return
 	}
 	fmt.Fprintf(t.w, "\n%d call(s): %d completed, %d failed, %d canceled, %d alert(s), %d compat warning(s), %d expectation(s) failed; hook latency p50 %.1fms p95 %.1fms p99 %.1fms; %.2fs wall, %.1f calls/s\n",
