@@ -139,6 +139,8 @@ func runTest(ctx context.Context, c *cli, f testFlags, args []string) error {
 		o.IdleLimit, o.RealTime, o.EgressHint = f.idleLimit, f.realTime, simulation.EgressHint
 		return o
 	}
+	_, flagged := f.network["JAMBONES_WS_HANDSHAKE_TIMEOUT_MS"]
+	cfg.HandshakeTimeoutGiven = flagged || c.getenv("JAMBONES_WS_HANDSHAKE_TIMEOUT_MS") != ""
 	cfg.LookupEnv = envLookup(c)
 	cfg.LogLevel = c.logger.GetLevel()
 	cfg.Stdout, cfg.Stderr = c.stdout, c.stderr

@@ -69,6 +69,10 @@ type Config struct {
 	// and settings, credentials, the idle limit, the clock. The scenario adds its
 	// own (script, status hook, caller numbers) and the run its logger.
 	CallOptions func(appURL string) callctl.Options
+	// HandshakeTimeoutGiven says the calls' WebSocket handshake timeout was given
+	// for the run (a flag or JAMBONES_WS_HANDSHAKE_TIMEOUT_MS): a folder's
+	// ws_handshake_timeout does not replace it, as --start wins over start:.
+	HandshakeTimeoutGiven bool
 	// LookupEnv resolves ${VAR} references in scenario and folder files. Nil reads
 	// none.
 	LookupEnv func(string) (string, bool)

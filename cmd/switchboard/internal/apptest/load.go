@@ -44,6 +44,12 @@ type FolderConfig struct {
 	// already accepts connections: the app is already running (started by hand, in
 	// another terminal). Off, a running app makes Start fail, as its port is taken.
 	Reuse bool `yaml:"reuse"`
+	// WSHandshakeTimeout is the WebSocket opening handshake timeout of the folder's
+	// calls, unless the run was given one (--ws-handshake-timeout or
+	// JAMBONES_WS_HANDSHAKE_TIMEOUT_MS, Config.HandshakeTimeoutGiven): a Node app
+	// started cold on a busy CI machine can take longer than jambonz's 1.5 s to
+	// answer its first handshakes. Default: the run's.
+	WSHandshakeTimeout scenario.Duration `yaml:"ws_handshake_timeout"`
 }
 
 // folder is a directory of scenario files and its settings.
@@ -255,6 +261,9 @@ func loadFile(file string, fo *folder, c Config) ([]*testCase, error) {
 			}
 		}
 		tc.opts = callOptions(c.CallOptions(tc.app), tc.sc)
+		if d := fo.cfg.WSHandshakeTimeout; d > 0 && !c.HandshakeTimeoutGiven {
+			tc.opts.WebSocket.HandshakeTimeout = time.Duration(d)
+		}
 		if err := tc.opts.Validate(); err != nil {
 			return nil, at(strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
