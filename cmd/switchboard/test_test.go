@@ -241,7 +241,7 @@ func TestTestSelectionAndUsage(t *testing.T) {
 		{[]string{"--parallel", "0", dir}, "--parallel"},
 		{[]string{"--username", "u", dir}, "--password"},
 		{[]string{}, "no ./scenarios directory"},
-		{[]string{filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{filepath.Join(dir, "missing.yaml")}, "missing.yaml: no such scenario file or directory"},
 		{[]string{t.TempDir()}, "no scenario files"},
 		{[]string{dir, other}, `scenario name "ws-one"`},
 		{[]string{"--junit", filepath.Join(dir, "no", "such", "dir.xml"), dir}, "--junit"},

@@ -154,6 +154,9 @@ func scenarioFiles(paths []string) ([]string, error) {
 			if len(paths) == 1 && p == DefaultDir && errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("no ./%s directory: give the scenario directories or files to run", DefaultDir)
 			}
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("%s: no such scenario file or directory", p)
+			}
 			return nil, err
 		}
 		if !info.IsDir() {
