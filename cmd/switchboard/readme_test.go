@@ -88,8 +88,11 @@ func switchboardCommands(page string) [][]string {
 				for len(cmd) > 0 && strings.Contains(cmd[0], "=") && !strings.HasPrefix(cmd[0], "-") {
 					cmd = cmd[1:] // VAR=value before the command
 				}
-				if len(cmd) > 0 && cmd[0] == "switchboard" {
+				switch {
+				case len(cmd) > 0 && cmd[0] == "switchboard":
 					out = append(out, cmd[1:])
+				case len(cmd) > 2 && cmd[0] == "go" && cmd[1] == "run" && cmd[2] == "./cmd/switchboard":
+					out = append(out, cmd[3:]) // the README's first command
 				}
 				cmd = nil
 			}
@@ -155,11 +158,13 @@ func TestShellWords(t *testing.T) {
 		"EP=$(switchboard webhooks list | awk 'NR==2 {print $1}')\n" +
 		"printf '%s' \"$BODY\" | switchboard verify --secret \"$S\" \\\n  -H \"webhook-id: $ID\" > out.txt\n" +
 		"curl -s localhost:8080/healthz\n" +
+		"go run ./cmd/switchboard demo   # the first command\n" +
 		"```\n")
 	want := [][]string{
 		{"serve", "--listen", "127.0.0.1:8080"},
 		{"webhooks", "list"},
 		{"verify", "--secret", "$S", "-H", "webhook-id: $ID"},
+		{"demo"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want %q", got, want)
@@ -184,5 +189,28 @@ func TestOperatorsReferenceListsEverySetting(t *testing.T) {
 		if !strings.Contains(page, row) {
 			t.Errorf("docs/operators.md has no row %q...", row)
 		}
+	}
+}
+
+// The README's front door: its first shell block gives the two commands a newcomer
+// with only Go needs, `go run ./cmd/switchboard demo` then `go test ./...`, before
+// any install step or bare switchboard.
+func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := shellBlock.FindStringSubmatch(string(page))
+	if first == nil {
+		t.Fatal("the README has no shell block")
+	}
+	var cmds []string
+	for _, line := range strings.Split(first[1], "\n") {
+		if cmd, _, _ := strings.Cut(line, "#"); strings.TrimSpace(cmd) != "" {
+			cmds = append(cmds, strings.Join(strings.Fields(cmd), " "))
+		}
+	}
+	if want := []string{"go run ./cmd/switchboard demo", "go test ./..."}; strings.Join(cmds, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the README's first commands are %q, want %q", cmds, want)
 	}
 }
