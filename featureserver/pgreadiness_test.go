@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,96 +19,6 @@ import (
 	"github.com/switchboard-voice/switchboard/internal/testkit"
 )
 
-// cutProxy is a TCP proxy on loopback in front of PostgreSQL that a test cuts
-// (every connection closed, new ones closed as they arrive) and restores: the
-// database lost, as a node sees it.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]bool
-	wg     sync.WaitGroup
-}
-
-// cutProxyFor starts a cutProxy in front of the database of dbURL and returns it
-// with the URL that reaches the database through it.
-func cutProxyFor(t *testing.T, dbURL string) (*cutProxy, string) {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	p.wg.Add(1)
-	go p.serve()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		p.setCut(true)
-		p.wg.Wait()
-	})
-	viaProxy := strings.Replace(dbURL, target, ln.Addr().String(), 1)
-	if viaProxy == dbURL {
-		t.Fatalf("could not point %s at the proxy", dbURL)
-	}
-	return p, viaProxy
-}
-
-func (p *cutProxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.cut {
-			p.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		p.conns[c], p.conns[up] = true, true
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.pipe(c, up)
-		go p.pipe(up, c)
-	}
-}
-
-func (p *cutProxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	_ = dst.Close()
-	_ = src.Close()
-	p.mu.Lock()
-	delete(p.conns, dst)
-	delete(p.conns, src)
-	p.mu.Unlock()
-}
-
-// setCut cuts (closing every connection) or restores the proxy.
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			_ = c.Close()
-		}
-	}
-}
-
 // On PostgreSQL, a write of the node that fails for the database's sake (here the
 // database lost: the connection to it cut) turns /readyz 503 at once, as on SQLite,
 // without waiting for the write probe, which runs here only once, at start; the
@@ -118,7 +27,7 @@ func (p *cutProxy) setCut(cut bool) {
 func TestFailedWritesTurnReadyzOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := pgtest.Schema(t)
-	proxy, viaProxy := cutProxyFor(t, dbURL)
+	proxy, viaProxy := pgtest.NewCutProxy(t, dbURL)
 	cfg := pgConfig(t, viaProxy, "node-a")
 	cfg.Cluster.Lease = time.Minute // the node keeps its calls' lease through the cut
 	var logs testkit.SyncBuffer
@@ -129,7 +38,7 @@ func TestFailedWritesTurnReadyzOnPostgres(t *testing.T) {
 		t.Fatalf("readyz %d %s before the cut", code, body)
 	}
 
-	proxy.setCut(true)
+	proxy.SetCut(true)
 	if code, _, raw := n.do("POST", "/v1/Accounts", testAdminToken, map[string]any{"name": "lost"}, nil); code < 500 {
 		t.Fatalf("an account created with the database cut: %d %s", code, raw)
 	}
@@ -140,7 +49,7 @@ func TestFailedWritesTurnReadyzOnPostgres(t *testing.T) {
 		t.Errorf("%d lines saying the database cannot be written, want 1:\n%s", lines, logs.String())
 	}
 
-	proxy.setCut(false)
+	proxy.SetCut(false)
 	// Connections of the pool made before the cut fail as they are next used (a
 	// failed statement each, which counts) until the pool has replaced them: write
 	// until a write succeeds and no failure came after it.

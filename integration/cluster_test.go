@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -308,83 +307,6 @@ func TestClusterKillOneOfThree(t *testing.T) {
 	}
 }
 
-// cutProxy is a TCP proxy on loopback in front of PostgreSQL that a test cuts (every
-// connection closed, new ones closed as they arrive) and restores.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]bool
-	wg     sync.WaitGroup
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	p.wg.Add(1)
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.setCut(true)
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *cutProxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.cut {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns[c], p.conns[up] = true, true
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.pipe(c, up)
-		go p.pipe(up, c)
-	}
-}
-
-func (p *cutProxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-	p.mu.Lock()
-	delete(p.conns, dst)
-	delete(p.conns, src)
-	p.mu.Unlock()
-}
-
-// setCut cuts (closing every connection) or restores the proxy.
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			c.Close()
-		}
-	}
-}
-
 // TestNodeLosesItsDatabase: a node whose PostgreSQL connection is cut while it has
 // deliveries in flight and a call in session keeps answering what needs no database
 // (/healthz, /metrics, its live call: read and hung up), reports not ready (/readyz
@@ -393,15 +315,7 @@ func (p *cutProxy) setCut(cut bool) {
 func TestNodeLosesItsDatabase(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := pgtest.Schema(t)
-	u, err := pgx.ParseConfig(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newCutProxy(t, net.JoinHostPort(u.Host, fmt.Sprint(u.Port)))
-	viaProxy := strings.Replace(dbURL, net.JoinHostPort(u.Host, fmt.Sprint(u.Port)), proxy.ln.Addr().String(), 1)
-	if viaProxy == dbURL {
-		t.Fatalf("could not point %s at the proxy", dbURL)
-	}
+	proxy, viaProxy := pgtest.NewCutProxy(t, dbURL)
 	gate := newRequestGate(100)
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -441,7 +355,7 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	proxy.setCut(true)
+	proxy.SetCut(true)
 	status := func(path string) int {
 		resp, err := http.Get(p.base + path)
 		if err != nil {
@@ -469,7 +383,7 @@ func TestNodeLosesItsDatabase(t *testing.T) {
 	// The receiver answers the held attempts while the node cannot record them.
 	gate.open()
 
-	proxy.setCut(false)
+	proxy.SetCut(false)
 	pollUntil(t, 30*time.Second, "/readyz 200 with the database back", func() bool { return status("/readyz") == http.StatusOK })
 	const after = 10
 	for i := before; i < before+after; i++ {
