@@ -180,10 +180,12 @@ func responseAnswer(resp *transport.HookResponse) answer {
 
 // dataAnswer judges JSON: an HTTP body read as JSON, an ack's data.
 func dataAnswer(data []byte) answer {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
+	if len(bytes.TrimSpace(data)) == 0 {
 		return answer{empty: true}
 	}
+	// Only JSON's own whitespace (RFC 8259 §2), as JSON.parse and json.Valid read
+	// it: "0\v" is not JSON, and acceptVerbs refuses it as such.
+	trimmed := bytes.Trim(data, " \t\n\r")
 	if trimmed[0] != '[' && json.Valid(trimmed) {
 		return answer{notArray: "JSON " + bodyStart(trimmed)}
 	}
